@@ -1,0 +1,46 @@
+/*
+** frontend.h: ONNX graph -> graph IR (boundary of frontend/).
+**
+** One converter per (ONNX op type, since_version) in a sorted table
+** (frontend/convert_table.c); for each node the converter with the highest
+** since_version <= the model's opset runs.  Converters build graph IR only
+** through graph.h, with full dtype and shape inference.  Initializers and
+** Constant nodes become constants; dim_param becomes a symbolic dimension;
+** nodes may come in any order (they are sorted; a cycle is an error).
+**
+** Before converting anything, a pre-flight check lists every unsupported op,
+** opset, attribute or dtype of the model, each with its node, in one error.
+*/
+#ifndef MLC_FRONTEND_FRONTEND_H
+#define MLC_FRONTEND_FRONTEND_H
+
+#include "base/status.h"
+#include "graph/graph.h"
+#include "onnx/onnx.h"
+
+typedef struct mlc_fe_options {
+  int no_fold; /* 1: keep calls on constants (default folds them) */
+} mlc_fe_options;
+
+/*
+** Pre-flight: returns NULL when every node of |om| (subgraphs included) has a
+** converter for the model's opset and uses only supported attributes and
+** dtypes; otherwise one MLC_UNIMPLEMENTED status whose message lists every
+** problem on its own line, each naming the node, op type and opset.
+*/
+MLC_MUST_USE mlc_status mlc_fe_check(const mlc_onnx_model *om);
+
+/*
+** Imports |om| into a new module with one graph function "main" (graph
+** inputs that are not initializers become its parameters, in order; graph
+** outputs its return values).  Runs mlc_fe_check first.  |opt| may be NULL.
+** |out| is transferred to the caller.
+*/
+MLC_MUST_USE mlc_status mlc_fe_import(const mlc_onnx_model *om, const mlc_fe_options *opt,
+                                      mlc_module **out);
+
+/* Number of ONNX op types with a converter, and the i-th name (sorted). */
+int mlc_fe_num_supported(void);
+const char *mlc_fe_supported_op(int i);
+
+#endif /* MLC_FRONTEND_FRONTEND_H */

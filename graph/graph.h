@@ -1,0 +1,329 @@
+/*
+** graph.h: the Relax-style graph IR (boundary of graph/).
+**
+** An mlc_module holds graph functions and a constant table.  A graph
+** function has parameters, a sequence of blocks of bindings and the values
+** it returns.  A binding is `outs = call(args, attrs)` where the call is
+**
+**   MLC_CALL_OP          a high-level op of ops.def      R.conv(x, w, ...)
+**   MLC_CALL_TIR         a prim function, destination-passing
+**                                                        R.call_tir(f, args, out_sinfo)
+**   MLC_CALL_DPS_PACKED  an external function by name, destination-passing
+**                                                        R.call_dps_packed("f", args, out_sinfo)
+**
+** Every value has struct info (mlc_type): dtype and shape.  A dimension is an
+** int64: >= 0 is a known extent, < 0 encodes a symbolic variable of the
+** module (MLC_DIM_SYM), e.g. the batch `n` from an ONNX dim_param.
+**
+** The IR structs are visible (passes and lowering read them directly), but
+** they are built only through the functions below, which keep the invariants
+** the verifier checks: SSA (one definition per value), definitions before
+** uses, struct info consistent with each op's inference rule.  All IR memory
+** lives in the module's arena and is freed with the module; constant data is
+** owned by the module's constant table.
+*/
+#ifndef MLC_GRAPH_GRAPH_H
+#define MLC_GRAPH_GRAPH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/alloc.h"
+#include "base/arena.h"
+#include "base/dtype.h"
+#include "base/status.h"
+#include "base/strbuf.h"
+
+/* ---- ops ---------------------------------------------------------------- */
+
+typedef enum mlc_op {
+#define OP(e, name, pat, mn, mx, inf, syn) MLC_OP_##e,
+#include "graph/ops.def"
+#undef OP
+  MLC_OP_COUNT
+} mlc_op;
+
+/* Fusion pattern kinds, ordered as in TVM (lower = more fusable). */
+typedef enum mlc_pattern {
+  MLC_PATTERN_ELEMWISE = 0,
+  MLC_PATTERN_BROADCAST = 1,
+  MLC_PATTERN_INJECTIVE = 2,
+  MLC_PATTERN_REDUCE = 3,
+  MLC_PATTERN_OUT_EWISE_FUSABLE = 4,
+  MLC_PATTERN_OPAQUE = 8
+} mlc_pattern;
+
+extern const char *const mlc_op_name[MLC_OP_COUNT];
+extern const mlc_pattern mlc_op_pattern[MLC_OP_COUNT];
+extern const char *const mlc_op_synopsis[MLC_OP_COUNT];
+extern const int mlc_op_min_args[MLC_OP_COUNT];
+extern const int mlc_op_max_args[MLC_OP_COUNT]; /* -1: variadic */
+/* MLC_OP_COUNT when |name| is not an op name. */
+mlc_op mlc_op_from_name(const char *name);
+
+/* ---- types -------------------------------------------------------------- */
+
+#define MLC_DIM_SYM(id) (-(int64_t)(id)-1)
+#define MLC_DIM_IS_SYM(d) ((d) < 0)
+#define MLC_DIM_SYM_ID(d) ((int)(-(d)-1))
+
+/* Struct info of a tensor value. |dims| lives in the module arena. */
+typedef struct mlc_type {
+  mlc_dtype dtype;
+  int rank;
+  const int64_t *dims;
+} mlc_type;
+
+/* Number of elements when every dim is known; -1 if any is symbolic or on
+** overflow. */
+int64_t mlc_type_numel(const mlc_type *t);
+int mlc_type_is_static(const mlc_type *t);
+int mlc_type_equal(const mlc_type *a, const mlc_type *b);
+
+/* ---- attributes --------------------------------------------------------- */
+
+typedef enum mlc_attr_kind {
+  MLC_ATTR_INT,
+  MLC_ATTR_FLOAT,
+  MLC_ATTR_STRING,
+  MLC_ATTR_INTS,
+  MLC_ATTR_FLOATS
+} mlc_attr_kind;
+
+typedef struct mlc_attr {
+  const char *name;
+  mlc_attr_kind kind;
+  int64_t i;
+  double f;
+  const char *s;
+  int n; /* length of ints / floats */
+  const int64_t *ints;
+  const double *floats;
+} mlc_attr;
+
+/* Literal builders for converters (the data is copied when the call is
+** emitted, so stack arrays are fine). */
+static inline mlc_attr mlc_attr_int(const char *name, int64_t v) {
+  mlc_attr a = {name, MLC_ATTR_INT, v, 0, NULL, 0, NULL, NULL};
+  return a;
+}
+static inline mlc_attr mlc_attr_float(const char *name, double v) {
+  mlc_attr a = {name, MLC_ATTR_FLOAT, 0, v, NULL, 0, NULL, NULL};
+  return a;
+}
+static inline mlc_attr mlc_attr_str(const char *name, const char *s) {
+  mlc_attr a = {name, MLC_ATTR_STRING, 0, 0, s, 0, NULL, NULL};
+  return a;
+}
+static inline mlc_attr mlc_attr_ints(const char *name, const int64_t *v, int n) {
+  mlc_attr a = {name, MLC_ATTR_INTS, 0, 0, NULL, n, v, NULL};
+  return a;
+}
+static inline mlc_attr mlc_attr_floats(const char *name, const double *v, int n) {
+  mlc_attr a = {name, MLC_ATTR_FLOATS, 0, 0, NULL, n, NULL, v};
+  return a;
+}
+
+/* Lookup in an attribute list; NULL when absent. */
+const mlc_attr *mlc_attrs_find(const mlc_attr *attrs, int n, const char *name);
+int64_t mlc_attrs_int(const mlc_attr *attrs, int n, const char *name, int64_t dflt);
+double mlc_attrs_float(const mlc_attr *attrs, int n, const char *name, double dflt);
+const char *mlc_attrs_str(const mlc_attr *attrs, int n, const char *name, const char *dflt);
+
+/* ---- values, bindings, functions, module -------------------------------- */
+
+typedef struct mlc_module mlc_module;
+typedef struct mlc_func mlc_func;
+typedef struct mlc_binding mlc_binding;
+
+typedef enum mlc_value_kind {
+  MLC_VALUE_PARAM, /* function parameter */
+  MLC_VALUE_CONST, /* entry of the module's constant table */
+  MLC_VALUE_VAR    /* output of a binding */
+} mlc_value_kind;
+
+typedef struct mlc_value {
+  int id;              /* unique within the module */
+  mlc_value_kind kind;
+  const char *name;    /* source name (ONNX tensor name); may be NULL */
+  mlc_type type;
+  int const_index;     /* MLC_VALUE_CONST: index in the constant table */
+  mlc_binding *def;    /* MLC_VALUE_VAR: defining binding */
+  int def_output;      /* MLC_VALUE_VAR: which output of |def| */
+} mlc_value;
+
+/* Where a binding came from, for diagnostics (STYLE R8). */
+typedef struct mlc_origin {
+  const char *node;    /* ONNX node name ("" if unnamed) */
+  const char *op_type; /* ONNX op type */
+  int opset;           /* opset the converter ran for */
+  int index;           /* node index in the ONNX graph, -1 if none */
+} mlc_origin;
+
+typedef enum mlc_call_kind {
+  MLC_CALL_OP,
+  MLC_CALL_TIR,
+  MLC_CALL_DPS_PACKED
+} mlc_call_kind;
+
+struct mlc_binding {
+  mlc_call_kind kind;
+  mlc_op op;           /* MLC_CALL_OP */
+  const char *callee;  /* MLC_CALL_TIR / MLC_CALL_DPS_PACKED: function name */
+  int nargs;
+  mlc_value **args;
+  int nattrs;
+  mlc_attr *attrs;
+  int nouts;
+  mlc_value **outs;
+  mlc_origin origin;
+};
+
+typedef struct mlc_block {
+  int dataflow; /* 1: a dataflow block (pure, no side effects) */
+  int n, cap;
+  mlc_binding **bindings;
+} mlc_block;
+
+struct mlc_func {
+  const char *name;
+  mlc_module *mod;
+  int nparams, cap_params;
+  mlc_value **params;
+  int nblocks, cap_blocks;
+  mlc_block *blocks;
+  int nrets, cap_rets;
+  mlc_value **rets;
+};
+
+/* A constant: tensor data owned by the module (64-byte aligned). */
+typedef struct mlc_const {
+  const char *name;
+  mlc_type type;
+  void *data;
+  size_t nbytes;
+} mlc_const;
+
+/* The module is visible for reading; mutate it through the functions. */
+struct mlc_module {
+  mlc_allocator alloc;
+  mlc_arena *arena;
+  int nfuncs, cap_funcs;
+  mlc_func **funcs;
+  int nconsts, cap_consts;
+  mlc_const *consts;
+  int nsyms, cap_syms;
+  const char **syms; /* names of symbolic dims */
+  int next_value_id;
+  int fold; /* emit folds calls whose args are all constants (default 1) */
+};
+
+/* Creates an empty module. |out| is transferred to the caller. */
+MLC_MUST_USE mlc_status mlc_module_create(mlc_allocator a, mlc_module **out);
+/* Frees the module, its IR and its constants. NULL-safe. */
+void mlc_module_destroy(mlc_module *m);
+/* The function named |name|, or NULL. Borrowed. */
+mlc_func *mlc_module_func(const mlc_module *m, const char *name);
+
+/* Symbolic dims: interns |name| and returns its dim encoding in *out_dim. */
+MLC_MUST_USE mlc_status mlc_module_sym(mlc_module *m, const char *name, int64_t *out_dim);
+/* A fresh symbol ("s0", "s1", ...) for an unknown extent. */
+MLC_MUST_USE mlc_status mlc_module_fresh_sym(mlc_module *m, int64_t *out_dim);
+/* Name of a symbolic |dim| (borrowed); "?" if not a symbol of |m|. */
+const char *mlc_module_sym_name(const mlc_module *m, int64_t dim);
+
+/* A copy of |dims| in the module arena (NULL only on OOM when rank > 0). */
+int64_t *mlc_module_dims(mlc_module *m, const int64_t *dims, int rank);
+/* Makes a type whose dims are copied into the module arena. */
+MLC_MUST_USE mlc_status mlc_module_type(mlc_module *m, mlc_dtype dt, const int64_t *dims,
+                                        int rank, mlc_type *out);
+
+/*
+** Adds a constant of |type| whose |nbytes| bytes are copied from |data|
+** (borrowed).  nbytes must equal numel * dtype size.  Returns the constant
+** value in *out (owned by the module).
+*/
+MLC_MUST_USE mlc_status mlc_module_add_const(mlc_module *m, const char *name, const mlc_type *type,
+                                             const void *data, size_t nbytes, mlc_value **out);
+/* Same, taking ownership of |data|, which must come from mlc_const_alloc. */
+MLC_MUST_USE mlc_status mlc_module_adopt_const(mlc_module *m, const char *name,
+                                               const mlc_type *type, void *data, size_t nbytes,
+                                               mlc_value **out);
+/* 64-byte aligned storage for constant data, from the module's allocator. */
+void *mlc_const_alloc(mlc_module *m, size_t nbytes);
+void mlc_const_free(mlc_module *m, void *data, size_t nbytes);
+/* The constant behind a MLC_VALUE_CONST value (NULL for other kinds). */
+const mlc_const *mlc_value_const(const mlc_module *m, const mlc_value *v);
+
+/* Creates a function named |name| (unique in the module). */
+MLC_MUST_USE mlc_status mlc_func_create(mlc_module *m, const char *name, mlc_func **out);
+/* Appends a parameter. */
+MLC_MUST_USE mlc_status mlc_func_add_param(mlc_func *f, const char *name, const mlc_type *type,
+                                           mlc_value **out);
+/* Appends |v| to the values |f| returns. */
+MLC_MUST_USE mlc_status mlc_func_add_ret(mlc_func *f, mlc_value *v);
+
+/* Everything needed to infer, fold or describe one op call. */
+typedef struct mlc_call_info {
+  mlc_module *mod;
+  mlc_op op;
+  int nargs;
+  mlc_value *const *args;
+  int nattrs;
+  const mlc_attr *attrs;
+  const mlc_origin *origin;
+} mlc_call_info;
+
+#define MLC_MAX_OUTS 16
+
+/*
+** Emits `outs = op(args, attrs)` at the end of |f|'s current dataflow block.
+** Infers the output struct info with the op's rule; when every arg is a
+** constant and the module folds (m->fold), evaluates the call at compile time
+** instead and returns constants.  |nouts| receives the number of outputs
+** (capacity MLC_MAX_OUTS).  Attribute arrays and strings are copied.  Errors
+** name |origin|'s node and op type.
+*/
+MLC_MUST_USE mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
+                                       const mlc_attr *attrs, int nattrs,
+                                       const mlc_origin *origin, mlc_value **outs, int *nouts);
+/* Single-output convenience form of mlc_graph_emit. */
+MLC_MUST_USE mlc_status mlc_graph_emit1(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
+                                        const mlc_attr *attrs, int nattrs,
+                                        const mlc_origin *origin, mlc_value **out);
+/*
+** Emits `outs = call_tir(callee, args)` or `call_dps_packed` with the given
+** output types (destination-passing: outputs are allocated by the caller).
+*/
+MLC_MUST_USE mlc_status mlc_graph_emit_call(mlc_func *f, mlc_call_kind kind, const char *callee,
+                                            mlc_value *const *args, int nargs,
+                                            const mlc_attr *attrs, int nattrs,
+                                            const mlc_type *out_types, int nouts,
+                                            const mlc_origin *origin, mlc_value **outs);
+
+/* Infers the output types of a call without emitting it. */
+MLC_MUST_USE mlc_status mlc_graph_infer(const mlc_call_info *ci, mlc_type *outs, int *nouts);
+/*
+** Evaluates an op on constant arguments (compile-time folding).  |in| holds
+** each arg's data, |out_types| the inferred types; on success *out[i] is
+** data from mlc_const_alloc (transferred).  MLC_UNIMPLEMENTED when the op or
+** dtype has no evaluator (the caller then keeps the call).
+*/
+MLC_MUST_USE mlc_status mlc_graph_eval(const mlc_call_info *ci, const mlc_type *out_types,
+                                       int nouts, const void *const *in, void **out);
+
+/* "node \"conv1\" (Conv, opset 13)" for messages; "" for a NULL origin. */
+const char *mlc_origin_str(const mlc_origin *o, char *buf, size_t size);
+
+/* ---- printing, verifying, passes ---------------------------------------- */
+
+/* Prints |m| in TVMScript-like text to |b|. */
+void mlc_graph_print(const mlc_module *m, mlc_strbuf *b);
+/* Prints a type like R.Tensor((n, 3, 224, 224), "float32"). */
+void mlc_graph_print_type(const mlc_module *m, const mlc_type *t, mlc_strbuf *b);
+/* Graphviz dot of the function |f|. */
+void mlc_graph_print_dot(const mlc_module *m, const mlc_func *f, mlc_strbuf *b);
+/* Checks SSA, def-before-use, arg counts, struct info against inference. */
+MLC_MUST_USE mlc_status mlc_graph_verify(const mlc_module *m);
+
+#endif /* MLC_GRAPH_GRAPH_H */

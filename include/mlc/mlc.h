@@ -1,0 +1,81 @@
+/*
+** mlc.h: the compiler library's public API.
+**
+** Everything a program needs to drive mlc-onnx as a library: status values,
+** and (as the compile path grows) the compiler entry points.  Handles are
+** opaque; ownership of every pointer is stated on each function.
+*/
+#ifndef MLC_MLC_H
+#define MLC_MLC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define MLC_API __attribute__((visibility("default")))
+#define MLC_MUST_USE __attribute__((warn_unused_result))
+#else
+#define MLC_API
+#define MLC_MUST_USE
+#endif
+
+/* Canonical error codes. MLC_OK is 0. */
+typedef enum mlc_code {
+  MLC_OK = 0,
+  MLC_INVALID_ARGUMENT = 1, /* the input (model, option, tensor) is wrong */
+  MLC_UNIMPLEMENTED = 2,    /* valid, but not supported by this build */
+  MLC_OUT_OF_RANGE = 3,     /* a size, index or offset is out of bounds */
+  MLC_RESOURCE_EXHAUSTED = 4, /* out of memory */
+  MLC_INTERNAL = 5,         /* a bug: an invariant did not hold */
+  MLC_NOT_FOUND = 6,        /* a named thing (file, input, function) is absent */
+  MLC_IO_ERROR = 7          /* reading or writing a file failed */
+} mlc_code;
+
+/*
+** A status: NULL means success; anything else is an error that carries a
+** code and a message.  A non-NULL status is owned by whoever receives it and
+** must be released with mlc_status_free (NULL-safe).
+*/
+typedef struct mlc_status_s *mlc_status;
+
+/* The code of |s| (MLC_OK for NULL). |s| is borrowed. */
+MLC_API mlc_code mlc_status_code(mlc_status s);
+/* The message of |s| ("" for NULL); borrowed, valid until |s| is freed. */
+MLC_API const char *mlc_status_message(mlc_status s);
+/* Short upper-case name of |code|, e.g. "INVALID_ARGUMENT". Static storage. */
+MLC_API const char *mlc_code_name(mlc_code code);
+/* Releases |s|. NULL-safe. */
+MLC_API void mlc_status_free(mlc_status s);
+
+/* ---- inspecting models -------------------------------------------------- */
+
+typedef enum mlc_inspect_format {
+  MLC_INSPECT_TEXT, /* human-readable summary */
+  MLC_INSPECT_JSON, /* the same facts as one JSON object */
+  MLC_INSPECT_IR,   /* the graph IR after import, TVMScript-like */
+  MLC_INSPECT_DOT   /* Graphviz dot of the main graph function */
+} mlc_inspect_format;
+
+/*
+** Describes the model at |path| (.onnx) in |fmt|.  On success *|out_text| is
+** a NUL-terminated string transferred to the caller (free with
+** mlc_string_free).  Errors name the node, op and problem; an unsupported
+** model gives one error listing every unsupported op, attribute or dtype.
+*/
+MLC_API MLC_MUST_USE mlc_status mlc_inspect_file(const char *path, mlc_inspect_format fmt,
+                                                 char **out_text);
+
+/* Frees a string returned by the library. NULL-safe. */
+MLC_API void mlc_string_free(char *s);
+
+/* The library's version string, e.g. "0.1.0". Static storage. */
+MLC_API const char *mlc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLC_MLC_H */

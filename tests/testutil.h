@@ -1,0 +1,33 @@
+/*
+** testutil.h: shared helpers for the CUnit suites under tests/.
+**
+** Each test program registers its suites and calls mlc_test_main, which runs
+** them in CUnit's basic mode and ends with the plain summary line
+** "<program>: N passed, N failed" that tests/summary.sh adds up.
+*/
+#ifndef MLC_TESTS_TESTUTIL_H
+#define MLC_TESTS_TESTUTIL_H
+
+#include <CUnit/CUnit.h>
+#include <stddef.h>
+
+typedef void (*mlc_test_register_fn)(void);
+
+/* Runs the suites registered by |fns| (NULL-terminated). Exit status. */
+int mlc_test_main(const char *program, const mlc_test_register_fn *fns);
+
+/* Adds a suite with |tests| ({name, fn}, terminated by {NULL, NULL}). */
+void mlc_test_add_suite(const char *name, const CU_TestInfo *tests);
+
+/* $MLC_SRCDIR/|rel| (or ./|rel|) in a static buffer. */
+const char *mlc_test_src_path(const char *rel);
+/* $MLC_BUILDDIR/|rel| (or ./|rel|) in a static buffer. */
+const char *mlc_test_build_path(const char *rel);
+/* Reads a whole file (malloc'd, NUL-terminated); NULL on failure. */
+char *mlc_test_read_file(const char *path, size_t *out_size);
+/* Writes a whole file; 0 ok. */
+int mlc_test_write_file(const char *path, const void *data, size_t size);
+/* A fresh temporary directory (malloc'd path). */
+char *mlc_test_tmpdir(void);
+
+#endif /* MLC_TESTS_TESTUTIL_H */
