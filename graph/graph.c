@@ -1,0 +1,528 @@
+/*
+** graph.c: the graph IR's op tables, module, constants, functions and the
+** builder (mlc_graph_emit) that infers struct info and folds constants.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph_int.h"
+
+/* ---- op tables (from ops.def) ------------------------------------------- */
+
+const char *const mlc_op_name[MLC_OP_COUNT] = {
+#define OP(e, name, pat, mn, mx, inf, syn) name,
+#include "graph/ops.def"
+#undef OP
+};
+const mlc_pattern mlc_op_pattern[MLC_OP_COUNT] = {
+#define OP(e, name, pat, mn, mx, inf, syn) MLC_PATTERN_##pat,
+#include "graph/ops.def"
+#undef OP
+};
+const char *const mlc_op_synopsis[MLC_OP_COUNT] = {
+#define OP(e, name, pat, mn, mx, inf, syn) syn,
+#include "graph/ops.def"
+#undef OP
+};
+const int mlc_op_min_args[MLC_OP_COUNT] = {
+#define OP(e, name, pat, mn, mx, inf, syn) mn,
+#include "graph/ops.def"
+#undef OP
+};
+const int mlc_op_max_args[MLC_OP_COUNT] = {
+#define OP(e, name, pat, mn, mx, inf, syn) mx,
+#include "graph/ops.def"
+#undef OP
+};
+static const mlc_infer_fn infer_table[MLC_OP_COUNT] = {
+#define OP(e, name, pat, mn, mx, inf, syn) mlc_##inf,
+#include "graph/ops.def"
+#undef OP
+};
+
+mlc_op mlc_op_from_name(const char *name) {
+  for (int i = 0; i < MLC_OP_COUNT; i++)
+    if (strcmp(mlc_op_name[i], name) == 0) return (mlc_op)i;
+  return MLC_OP_COUNT;
+}
+
+/* ---- types and attributes ----------------------------------------------- */
+
+int64_t mlc_type_numel(const mlc_type *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->dims[i] < 0) return -1;
+    if (t->dims[i] && n > INT64_MAX / t->dims[i]) return -1;
+    n *= t->dims[i];
+  }
+  return n;
+}
+
+int mlc_type_is_static(const mlc_type *t) {
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] < 0) return 0;
+  return 1;
+}
+
+int mlc_type_equal(const mlc_type *a, const mlc_type *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return 0;
+  return 1;
+}
+
+const mlc_attr *mlc_attrs_find(const mlc_attr *attrs, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(attrs[i].name, name) == 0) return &attrs[i];
+  return NULL;
+}
+
+int64_t mlc_attrs_int(const mlc_attr *attrs, int n, const char *name, int64_t dflt) {
+  const mlc_attr *a = mlc_attrs_find(attrs, n, name);
+  if (!a) return dflt;
+  return a->kind == MLC_ATTR_FLOAT ? (int64_t)a->f : a->i;
+}
+
+double mlc_attrs_float(const mlc_attr *attrs, int n, const char *name, double dflt) {
+  const mlc_attr *a = mlc_attrs_find(attrs, n, name);
+  if (!a) return dflt;
+  return a->kind == MLC_ATTR_INT ? (double)a->i : a->f;
+}
+
+const char *mlc_attrs_str(const mlc_attr *attrs, int n, const char *name, const char *dflt) {
+  const mlc_attr *a = mlc_attrs_find(attrs, n, name);
+  return a && a->kind == MLC_ATTR_STRING ? a->s : dflt;
+}
+
+/* ---- growable arena-free arrays of the module --------------------------- */
+
+/* Grows a module-owned array (system allocator of the module). */
+static int grow(mlc_module *m, void **data, int *cap, int need, size_t elem) {
+  if (need <= *cap) return 0;
+  int c = *cap ? *cap * 2 : 8;
+  while (c < need) c *= 2;
+  void *d = m->alloc.realloc(m->alloc.self, *data, (size_t)*cap * elem, (size_t)c * elem);
+  if (!d) return -1;
+  memset((char *)d + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
+  *data = d;
+  *cap = c;
+  return 0;
+}
+#define GROW(m, arr, cap, need) grow((m), (void **)&(arr), &(cap), (need), sizeof *(arr))
+
+/* ---- module ------------------------------------------------------------- */
+
+mlc_status mlc_module_create(mlc_allocator a, mlc_module **out) {
+  *out = NULL;
+  mlc_module *m = MLC_NEW(a, mlc_module);
+  if (!m) return mlc_oom();
+  m->alloc = a;
+  m->arena = mlc_arena_create(a);
+  if (!m->arena) {
+    mlc_free(a, m, sizeof *m);
+    return mlc_oom();
+  }
+  m->fold = 1;
+  *out = m;
+  return NULL;
+}
+
+static void free_func(mlc_module *m, mlc_func *f) {
+  for (int i = 0; i < f->nblocks; i++) mlc_free(m->alloc, f->blocks[i].bindings, sizeof(void *) * (size_t)f->blocks[i].cap);
+  mlc_free(m->alloc, f->blocks, sizeof(mlc_block) * (size_t)f->cap_blocks);
+  mlc_free(m->alloc, f->params, sizeof(void *) * (size_t)f->cap_params);
+  mlc_free(m->alloc, f->rets, sizeof(void *) * (size_t)f->cap_rets);
+}
+
+void mlc_module_destroy(mlc_module *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nfuncs; i++) free_func(m, m->funcs[i]);
+  for (int i = 0; i < m->nconsts; i++) mlc_const_free(m, m->consts[i].data, m->consts[i].nbytes);
+  mlc_free(m->alloc, m->funcs, sizeof(void *) * (size_t)m->cap_funcs);
+  mlc_free(m->alloc, m->consts, sizeof(mlc_const) * (size_t)m->cap_consts);
+  mlc_free(m->alloc, m->syms, sizeof(char *) * (size_t)m->cap_syms);
+  mlc_arena_destroy(m->arena);
+  mlc_free(m->alloc, m, sizeof *m);
+}
+
+mlc_func *mlc_module_func(const mlc_module *m, const char *name) {
+  for (int i = 0; i < m->nfuncs; i++)
+    if (strcmp(m->funcs[i]->name, name) == 0) return m->funcs[i];
+  return NULL;
+}
+
+mlc_status mlc_module_sym(mlc_module *m, const char *name, int64_t *out_dim) {
+  for (int i = 0; i < m->nsyms; i++)
+    if (strcmp(m->syms[i], name) == 0) {
+      *out_dim = MLC_DIM_SYM(i);
+      return NULL;
+    }
+  if (GROW(m, m->syms, m->cap_syms, m->nsyms + 1)) return mlc_oom();
+  const char *s = mlc_arena_strdup(m->arena, name);
+  if (!s) return mlc_oom();
+  m->syms[m->nsyms] = s;
+  *out_dim = MLC_DIM_SYM(m->nsyms);
+  m->nsyms++;
+  return NULL;
+}
+
+mlc_status mlc_module_fresh_sym(mlc_module *m, int64_t *out_dim) {
+  char name[32];
+  for (int k = m->nsyms;; k++) {
+    snprintf(name, sizeof name, "s%d", k);
+    int taken = 0;
+    for (int i = 0; i < m->nsyms; i++) taken |= strcmp(m->syms[i], name) == 0;
+    if (!taken) return mlc_module_sym(m, name, out_dim);
+  }
+}
+
+const char *mlc_module_sym_name(const mlc_module *m, int64_t dim) {
+  if (!MLC_DIM_IS_SYM(dim)) return "?";
+  int id = MLC_DIM_SYM_ID(dim);
+  return id < m->nsyms ? m->syms[id] : "?";
+}
+
+int64_t *mlc_module_dims(mlc_module *m, const int64_t *dims, int rank) {
+  int64_t *d = MLC_ARENA_ARRAY(m->arena, rank > 0 ? (size_t)rank : 1, int64_t);
+  if (d && rank > 0) memcpy(d, dims, sizeof *d * (size_t)rank);
+  return d;
+}
+
+mlc_status mlc_module_type(mlc_module *m, mlc_dtype dt, const int64_t *dims, int rank,
+                           mlc_type *out) {
+  if (rank < 0) return mlc_make_status(MLC_INTERNAL, "negative rank %d", rank);
+  int64_t *d = mlc_module_dims(m, dims, rank);
+  if (!d) return mlc_oom();
+  out->dtype = dt;
+  out->rank = rank;
+  out->dims = d;
+  return NULL;
+}
+
+/* ---- constants ---------------------------------------------------------- */
+
+#define CONST_ALIGN 64
+
+void *mlc_const_alloc(mlc_module *m, size_t nbytes) {
+  /* Over-allocate, align, and keep the raw pointer just before the block. */
+  size_t total = nbytes + CONST_ALIGN + sizeof(void *);
+  if (total < nbytes) return NULL;
+  char *raw = mlc_alloc(m->alloc, total);
+  if (!raw) return NULL;
+  uintptr_t p = ((uintptr_t)raw + sizeof(void *) + CONST_ALIGN - 1) & ~(uintptr_t)(CONST_ALIGN - 1);
+  ((void **)p)[-1] = raw;
+  memset((void *)p, 0, nbytes);
+  return (void *)p;
+}
+
+void mlc_const_free(mlc_module *m, void *data, size_t nbytes) {
+  if (!data) return;
+  void *raw = ((void **)data)[-1];
+  mlc_free(m->alloc, raw, nbytes + CONST_ALIGN + sizeof(void *));
+}
+
+static mlc_value *new_value(mlc_module *m, mlc_value_kind kind, const char *name,
+                            const mlc_type *type) {
+  mlc_value *v = MLC_ARENA_NEW(m->arena, mlc_value);
+  if (!v) return NULL;
+  v->id = m->next_value_id++;
+  v->kind = kind;
+  v->name = name ? mlc_arena_strdup(m->arena, name) : NULL;
+  if (name && !v->name) return NULL;
+  v->type.dtype = type->dtype;
+  v->type.rank = type->rank;
+  v->type.dims = mlc_module_dims(m, type->dims, type->rank);
+  if (!v->type.dims) return NULL;
+  v->const_index = -1;
+  return v;
+}
+
+static size_t type_nbytes(const mlc_type *t, int *ok) {
+  int64_t n = mlc_type_numel(t);
+  size_t total;
+  *ok = n >= 0 && mlc_mul_size((size_t)n, mlc_dtype_size(t->dtype), &total) == 0;
+  return *ok ? total : 0;
+}
+
+mlc_status mlc_module_adopt_const(mlc_module *m, const char *name, const mlc_type *type,
+                                  void *data, size_t nbytes, mlc_value **out) {
+  int ok;
+  size_t want = type_nbytes(type, &ok);
+  if (!ok || want != nbytes || type->dtype == MLC_DTYPE_STRING) {
+    mlc_const_free(m, data, nbytes);
+    return mlc_make_status(MLC_INVALID_ARGUMENT,
+                           "constant \"%s\": %zu bytes of data for a %s tensor of %lld elements",
+                           name ? name : "", nbytes, mlc_dtype_name(type->dtype),
+                           (long long)mlc_type_numel(type));
+  }
+  mlc_value *v = NULL;
+  if (GROW(m, m->consts, m->cap_consts, m->nconsts + 1) ||
+      !(v = new_value(m, MLC_VALUE_CONST, name, type))) {
+    mlc_const_free(m, data, nbytes);
+    return mlc_oom();
+  }
+  mlc_const *c = &m->consts[m->nconsts];
+  c->name = v->name;
+  c->type = v->type;
+  c->data = data;
+  c->nbytes = nbytes;
+  v->const_index = m->nconsts++;
+  *out = v;
+  return NULL;
+}
+
+mlc_status mlc_module_add_const(mlc_module *m, const char *name, const mlc_type *type,
+                                const void *data, size_t nbytes, mlc_value **out) {
+  void *copy = mlc_const_alloc(m, nbytes);
+  if (!copy && nbytes) return mlc_oom();
+  if (!copy) copy = mlc_const_alloc(m, 1);
+  if (!copy) return mlc_oom();
+  if (nbytes) memcpy(copy, data, nbytes);
+  return mlc_module_adopt_const(m, name, type, copy, nbytes, out);
+}
+
+const mlc_const *mlc_value_const(const mlc_module *m, const mlc_value *v) {
+  if (v->kind != MLC_VALUE_CONST || v->const_index < 0 || v->const_index >= m->nconsts) return NULL;
+  return &m->consts[v->const_index];
+}
+
+/* ---- functions ---------------------------------------------------------- */
+
+mlc_status mlc_func_create(mlc_module *m, const char *name, mlc_func **out) {
+  if (mlc_module_func(m, name))
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "function \"%s\" already exists", name);
+  mlc_func *f = MLC_ARENA_NEW(m->arena, mlc_func);
+  if (!f || GROW(m, m->funcs, m->cap_funcs, m->nfuncs + 1)) return mlc_oom();
+  f->name = mlc_arena_strdup(m->arena, name);
+  if (!f->name) return mlc_oom();
+  f->mod = m;
+  m->funcs[m->nfuncs++] = f;
+  *out = f;
+  return NULL;
+}
+
+mlc_status mlc_func_add_param(mlc_func *f, const char *name, const mlc_type *type,
+                              mlc_value **out) {
+  mlc_module *m = f->mod;
+  mlc_value *v;
+  if (GROW(m, f->params, f->cap_params, f->nparams + 1) ||
+      !(v = new_value(m, MLC_VALUE_PARAM, name, type)))
+    return mlc_oom();
+  f->params[f->nparams++] = v;
+  *out = v;
+  return NULL;
+}
+
+mlc_status mlc_func_add_ret(mlc_func *f, mlc_value *v) {
+  if (GROW(f->mod, f->rets, f->cap_rets, f->nrets + 1)) return mlc_oom();
+  f->rets[f->nrets++] = v;
+  return NULL;
+}
+
+/* The dataflow block new bindings go to (created on first use). */
+static mlc_block *current_block(mlc_func *f) {
+  if (f->nblocks == 0 || !f->blocks[f->nblocks - 1].dataflow) {
+    if (GROW(f->mod, f->blocks, f->cap_blocks, f->nblocks + 1)) return NULL;
+    f->blocks[f->nblocks].dataflow = 1;
+    f->nblocks++;
+  }
+  return &f->blocks[f->nblocks - 1];
+}
+
+static mlc_status append_binding(mlc_func *f, mlc_binding *b) {
+  mlc_block *blk = current_block(f);
+  if (!blk || GROW(f->mod, blk->bindings, blk->cap, blk->n + 1)) return mlc_oom();
+  blk->bindings[blk->n++] = b;
+  return NULL;
+}
+
+const char *mlc_origin_str(const mlc_origin *o, char *buf, size_t size) {
+  if (!o || !o->op_type) {
+    if (size) buf[0] = 0;
+    return buf;
+  }
+  snprintf(buf, size, "node \"%s\" (%s, opset %d)", o->node ? o->node : "", o->op_type, o->opset);
+  return buf;
+}
+
+mlc_status mlc_graph_call_error(const mlc_call_info *ci, mlc_code code, const char *fmt, ...) {
+  char msg[1024], where[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  mlc_origin_str(ci->origin, where, sizeof where);
+  if (where[0])
+    return mlc_make_status(code, "%s: %s: %s", where, mlc_op_name[ci->op], msg);
+  return mlc_make_status(code, "%s: %s", mlc_op_name[ci->op], msg);
+}
+
+mlc_status mlc_graph_infer(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
+  if ((unsigned)ci->op >= MLC_OP_COUNT)
+    return mlc_make_status(MLC_INTERNAL, "op code %d out of range", (int)ci->op);
+  int mn = mlc_op_min_args[ci->op], mx = mlc_op_max_args[ci->op];
+  if (ci->nargs < mn || (mx >= 0 && ci->nargs > mx))
+    return mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, "takes %d%s arguments, got %d", mn,
+                                mx < 0 ? " or more" : mx == mn ? "" : " to max", ci->nargs);
+  for (int i = 0; i < ci->nargs; i++)
+    if (!ci->args[i])
+      return mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, "argument %d is missing", i);
+  *nouts = 1;
+  return infer_table[ci->op](ci, outs, nouts);
+}
+
+/* Copies attributes (names, strings and arrays) into the arena. */
+static mlc_attr *copy_attrs(mlc_module *m, const mlc_attr *attrs, int n) {
+  if (n == 0) return NULL;
+  mlc_attr *c = MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_attr);
+  if (!c) return NULL;
+  for (int i = 0; i < n; i++) {
+    c[i] = attrs[i];
+    c[i].name = mlc_arena_strdup(m->arena, attrs[i].name);
+    if (!c[i].name) return NULL;
+    if (attrs[i].s && !(c[i].s = mlc_arena_strdup(m->arena, attrs[i].s))) return NULL;
+    if (attrs[i].ints &&
+        !(c[i].ints = mlc_arena_memdup(m->arena, attrs[i].ints, sizeof(int64_t) * (size_t)attrs[i].n)))
+      return NULL;
+    if (attrs[i].floats &&
+        !(c[i].floats = mlc_arena_memdup(m->arena, attrs[i].floats, sizeof(double) * (size_t)attrs[i].n)))
+      return NULL;
+  }
+  return c;
+}
+
+static mlc_origin copy_origin(mlc_module *m, const mlc_origin *o) {
+  mlc_origin c = {NULL, NULL, 0, -1};
+  if (!o) return c;
+  c.node = o->node ? mlc_arena_strdup(m->arena, o->node) : NULL;
+  c.op_type = o->op_type ? mlc_arena_strdup(m->arena, o->op_type) : NULL;
+  c.opset = o->opset;
+  c.index = o->index;
+  return c;
+}
+
+/* Largest output (elements) folded at compile time. */
+#define FOLD_MAX_ELEMS (64 * 1024 * 1024)
+
+/* Tries to evaluate |ci| on constants. *folded = 1 when outs were filled. */
+static mlc_status try_fold(const mlc_call_info *ci, const mlc_type *types, int nouts,
+                           mlc_value **outs, int *folded) {
+  mlc_module *m = ci->mod;
+  *folded = 0;
+  if (!m->fold || mlc_op_pattern[ci->op] == MLC_PATTERN_OUT_EWISE_FUSABLE) return NULL;
+  const void *in[64];
+  if (ci->nargs > 64) return NULL;
+  for (int i = 0; i < ci->nargs; i++) {
+    const mlc_const *c = mlc_value_const(m, ci->args[i]);
+    if (!c) return NULL;
+    in[i] = c->data;
+  }
+  for (int i = 0; i < nouts; i++) {
+    int64_t n = mlc_type_numel(&types[i]);
+    if (n < 0 || n > FOLD_MAX_ELEMS || types[i].dtype == MLC_DTYPE_STRING) return NULL;
+  }
+  void *out[MLC_MAX_OUTS] = {0};
+  mlc_status s = mlc_graph_eval(ci, types, nouts, in, out);
+  if (s) {
+    mlc_code code = mlc_status_code(s);
+    mlc_status_free(s);
+    /* No evaluator: keep the call.  Anything else is a real error. */
+    return code == MLC_UNIMPLEMENTED ? NULL : mlc_graph_call_error(ci, code, "constant folding failed");
+  }
+  for (int i = 0; i < nouts; i++) {
+    int ok;
+    size_t nb = type_nbytes(&types[i], &ok);
+    mlc_status e = mlc_module_adopt_const(m, NULL, &types[i], out[i], nb, &outs[i]);
+    out[i] = NULL;
+    if (e) {
+      for (int j = i + 1; j < nouts; j++) mlc_const_free(m, out[j], type_nbytes(&types[j], &ok));
+      return e;
+    }
+  }
+  *folded = 1;
+  return NULL;
+}
+
+mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
+                          const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
+                          mlc_value **outs, int *nouts) {
+  mlc_module *m = f->mod;
+  mlc_call_info ci = {m, op, nargs, args, nattrs, attrs, origin};
+  mlc_type types[MLC_MAX_OUTS];
+  int n = 1;
+  MLC_RETURN_IF_ERROR(mlc_graph_infer(&ci, types, &n));
+  if (n < 1 || n > MLC_MAX_OUTS) return mlc_graph_call_error(&ci, MLC_INTERNAL, "bad output count %d", n);
+  int folded;
+  MLC_RETURN_IF_ERROR(try_fold(&ci, types, n, outs, &folded));
+  if (nouts) *nouts = n;
+  if (folded) return NULL;
+
+  mlc_binding *b = MLC_ARENA_NEW(m->arena, mlc_binding);
+  if (!b) return mlc_oom();
+  b->kind = MLC_CALL_OP;
+  b->op = op;
+  b->nargs = nargs;
+  b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
+  b->nattrs = nattrs;
+  b->attrs = copy_attrs(m, attrs, nattrs);
+  b->nouts = n;
+  b->outs = MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_value *);
+  b->origin = copy_origin(m, origin);
+  if (!b->args || (nattrs && !b->attrs) || !b->outs || mlc_arena_oom(m->arena)) return mlc_oom();
+  for (int i = 0; i < n; i++) {
+    mlc_value *v = new_value(m, MLC_VALUE_VAR, NULL, &types[i]);
+    if (!v) return mlc_oom();
+    v->def = b;
+    v->def_output = i;
+    b->outs[i] = outs[i] = v;
+  }
+  return append_binding(f, b);
+}
+
+mlc_status mlc_graph_emit1(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
+                           const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
+                           mlc_value **out) {
+  mlc_value *outs[MLC_MAX_OUTS];
+  int n = 0;
+  MLC_RETURN_IF_ERROR(mlc_graph_emit(f, op, args, nargs, attrs, nattrs, origin, outs, &n));
+  if (n != 1) {
+    char where[512];
+    return mlc_make_status(MLC_INTERNAL, "%s: %s has %d outputs, expected 1",
+                           mlc_origin_str(origin, where, sizeof where), mlc_op_name[op], n);
+  }
+  *out = outs[0];
+  return NULL;
+}
+
+mlc_status mlc_graph_emit_call(mlc_func *f, mlc_call_kind kind, const char *callee,
+                               mlc_value *const *args, int nargs, const mlc_attr *attrs,
+                               int nattrs, const mlc_type *out_types, int nouts,
+                               const mlc_origin *origin, mlc_value **outs) {
+  mlc_module *m = f->mod;
+  if (kind == MLC_CALL_OP || !callee || nouts < 1 || nouts > MLC_MAX_OUTS)
+    return mlc_make_status(MLC_INTERNAL, "mlc_graph_emit_call: bad call");
+  mlc_binding *b = MLC_ARENA_NEW(m->arena, mlc_binding);
+  if (!b) return mlc_oom();
+  b->kind = kind;
+  b->op = MLC_OP_COUNT;
+  b->callee = mlc_arena_strdup(m->arena, callee);
+  b->nargs = nargs;
+  b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
+  b->nattrs = nattrs;
+  b->attrs = copy_attrs(m, attrs, nattrs);
+  b->nouts = nouts;
+  b->outs = MLC_ARENA_ARRAY(m->arena, (size_t)nouts, mlc_value *);
+  b->origin = copy_origin(m, origin);
+  if (!b->callee || !b->args || (nattrs && !b->attrs) || !b->outs || mlc_arena_oom(m->arena))
+    return mlc_oom();
+  for (int i = 0; i < nouts; i++) {
+    mlc_value *v = new_value(m, MLC_VALUE_VAR, NULL, &out_types[i]);
+    if (!v) return mlc_oom();
+    v->def = b;
+    v->def_output = i;
+    b->outs[i] = outs[i] = v;
+  }
+  return append_binding(f, b);
+}
