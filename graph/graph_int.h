@@ -1,5 +1,5 @@
 /*
-** graph_int.h: private to graph/*.c (STYLE R4).
+** graph_int.h: private to the graph module sources (STYLE R4).
 **
 ** Declarations of the per-op inference rules named in ops.def and of the
 ** helpers the graph files share.
