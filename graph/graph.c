@@ -236,6 +236,7 @@ static mlc_value *new_value(mlc_module *m, mlc_value_kind kind, const char *name
   v->type.dims = mlc_module_dims(m, type->dims, type->rank);
   if (!v->type.dims) return NULL;
   v->const_index = -1;
+  v->storage = -1;
   return v;
 }
 
@@ -426,10 +427,10 @@ static mlc_status try_fold(const mlc_call_info *ci, const mlc_type *types, int n
   void *out[MLC_MAX_OUTS] = {0};
   mlc_status s = mlc_graph_eval(ci, types, nouts, in, out);
   if (s) {
-    mlc_code code = mlc_status_code(s);
-    mlc_status_free(s);
     /* No evaluator: keep the call.  Anything else is a real error. */
-    return code == MLC_UNIMPLEMENTED ? NULL : mlc_graph_call_error(ci, code, "constant folding failed");
+    if (mlc_status_code(s) != MLC_UNIMPLEMENTED) return mlc_status_annotate(s, "constant folding");
+    mlc_status_free(s);
+    return NULL;
   }
   for (int i = 0; i < nouts; i++) {
     int ok;

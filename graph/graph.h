@@ -150,6 +150,7 @@ typedef struct mlc_value {
   int const_index;     /* MLC_VALUE_CONST: index in the constant table */
   mlc_binding *def;    /* MLC_VALUE_VAR: defining binding */
   int def_output;      /* MLC_VALUE_VAR: which output of |def| */
+  int storage;         /* memory plan: storage id of an intermediate, -1 if none */
 } mlc_value;
 
 /* Where a binding came from, for diagnostics (STYLE R8). */
@@ -194,6 +195,7 @@ struct mlc_func {
   mlc_block *blocks;
   int nrets, cap_rets;
   mlc_value **rets;
+  int nstorages;       /* memory plan: storage ids in use (plan_memory) */
 };
 
 /* A constant: tensor data owned by the module (64-byte aligned). */

@@ -28,6 +28,7 @@ typedef struct mlc_pass {
 /* The passes. */
 mlc_status mlc_pass_fold_constant(mlc_module *m, const mlc_pass_ctx *ctx);
 mlc_status mlc_pass_dce(mlc_module *m, const mlc_pass_ctx *ctx);
+mlc_status mlc_pass_plan_memory(mlc_module *m, const mlc_pass_ctx *ctx);
 
 /* Every registered pass, NULL-terminated by name. */
 extern const mlc_pass mlc_passes[];

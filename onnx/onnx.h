@@ -61,7 +61,9 @@ typedef struct mlc_onnx_attr {
   int64_t i;
   const char *s;          /* STRING: NUL-terminated copy */
   size_t s_len;
-  int n;                  /* count of floats / ints / strings / tensors / graphs */
+  int n;                  /* count of floats / ints / strings / tensors / graphs
+                             (1 for TENSOR and GRAPH; SPARSE_TENSOR(S) and TYPE_PROTO(S)
+                             carry only this count, no view of the values) */
   const float *floats;
   const int64_t *ints;
   const char *const *strings;
@@ -143,9 +145,11 @@ typedef struct mlc_onnx_model_info {
 /*
 ** Loads |path|.  External data files are resolved relative to the model's
 ** folder and must stay inside it.  |out| is transferred to the caller.
-** Errors: MLC_IO_ERROR (unreadable), MLC_INVALID_ARGUMENT (malformed, with
+** Errors: MLC_IO_ERROR (unreadable), MLC_NOT_FOUND (the model or an
+** external data file does not exist), MLC_INVALID_ARGUMENT (malformed, with
 ** what and where), MLC_UNIMPLEMENTED (valid ONNX this loader does not take),
-** MLC_RESOURCE_EXHAUSTED.
+** MLC_RESOURCE_EXHAUSTED.  The protobuf structs are freed before this
+** returns; the model keeps only the views and the tensor data.
 */
 MLC_MUST_USE mlc_status mlc_onnx_load_file(const char *path, mlc_onnx_model **out);
 /* Loads a model from memory (|data| borrowed); |base_dir| resolves external

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dlpack/dlpack.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,6 +70,55 @@ typedef enum mlc_inspect_format {
 */
 MLC_API MLC_MUST_USE mlc_status mlc_inspect_file(const char *path, mlc_inspect_format fmt,
                                                  char **out_text);
+
+/* ---- compiling models --------------------------------------------------- */
+
+typedef struct mlc_compile_options {
+  /* Code generation target: NULL or "llvm" for the host CPU (its features,
+  ** e.g. AVX-512, are used), or "llvm -mcpu=NAME [-mattr=+f1,-f2]
+  ** [-mtriple=T]".  Borrowed. */
+  const char *target;
+  /* Directory that receives the IR after each stage (created if missing);
+  ** NULL: none.  Borrowed. */
+  const char *dump_ir_dir;
+  /* Where to write the C header describing the model; NULL: the output path
+  ** with its extension replaced by ".h"; "" for no header.  Borrowed. */
+  const char *header_path;
+  /* Called with one line per stage (progress); NULL: quiet. */
+  void (*progress)(void *user, const char *line);
+  void *progress_user;
+} mlc_compile_options;
+
+/* Fills |o| with the defaults (host target, no dumps, header next to the .so). */
+MLC_API void mlc_compile_options_init(mlc_compile_options *o);
+
+/*
+** Compiles the ONNX model at |onnx_path| into the shared library |out_so|
+** (kernels, weights, execution plan and runtime in one file; load it with
+** mlc/mlc_runtime.h).  |opts| may be NULL (defaults).  Errors name the node,
+** op and problem; an unsupported model lists every unsupported feature.
+** The same model and options give a byte-identical library.
+*/
+MLC_API MLC_MUST_USE mlc_status mlc_compile_file(const char *onnx_path, const char *out_so,
+                                                 const mlc_compile_options *opts);
+
+/* ---- tensors in files ---------------------------------------------------- */
+
+/*
+** Reads a tensor from a NumPy .npy file or a serialized ONNX TensorProto
+** (.pb), chosen by the file's content.  *|out| is transferred: free it with
+** mlc_tensor_free.  The data is 64-byte aligned, on the CPU.
+*/
+MLC_API MLC_MUST_USE mlc_status mlc_tensor_read_file(const char *path, DLTensor **out);
+/* Writes |t| (borrowed, compact, on the CPU) as a .npy file. */
+MLC_API MLC_MUST_USE mlc_status mlc_tensor_write_npy(const char *path, const DLTensor *t);
+/* A tensor of |dtype| and |shape| (copied) filled from a seeded generator:
+** floats uniform in [-1, 1), integers in [0, 10), bools 0/1.  *|out|
+** transferred (mlc_tensor_free). */
+MLC_API MLC_MUST_USE mlc_status mlc_tensor_random(DLDataType dtype, int ndim, const int64_t *shape,
+                                                  uint64_t seed, DLTensor **out);
+/* Frees a tensor returned by the functions above. NULL-safe. */
+MLC_API void mlc_tensor_free(DLTensor *t);
 
 /* Frees a string returned by the library. NULL-safe. */
 MLC_API void mlc_string_free(char *s);

@@ -6,6 +6,7 @@
 #include "base/arena.h"
 #include "base/dtype.h"
 #include "base/hash.h"
+#include "base/sha256.h"
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "base/vec.h"
@@ -96,7 +97,19 @@ static void test_dtype(void) {
   CU_ASSERT_STRING_EQUAL(mlc_dtype_name((mlc_dtype)99), "invalid");
 }
 
+static void test_sha256(void) {
+  char hex[65];
+  mlc_sha256_hex("", 0, hex);
+  CU_ASSERT_STRING_EQUAL(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  mlc_sha256_hex("abc", 3, hex);
+  CU_ASSERT_STRING_EQUAL(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  mlc_sha256_hex(m, strlen(m), hex);
+  CU_ASSERT_STRING_EQUAL(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
 static CU_TestInfo tests[] = {
+    {"sha256", test_sha256},
     {"status", test_status}, {"arena", test_arena}, {"strbuf", test_strbuf},
     {"hash", test_hash},     {"vec", test_vec},     {"dtype", test_dtype},
     CU_TEST_INFO_NULL};

@@ -1,0 +1,90 @@
+/*
+** cg_int.h: private state of the LLVM code generator (only the codegen/ sources include it).
+**
+** One cg_module per build call (its own LLVMContext).  One cg_func per LLVM
+** function being emitted: a kernel, or a parallel loop body outlined from
+** one.  The environment maps TIR variable ids to LLVM values and buffer ids
+** to base pointers; it is rebound when entering an outlined function.
+*/
+#ifndef MLC_CODEGEN_CG_INT_H
+#define MLC_CODEGEN_CG_INT_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "base/status.h"
+#include "base/vec.h"
+#include "codegen/target.h"
+#include "lower/tir.h"
+
+typedef struct cg_module {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMTargetMachineRef tm;
+  const mlc_target *target;
+  const mlc_tir_module *ir;
+  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
+  unsigned md_loop, md_scope, md_noalias;
+  mlc_status err; /* first error; emission stops producing useful code after it */
+} cg_module;
+
+typedef struct cg_func {
+  cg_module *cm;
+  const mlc_tir_func *f;
+  const char *sym;        /* kernel symbol (messages, outlined names) */
+  LLVMValueRef fn;        /* the function being emitted now */
+  LLVMBasicBlockRef entry; /* its entry block (allocas) */
+  LLVMValueRef ctx;       /* mlc_rt_ctx* in the current function */
+  int nvars, nbufs;       /* 1 + the largest var / buffer id in the function */
+  LLVMValueRef *vars;     /* by var id; NULL when not bound */
+  LLVMValueRef *bufs;     /* base pointer by buffer id */
+  MLC_VEC(LLVMValueRef) ws; /* live workspace allocations, innermost last */
+  size_t ws_base;         /* first entry that belongs to the current function */
+  int outlined;           /* inside an outlined parallel body */
+  int npar;               /* outlined functions made so far */
+  /* alias scopes when the function has tir.noalias: by buffer id */
+  int noalias;
+  int nscoped;
+  int *scoped_ids;        /* buffer ids with a scope, in order */
+  LLVMMetadataRef *scope; /* by buffer id, NULL if none */
+} cg_func;
+
+/* Records |st| (transferred) as the module's error unless one is set. */
+void cg_fail(cg_module *cm, mlc_status st);
+
+/* ---- llvm_expr.c ---- */
+/* The LLVM type of values of |t| (f16/bf16 compute as float; bool is i1). */
+LLVMTypeRef cg_value_type(cg_module *cm, mlc_dtype t);
+/* The LLVM type of |t| in memory (half, i16 for bf16, i8 for bool). */
+LLVMTypeRef cg_mem_type(cg_module *cm, mlc_dtype t);
+/* Emits |e| at the builder's position; NULL after an error. */
+LLVMValueRef cg_expr(cg_func *cf, const mlc_tir_expr *e);
+/* |v| of dtype |from| converted to |to| (value types). */
+LLVMValueRef cg_convert(cg_func *cf, LLVMValueRef v, mlc_dtype from, mlc_dtype to);
+/* The address of buffer[indices] (element type cg_mem_type). */
+LLVMValueRef cg_address(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx);
+/* Loads / stores one element, converting between value and memory types. */
+LLVMValueRef cg_load_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr);
+void cg_store_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr, LLVMValueRef v);
+/* An i64 value of |e| (sign-extended when narrower). */
+LLVMValueRef cg_expr_i64(cg_func *cf, const mlc_tir_expr *e);
+
+/* ---- llvm_stmt.c ---- */
+void cg_stmt(cg_func *cf, const mlc_tir_stmt *s);
+/* Calls ctx->api->set_error(ctx, msg) when |msg|, frees the live workspace
+** allocations of the current function and returns -1.  Leaves the builder in
+** a fresh unreachable block. */
+void cg_emit_fail(cg_func *cf, const char *msg);
+/* if (!ok) fail(msg); continues in the ok block. */
+void cg_check(cg_func *cf, LLVMValueRef ok, const char *msg);
+/* Loads the api function pointer at |offset| of ctx->api. */
+LLVMValueRef cg_api_fn(cg_func *cf, size_t offset);
+
+/* ---- llvm_func.c ---- */
+/* Emits the kernel for |f|. */
+void cg_kernel(cg_module *cm, const mlc_tir_func *f);
+/* Marks |fn| nounwind with the target's cpu and features. */
+void cg_func_attrs(cg_module *cm, LLVMValueRef fn);
+
+#endif /* MLC_CODEGEN_CG_INT_H */

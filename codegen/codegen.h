@@ -1,0 +1,49 @@
+/*
+** codegen.h: TensorIR -> LLVM IR -> object code (boundary of codegen/).
+**
+** Every prim function of a TIR module becomes one kernel with the runtime
+** ABI of runtime/rt_abi.h:
+**
+**   int32_t sym(void **args, const int32_t *arg_codes, int32_t nargs, mlc_rt_ctx *ctx)
+**
+** named by its "global_symbol" attribute.  The kernel checks the argument
+** count, each argument's code, rank, dtype and shape (binding scalar
+** parameters such as a symbolic `n` from the shapes), and on a mismatch
+** calls ctx->api->set_error with a message naming the kernel and returns
+** -1.  Parallel loops are outlined into internal functions run through
+** ctx->api->parallel_for; scratch buffers come from ctx->api->workspace_alloc
+** (or the stack when local and small).  float16/bfloat16 are computed in
+** float32 and rounded (to nearest even) when stored.  The object needs libm
+** and nothing from the runtime.  Output is deterministic: the same module
+** and target give the same bytes.
+**
+** Each call uses its own LLVM context, so builds may run on several
+** threads at once.  The module is verified (mlc_tir_verify_module) first.
+*/
+#ifndef MLC_CODEGEN_CODEGEN_H
+#define MLC_CODEGEN_CODEGEN_H
+
+#include <stddef.h>
+
+#include "base/status.h"
+#include "codegen/target.h"
+#include "lower/tir.h"
+
+/* Compiles |m| for |t| into an object file at |obj_path| (PIC, ready for a
+** shared library).  |m| and |t| borrowed. */
+MLC_MUST_USE mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char *obj_path);
+
+/* The same, returning the object in memory: *|out_data| (|*out_size| bytes)
+** is transferred to the caller (free with mlc_cg_free). */
+MLC_MUST_USE mlc_status mlc_cg_build_mem(const mlc_tir_module *m, const mlc_target *t, void **out_data,
+                                         size_t *out_size);
+
+/* The LLVM IR of |m| as text, after LLVM's O3 pipeline when |optimize|.
+** *|out_text| transferred (free with mlc_cg_free). */
+MLC_MUST_USE mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int optimize,
+                                            char **out_text);
+
+/* Frees memory returned by this module. NULL-safe. */
+void mlc_cg_free(void *p);
+
+#endif /* MLC_CODEGEN_CODEGEN_H */

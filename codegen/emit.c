@@ -1,0 +1,169 @@
+/*
+** emit.c: the build driver of codegen.h: sets up LLVM for the target,
+** emits every kernel, verifies the LLVM module, runs LLVM's O3 pipeline
+** (new pass manager) and emits object code or IR text.  Each call owns its
+** LLVMContext; LLVM's target registry is initialized once per process.
+*/
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_int.h"
+#include "codegen/codegen.h"
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+static void init_llvm(void) {
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+  /* the host's backend too, when it is not x86 */
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+}
+
+void cg_fail(cg_module *cm, mlc_status st) {
+  if (!cm->err) cm->err = st;
+  else mlc_status_free(st);
+}
+
+void mlc_cg_free(void *p) { free(p); }
+
+typedef enum { OUT_OBJECT, OUT_IR, OUT_IR_OPT } out_kind;
+
+static mlc_status llvm_error(const char *what, char *msg) {
+  mlc_status st = mlc_make_status(MLC_INTERNAL, "codegen: %s: %s", what, msg ? msg : "(no message)");
+  LLVMDisposeMessage(msg);
+  return st;
+}
+
+static mlc_status optimize(cg_module *cm) {
+  LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
+  LLVMErrorRef e = LLVMRunPasses(cm->mod, "default<O3>", cm->tm, opts);
+  LLVMDisposePassBuilderOptions(opts);
+  if (!e) return NULL;
+  char *m = LLVMGetErrorMessage(e);
+  mlc_status st = mlc_make_status(MLC_INTERNAL, "codegen: LLVM optimization failed: %s", m);
+  LLVMDisposeErrorMessage(m);
+  return st;
+}
+
+static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind kind, void **out, size_t *out_size) {
+  *out = NULL;
+  if (out_size) *out_size = 0;
+  if (!m || !t) return mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: missing module or target");
+  MLC_RETURN_IF_ERROR(mlc_tir_verify_module(m));
+  pthread_once(&llvm_once, init_llvm);
+
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(t->triple, &target, &msg))
+    return llvm_error("this LLVM has no backend for the target triple", msg);
+  cg_module cm;
+  memset(&cm, 0, sizeof cm);
+  cm.target = t;
+  cm.ir = m;
+  cm.tm = LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features, LLVMCodeGenLevelAggressive, LLVMRelocPIC,
+                                  LLVMCodeModelDefault);
+  if (!cm.tm) return mlc_make_status(MLC_INTERNAL, "codegen: cannot create an LLVM target machine for %s", t->triple);
+  cm.ctx = LLVMContextCreate();
+  cm.mod = LLVMModuleCreateWithNameInContext("mlc", cm.ctx);
+  LLVMSetSourceFileName(cm.mod, "mlc", 3);
+  LLVMSetTarget(cm.mod, t->triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(cm.tm);
+  LLVMSetModuleDataLayout(cm.mod, td);
+  LLVMDisposeTargetData(td);
+  cm.b = LLVMCreateBuilderInContext(cm.ctx);
+  cm.t_void = LLVMVoidTypeInContext(cm.ctx);
+  cm.t_i1 = LLVMInt1TypeInContext(cm.ctx);
+  cm.t_i8 = LLVMInt8TypeInContext(cm.ctx);
+  cm.t_i16 = LLVMInt16TypeInContext(cm.ctx);
+  cm.t_i32 = LLVMInt32TypeInContext(cm.ctx);
+  cm.t_i64 = LLVMInt64TypeInContext(cm.ctx);
+  cm.t_half = LLVMHalfTypeInContext(cm.ctx);
+  cm.t_f32 = LLVMFloatTypeInContext(cm.ctx);
+  cm.t_f64 = LLVMDoubleTypeInContext(cm.ctx);
+  cm.t_ptr = LLVMPointerTypeInContext(cm.ctx, 0);
+  cm.md_loop = LLVMGetMDKindIDInContext(cm.ctx, "llvm.loop", 9);
+  cm.md_scope = LLVMGetMDKindIDInContext(cm.ctx, "alias.scope", 11);
+  cm.md_noalias = LLVMGetMDKindIDInContext(cm.ctx, "noalias", 7);
+
+  for (int i = 0; i < m->nfuncs && !cm.err; i++) cg_kernel(&cm, m->funcs[i]);
+  mlc_status st = cm.err;
+  if (!st && LLVMVerifyModule(cm.mod, LLVMReturnStatusAction, &msg))
+    st = llvm_error("LLVM rejected the generated IR", msg);
+  else if (msg) LLVMDisposeMessage(msg);
+  if (!st && kind != OUT_IR) st = optimize(&cm);
+  if (!st && kind == OUT_OBJECT) {
+    LLVMMemoryBufferRef mb = NULL;
+    msg = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(cm.tm, cm.mod, LLVMObjectFile, &msg, &mb)) {
+      st = llvm_error("LLVM could not emit object code", msg);
+    } else {
+      size_t n = LLVMGetBufferSize(mb);
+      void *d = malloc(n ? n : 1);
+      if (!d) st = mlc_oom();
+      else {
+        memcpy(d, LLVMGetBufferStart(mb), n);
+        *out = d;
+        *out_size = n;
+      }
+      LLVMDisposeMemoryBuffer(mb);
+    }
+  } else if (!st) {
+    char *text = LLVMPrintModuleToString(cm.mod);
+    size_t n = strlen(text);
+    char *d = malloc(n + 1);
+    if (!d) st = mlc_oom();
+    else {
+      memcpy(d, text, n + 1);
+      *out = d;
+      if (out_size) *out_size = n;
+    }
+    LLVMDisposeMessage(text);
+  }
+  LLVMDisposeBuilder(cm.b);
+  LLVMDisposeModule(cm.mod);
+  LLVMContextDispose(cm.ctx);
+  LLVMDisposeTargetMachine(cm.tm);
+  return st;
+}
+
+mlc_status mlc_cg_build_mem(const mlc_tir_module *m, const mlc_target *t, void **out_data, size_t *out_size) {
+  return build(m, t, OUT_OBJECT, out_data, out_size);
+}
+
+mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char *obj_path) {
+  void *d;
+  size_t n;
+  MLC_RETURN_IF_ERROR(build(m, t, OUT_OBJECT, &d, &n));
+  FILE *f = fopen(obj_path, "wb");
+  mlc_status st = NULL;
+  if (!f) {
+    st = mlc_make_status(MLC_IO_ERROR, "codegen: cannot create %s", obj_path);
+  } else {
+    size_t w = fwrite(d, 1, n, f);
+    if (fclose(f) != 0 || w != n) st = mlc_make_status(MLC_IO_ERROR, "codegen: cannot write %s", obj_path);
+  }
+  free(d);
+  return st;
+}
+
+mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int optimize_ir, char **out_text) {
+  void *d;
+  mlc_status st = build(m, t, optimize_ir ? OUT_IR_OPT : OUT_IR, &d, NULL);
+  *out_text = st ? NULL : d;
+  return st;
+}

@@ -1,0 +1,486 @@
+/*
+** llvm_expr.c: TIR expressions -> LLVM values.
+**
+** Value types: ints as iN (signedness from the TIR dtype), bool as i1,
+** float32 as float, float64 as double, and float16/bfloat16 as float: they
+** are widened on load, computed in float32 and rounded to nearest even on
+** store and on casts.  Integer division never traps (x / 0 == 0, INT_MIN /
+** -1 wraps), float -> int casts saturate (NaN gives 0), and a select
+** evaluates only the chosen arm when an arm reads memory.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_int.h"
+
+LLVMTypeRef cg_value_type(cg_module *cm, mlc_dtype t) {
+  switch (t) {
+    case MLC_DTYPE_F32:
+    case MLC_DTYPE_F16:
+    case MLC_DTYPE_BF16: return cm->t_f32;
+    case MLC_DTYPE_F64: return cm->t_f64;
+    case MLC_DTYPE_I8:
+    case MLC_DTYPE_U8: return cm->t_i8;
+    case MLC_DTYPE_I16:
+    case MLC_DTYPE_U16: return cm->t_i16;
+    case MLC_DTYPE_I32:
+    case MLC_DTYPE_U32: return cm->t_i32;
+    case MLC_DTYPE_I64:
+    case MLC_DTYPE_U64: return cm->t_i64;
+    case MLC_DTYPE_BOOL: return cm->t_i1;
+    default: return NULL;
+  }
+}
+
+LLVMTypeRef cg_mem_type(cg_module *cm, mlc_dtype t) {
+  switch (t) {
+    case MLC_DTYPE_F16: return cm->t_half;
+    case MLC_DTYPE_BF16: return cm->t_i16;
+    case MLC_DTYPE_BOOL: return cm->t_i8;
+    default: return cg_value_type(cm, t);
+  }
+}
+
+static int is_fp(mlc_dtype t) { return mlc_dtype_is_float(t); }
+static int is_uns(mlc_dtype t) { return !mlc_dtype_is_signed(t); } /* uints and bool */
+
+/* ---- float16 / bfloat16 rounding ------------------------------------------- */
+
+/* float -> bfloat16 bits, rounding to nearest even; NaN stays a quiet NaN. */
+static LLVMValueRef f32_to_bf16_bits(cg_func *cf, LLVMValueRef x) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef bits = LLVMBuildBitCast(b, x, cm->t_i32, "");
+  LLVMValueRef hi = LLVMBuildLShr(b, bits, LLVMConstInt(cm->t_i32, 16, 0), "");
+  LLVMValueRef lsb = LLVMBuildAnd(b, hi, LLVMConstInt(cm->t_i32, 1, 0), "");
+  LLVMValueRef bias = LLVMBuildAdd(b, lsb, LLVMConstInt(cm->t_i32, 0x7fff, 0), "");
+  LLVMValueRef rnd = LLVMBuildLShr(b, LLVMBuildAdd(b, bits, bias, ""), LLVMConstInt(cm->t_i32, 16, 0), "");
+  LLVMValueRef qnan = LLVMBuildOr(b, hi, LLVMConstInt(cm->t_i32, 0x40, 0), "");
+  LLVMValueRef isnan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+  return LLVMBuildTrunc(b, LLVMBuildSelect(b, isnan, qnan, rnd, ""), cm->t_i16, "");
+}
+
+static LLVMValueRef bf16_bits_to_f32(cg_func *cf, LLVMValueRef h) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef w = LLVMBuildZExt(cm->b, h, cm->t_i32, "");
+  w = LLVMBuildShl(cm->b, w, LLVMConstInt(cm->t_i32, 16, 0), "");
+  return LLVMBuildBitCast(cm->b, w, cm->t_f32, "");
+}
+
+/* Rounds a float (or double) value to |t|'s precision, as a float. */
+static LLVMValueRef round_to(cg_func *cf, LLVMValueRef x, mlc_dtype t) {
+  cg_module *cm = cf->cm;
+  if (t == MLC_DTYPE_F16) {
+    LLVMValueRef h = LLVMBuildFPTrunc(cm->b, x, cm->t_half, "");
+    return LLVMBuildFPExt(cm->b, h, cm->t_f32, "");
+  }
+  if (LLVMTypeOf(x) == cm->t_f64) x = LLVMBuildFPTrunc(cm->b, x, cm->t_f32, "");
+  if (t == MLC_DTYPE_BF16) return bf16_bits_to_f32(cf, f32_to_bf16_bits(cf, x));
+  return x;
+}
+
+/* |v| rounded to bfloat16 on the host, for constants. */
+static double bf16_round_const(double v) {
+  float f = (float)v;
+  if (isnan(f)) return v;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* ---- casts ---------------------------------------------------------------------- */
+
+static LLVMValueRef intrinsic(cg_func *cf, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args,
+                              int nargs) {
+  cg_module *cm = cf->cm;
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id) {
+    cg_fail(cm, mlc_make_status(MLC_INTERNAL, "codegen: LLVM has no intrinsic %s", name));
+    return NULL;
+  }
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cm->mod, id, over, (size_t)nover);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(cm->ctx, id, over, (size_t)nover);
+  return LLVMBuildCall2(cm->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef cg_convert(cg_func *cf, LLVMValueRef v, mlc_dtype from, mlc_dtype to) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  if (!v) return NULL;
+  if (from == to) return v;
+  LLVMTypeRef ty = cg_value_type(cm, to);
+  if (!ty) {
+    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: cast to %s", mlc_dtype_name(to)));
+    return NULL;
+  }
+  if (to == MLC_DTYPE_BOOL) {
+    if (is_fp(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0.0), "");
+    return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+  }
+  if (!is_fp(from) && !is_fp(to)) {
+    unsigned fw = LLVMGetIntTypeWidth(LLVMTypeOf(v)), tw = LLVMGetIntTypeWidth(ty);
+    if (fw == tw) return v;
+    if (fw > tw) return LLVMBuildTrunc(b, v, ty, "");
+    return is_uns(from) ? LLVMBuildZExt(b, v, ty, "") : LLVMBuildSExt(b, v, ty, "");
+  }
+  if (!is_fp(from)) { /* int -> float */
+    LLVMValueRef f = is_uns(from) ? LLVMBuildUIToFP(b, v, ty, "") : LLVMBuildSIToFP(b, v, ty, "");
+    return (to == MLC_DTYPE_F16 || to == MLC_DTYPE_BF16) ? round_to(cf, f, to) : f;
+  }
+  if (!is_fp(to)) { /* float -> int, saturating */
+    LLVMTypeRef over[2] = {ty, LLVMTypeOf(v)};
+    return intrinsic(cf, is_uns(to) ? "llvm.fptoui.sat" : "llvm.fptosi.sat", over, 2, &v, 1);
+  }
+  /* float -> float */
+  if (to == MLC_DTYPE_F64) return LLVMBuildFPExt(b, v, cm->t_f64, "");
+  if (from == MLC_DTYPE_F64 && to == MLC_DTYPE_F16) {
+    LLVMValueRef h = LLVMBuildFPTrunc(b, v, cm->t_half, "");
+    return LLVMBuildFPExt(b, h, cm->t_f32, "");
+  }
+  if (to == MLC_DTYPE_F32) return from == MLC_DTYPE_F64 ? LLVMBuildFPTrunc(b, v, cm->t_f32, "") : v;
+  return round_to(cf, v, to); /* to f16 / bf16 */
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+LLVMValueRef cg_expr_i64(cg_func *cf, const mlc_tir_expr *e) {
+  LLVMValueRef v = cg_expr(cf, e);
+  if (!v) return NULL;
+  return cg_convert(cf, v, e->dtype, MLC_DTYPE_I64);
+}
+
+LLVMValueRef cg_address(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef base = cf->bufs[buf->id];
+  if (!base) {
+    cg_fail(cm, mlc_make_status(MLC_INTERNAL, "codegen: kernel %s: buffer %s used outside its scope", cf->sym,
+                                buf->name));
+    return NULL;
+  }
+  /* row-major: ((i0 * s1 + i1) * s2 + i2) ... */
+  LLVMValueRef off = n ? cg_expr_i64(cf, idx[0]) : LLVMConstInt(cm->t_i64, 0, 0);
+  for (int d = 1; d < n && off; d++) {
+    LLVMValueRef ext = cg_expr_i64(cf, buf->shape[d]);
+    LLVMValueRef i = cg_expr_i64(cf, idx[d]);
+    if (!ext || !i) return NULL;
+    off = LLVMBuildAdd(cm->b, LLVMBuildMul(cm->b, off, ext, ""), i, "");
+  }
+  if (!off) return NULL;
+  return LLVMBuildInBoundsGEP2(cm->b, cg_mem_type(cm, buf->dtype), base, &off, 1, "");
+}
+
+static void alias_md(cg_func *cf, LLVMValueRef inst, const mlc_tir_buffer *buf) {
+  cg_module *cm = cf->cm;
+  if (!cf->noalias || !cf->scope[buf->id]) return;
+  LLVMMetadataRef own = cf->scope[buf->id];
+  LLVMMetadataRef others[256];
+  int n = 0;
+  for (int i = 0; i < cf->nscoped && n < 256; i++)
+    if (cf->scoped_ids[i] != buf->id) others[n++] = cf->scope[cf->scoped_ids[i]];
+  LLVMSetMetadata(inst, cm->md_scope, LLVMMetadataAsValue(cm->ctx, LLVMMDNodeInContext2(cm->ctx, &own, 1)));
+  if (n)
+    LLVMSetMetadata(inst, cm->md_noalias,
+                    LLVMMetadataAsValue(cm->ctx, LLVMMDNodeInContext2(cm->ctx, others, (size_t)n)));
+}
+
+LLVMValueRef cg_load_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr) {
+  cg_module *cm = cf->cm;
+  LLVMTypeRef mt = cg_mem_type(cm, buf->dtype);
+  LLVMValueRef v = LLVMBuildLoad2(cm->b, mt, addr, "");
+  LLVMSetAlignment(v, (unsigned)mlc_dtype_size(buf->dtype));
+  alias_md(cf, v, buf);
+  switch (buf->dtype) {
+    case MLC_DTYPE_F16: return LLVMBuildFPExt(cm->b, v, cm->t_f32, "");
+    case MLC_DTYPE_BF16: return bf16_bits_to_f32(cf, v);
+    case MLC_DTYPE_BOOL: return LLVMBuildICmp(cm->b, LLVMIntNE, v, LLVMConstInt(cm->t_i8, 0, 0), "");
+    default: return v;
+  }
+}
+
+void cg_store_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr, LLVMValueRef v) {
+  cg_module *cm = cf->cm;
+  switch (buf->dtype) {
+    case MLC_DTYPE_F16: v = LLVMBuildFPTrunc(cm->b, v, cm->t_half, ""); break;
+    case MLC_DTYPE_BF16: v = f32_to_bf16_bits(cf, v); break;
+    case MLC_DTYPE_BOOL: v = LLVMBuildZExt(cm->b, v, cm->t_i8, ""); break;
+    default: break;
+  }
+  LLVMValueRef st = LLVMBuildStore(cm->b, v, addr);
+  LLVMSetAlignment(st, (unsigned)mlc_dtype_size(buf->dtype));
+  alias_md(cf, st, buf);
+}
+
+/* ---- arithmetic ------------------------------------------------------------------- */
+
+static LLVMValueRef iconst(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 0); }
+
+/* Integer division and remainder with the IR's no-trap semantics. */
+static LLVMValueRef int_divmod(cg_func *cf, mlc_tir_binop op, mlc_dtype t, LLVMValueRef a, LLVMValueRef bv) {
+  LLVMBuilderRef b = cf->cm->b;
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  LLVMValueRef zero = iconst(ty, 0), one = iconst(ty, 1);
+  LLVMValueRef bz = LLVMBuildICmp(b, LLVMIntEQ, bv, zero, "");
+  int div = op == MLC_TIR_FLOORDIV || op == MLC_TIR_TRUNCDIV || op == MLC_TIR_DIV;
+  if (is_uns(t)) {
+    LLVMValueRef d = LLVMBuildSelect(b, bz, one, bv, "");
+    LLVMValueRef r = div ? LLVMBuildUDiv(b, a, d, "") : LLVMBuildURem(b, a, d, "");
+    return LLVMBuildSelect(b, bz, zero, r, "");
+  }
+  LLVMValueRef bm1 = LLVMBuildICmp(b, LLVMIntEQ, bv, iconst(ty, -1), "");
+  LLVMValueRef special = LLVMBuildOr(b, bz, bm1, "");
+  LLVMValueRef d = LLVMBuildSelect(b, special, one, bv, "");
+  LLVMValueRef q = LLVMBuildSDiv(b, a, d, "");
+  LLVMValueRef r = LLVMBuildSRem(b, a, d, "");
+  int floor = op == MLC_TIR_FLOORDIV || op == MLC_TIR_FLOORMOD || op == MLC_TIR_DIV;
+  LLVMValueRef res = div ? q : r;
+  if (floor) {
+    /* adjust when the remainder is nonzero and its sign differs from b's */
+    LLVMValueRef rnz = LLVMBuildICmp(b, LLVMIntNE, r, zero, "");
+    LLVMValueRef sdiff = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, bv, ""), zero, "");
+    LLVMValueRef adj = LLVMBuildAnd(b, rnz, sdiff, "");
+    LLVMValueRef fixed = div ? LLVMBuildSub(b, q, one, "") : LLVMBuildAdd(b, r, bv, "");
+    res = LLVMBuildSelect(b, adj, fixed, res, "");
+  }
+  LLVMValueRef sp = div ? LLVMBuildSelect(b, bz, zero, LLVMBuildSub(b, zero, a, ""), "") : zero;
+  return LLVMBuildSelect(b, special, sp, res, "");
+}
+
+static LLVMValueRef call_f(cg_func *cf, const char *intr, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  return intrinsic(cf, intr, &t, 1, &x, 1);
+}
+
+static LLVMValueRef binary(cg_func *cf, const mlc_tir_expr *e) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  mlc_dtype t = e->bin.a->dtype;
+  LLVMValueRef x = cg_expr(cf, e->bin.a);
+  LLVMValueRef y = x ? cg_expr(cf, e->bin.b) : NULL;
+  if (!x || !y) return NULL;
+  int fp = is_fp(t), uns = is_uns(t);
+  switch (e->bin.op) {
+    case MLC_TIR_ADD: return fp ? LLVMBuildFAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
+    case MLC_TIR_SUB: return fp ? LLVMBuildFSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
+    case MLC_TIR_MUL: return fp ? LLVMBuildFMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
+    case MLC_TIR_DIV:
+    case MLC_TIR_FLOORDIV:
+    case MLC_TIR_TRUNCDIV:
+      if (fp) {
+        LLVMValueRef q = LLVMBuildFDiv(b, x, y, "");
+        if (e->bin.op == MLC_TIR_DIV) return q;
+        return call_f(cf, e->bin.op == MLC_TIR_FLOORDIV ? "llvm.floor" : "llvm.trunc", q);
+      }
+      return int_divmod(cf, e->bin.op, t, x, y);
+    case MLC_TIR_FLOORMOD:
+      if (fp) {
+        LLVMValueRef fl = call_f(cf, "llvm.floor", LLVMBuildFDiv(b, x, y, ""));
+        return fl ? LLVMBuildFSub(b, x, LLVMBuildFMul(b, fl, y, ""), "") : NULL;
+      }
+      return int_divmod(cf, e->bin.op, t, x, y);
+    case MLC_TIR_TRUNCMOD:
+      if (fp) return LLVMBuildFRem(b, x, y, "");
+      return int_divmod(cf, e->bin.op, t, x, y);
+    case MLC_TIR_MIN:
+    case MLC_TIR_MAX: {
+      int mn = e->bin.op == MLC_TIR_MIN;
+      LLVMValueRef c = fp ? LLVMBuildFCmp(b, mn ? LLVMRealOLT : LLVMRealOGT, x, y, "")
+                          : LLVMBuildICmp(b, mn ? (uns ? LLVMIntULT : LLVMIntSLT) : (uns ? LLVMIntUGT : LLVMIntSGT),
+                                          x, y, "");
+      return LLVMBuildSelect(b, c, x, y, "");
+    }
+    case MLC_TIR_EQ:
+      return fp ? LLVMBuildFCmp(b, LLVMRealOEQ, x, y, "") : LLVMBuildICmp(b, LLVMIntEQ, x, y, "");
+    case MLC_TIR_NE:
+      return fp ? LLVMBuildFCmp(b, LLVMRealUNE, x, y, "") : LLVMBuildICmp(b, LLVMIntNE, x, y, "");
+    case MLC_TIR_LT:
+      return fp ? LLVMBuildFCmp(b, LLVMRealOLT, x, y, "") : LLVMBuildICmp(b, uns ? LLVMIntULT : LLVMIntSLT, x, y, "");
+    case MLC_TIR_LE:
+      return fp ? LLVMBuildFCmp(b, LLVMRealOLE, x, y, "") : LLVMBuildICmp(b, uns ? LLVMIntULE : LLVMIntSLE, x, y, "");
+    case MLC_TIR_GT:
+      return fp ? LLVMBuildFCmp(b, LLVMRealOGT, x, y, "") : LLVMBuildICmp(b, uns ? LLVMIntUGT : LLVMIntSGT, x, y, "");
+    case MLC_TIR_GE:
+      return fp ? LLVMBuildFCmp(b, LLVMRealOGE, x, y, "") : LLVMBuildICmp(b, uns ? LLVMIntUGE : LLVMIntSGE, x, y, "");
+    case MLC_TIR_AND: return LLVMBuildAnd(b, x, y, "");
+    case MLC_TIR_OR: return LLVMBuildOr(b, x, y, "");
+    case MLC_TIR_BINOP_COUNT: break;
+  }
+  cg_fail(cm, mlc_make_status(MLC_INTERNAL, "codegen: unknown binary op %d", (int)e->bin.op));
+  return NULL;
+}
+
+/* A libm function of one or two float/double args, declared as pure. */
+static LLVMValueRef libm(cg_func *cf, const char *fname, LLVMValueRef *args, int n) {
+  cg_module *cm = cf->cm;
+  LLVMTypeRef t = LLVMTypeOf(args[0]);
+  char name[32];
+  snprintf(name, sizeof name, "%s%s", fname, t == cm->t_f32 ? "f" : "");
+  LLVMTypeRef params[2] = {t, t};
+  LLVMTypeRef fty = LLVMFunctionType(t, params, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(cm->mod, name);
+  if (!fn) {
+    fn = LLVMAddFunction(cm->mod, name, fty);
+    static const char *const attrs[] = {"nounwind", "willreturn", "nosync", "nofree"};
+    for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
+      unsigned k = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cm->ctx, k, 0));
+    }
+    /* memory(none): these functions read and write no memory we can see */
+    unsigned mk = LLVMGetEnumAttributeKindForName("memory", 6);
+    if (mk) LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cm->ctx, mk, 0));
+  }
+  return LLVMBuildCall2(cm->b, fty, fn, args, (unsigned)n, "");
+}
+
+static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef a[2] = {NULL, NULL};
+  for (int i = 0; i < e->call.n && i < 2; i++) {
+    a[i] = cg_expr(cf, e->call.args[i]);
+    if (!a[i]) return NULL;
+  }
+  mlc_dtype at = e->call.args[0]->dtype;
+  LLVMValueRef x = a[0];
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef r = NULL;
+  if (!is_fp(at)) {
+    if (e->call.op == MLC_TIR_INTRIN_ABS) {
+      if (is_uns(at)) return x;
+      LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, x, iconst(t, 0), "");
+      return LLVMBuildSelect(b, neg, LLVMBuildSub(b, iconst(t, 0), x, ""), x, "");
+    }
+    cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: %s of %s", cf->sym,
+                                mlc_tir_intrin_name(e->call.op), mlc_dtype_name(at)));
+    return NULL;
+  }
+  LLVMValueRef one = LLVMConstReal(t, 1.0);
+  switch (e->call.op) {
+    case MLC_TIR_INTRIN_EXP: r = call_f(cf, "llvm.exp", x); break;
+    case MLC_TIR_INTRIN_EXP2: r = call_f(cf, "llvm.exp2", x); break;
+    case MLC_TIR_INTRIN_LOG: r = call_f(cf, "llvm.log", x); break;
+    case MLC_TIR_INTRIN_LOG2: r = call_f(cf, "llvm.log2", x); break;
+    case MLC_TIR_INTRIN_SQRT: r = call_f(cf, "llvm.sqrt", x); break;
+    case MLC_TIR_INTRIN_RSQRT: {
+      LLVMValueRef s = call_f(cf, "llvm.sqrt", x);
+      r = s ? LLVMBuildFDiv(b, one, s, "") : NULL;
+      break;
+    }
+    case MLC_TIR_INTRIN_TANH: r = libm(cf, "tanh", a, 1); break;
+    case MLC_TIR_INTRIN_SIGMOID: {
+      LLVMValueRef ex = call_f(cf, "llvm.exp", LLVMBuildFNeg(b, x, ""));
+      r = ex ? LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, ex, ""), "") : NULL;
+      break;
+    }
+    case MLC_TIR_INTRIN_ERF: r = libm(cf, "erf", a, 1); break;
+    case MLC_TIR_INTRIN_POW: {
+      LLVMValueRef args[2] = {a[0], a[1]};
+      r = intrinsic(cf, "llvm.pow", &t, 1, args, 2);
+      break;
+    }
+    case MLC_TIR_INTRIN_ABS: r = call_f(cf, "llvm.fabs", x); break;
+    case MLC_TIR_INTRIN_FLOOR: r = call_f(cf, "llvm.floor", x); break;
+    case MLC_TIR_INTRIN_CEIL: r = call_f(cf, "llvm.ceil", x); break;
+    case MLC_TIR_INTRIN_ROUND: r = call_f(cf, "llvm.roundeven", x); break;
+    case MLC_TIR_INTRIN_TRUNC: r = call_f(cf, "llvm.trunc", x); break;
+    case MLC_TIR_INTRIN_SIN: r = call_f(cf, "llvm.sin", x); break;
+    case MLC_TIR_INTRIN_COS: r = call_f(cf, "llvm.cos", x); break;
+    case MLC_TIR_INTRIN_TAN: r = libm(cf, "tan", a, 1); break;
+    case MLC_TIR_INTRIN_ASIN: r = libm(cf, "asin", a, 1); break;
+    case MLC_TIR_INTRIN_ACOS: r = libm(cf, "acos", a, 1); break;
+    case MLC_TIR_INTRIN_ATAN: r = libm(cf, "atan", a, 1); break;
+    case MLC_TIR_INTRIN_SINH: r = libm(cf, "sinh", a, 1); break;
+    case MLC_TIR_INTRIN_COSH: r = libm(cf, "cosh", a, 1); break;
+    case MLC_TIR_INTRIN_ASINH: r = libm(cf, "asinh", a, 1); break;
+    case MLC_TIR_INTRIN_ACOSH: r = libm(cf, "acosh", a, 1); break;
+    case MLC_TIR_INTRIN_ATANH: r = libm(cf, "atanh", a, 1); break;
+    case MLC_TIR_INTRIN_ISNAN: return LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+    case MLC_TIR_INTRIN_ISINF: {
+      LLVMValueRef ab = call_f(cf, "llvm.fabs", x);
+      return ab ? LLVMBuildFCmp(b, LLVMRealOEQ, ab, LLVMConstReal(t, INFINITY), "") : NULL;
+    }
+    case MLC_TIR_INTRIN_COUNT: break;
+  }
+  if (!r) {
+    if (!cm->err) cg_fail(cm, mlc_make_status(MLC_INTERNAL, "codegen: intrinsic %d", (int)e->call.op));
+    return NULL;
+  }
+  /* f16 / bf16 results are rounded like any other f16 / bf16 value would be
+  ** when stored; keep float precision until then. */
+  return r;
+}
+
+/* c ? t : f, evaluating only the chosen arm when an arm reads memory. */
+static LLVMValueRef select_expr(cg_func *cf, const mlc_tir_expr *e) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef c = cg_expr(cf, e->select.c);
+  if (!c) return NULL;
+  if (!mlc_tir_expr_has_load(e->select.t) && !mlc_tir_expr_has_load(e->select.f)) {
+    LLVMValueRef t = cg_expr(cf, e->select.t);
+    LLVMValueRef f = t ? cg_expr(cf, e->select.f) : NULL;
+    return f ? LLVMBuildSelect(b, c, t, f, "") : NULL;
+  }
+  LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "sel.t");
+  LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "sel.f");
+  LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "sel.join");
+  LLVMBuildCondBr(b, c, bt, bf);
+  LLVMPositionBuilderAtEnd(b, bt);
+  LLVMValueRef tv = cg_expr(cf, e->select.t);
+  LLVMBasicBlockRef et = LLVMGetInsertBlock(b);
+  LLVMBuildBr(b, bj);
+  LLVMPositionBuilderAtEnd(b, bf);
+  LLVMValueRef fv = tv ? cg_expr(cf, e->select.f) : NULL;
+  LLVMBasicBlockRef ef = LLVMGetInsertBlock(b);
+  LLVMBuildBr(b, bj);
+  LLVMPositionBuilderAtEnd(b, bj);
+  if (!tv || !fv) return NULL;
+  LLVMValueRef phi = LLVMBuildPhi(b, LLVMTypeOf(tv), "");
+  LLVMValueRef vals[2] = {tv, fv};
+  LLVMBasicBlockRef blocks[2] = {et, ef};
+  LLVMAddIncoming(phi, vals, blocks, 2);
+  return phi;
+}
+
+LLVMValueRef cg_expr(cg_func *cf, const mlc_tir_expr *e) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  if (cm->err) return NULL;
+  LLVMTypeRef ty = cg_value_type(cm, e->dtype);
+  if (!ty) {
+    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: kernel %s: dtype %s", cf->sym, mlc_dtype_name(e->dtype)));
+    return NULL;
+  }
+  switch (e->kind) {
+    case MLC_TIR_INT_IMM: return LLVMConstInt(ty, (unsigned long long)e->int_value, 0);
+    case MLC_TIR_FLOAT_IMM:
+      if (e->dtype == MLC_DTYPE_F16) return LLVMBuildFPExt(b, LLVMConstReal(cm->t_half, e->float_value), cm->t_f32, "");
+      if (e->dtype == MLC_DTYPE_BF16) return LLVMConstReal(cm->t_f32, bf16_round_const(e->float_value));
+      return LLVMConstReal(ty, e->float_value);
+    case MLC_TIR_VAR_REF: {
+      LLVMValueRef v = cf->vars[e->var->id];
+      if (!v)
+        cg_fail(cm, mlc_make_status(MLC_INTERNAL, "codegen: kernel %s: variable %s used outside its scope", cf->sym,
+                                    e->var->name));
+      return v;
+    }
+    case MLC_TIR_BINARY: return binary(cf, e);
+    case MLC_TIR_NOT: {
+      LLVMValueRef a = cg_expr(cf, e->un.a);
+      return a ? LLVMBuildNot(b, a, "") : NULL;
+    }
+    case MLC_TIR_SELECT: return select_expr(cf, e);
+    case MLC_TIR_CAST: return cg_convert(cf, cg_expr(cf, e->un.a), e->un.a->dtype, e->dtype);
+    case MLC_TIR_LOAD: {
+      LLVMValueRef addr = cg_address(cf, e->load.buffer, e->load.n, e->load.indices);
+      return addr ? cg_load_elem(cf, e->load.buffer, addr) : NULL;
+    }
+    case MLC_TIR_CALL: return call(cf, e);
+    case MLC_TIR_REDUCE:
+      cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: te reduction left in the IR", cf->sym));
+      return NULL;
+  }
+  return NULL;
+}

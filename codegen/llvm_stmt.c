@@ -1,0 +1,520 @@
+/*
+** llvm_stmt.c: TIR statements -> LLVM control flow.
+**
+** Loops are bottom-tested with an i64 phi induction variable behind a
+** guard; vectorized and unrolled loops carry llvm.loop metadata.  A block
+** binds its iteration variables to their bindings, tests its predicate and
+** runs its init when every reduce iteration variable is at its minimum.
+** A parallel loop is outlined into an internal function
+**
+**   i32 sym_parN(i64 begin, i64 end, ptr closure)
+**
+** whose closure (a stack struct in the caller) holds ctx, the loop start
+** and every variable value and buffer pointer the body uses; the caller
+** runs it with ctx->api->parallel_for and fails when that returns nonzero.
+** Allocations take stack memory when local, constant and small, else
+** ctx->api->workspace_alloc, freed when the body ends and on error exits.
+*/
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/DebugInfo.h>
+
+#include "codegen/cg_int.h"
+#include "runtime/rt_abi.h"
+
+#define STACK_ALLOC_LIMIT 32768
+
+/* ---- runtime calls and error exits ----------------------------------------- */
+
+LLVMValueRef cg_api_fn(cg_func *cf, size_t offset) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef api = LLVMBuildLoad2(cm->b, cm->t_ptr, cf->ctx, "api");
+  LLVMValueRef off = LLVMConstInt(cm->t_i64, offset, 0);
+  LLVMValueRef slot = LLVMBuildInBoundsGEP2(cm->b, cm->t_i8, api, &off, 1, "");
+  return LLVMBuildLoad2(cm->b, cm->t_ptr, slot, "");
+}
+
+static void ws_free(cg_func *cf, LLVMValueRef p) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef fn = cg_api_fn(cf, offsetof(mlc_rt_api, workspace_free));
+  LLVMTypeRef params[2] = {cm->t_ptr, cm->t_ptr};
+  LLVMTypeRef fty = LLVMFunctionType(cm->t_void, params, 2, 0);
+  LLVMValueRef args[2] = {cf->ctx, p};
+  LLVMBuildCall2(cm->b, fty, fn, args, 2, "");
+}
+
+void cg_emit_fail(cg_func *cf, const char *msg) {
+  cg_module *cm = cf->cm;
+  if (msg) {
+    LLVMValueRef fn = cg_api_fn(cf, offsetof(mlc_rt_api, set_error));
+    LLVMTypeRef params[2] = {cm->t_ptr, cm->t_ptr};
+    LLVMTypeRef fty = LLVMFunctionType(cm->t_i32, params, 2, 0);
+    LLVMValueRef args[2] = {cf->ctx, LLVMBuildGlobalStringPtr(cm->b, msg, "mlc.msg")};
+    LLVMBuildCall2(cm->b, fty, fn, args, 2, "");
+  }
+  for (size_t i = cf->ws.len; i-- > cf->ws_base;) ws_free(cf, cf->ws.data[i]);
+  LLVMBuildRet(cm->b, LLVMConstInt(cm->t_i32, (unsigned long long)-1, 1));
+}
+
+void cg_check(cg_func *cf, LLVMValueRef ok, const char *msg) {
+  cg_module *cm = cf->cm;
+  LLVMBasicBlockRef okb = LLVMCreateBasicBlockInContext(cm->ctx, "ok");
+  LLVMBasicBlockRef fail = LLVMCreateBasicBlockInContext(cm->ctx, "fail");
+  LLVMBuildCondBr(cm->b, ok, okb, fail);
+  LLVMAppendExistingBasicBlock(cf->fn, fail);
+  LLVMPositionBuilderAtEnd(cm->b, fail);
+  cg_emit_fail(cf, msg);
+  LLVMAppendExistingBasicBlock(cf->fn, okb);
+  LLVMPositionBuilderAtEnd(cm->b, okb);
+}
+
+/* An alloca in the entry block of the current function. */
+static LLVMValueRef entry_alloca(cg_func *cf, LLVMTypeRef ty, const char *name) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef tb = LLVMCreateBuilderInContext(cm->ctx);
+  LLVMValueRef first = LLVMGetFirstInstruction(cf->entry);
+  if (first) LLVMPositionBuilderBefore(tb, first);
+  else LLVMPositionBuilderAtEnd(tb, cf->entry);
+  LLVMValueRef a = LLVMBuildAlloca(tb, ty, name);
+  LLVMSetAlignment(a, 64);
+  LLVMDisposeBuilder(tb);
+  return a;
+}
+
+/* ---- loops --------------------------------------------------------------------- */
+
+typedef struct cg_loop {
+  LLVMValueRef iv, hi;
+  LLVMBasicBlockRef pre, body, exit;
+} cg_loop;
+
+/* for iv in [lo, hi): ... (continues inside the body) */
+static void loop_begin(cg_func *cf, cg_loop *l, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+  cg_module *cm = cf->cm;
+  l->hi = hi;
+  l->pre = LLVMGetInsertBlock(cm->b);
+  l->body = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, name);
+  l->exit = LLVMCreateBasicBlockInContext(cm->ctx, "exit");
+  LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntSLT, lo, hi, ""), l->body, l->exit);
+  LLVMPositionBuilderAtEnd(cm->b, l->body);
+  l->iv = LLVMBuildPhi(cm->b, cm->t_i64, name);
+  LLVMAddIncoming(l->iv, &lo, &l->pre, 1);
+}
+
+static void loop_end(cg_func *cf, cg_loop *l, LLVMMetadataRef md) {
+  cg_module *cm = cf->cm;
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(cm->b);
+  LLVMValueRef next = LLVMBuildAdd(cm->b, l->iv, LLVMConstInt(cm->t_i64, 1, 0), "");
+  LLVMSetNSW(next, 1);
+  LLVMValueRef br = LLVMBuildCondBr(cm->b, LLVMBuildICmp(cm->b, LLVMIntSLT, next, l->hi, ""), l->body, l->exit);
+  if (md) LLVMSetMetadata(br, cm->md_loop, LLVMMetadataAsValue(cm->ctx, md));
+  LLVMAddIncoming(l->iv, &next, &latch, 1);
+  LLVMAppendExistingBasicBlock(cf->fn, l->exit);
+  LLVMPositionBuilderAtEnd(cm->b, l->exit);
+}
+
+static LLVMMetadataRef md_str(cg_module *cm, const char *s) { return LLVMMDStringInContext2(cm->ctx, s, strlen(s)); }
+
+/* The self-referencing llvm.loop node for |kind| (NULL for plain loops). */
+static LLVMMetadataRef loop_md(cg_module *cm, mlc_tir_for_kind kind, unsigned width) {
+  LLVMMetadataRef ops[3], e[2];
+  int n = 1;
+  if (kind == MLC_TIR_FOR_VECTORIZED) {
+    e[0] = md_str(cm, "llvm.loop.vectorize.enable");
+    e[1] = LLVMValueAsMetadata(LLVMConstInt(cm->t_i1, 1, 0));
+    ops[n++] = LLVMMDNodeInContext2(cm->ctx, e, 2);
+    if (width >= 2) {
+      e[0] = md_str(cm, "llvm.loop.vectorize.width");
+      e[1] = LLVMValueAsMetadata(LLVMConstInt(cm->t_i32, width, 0));
+      ops[n++] = LLVMMDNodeInContext2(cm->ctx, e, 2);
+    }
+  } else if (kind == MLC_TIR_FOR_UNROLLED) {
+    e[0] = md_str(cm, "llvm.loop.unroll.full");
+    ops[n++] = LLVMMDNodeInContext2(cm->ctx, e, 1);
+  } else {
+    return NULL;
+  }
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(cm->ctx, NULL, 0);
+  ops[0] = tmp;
+  LLVMMetadataRef node = LLVMMDNodeInContext2(cm->ctx, ops, (size_t)n);
+  LLVMMetadataReplaceAllUsesWith(tmp, node);
+  return node;
+}
+
+/* The widest element (in bits, as computed) stored in |s|; 0 if none. */
+static unsigned store_bits(const mlc_tir_stmt *s) {
+  if (!s) return 0;
+  unsigned m = 0, x;
+  switch (s->kind) {
+    case MLC_TIR_FOR: return store_bits(s->loop.body);
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++)
+        if ((x = store_bits(s->seq.stmts[i])) > m) m = x;
+      return m;
+    case MLC_TIR_STORE: {
+      mlc_dtype t = s->store.buffer->dtype;
+      if (t == MLC_DTYPE_F16 || t == MLC_DTYPE_BF16) return 32;
+      return (unsigned)mlc_dtype_size(t) * 8;
+    }
+    case MLC_TIR_IF:
+      m = store_bits(s->if_.then_s);
+      x = store_bits(s->if_.else_s);
+      return x > m ? x : m;
+    case MLC_TIR_ALLOCATE: return store_bits(s->alloc.body);
+    case MLC_TIR_EVALUATE: return 0;
+    case MLC_TIR_BLOCK:
+      m = store_bits(s->block.body);
+      x = store_bits(s->block.init);
+      return x > m ? x : m;
+  }
+  return 0;
+}
+
+/* ---- parallel outlining --------------------------------------------------------- */
+
+typedef struct uses {
+  char *vars, *bufs;
+} uses;
+
+static void use_expr(uses *u, const mlc_tir_expr *e);
+
+static void use_buf(uses *u, const mlc_tir_buffer *b) {
+  if (u->bufs[b->id]) return;
+  u->bufs[b->id] = 1;
+  for (int i = 0; i < b->rank; i++) use_expr(u, b->shape[i]);
+}
+
+static void use_expr(uses *u, const mlc_tir_expr *e) {
+  if (!e) return;
+  switch (e->kind) {
+    case MLC_TIR_INT_IMM:
+    case MLC_TIR_FLOAT_IMM: break;
+    case MLC_TIR_VAR_REF: u->vars[e->var->id] = 1; break;
+    case MLC_TIR_BINARY: use_expr(u, e->bin.a); use_expr(u, e->bin.b); break;
+    case MLC_TIR_NOT:
+    case MLC_TIR_CAST: use_expr(u, e->un.a); break;
+    case MLC_TIR_SELECT: use_expr(u, e->select.c); use_expr(u, e->select.t); use_expr(u, e->select.f); break;
+    case MLC_TIR_LOAD:
+      use_buf(u, e->load.buffer);
+      for (int i = 0; i < e->load.n; i++) use_expr(u, e->load.indices[i]);
+      break;
+    case MLC_TIR_CALL:
+      for (int i = 0; i < e->call.n; i++) use_expr(u, e->call.args[i]);
+      break;
+    case MLC_TIR_REDUCE: use_expr(u, e->reduce.source); break;
+  }
+}
+
+static void use_stmt(uses *u, const mlc_tir_stmt *s) {
+  if (!s) return;
+  switch (s->kind) {
+    case MLC_TIR_FOR: use_expr(u, s->loop.min); use_expr(u, s->loop.extent); use_stmt(u, s->loop.body); break;
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++) use_stmt(u, s->seq.stmts[i]);
+      break;
+    case MLC_TIR_STORE:
+      use_buf(u, s->store.buffer);
+      for (int i = 0; i < s->store.n; i++) use_expr(u, s->store.indices[i]);
+      use_expr(u, s->store.value);
+      break;
+    case MLC_TIR_IF: use_expr(u, s->if_.cond); use_stmt(u, s->if_.then_s); use_stmt(u, s->if_.else_s); break;
+    case MLC_TIR_ALLOCATE: use_buf(u, s->alloc.buffer); use_stmt(u, s->alloc.body); break;
+    case MLC_TIR_EVALUATE: use_expr(u, s->eval.value); break;
+    case MLC_TIR_BLOCK:
+      for (int i = 0; i < s->block.niters; i++) {
+        use_expr(u, s->block.iters[i].min);
+        use_expr(u, s->block.iters[i].extent);
+        use_expr(u, s->block.iters[i].binding);
+      }
+      use_expr(u, s->block.predicate);
+      use_stmt(u, s->block.init);
+      use_stmt(u, s->block.body);
+      break;
+  }
+}
+
+static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLVMValueRef ext) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  int nv = cf->nvars, nb = cf->nbufs;
+  uses u = {calloc((size_t)nv + 1, 1), calloc((size_t)nb + 1, 1)};
+  LLVMValueRef *vals = calloc((size_t)(nv + nb) + 2, sizeof *vals);
+  int *ids = calloc((size_t)(nv + nb) + 2, sizeof *ids); /* var id, or -1 - buffer id */
+  LLVMTypeRef *tys = calloc((size_t)(nv + nb) + 2, sizeof *tys);
+  LLVMValueRef *saved_vars = malloc(sizeof *saved_vars * ((size_t)nv + 1));
+  LLVMValueRef *saved_bufs = malloc(sizeof *saved_bufs * ((size_t)nb + 1));
+  if (!u.vars || !u.bufs || !vals || !ids || !tys || !saved_vars || !saved_bufs) {
+    cg_fail(cm, mlc_oom());
+    goto done;
+  }
+  use_stmt(&u, s->loop.body);
+  /* closure layout: ctx, start, then captured values by id */
+  int n = 0;
+  vals[n] = cf->ctx;
+  ids[n++] = 0;
+  vals[n] = mn;
+  ids[n++] = 0;
+  for (int i = 0; i < nv; i++)
+    if (u.vars[i] && cf->vars[i] && i != s->loop.var->id) {
+      vals[n] = cf->vars[i];
+      ids[n++] = i;
+    }
+  for (int i = 0; i < nb; i++)
+    if (u.bufs[i] && cf->bufs[i]) {
+      vals[n] = cf->bufs[i];
+      ids[n++] = -1 - i;
+    }
+  for (int i = 0; i < n; i++) tys[i] = LLVMTypeOf(vals[i]);
+  LLVMTypeRef sty = LLVMStructTypeInContext(cm->ctx, tys, (unsigned)n, 0);
+  LLVMValueRef clo = entry_alloca(cf, sty, "closure");
+  for (int i = 0; i < n; i++) LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, sty, clo, (unsigned)i, ""));
+
+  /* the outlined body */
+  char name[512];
+  snprintf(name, sizeof name, "%s_par%d", cf->sym, cf->npar++);
+  LLVMTypeRef params[3] = {cm->t_i64, cm->t_i64, cm->t_ptr};
+  LLVMTypeRef bty = LLVMFunctionType(cm->t_i32, params, 3, 0);
+  LLVMValueRef fn = LLVMAddFunction(cm->mod, name, bty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  cg_func_attrs(cm, fn);
+  LLVMSetValueName2(LLVMGetParam(fn, 0), "begin", 5);
+  LLVMSetValueName2(LLVMGetParam(fn, 1), "end", 3);
+  LLVMSetValueName2(LLVMGetParam(fn, 2), "closure", 7);
+
+  LLVMBasicBlockRef back = LLVMGetInsertBlock(b);
+  LLVMValueRef save_fn = cf->fn, save_ctx = cf->ctx;
+  LLVMBasicBlockRef save_entry = cf->entry;
+  size_t save_base = cf->ws_base;
+  int save_outlined = cf->outlined;
+  memcpy(saved_vars, cf->vars, sizeof *saved_vars * (size_t)nv);
+  memcpy(saved_bufs, cf->bufs, sizeof *saved_bufs * (size_t)nb);
+  memset(cf->vars, 0, sizeof *cf->vars * (size_t)nv);
+  memset(cf->bufs, 0, sizeof *cf->bufs * (size_t)nb);
+  cf->fn = fn;
+  cf->entry = LLVMAppendBasicBlockInContext(cm->ctx, fn, "entry");
+  cf->ws_base = cf->ws.len;
+  cf->outlined = 1;
+  LLVMPositionBuilderAtEnd(b, cf->entry);
+  LLVMValueRef cp = LLVMGetParam(fn, 2);
+  LLVMValueRef start = NULL;
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef v = LLVMBuildLoad2(b, tys[i], LLVMBuildStructGEP2(b, sty, cp, (unsigned)i, ""), "");
+    if (i == 0) cf->ctx = v;
+    else if (i == 1) start = v;
+    else if (ids[i] >= 0) cf->vars[ids[i]] = v;
+    else cf->bufs[-1 - ids[i]] = v;
+  }
+  cg_loop l;
+  loop_begin(cf, &l, LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), s->loop.var->name);
+  cf->vars[s->loop.var->id] =
+      cg_convert(cf, LLVMBuildAdd(b, start, l.iv, s->loop.var->name), MLC_DTYPE_I64, s->loop.var->dtype);
+  cg_stmt(cf, s->loop.body);
+  loop_end(cf, &l, NULL);
+  LLVMBuildRet(b, LLVMConstInt(cm->t_i32, 0, 0));
+
+  /* back in the caller */
+  cf->fn = save_fn;
+  cf->ctx = save_ctx;
+  cf->entry = save_entry;
+  cf->ws_base = save_base;
+  cf->outlined = save_outlined;
+  memcpy(cf->vars, saved_vars, sizeof *saved_vars * (size_t)nv);
+  memcpy(cf->bufs, saved_bufs, sizeof *saved_bufs * (size_t)nb);
+  LLVMPositionBuilderAtEnd(b, back);
+  {
+    LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "par.run");
+    LLVMBasicBlockRef after = LLVMCreateBasicBlockInContext(cm->ctx, "par.done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, ext, LLVMConstInt(cm->t_i64, 0, 0), ""), run, after);
+    LLVMPositionBuilderAtEnd(b, run);
+    LLVMValueRef pf = cg_api_fn(cf, offsetof(mlc_rt_api, parallel_for));
+    LLVMTypeRef pp[4] = {cm->t_ptr, cm->t_i64, cm->t_ptr, cm->t_ptr};
+    LLVMTypeRef pty = LLVMFunctionType(cm->t_i32, pp, 4, 0);
+    LLVMValueRef args[4] = {cf->ctx, ext, fn, clo};
+    LLVMValueRef rc = LLVMBuildCall2(b, pty, pf, args, 4, "rc");
+    cg_check(cf, LLVMBuildICmp(b, LLVMIntEQ, rc, LLVMConstInt(cm->t_i32, 0, 0), ""), NULL);
+    LLVMBuildBr(b, after);
+    LLVMAppendExistingBasicBlock(cf->fn, after);
+    LLVMPositionBuilderAtEnd(b, after);
+  }
+done:
+  free(u.vars);
+  free(u.bufs);
+  free(vals);
+  free(ids);
+  free(tys);
+  free(saved_vars);
+  free(saved_bufs);
+}
+
+/* ---- statements ---------------------------------------------------------------- */
+
+static void cg_for(cg_func *cf, const mlc_tir_stmt *s) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef mn = cg_expr_i64(cf, s->loop.min);
+  LLVMValueRef ext = mn ? cg_expr_i64(cf, s->loop.extent) : NULL;
+  if (!ext) return;
+  if (s->loop.kind == MLC_TIR_FOR_PARALLEL && !cf->outlined) {
+    cg_parallel(cf, s, mn, ext);
+    return;
+  }
+  LLVMValueRef hi = LLVMBuildAdd(cm->b, mn, ext, "");
+  const mlc_tir_var *v = s->loop.var;
+  LLVMValueRef saved = cf->vars[v->id];
+  cg_loop l;
+  loop_begin(cf, &l, mn, hi, v->name);
+  cf->vars[v->id] = cg_convert(cf, l.iv, MLC_DTYPE_I64, v->dtype);
+  cg_stmt(cf, s->loop.body);
+  unsigned width = 0;
+  if (s->loop.kind == MLC_TIR_FOR_VECTORIZED) {
+    unsigned bits = store_bits(s->loop.body);
+    width = cm->target->vector_bits / (bits ? bits : 32);
+  }
+  loop_end(cf, &l, loop_md(cm, s->loop.kind, width));
+  cf->vars[v->id] = saved;
+}
+
+static void cg_if(cg_func *cf, LLVMValueRef c, const mlc_tir_stmt *then_s, const mlc_tir_stmt *else_s) {
+  cg_module *cm = cf->cm;
+  LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "then");
+  LLVMBasicBlockRef be = else_s ? LLVMCreateBasicBlockInContext(cm->ctx, "else") : NULL;
+  LLVMBasicBlockRef bj = LLVMCreateBasicBlockInContext(cm->ctx, "endif");
+  LLVMBuildCondBr(cm->b, c, bt, be ? be : bj);
+  LLVMPositionBuilderAtEnd(cm->b, bt);
+  cg_stmt(cf, then_s);
+  LLVMBuildBr(cm->b, bj);
+  if (be) {
+    LLVMAppendExistingBasicBlock(cf->fn, be);
+    LLVMPositionBuilderAtEnd(cm->b, be);
+    cg_stmt(cf, else_s);
+    LLVMBuildBr(cm->b, bj);
+  }
+  LLVMAppendExistingBasicBlock(cf->fn, bj);
+  LLVMPositionBuilderAtEnd(cm->b, bj);
+}
+
+static void cg_block(cg_func *cf, const mlc_tir_stmt *s) {
+  cg_module *cm = cf->cm;
+  int n = s->block.niters;
+  LLVMValueRef saved[64], vals[64];
+  if (n > 64) {
+    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: block %s has %d iter vars (at most 64)",
+                                s->block.name, n));
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    vals[i] = cg_convert(cf, cg_expr(cf, s->block.iters[i].binding), s->block.iters[i].binding->dtype,
+                         s->block.iters[i].var->dtype);
+    if (!vals[i]) return;
+  }
+  for (int i = 0; i < n; i++) {
+    const mlc_tir_var *v = s->block.iters[i].var;
+    saved[i] = cf->vars[v->id];
+    cf->vars[v->id] = vals[i];
+  }
+  LLVMBasicBlockRef join = NULL;
+  if (s->block.predicate) {
+    LLVMValueRef p = cg_expr(cf, s->block.predicate);
+    if (!p) return;
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "where");
+    join = LLVMCreateBasicBlockInContext(cm->ctx, "endwhere");
+    LLVMBuildCondBr(cm->b, p, body, join);
+    LLVMPositionBuilderAtEnd(cm->b, body);
+  }
+  if (s->block.init) {
+    LLVMValueRef first = LLVMConstInt(cm->t_i1, 1, 0);
+    for (int i = 0; i < n; i++) {
+      const mlc_tir_iter_var *it = &s->block.iters[i];
+      if (it->kind != MLC_TIR_ITER_REDUCE) continue;
+      LLVMValueRef mn = cg_convert(cf, cg_expr(cf, it->min), it->min->dtype, it->var->dtype);
+      if (!mn) return;
+      first = LLVMBuildAnd(cm->b, first, LLVMBuildICmp(cm->b, LLVMIntEQ, vals[i], mn, ""), "");
+    }
+    cg_if(cf, first, s->block.init, NULL);
+  }
+  cg_stmt(cf, s->block.body);
+  if (join) {
+    LLVMBuildBr(cm->b, join);
+    LLVMAppendExistingBasicBlock(cf->fn, join);
+    LLVMPositionBuilderAtEnd(cm->b, join);
+  }
+  for (int i = 0; i < n; i++) cf->vars[s->block.iters[i].var->id] = saved[i];
+}
+
+static void cg_allocate(cg_func *cf, const mlc_tir_stmt *s) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  const mlc_tir_buffer *buf = s->alloc.buffer;
+  LLVMTypeRef mt = cg_mem_type(cm, buf->dtype);
+  int constant = 1;
+  int64_t count = 1;
+  LLVMValueRef n = LLVMConstInt(cm->t_i64, 1, 0);
+  for (int i = 0; i < buf->rank; i++) {
+    const mlc_tir_expr *e = buf->shape[i];
+    if (e->kind == MLC_TIR_INT_IMM && e->int_value >= 0 && count <= INT64_MAX / (e->int_value ? e->int_value : 1))
+      count *= e->int_value;
+    else
+      constant = 0;
+    LLVMValueRef d = cg_expr_i64(cf, e);
+    if (!d) return;
+    n = LLVMBuildMul(b, n, d, "");
+  }
+  size_t esize = mlc_dtype_size(buf->dtype);
+  LLVMValueRef p;
+  int from_ws = 0;
+  if (buf->scope == MLC_TIR_SCOPE_LOCAL && constant && count <= STACK_ALLOC_LIMIT / (int64_t)esize) {
+    p = entry_alloca(cf, LLVMArrayType2(mt, (uint64_t)(count ? count : 1)), buf->name);
+  } else {
+    LLVMValueRef bytes = LLVMBuildMul(b, n, LLVMConstInt(cm->t_i64, esize, 0), "");
+    LLVMValueRef pos = LLVMBuildICmp(b, LLVMIntSGT, bytes, LLVMConstInt(cm->t_i64, 0, 0), "");
+    bytes = LLVMBuildSelect(b, pos, bytes, LLVMConstInt(cm->t_i64, 1, 0), "");
+    LLVMValueRef fn = cg_api_fn(cf, offsetof(mlc_rt_api, workspace_alloc));
+    LLVMTypeRef params[2] = {cm->t_ptr, cm->t_i64};
+    LLVMTypeRef fty = LLVMFunctionType(cm->t_ptr, params, 2, 0);
+    LLVMValueRef args[2] = {cf->ctx, bytes};
+    p = LLVMBuildCall2(b, fty, fn, args, 2, buf->name);
+    char msg[512];
+    snprintf(msg, sizeof msg, "kernel %s: cannot allocate workspace for buffer %s", cf->sym, buf->name);
+    cg_check(cf, LLVMBuildIsNotNull(b, p, ""), msg);
+    if (mlc_vec_push(&cf->ws, p)) {
+      cg_fail(cm, mlc_oom());
+      return;
+    }
+    from_ws = 1;
+  }
+  LLVMValueRef saved = cf->bufs[buf->id];
+  cf->bufs[buf->id] = p;
+  cg_stmt(cf, s->alloc.body);
+  cf->bufs[buf->id] = saved;
+  if (from_ws) {
+    cf->ws.len--;
+    ws_free(cf, p);
+  }
+}
+
+void cg_stmt(cg_func *cf, const mlc_tir_stmt *s) {
+  cg_module *cm = cf->cm;
+  if (cm->err) return;
+  switch (s->kind) {
+    case MLC_TIR_FOR: cg_for(cf, s); break;
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < s->seq.n && !cm->err; i++) cg_stmt(cf, s->seq.stmts[i]);
+      break;
+    case MLC_TIR_STORE: {
+      LLVMValueRef v = cg_expr(cf, s->store.value);
+      LLVMValueRef addr = v ? cg_address(cf, s->store.buffer, s->store.n, s->store.indices) : NULL;
+      if (addr) cg_store_elem(cf, s->store.buffer, addr, v);
+      break;
+    }
+    case MLC_TIR_IF: {
+      LLVMValueRef c = cg_expr(cf, s->if_.cond);
+      if (c) cg_if(cf, c, s->if_.then_s, s->if_.else_s);
+      break;
+    }
+    case MLC_TIR_ALLOCATE: cg_allocate(cf, s); break;
+    case MLC_TIR_EVALUATE: (void)cg_expr(cf, s->eval.value); break;
+    case MLC_TIR_BLOCK: cg_block(cf, s); break;
+  }
+}

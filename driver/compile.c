@@ -1,0 +1,307 @@
+/*
+** compile.c: mlc_compile_file, the whole compile path in order.
+**
+**   load .onnx -> import (frontend) -> graph pipeline (fold_constant, dce)
+**   -> materialize outputs -> legalize (call_tir) -> default schedule
+**   -> plan_memory -> codegen (LLVM, object) -> archive (model.so + model.h)
+**
+** Each stage reports progress and, with a dump directory, writes the IR it
+** produced.  Scratch files live in a private temporary directory that is
+** removed at the end.
+*/
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/sha256.h"
+#include "base/strbuf.h"
+#include "codegen/codegen.h"
+#include "driver/driver_int.h"
+#include "frontend/frontend.h"
+#include "graph/pass.h"
+#include "lower/lower.h"
+#include "onnx/onnx.h"
+
+void mlc_compile_options_init(mlc_compile_options *o) { memset(o, 0, sizeof *o); }
+
+typedef struct cstate {
+  const mlc_compile_options *o;
+  struct timespec t0;
+  int stage;
+} cstate;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void progress(cstate *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(cstate *c, const char *fmt, ...) {
+  if (!c->o->progress) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  c->o->progress(c->o->progress_user, line);
+}
+
+static mlc_status dump_text(cstate *c, const char *name, const char *text) {
+  if (!c->o->dump_ir_dir) return NULL;
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%s", c->o->dump_ir_dir, name);
+  return mlc_drv_write_file(p, text, strlen(text));
+}
+
+static mlc_status dump_graph(cstate *c, const char *name, const mlc_module *m) {
+  if (!c->o->dump_ir_dir) return NULL;
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_graph_print(m, &b);
+  mlc_status s = b.oom ? mlc_oom() : dump_text(c, name, mlc_sb_str(&b));
+  mlc_sb_fini(&b);
+  return s;
+}
+
+static mlc_status dump_tir(cstate *c, const char *name, const mlc_tir_module *m) {
+  if (!c->o->dump_ir_dir) return NULL;
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_module(m, &b);
+  mlc_status s = b.oom ? mlc_oom() : dump_text(c, name, mlc_sb_str(&b));
+  mlc_sb_fini(&b);
+  return s;
+}
+
+/* Every returned value must be a distinct computed value: parameters,
+** constants and repeats get a copy. */
+static mlc_status materialize_outputs(mlc_module *m, mlc_func *f) {
+  int fold = m->fold;
+  m->fold = 0;
+  mlc_status s = NULL;
+  for (int i = 0; i < f->nrets && !s; i++) {
+    mlc_value *v = f->rets[i];
+    int dup = 0;
+    for (int j = 0; j < i; j++) dup |= f->rets[j] == v;
+    if (v->kind == MLC_VALUE_VAR && !dup) continue;
+    mlc_value *copy;
+    mlc_origin o = {"", "Identity", 0, -1};
+    s = mlc_graph_emit1(f, MLC_OP_COPY, &v, 1, NULL, 0, &o, &copy);
+    if (!s) {
+      copy->name = v->name;
+      f->rets[i] = copy;
+    }
+  }
+  m->fold = fold;
+  return s;
+}
+
+static const char *base_name(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+static mlc_status hash_file(const char *path, char hex[65]) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return mlc_make_status(MLC_IO_ERROR, "cannot read %s: %s", path, strerror(errno));
+  mlc_sha256 c;
+  mlc_sha256_init(&c);
+  unsigned char buf[1 << 16], d[32];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) mlc_sha256_update(&c, buf, n);
+  fclose(f);
+  mlc_sha256_final(&c, d);
+  for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  return NULL;
+}
+
+static void rm_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  char p[4096];
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+      rm_tree(p);
+    else
+      unlink(p);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+static mlc_status make_dirs(const char *dir) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s", dir);
+  for (char *q = p + 1; *q; q++)
+    if (*q == '/') {
+      *q = 0;
+      mkdir(p, 0755);
+      *q = '/';
+    }
+  if (mkdir(p, 0755) != 0 && errno != EEXIST)
+    return mlc_make_status(MLC_IO_ERROR, "cannot create %s: %s", dir, strerror(errno));
+  return NULL;
+}
+
+static int count_kernels(const mlc_func *f) {
+  int n = 0;
+  for (int bi = 0; bi < f->nblocks; bi++) n += f->blocks[bi].n;
+  return n;
+}
+
+static mlc_status build_manifest(const char *onnx_path, const char *hash, const mlc_target *t,
+                                 const mlc_tir_module *tm, const mlc_func *f, int64_t arena,
+                                 mlc_strbuf *b) {
+  mlc_strbuf spec = MLC_STRBUF_INIT;
+  mlc_sb_puts(b, "{\"compiler\": \"mlc-onnx " PACKAGE_VERSION "\", \"model\": ");
+  mlc_sb_json_str(b, base_name(onnx_path));
+  mlc_sb_printf(b, ", \"model_sha256\": \"%s\", \"target\": ", hash);
+  mlc_sb_json_str(b, t->spec);
+  mlc_sb_puts(b, ", \"options\": {\"target\": ");
+  mlc_sb_json_str(b, t->spec);
+  mlc_sb_printf(b, ", \"extern\": \"none\"}, \"arena_bytes\": %lld, \"steps\": %d, \"kernels\": [",
+                (long long)arena, count_kernels(f));
+  for (int i = 0; i < tm->nfuncs; i++) {
+    if (i) mlc_sb_puts(b, ", ");
+    mlc_sb_json_str(b, tm->funcs[i]->name);
+  }
+  mlc_sb_puts(b, "], \"extern_calls\": []}");
+  mlc_sb_fini(&spec);
+  return b->oom ? mlc_oom() : NULL;
+}
+
+/* Sets each prim function's kernel symbol. */
+static mlc_status name_kernels(mlc_tir_module *tm) {
+  char sym[256];
+  for (int i = 0; i < tm->nfuncs; i++) {
+    snprintf(sym, sizeof sym, MLC_DRV_KERNEL_PREFIX "%s", tm->funcs[i]->name);
+    MLC_RETURN_IF_ERROR(mlc_tir_func_set_attr_str(tm, tm->funcs[i], "global_symbol", sym));
+  }
+  return NULL;
+}
+
+mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc_compile_options *opts) {
+  mlc_compile_options dflt;
+  mlc_compile_options_init(&dflt);
+  cstate c = {opts ? opts : &dflt, {0, 0}, 0};
+  if (!onnx_path || !out_so) return mlc_make_status(MLC_INVALID_ARGUMENT, "no input or output path");
+  mlc_onnx_model *om = NULL;
+  mlc_module *gm = NULL;
+  mlc_tir_module *tm = NULL;
+  mlc_target *target = NULL;
+  char *workdir = NULL;
+  mlc_strbuf manifest = MLC_STRBUF_INIT;
+  mlc_status s = NULL;
+  double t = now_ms(), t_all = t;
+  char hash[65];
+
+  if (c.o->dump_ir_dir && (s = make_dirs(c.o->dump_ir_dir))) goto done;
+  s = c.o->target && *c.o->target && strcmp(c.o->target, "llvm") != 0
+          ? mlc_target_parse(c.o->target, &target)
+          : mlc_target_host(&target);
+  if (s) goto done;
+  if ((s = hash_file(onnx_path, hash))) goto done;
+  if ((s = mlc_onnx_load_file(onnx_path, &om))) goto done;
+  if ((s = mlc_fe_import(om, NULL, &gm))) goto done;
+  mlc_onnx_model_destroy(om);
+  om = NULL;
+  progress(&c, "[1/6] imported %s (%.0f ms)", base_name(onnx_path), now_ms() - t);
+  if ((s = dump_graph(&c, "00_import.txt", gm))) goto done;
+
+  t = now_ms();
+  mlc_pass_ctx pctx = {0, c.o->dump_ir_dir, "all", NULL};
+  if ((s = mlc_graph_pipeline(gm, &pctx))) goto done;
+  mlc_func *main_fn = mlc_module_func(gm, "main");
+  if (!main_fn) {
+    s = mlc_make_status(MLC_INTERNAL, "no main function");
+    goto done;
+  }
+  if ((s = materialize_outputs(gm, main_fn))) goto done;
+  progress(&c, "[2/6] graph passes (%.0f ms)", now_ms() - t);
+
+  t = now_ms();
+  mlc_lower_options lopt = {0, 0};
+  if ((s = mlc_tir_module_create(mlc_allocator_system(), &tm))) goto done;
+  if ((s = mlc_lower_legalize(gm, tm, &lopt))) goto done;
+  if ((s = name_kernels(tm))) goto done;
+  if ((s = dump_graph(&c, "10_legalize.graph.txt", gm)) || (s = dump_tir(&c, "10_legalize.tir.txt", tm)))
+    goto done;
+  if ((s = mlc_lower_default_schedule(tm, &lopt))) goto done;
+  if ((s = dump_tir(&c, "11_schedule.tir.txt", tm))) goto done;
+  mlc_pass plan[] = {{"plan_memory", mlc_pass_plan_memory}};
+  pctx.dump_filter = "plan_memory";
+  if ((s = mlc_pass_run(gm, plan, 1, &pctx))) goto done;
+  progress(&c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - t);
+
+  t = now_ms();
+  const char *tmp = getenv("TMPDIR");
+  char tmpl[4096];
+  snprintf(tmpl, sizeof tmpl, "%s/mlc-onnx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(tmpl)) {
+    s = mlc_make_status(MLC_IO_ERROR, "cannot create a temporary directory: %s", strerror(errno));
+    goto done;
+  }
+  workdir = strdup(tmpl);
+  if (!workdir) {
+    rmdir(tmpl);
+    s = mlc_oom();
+    goto done;
+  }
+  char kobj[4200];
+  snprintf(kobj, sizeof kobj, "%s/kernels.o", workdir);
+  if ((s = mlc_cg_build(tm, target, kobj))) goto done;
+  if (c.o->dump_ir_dir) {
+    char *ir = NULL;
+    if ((s = mlc_cg_emit_llvm_ir(tm, target, 1, &ir))) goto done;
+    s = dump_text(&c, "20_codegen.ll", ir);
+    mlc_cg_free(ir);
+    if (s) goto done;
+  }
+  progress(&c, "[4/6] generated code for %s (%.0f ms)", target->spec, now_ms() - t);
+
+  t = now_ms();
+  int64_t arena = mlc_drv_arena_bytes(main_fn);
+  if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, &manifest))) goto done;
+  char name[256];
+  snprintf(name, sizeof name, "%s", base_name(onnx_path));
+  char *dot = strrchr(name, '.');
+  if (dot && dot != name) *dot = 0;
+  char hpath[4200];
+  const char *h = c.o->header_path;
+  if (!h) {
+    snprintf(hpath, sizeof hpath, "%s", out_so);
+    char *e = strrchr(hpath, '.'), *sl = strrchr(hpath, '/');
+    if (e && (!sl || e > sl)) *e = 0;
+    strncat(hpath, ".h", sizeof hpath - strlen(hpath) - 1);
+    h = hpath;
+  } else if (!*h) {
+    h = NULL;
+  }
+  mlc_drv_archive_args aa = {gm, main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL};
+  if ((s = mlc_drv_archive(&aa))) goto done;
+  progress(&c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
+  progress(&c, "[6/6] done in %.0f ms: %d steps, %d kernels, arena %lld bytes", now_ms() - t_all,
+           count_kernels(main_fn), tm->nfuncs, (long long)arena);
+done:
+  if (workdir) {
+    if (!getenv("MLC_KEEP_TEMP")) rm_tree(workdir);
+    free(workdir);
+  }
+  mlc_sb_fini(&manifest);
+  mlc_target_destroy(target);
+  mlc_tir_module_destroy(tm);
+  mlc_module_destroy(gm);
+  mlc_onnx_model_destroy(om);
+  return s ? mlc_status_annotate(s, "%s", base_name(onnx_path)) : NULL;
+}

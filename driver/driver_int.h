@@ -1,0 +1,45 @@
+/*
+** driver_int.h: private to driver/ (the library entry points of mlc.h).
+**
+** The archiver turns a lowered, memory-planned graph function plus the
+** object code of its kernels into a deployable model.so: it writes the
+** model description (runtime/rt_model.h) as C source and the weights as a
+** blob, and links them with the embedded runtime archive using the system C
+** compiler.
+*/
+#ifndef MLC_DRIVER_DRIVER_INT_H
+#define MLC_DRIVER_DRIVER_INT_H
+
+#include "base/status.h"
+#include "graph/graph.h"
+
+typedef struct mlc_drv_archive_args {
+  const mlc_module *gm;
+  const mlc_func *fn;         /* lowered (call_tir / call_dps_packed) and planned */
+  const char *kernels_obj;    /* object file with the generated kernels */
+  const char *manifest_json;  /* embedded for inspect */
+  const char *model_name;
+  const char *workdir;        /* scratch directory (exists, writable) */
+  const char *out_so;         /* where to write model.so */
+  const char *out_h;          /* where to write model.h (NULL: none) */
+  int64_t *out_arena_bytes;   /* static arena size, -1 when symbolic (may be NULL) */
+} mlc_drv_archive_args;
+
+MLC_MUST_USE mlc_status mlc_drv_archive(const mlc_drv_archive_args *a);
+
+/* Bytes of the intermediates' arena of planned |fn| at its static shapes;
+** -1 when a storage has a symbolic size. */
+int64_t mlc_drv_arena_bytes(const mlc_func *fn);
+
+/* The kernel symbol for prim function |name| (a prefix keeps kernels apart
+** from libc and libm names). */
+#define MLC_DRV_KERNEL_PREFIX "mlc_k_"
+
+/* Runs |argv| (argv[0] looked up in PATH) in directory |cwd| (NULL: here),
+** stdout+stderr to |log_path|.  Error status with the log's tail if it fails. */
+MLC_MUST_USE mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *log_path);
+
+/* Writes |n| bytes to |path|. */
+MLC_MUST_USE mlc_status mlc_drv_write_file(const char *path, const void *data, size_t n);
+
+#endif /* MLC_DRIVER_DRIVER_INT_H */

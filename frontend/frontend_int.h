@@ -1,0 +1,331 @@
+/*
+** frontend_int.h: private to frontend/ (STYLE R4).
+**
+** The converter table (convert_table.c), the converter context and the
+** helpers converters share (context.c): attribute access with defaults,
+** constant inputs read as numbers, emitting graph ops with the node's
+** origin, and errors that name the node:
+**
+**   node "conv1" (Conv, opset 13): kernel_shape has 3 entries, weight has 2 spatial dims
+**
+** A converter turns one ONNX node into graph IR, only through graph.h's
+** builders (mlc_graph_emit*, mlc_module_add_const, ...).  It receives the
+** node's input values (NULL for an omitted optional input) and fills one
+** value per node output (it may leave an output NULL only when its name is
+** empty, i.e. unused).  Converters run after the pre-flight check, so the
+** attributes they read have the declared types.
+*/
+#ifndef MLC_FRONTEND_FRONTEND_INT_H
+#define MLC_FRONTEND_FRONTEND_INT_H
+
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/strbuf.h"
+#include "frontend/frontend.h"
+
+/* ---- converter context -------------------------------------------------- */
+
+typedef struct mlc_fe_ctx {
+  mlc_module *mod;
+  mlc_func *fn;               /* the function being built ("main") */
+  int opset;                  /* the model's opset of the default domain */
+  const mlc_onnx_node *node;  /* the node being converted */
+  mlc_origin origin;          /* its origin, passed to every emit */
+  mlc_arena *scratch;         /* reset after each node */
+} mlc_fe_ctx;
+
+typedef mlc_status (*mlc_fe_cvt_fn)(mlc_fe_ctx *cx, const mlc_onnx_node *n,
+                                    mlc_value *const *in, int nin, mlc_value **out, int nout);
+
+/* The model's opset of the default domain ("" or "ai.onnx"); 1 for models
+** older than opset_import; 0 when a newer model declares none (check.c). */
+int mlc_fe_model_opset(const mlc_onnx_model *om);
+/* 1 for "" (or NULL) and "ai.onnx". */
+int mlc_fe_is_default_domain(const char *domain);
+
+/* ---- pre-flight problems ------------------------------------------------ */
+
+/* Collects the lines of the pre-flight error (frontend/check.c). */
+typedef struct mlc_fe_problems {
+  mlc_strbuf text;
+  int count;
+  const char *where; /* prefix of the current node's lines: node "x" #3 (Op, opset 13) */
+} mlc_fe_problems;
+
+/* Adds one problem line "  <where>: <message>". */
+void mlc_fe_problem(mlc_fe_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Per-row check of attribute values (and output use) a converter cannot
+** handle; reports each with mlc_fe_problem. */
+typedef void (*mlc_fe_check_fn)(mlc_fe_problems *p, const mlc_onnx_node *n, int opset);
+
+/* ---- the converter table (convert_table.c) ------------------------------ */
+
+typedef struct mlc_fe_row {
+  const char *op_type;
+  int since;                  /* ONNX since_version of this op version */
+  mlc_fe_cvt_fn cvt;          /* NULL: this version exists but is not supported */
+  int min_in, max_in;         /* input count (max -1: variadic) */
+  int max_out;                /* outputs ONNX allows (-1: any number) */
+  const char *const *attrs;   /* accepted attributes "name:T" (T: i f s t I F S g), NULL-terminated */
+  mlc_fe_check_fn check;      /* optional */
+} mlc_fe_row;
+
+/* The table (static storage), sorted by (op_type, since); |*n| receives
+** its length. */
+const mlc_fe_row *mlc_fe_table(int *n);
+/*
+** The row (static storage) for |op_type| at |opset|: the highest since <=
+** opset.  NULL when no row of the op has since <= opset; *|first_since| (may be NULL) receives the lowest
+** since of the op (0 if none) so callers can say why nothing matched.
+*/
+const mlc_fe_row *mlc_fe_lookup(const char *op_type, int opset, int *first_since);
+/* 1 when the table is sorted and well-formed (for tests). */
+int mlc_fe_table_ok(void);
+
+/* ---- attributes --------------------------------------------------------- */
+
+/* The attribute |name| of |n| or NULL (borrowed from the ONNX view). */
+const mlc_onnx_attr *mlc_fe_attr(const mlc_onnx_node *n, const char *name);
+/* Typed reads with a default for an absent attribute (strings borrowed). */
+int64_t mlc_fe_attr_int(const mlc_onnx_node *n, const char *name, int64_t dflt);
+double mlc_fe_attr_float(const mlc_onnx_node *n, const char *name, double dflt);
+const char *mlc_fe_attr_str(const mlc_onnx_node *n, const char *name, const char *dflt);
+/* The INTS attribute |name|: count in the return value, data in *out
+** (borrowed); -1 when absent. */
+int mlc_fe_attr_ints(const mlc_onnx_node *n, const char *name, const int64_t **out);
+/* 1 when output |i| of |n| exists and has a non-empty name. */
+int mlc_fe_output_used(const mlc_onnx_node *n, int i);
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* "node "conv1" #3" (with |with_index|) or "node "conv1""; "node #3" when
+** |name| is empty.  Returns |buf|. */
+const char *mlc_fe_node_label(const char *name, int index, int with_index, char *buf, size_t size);
+/* An error "node "x" (Op, opset N): <message>" with |code|; transferred to
+** the caller. */
+mlc_status mlc_fe_error(const mlc_fe_ctx *cx, mlc_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- constants ---------------------------------------------------------- */
+
+/* The constant behind |v|, or NULL when |v| is NULL or not a constant
+** (borrowed from the module). */
+const mlc_const *mlc_fe_const(const mlc_fe_ctx *cx, const mlc_value *v);
+/*
+** Reads the integer constant |v| (rank 0 or 1, any integer dtype) into
+** scratch memory: *out is borrowed from cx->scratch (valid until the node
+** is done), *n its length.
+** |what| names the input in errors: not a constant -> MLC_UNIMPLEMENTED
+** "<what> computed at run time is not supported yet".
+*/
+MLC_MUST_USE mlc_status mlc_fe_const_ints(mlc_fe_ctx *cx, const mlc_value *v, const char *what,
+                                          int64_t **out, int *n);
+/* Reads the one-element constant |v| (any numeric dtype) as a double. */
+MLC_MUST_USE mlc_status mlc_fe_const_scalar(mlc_fe_ctx *cx, const mlc_value *v, const char *what,
+                                            double *out);
+/* Element |i| of numeric |data| of |dt| as a double, and the reverse (rounded
+** or saturated as a conversion to |dt| does). */
+double mlc_fe_elem_get(mlc_dtype dt, const void *data, int64_t i);
+void mlc_fe_elem_set(mlc_dtype dt, void *data, int64_t i, double x);
+/* A new rank-0 constant of |dt| holding |x| (rounded as the dtype does);
+** *out is owned by the module. */
+MLC_MUST_USE mlc_status mlc_fe_scalar(mlc_fe_ctx *cx, mlc_dtype dt, double x, mlc_value **out);
+/* A new 1-D int64 constant holding a copy of |v|[0..n); *out is owned by
+** the module. */
+MLC_MUST_USE mlc_status mlc_fe_const_i64(mlc_fe_ctx *cx, const int64_t *v, int n,
+                                         mlc_value **out);
+
+/* ---- emitting ----------------------------------------------------------- */
+
+/* mlc_graph_emit1 on the context's function with the node's origin: |args|
+** and |attrs| are borrowed (copied into the IR); *out is owned by the
+** module.  Calls on constants fold. */
+MLC_MUST_USE mlc_status mlc_fe_emit(mlc_fe_ctx *cx, mlc_op op, mlc_value *const *args, int nargs,
+                                    const mlc_attr *attrs, int nattrs, mlc_value **out);
+/* Unary and binary shorthands (no attributes). */
+MLC_MUST_USE mlc_status mlc_fe_unary(mlc_fe_ctx *cx, mlc_op op, mlc_value *x, mlc_value **out);
+MLC_MUST_USE mlc_status mlc_fe_binary(mlc_fe_ctx *cx, mlc_op op, mlc_value *a, mlc_value *b,
+                                      mlc_value **out);
+/* reshape |x| to |dims| (resolved; symbolic dims allowed; borrowed);
+** returns |x| itself when its shape already is |dims|. */
+MLC_MUST_USE mlc_status mlc_fe_reshape(mlc_fe_ctx *cx, mlc_value *x, const int64_t *dims, int rank,
+                                       mlc_value **out);
+
+/* ---- shapes ------------------------------------------------------------- */
+
+/* Normalizes |axis| against |rank| (negative counts from the back); error
+** naming |what| when out of [-rank, rank). */
+MLC_MUST_USE mlc_status mlc_fe_axis(const mlc_fe_ctx *cx, int64_t axis, int rank, const char *what,
+                                    int *out);
+/*
+** The product of |dims|[0..n) as one dim: a constant when all are static, a
+** symbol when exactly one is symbolic and the others multiply to 1.  Else
+** MLC_UNIMPLEMENTED naming |what|.
+*/
+MLC_MUST_USE mlc_status mlc_fe_dim_product(const mlc_fe_ctx *cx, const int64_t *dims, int n,
+                                           const char *what, int64_t *out);
+/* "(n, 3, 224, 224)" ("(4,)" for rank 1) of a type, for messages; the
+** string is borrowed from cx->scratch. */
+const char *mlc_fe_shape_str(mlc_fe_ctx *cx, const mlc_type *t);
+
+/* ---- converters (the files under frontend/ops/); one per row of the table */
+
+#define MLC_FE_CVT(name)                                                                     \
+  mlc_status mlc_fe_cvt_##name(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *const *in, \
+                               int nin, mlc_value **out, int nout)
+#define MLC_FE_CHECK(name) void mlc_fe_chk_##name(mlc_fe_problems *p, const mlc_onnx_node *n, int opset)
+
+/* math.c */
+/* Emits binary |op| on the node's two inputs, with the legacy (opset < 7)
+** broadcast/axis attributes applied. */
+MLC_MUST_USE mlc_status mlc_fe_binary_node(mlc_fe_ctx *cx, const mlc_onnx_node *n,
+                                           mlc_value *const *in, mlc_op op, mlc_value **out);
+MLC_FE_CVT(add);
+MLC_FE_CVT(sub);
+MLC_FE_CVT(mul);
+MLC_FE_CVT(div);
+MLC_FE_CVT(pow);
+MLC_FE_CVT(sqrt);
+MLC_FE_CVT(exp);
+MLC_FE_CVT(log);
+MLC_FE_CVT(neg);
+MLC_FE_CVT(abs);
+MLC_FE_CVT(reciprocal);
+MLC_FE_CVT(floor);
+MLC_FE_CVT(ceil);
+MLC_FE_CVT(erf);
+MLC_FE_CVT(relu);
+MLC_FE_CVT(sigmoid);
+MLC_FE_CVT(tanh);
+MLC_FE_CVT(leaky_relu);
+MLC_FE_CVT(clip_v1);
+MLC_FE_CVT(clip_v11);
+MLC_FE_CVT(max);
+MLC_FE_CVT(min);
+MLC_FE_CVT(sum);
+MLC_FE_CVT(gemm);
+MLC_FE_CVT(matmul);
+MLC_FE_CVT(softmax_v1);
+MLC_FE_CVT(softmax_v13);
+MLC_FE_CVT(sin);
+MLC_FE_CVT(cos);
+MLC_FE_CVT(tan);
+MLC_FE_CVT(asin);
+MLC_FE_CVT(acos);
+MLC_FE_CVT(atan);
+MLC_FE_CVT(sinh);
+MLC_FE_CVT(cosh);
+MLC_FE_CVT(asinh);
+MLC_FE_CVT(acosh);
+MLC_FE_CVT(atanh);
+MLC_FE_CVT(round);
+MLC_FE_CVT(sign);
+MLC_FE_CVT(isnan);
+MLC_FE_CVT(softplus);
+MLC_FE_CVT(softsign);
+MLC_FE_CVT(hard_swish);
+MLC_FE_CVT(log_softmax_v1);
+MLC_FE_CVT(log_softmax_v13);
+MLC_FE_CVT(elu);
+MLC_FE_CVT(selu);
+MLC_FE_CVT(celu);
+MLC_FE_CVT(hard_sigmoid);
+MLC_FE_CVT(thresholded_relu);
+MLC_FE_CVT(shrink);
+MLC_FE_CVT(isinf);
+MLC_FE_CVT(mod);
+MLC_FE_CVT(bitshift);
+MLC_FE_CVT(prelu);
+MLC_FE_CVT(mean);
+MLC_FE_CHECK(bitshift);
+/* nn.c */
+MLC_FE_CVT(conv);
+MLC_FE_CVT(max_pool);
+MLC_FE_CVT(average_pool);
+MLC_FE_CVT(global_average_pool);
+MLC_FE_CVT(global_max_pool);
+MLC_FE_CVT(batch_norm);
+MLC_FE_CVT(flatten);
+MLC_FE_CVT(dropout);
+MLC_FE_CVT(conv_transpose);
+MLC_FE_CVT(layer_norm);
+MLC_FE_CVT(instance_norm);
+MLC_FE_CHECK(conv_transpose);
+MLC_FE_CHECK(layer_norm);
+MLC_FE_CHECK(conv);
+MLC_FE_CHECK(max_pool);
+MLC_FE_CHECK(average_pool);
+MLC_FE_CHECK(batch_norm);
+/* reduce.c */
+MLC_FE_CVT(reduce_mean_v1);
+MLC_FE_CVT(reduce_mean_v18);
+MLC_FE_CVT(reduce_sum_v1);
+MLC_FE_CVT(reduce_sum_v13);
+MLC_FE_CVT(reduce_max_v1);
+MLC_FE_CVT(reduce_max_v18);
+MLC_FE_CVT(reduce_min_v1);
+MLC_FE_CVT(reduce_min_v18);
+MLC_FE_CVT(reduce_prod_v1);
+MLC_FE_CVT(reduce_prod_v18);
+MLC_FE_CVT(reduce_sum_square_v1);
+MLC_FE_CVT(reduce_sum_square_v18);
+MLC_FE_CVT(reduce_l1_v1);
+MLC_FE_CVT(reduce_l1_v18);
+MLC_FE_CVT(reduce_l2_v1);
+MLC_FE_CVT(reduce_l2_v18);
+MLC_FE_CVT(reduce_log_sum_v1);
+MLC_FE_CVT(reduce_log_sum_v18);
+MLC_FE_CVT(reduce_log_sum_exp_v1);
+MLC_FE_CVT(reduce_log_sum_exp_v18);
+MLC_FE_CVT(argmax);
+MLC_FE_CVT(argmin);
+/* tensor.c */
+MLC_FE_CVT(identity);
+MLC_FE_CVT(constant);
+MLC_FE_CVT(cast);
+MLC_FE_CVT(concat);
+MLC_FE_CVT(reshape_v1);
+MLC_FE_CVT(reshape_v5);
+MLC_FE_CVT(transpose);
+MLC_FE_CVT(slice_v1);
+MLC_FE_CVT(slice_v10);
+MLC_FE_CVT(gather);
+MLC_FE_CVT(shape);
+MLC_FE_CVT(squeeze_v1);
+MLC_FE_CVT(squeeze_v13);
+MLC_FE_CVT(unsqueeze_v1);
+MLC_FE_CVT(unsqueeze_v13);
+MLC_FE_CVT(where);
+MLC_FE_CVT(cast_like);
+MLC_FE_CVT(constant_of_shape);
+MLC_FE_CVT(expand);
+MLC_FE_CVT(size);
+MLC_FE_CVT(split_v1);
+MLC_FE_CVT(split_v13);
+MLC_FE_CVT(split_v18);
+MLC_FE_CVT(tile_v1);
+MLC_FE_CVT(tile_v6);
+MLC_FE_CVT(pad_v1);
+MLC_FE_CVT(pad_v11);
+MLC_FE_CVT(range);
+MLC_FE_CVT(depth_to_space);
+MLC_FE_CVT(space_to_depth);
+MLC_FE_CHECK(depth_to_space);
+MLC_FE_CHECK(constant_of_shape);
+MLC_FE_CHECK(pad);
+MLC_FE_CHECK(constant);
+MLC_FE_CHECK(cast);
+/* logical.c */
+MLC_FE_CVT(equal);
+MLC_FE_CVT(less);
+MLC_FE_CVT(less_equal);
+MLC_FE_CVT(greater);
+MLC_FE_CVT(greater_equal);
+MLC_FE_CVT(and);
+MLC_FE_CVT(or);
+MLC_FE_CVT(xor);
+MLC_FE_CVT(not);
+
+#endif /* MLC_FRONTEND_FRONTEND_INT_H */

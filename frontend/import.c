@@ -1,0 +1,335 @@
+/*
+** import.c: ONNX model view -> graph IR module (mlc_fe_import).
+**
+**   1. pre-flight check (check.c): every unsupported feature in one error;
+**   2. initializers -> constants, graph inputs -> parameters of "main"
+**      (dim_value -> extent, dim_param -> named symbol, neither -> fresh
+**      symbol); inputs that are also initializers (old opsets) are constants;
+**   3. nodes sorted topologically (Kahn, smallest index first, so a file in
+**      order keeps its order); a cycle is an error listing its nodes;
+**   4. each node through its converter (convert_table.c), with its origin
+**      for diagnostics; each produced value is named after its ONNX output;
+**   5. graph outputs -> the function's return values.
+** On any error the half-built module is destroyed.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "frontend/frontend_int.h"
+
+typedef struct importer {
+  const mlc_onnx_model *om;
+  const mlc_onnx_graph *g;
+  mlc_module *m;
+  mlc_func *f;
+  int opset;
+  mlc_arena *work;    /* topological order and per-node scratch */
+  mlc_hash values;    /* ONNX value name -> mlc_value* */
+  mlc_hash producers; /* ONNX value name -> producing node index + 1 */
+  int *order;         /* node indices in topological order */
+} importer;
+
+/* "node "x" #3 (Add)" for cycle and dependency messages. */
+static void node_label(mlc_strbuf *b, const mlc_onnx_node *n) {
+  char label[384];
+  mlc_sb_printf(b, "%s (%s)", mlc_fe_node_label(n->name, n->index, 1, label, sizeof label), n->op_type);
+}
+
+static mlc_status node_error(const importer *im, const mlc_onnx_node *n, mlc_code code,
+                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static mlc_status node_error(const importer *im, const mlc_onnx_node *n, mlc_code code,
+                             const char *fmt, ...) {
+  char msg[1024], label[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mlc_make_status(code, "%s (%s, opset %d): %s",
+                         mlc_fe_node_label(n->name, n->index, 1, label, sizeof label), n->op_type,
+                         im->opset, msg);
+}
+
+/* ---- constants and parameters ------------------------------------------- */
+
+static mlc_status add_initializers(importer *im) {
+  for (int i = 0; i < im->g->ninitializers; i++) {
+    const mlc_onnx_tensor *t = &im->g->initializers[i];
+    mlc_type ty = {t->dtype, t->rank, t->dims};
+    mlc_value *v;
+    MLC_RETURN_IF_ERROR(mlc_module_add_const(im->m, t->name, &ty, t->data, t->nbytes, &v));
+    if (mlc_hash_get(&im->values, t->name))
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "initializer \"%s\" is defined twice", t->name);
+    if (mlc_hash_put(&im->values, v->name, v)) return mlc_oom();
+  }
+  return NULL;
+}
+
+static mlc_status add_params(importer *im) {
+  for (int i = 0; i < im->g->ninputs; i++) {
+    const mlc_onnx_value_info *vi = &im->g->inputs[i];
+    if (mlc_hash_get(&im->values, vi->name)) {
+      /* An input that is also an initializer: a constant with a default. */
+      continue;
+    }
+    if (vi->kind != MLC_ONNX_VALUE_TENSOR || vi->dtype == MLC_DTYPE_INVALID || !vi->has_shape)
+      return mlc_make_status(MLC_UNIMPLEMENTED, "input \"%s\": needs a tensor type with a shape",
+                             vi->name);
+    int64_t *dims = MLC_ARENA_ARRAY(im->work, vi->rank > 0 ? (size_t)vi->rank : 1, int64_t);
+    if (!dims) return mlc_oom();
+    for (int d = 0; d < vi->rank; d++) {
+      const mlc_onnx_dim *od = &vi->dims[d];
+      if (od->value >= 0) dims[d] = od->value;
+      else if (od->param && od->param[0])
+        MLC_RETURN_IF_ERROR(mlc_module_sym(im->m, od->param, &dims[d]));
+      else
+        MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(im->m, &dims[d]));
+    }
+    mlc_type ty = {vi->dtype, vi->rank, dims};
+    mlc_value *v;
+    MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, vi->name, &ty, &v));
+    if (mlc_hash_put(&im->values, v->name, v)) return mlc_oom();
+  }
+  return NULL;
+}
+
+/* ---- topological sort --------------------------------------------------- */
+
+static void heap_push(int *h, int *n, int x) {
+  int i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > x) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = x;
+}
+
+static int heap_pop(int *h, int *n) {
+  int top = h[0], x = h[--*n], i = 0;
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1] < h[c]) c++;
+    if (h[c] >= x) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n > 0) h[i] = x;
+  return top;
+}
+
+/* The producer (node index) of |name|, or -1 for graph inputs/initializers. */
+static int producer_of(const importer *im, const char *name) {
+  if (mlc_hash_get(&im->values, name)) return -1;
+  return (int)(intptr_t)mlc_hash_get(&im->producers, name) - 1;
+}
+
+/* Describes one cycle among the nodes left with pending inputs. */
+static mlc_status cycle_error(importer *im, const int *indeg, const char *done) {
+  const mlc_onnx_graph *g = im->g;
+  int nn = g->nnodes, start = -1;
+  for (int i = 0; i < nn && start < 0; i++)
+    if (!done[i]) start = i;
+  int *step = MLC_ARENA_ARRAY(im->work, (size_t)nn, int);
+  int *path = MLC_ARENA_ARRAY(im->work, (size_t)nn + 1, int);
+  if (!step || !path) return mlc_oom();
+  for (int i = 0; i < nn; i++) step[i] = -1;
+  /* Walk from consumer to a pending producer until a node repeats. */
+  int u = start, len = 0;
+  while (step[u] < 0) {
+    step[u] = len;
+    path[len++] = u;
+    int next = -1;
+    const mlc_onnx_node *n = &g->nodes[u];
+    for (int k = 0; k < n->ninputs && next < 0; k++) {
+      if (!n->inputs[k][0]) continue;
+      int p = producer_of(im, n->inputs[k]);
+      if (p >= 0 && !done[p]) next = p;
+    }
+    if (next < 0 || indeg[u] == 0) break; /* cannot happen: pending nodes have pending inputs */
+    u = next;
+  }
+  int first = step[u] >= 0 ? step[u] : 0;
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_sb_puts(&b, "graph has a cycle: ");
+  /* path holds consumer -> producer; print in data-flow order. */
+  for (int k = len - 1; k >= first; k--) {
+    node_label(&b, &g->nodes[path[k]]);
+    mlc_sb_puts(&b, " -> ");
+  }
+  node_label(&b, &g->nodes[path[len - 1]]);
+  mlc_status s = b.oom ? mlc_oom() : mlc_make_status(MLC_INVALID_ARGUMENT, "%s", mlc_sb_str(&b));
+  mlc_sb_fini(&b);
+  return s;
+}
+
+static mlc_status sort_nodes(importer *im) {
+  const mlc_onnx_graph *g = im->g;
+  int nn = g->nnodes;
+  size_t sz = nn > 0 ? (size_t)nn : 1;
+  for (int i = 0; i < nn; i++) {
+    const mlc_onnx_node *n = &g->nodes[i];
+    for (int k = 0; k < n->noutputs; k++) {
+      const char *o = n->outputs[k];
+      if (!o[0]) continue;
+      if (mlc_hash_get(&im->values, o) || mlc_hash_get(&im->producers, o))
+        return node_error(im, n, MLC_INVALID_ARGUMENT, "output \"%s\" is defined more than once", o);
+      if (mlc_hash_put(&im->producers, o, (void *)(intptr_t)(i + 1))) return mlc_oom();
+    }
+  }
+  /* Edges producer -> consumer, one per input use, as CSR arrays. */
+  int *indeg = MLC_ARENA_ARRAY(im->work, sz, int);
+  int *start = MLC_ARENA_ARRAY(im->work, sz + 1, int);
+  char *done = MLC_ARENA_ARRAY(im->work, sz, char);
+  if (!indeg || !start || !done) return mlc_oom();
+  size_t nedges = 0;
+  for (int i = 0; i < nn; i++) {
+    const mlc_onnx_node *n = &g->nodes[i];
+    for (int k = 0; k < n->ninputs; k++) {
+      const char *in = n->inputs[k];
+      if (!in[0] || mlc_hash_get(&im->values, in)) continue;
+      int p = producer_of(im, in);
+      if (p < 0)
+        return node_error(im, n, MLC_INVALID_ARGUMENT,
+                          "input \"%s\" is not a graph input, an initializer or the output of any node",
+                          in);
+      start[p + 1]++;
+      indeg[i]++;
+      nedges++;
+    }
+  }
+  for (int i = 0; i < nn; i++) start[i + 1] += start[i];
+  int *fill = MLC_ARENA_ARRAY(im->work, sz, int);
+  int *cons = MLC_ARENA_ARRAY(im->work, nedges ? nedges : 1, int);
+  int *heap = MLC_ARENA_ARRAY(im->work, sz, int);
+  im->order = MLC_ARENA_ARRAY(im->work, sz, int);
+  if (!fill || !cons || !heap || !im->order) return mlc_oom();
+  for (int i = 0; i < nn; i++) {
+    const mlc_onnx_node *n = &g->nodes[i];
+    for (int k = 0; k < n->ninputs; k++) {
+      const char *in = n->inputs[k];
+      if (!in[0]) continue;
+      int p = producer_of(im, in);
+      if (p >= 0) cons[start[p] + fill[p]++] = i;
+    }
+  }
+  int nheap = 0, norder = 0;
+  for (int i = 0; i < nn; i++)
+    if (indeg[i] == 0) heap_push(heap, &nheap, i);
+  while (nheap > 0) {
+    int u = heap_pop(heap, &nheap);
+    done[u] = 1;
+    im->order[norder++] = u;
+    for (int e = start[u]; e < start[u + 1]; e++)
+      if (--indeg[cons[e]] == 0) heap_push(heap, &nheap, cons[e]);
+  }
+  if (norder < nn) return cycle_error(im, indeg, done);
+  return NULL;
+}
+
+/* ---- nodes -------------------------------------------------------------- */
+
+static mlc_status convert_node(importer *im, const mlc_onnx_node *n) {
+  const mlc_fe_row *r = mlc_fe_lookup(n->op_type, im->opset, NULL);
+  if (!r || !r->cvt) /* the pre-flight check lets no such node through */
+    return node_error(im, n, MLC_INTERNAL, "%s", "no converter");
+  mlc_fe_ctx cx = {im->m, im->f, im->opset, n, {n->name, n->op_type, im->opset, n->index}, im->work};
+  if (n->ninputs < r->min_in || (r->max_in >= 0 && n->ninputs > r->max_in)) {
+    if (r->max_in == r->min_in)
+      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d input%s, got %d", r->min_in,
+                          r->min_in == 1 ? "" : "s", n->ninputs);
+    if (r->max_in < 0)
+      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes at least %d input%s, got %d", r->min_in,
+                          r->min_in == 1 ? "" : "s", n->ninputs);
+    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d to %d inputs, got %d", r->min_in,
+                        r->max_in, n->ninputs);
+  }
+  if (r->max_out >= 0 && n->noutputs > r->max_out)
+    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "has %d outputs, the op has at most %d",
+                        n->noutputs, r->max_out);
+  int nin = n->ninputs, nout = n->noutputs;
+  mlc_value **in = MLC_ARENA_ARRAY(im->work, nin > 0 ? (size_t)nin : 1, mlc_value *);
+  mlc_value **out = MLC_ARENA_ARRAY(im->work, nout > 0 ? (size_t)nout : 1, mlc_value *);
+  if (!in || !out) return mlc_oom();
+  for (int i = 0; i < nin; i++) {
+    if (!n->inputs[i][0]) {
+      if (i < r->min_in)
+        return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "input %d is required but empty", i);
+      continue;
+    }
+    in[i] = mlc_hash_get(&im->values, n->inputs[i]);
+    if (!in[i]) /* sorted: every producer ran before */
+      return mlc_fe_error(&cx, MLC_INTERNAL, "input \"%s\" has no value", n->inputs[i]);
+  }
+  MLC_RETURN_IF_ERROR(r->cvt(&cx, n, in, nin, out, nout));
+  for (int i = 0; i < nout; i++) {
+    const char *name = n->outputs[i];
+    if (!name[0]) continue;
+    if (!out[i])
+      return mlc_fe_error(&cx, MLC_INTERNAL, "converter produced no value for output \"%s\"", name);
+    if (!out[i]->name) {
+      out[i]->name = mlc_arena_strdup(im->m->arena, name);
+      if (!out[i]->name) return mlc_oom();
+    }
+    /* The map's key must outlive it: use the ONNX view's string. */
+    if (mlc_hash_put(&im->values, name, out[i])) return mlc_oom();
+  }
+  return NULL;
+}
+
+static mlc_status add_returns(importer *im) {
+  for (int i = 0; i < im->g->noutputs; i++) {
+    const mlc_onnx_value_info *vi = &im->g->outputs[i];
+    mlc_value *v = mlc_hash_get(&im->values, vi->name);
+    if (!v)
+      return mlc_make_status(MLC_INVALID_ARGUMENT,
+                             "graph output \"%s\" is not a graph input, an initializer or the output of any node",
+                             vi->name);
+    if (vi->kind == MLC_ONNX_VALUE_TENSOR && vi->dtype != MLC_DTYPE_INVALID && vi->dtype != v->type.dtype)
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "graph output \"%s\" is declared %s but computes %s",
+                             vi->name, mlc_dtype_name(vi->dtype), mlc_dtype_name(v->type.dtype));
+    MLC_RETURN_IF_ERROR(mlc_func_add_ret(im->f, v));
+  }
+  return NULL;
+}
+
+static mlc_status run(importer *im) {
+  MLC_RETURN_IF_ERROR(mlc_func_create(im->m, "main", &im->f));
+  MLC_RETURN_IF_ERROR(add_initializers(im));
+  MLC_RETURN_IF_ERROR(add_params(im));
+  MLC_RETURN_IF_ERROR(sort_nodes(im));
+  mlc_arena_mark mark = mlc_arena_get_mark(im->work);
+  for (int k = 0; k < im->g->nnodes; k++) {
+    MLC_RETURN_IF_ERROR(convert_node(im, &im->g->nodes[im->order[k]]));
+    mlc_arena_reset(im->work, mark);
+  }
+  return add_returns(im);
+}
+
+mlc_status mlc_fe_import(const mlc_onnx_model *om, const mlc_fe_options *opt, mlc_module **out) {
+  *out = NULL;
+  MLC_RETURN_IF_ERROR(mlc_fe_check(om));
+  importer im;
+  memset(&im, 0, sizeof im);
+  im.om = om;
+  im.g = mlc_onnx_model_get_info(om)->graph;
+  im.opset = mlc_fe_model_opset(om);
+  mlc_hash h0 = MLC_HASH_INIT;
+  im.values = h0;
+  im.producers = h0;
+  mlc_status s = mlc_module_create(mlc_allocator_system(), &im.m);
+  if (s) return s;
+  im.m->fold = !(opt && opt->no_fold);
+  im.work = mlc_arena_create(mlc_allocator_system());
+  s = im.work ? run(&im) : mlc_oom();
+  mlc_hash_fini(&im.values);
+  mlc_hash_fini(&im.producers);
+  mlc_arena_destroy(im.work);
+  if (s) {
+    mlc_module_destroy(im.m);
+    return s;
+  }
+  *out = im.m;
+  return NULL;
+}

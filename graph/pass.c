@@ -1,0 +1,111 @@
+/*
+** pass.c: the graph pass registry and the pass manager (STYLE R16, R18).
+**
+** mlc_pass_run runs a list of passes in order.  Around each pass it can
+** write the module's text to <dump_dir>/<NN>_<pass>.before.txt and
+** .after.txt (NN = 1-based position in the list), verify the module after
+** the pass, and log the pass's wall time.  The first error stops the run;
+** its message is prefixed with the pass's name.
+*/
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "graph/pass.h"
+
+const mlc_pass mlc_passes[] = {
+    {"fold_constant", mlc_pass_fold_constant},
+    {"dce", mlc_pass_dce},
+    {"plan_memory", mlc_pass_plan_memory},
+    {NULL, NULL},
+};
+
+/* The registered pass named |name| (borrowed), or NULL; static storage. */
+const mlc_pass *mlc_pass_find(const char *name) {
+  if (!name) return NULL;
+  for (const mlc_pass *p = mlc_passes; p->name; p++)
+    if (strcmp(p->name, name) == 0) return p;
+  return NULL;
+}
+
+/* Whether |name| is in the comma-separated |filter| (NULL, "" or "all": every pass). */
+static int filter_match(const char *filter, const char *name) {
+  if (!filter || !*filter || strcmp(filter, "all") == 0) return 1;
+  size_t n = strlen(name);
+  const char *s = filter;
+  while (*s) {
+    while (*s == ' ' || *s == ',') s++;
+    const char *e = s;
+    while (*e && *e != ',') e++;
+    const char *t = e;
+    while (t > s && t[-1] == ' ') t--;
+    if ((size_t)(t - s) == n && strncmp(s, name, n) == 0) return 1;
+    if ((size_t)(t - s) == 3 && strncmp(s, "all", 3) == 0) return 1;
+    s = e;
+  }
+  return 0;
+}
+
+/* Writes the module's text to <dir>/<NN>_<pass>.<when>.txt. */
+static mlc_status dump(const mlc_module *m, const char *dir, int index, const char *pass,
+                       const char *when) {
+  char path[4096];
+  int len = snprintf(path, sizeof path, "%s/%02d_%s.%s.txt", dir, index, pass, when);
+  if (len < 0 || (size_t)len >= sizeof path)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "dump path too long: %s/...", dir);
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_graph_print(m, &b);
+  if (b.oom) {
+    mlc_sb_fini(&b);
+    return mlc_oom();
+  }
+  mlc_status s = NULL;
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    s = mlc_make_status(MLC_IO_ERROR, "cannot write IR dump %s", path);
+  } else {
+    size_t w = fwrite(mlc_sb_str(&b), 1, b.len, f);
+    if (fclose(f) != 0 || w != b.len) s = mlc_make_status(MLC_IO_ERROR, "error writing IR dump %s", path);
+  }
+  mlc_sb_fini(&b);
+  return s;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Runs |passes| (borrowed) on |m| (modified in place) with |ctx| (borrowed,
+** NULL: quiet, no verification).  The first error is returned, transferred,
+** prefixed with the pass name. */
+mlc_status mlc_pass_run(mlc_module *m, const mlc_pass *passes, int n, const mlc_pass_ctx *ctx) {
+  static const mlc_pass_ctx quiet = {0, NULL, NULL, NULL};
+  if (!ctx) ctx = &quiet;
+  for (int i = 0; i < n; i++) {
+    const mlc_pass *p = &passes[i];
+    const char *name = p->name ? p->name : "?";
+    if (!p->fn) return mlc_make_status(MLC_INTERNAL, "pass %s: no function", name);
+    int dumping = ctx->dump_dir && filter_match(ctx->dump_filter, name);
+    if (dumping)
+      MLC_RETURN_IF_ERROR(mlc_status_annotate(dump(m, ctx->dump_dir, i + 1, name, "before"),
+                                              "pass %s", name));
+    double t0 = now_ms();
+    mlc_status s = p->fn(m, ctx);
+    if (s) return mlc_status_annotate(s, "pass %s", name);
+    double t1 = now_ms();
+    if (ctx->log) {
+      fprintf(ctx->log, "pass %s: %.1f ms\n", name, t1 - t0);
+      fflush(ctx->log);
+    }
+    if (dumping)
+      MLC_RETURN_IF_ERROR(mlc_status_annotate(dump(m, ctx->dump_dir, i + 1, name, "after"),
+                                              "pass %s", name));
+    if (ctx->verify) {
+      s = mlc_graph_verify(m);
+      if (s) return mlc_status_annotate(s, "after pass %s", name);
+    }
+  }
+  return NULL;
+}

@@ -1,0 +1,346 @@
+/*
+** legalize.c: graph op calls -> prim functions (LegalizeOps).
+**
+** For every MLC_CALL_OP binding: find the op's lowering rule, build its
+** compute stages with the te builder over placeholders for the tensor
+** arguments, make a prim function, and rewrite the binding into
+** call_tir(prim_func, args).  Calls that are identical in op, attributes
+** and struct info share one prim function (keyed by a canonical string).
+** Scalar constants feeding elementwise and broadcast ops become immediates.
+*/
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "lower/lower_int.h"
+
+/* ---- the rule table ------------------------------------------------------ */
+
+static const mlc_lg_fn rules[MLC_OP_COUNT] = {
+    [MLC_OP_COPY] = mlc_lg_unary,         [MLC_OP_ABS] = mlc_lg_unary,
+    [MLC_OP_NEG] = mlc_lg_unary,          [MLC_OP_RELU] = mlc_lg_unary,
+    [MLC_OP_SIGMOID] = mlc_lg_unary,      [MLC_OP_TANH] = mlc_lg_unary,
+    [MLC_OP_EXP] = mlc_lg_unary,          [MLC_OP_LOG] = mlc_lg_unary,
+    [MLC_OP_SQRT] = mlc_lg_unary,         [MLC_OP_RECIPROCAL] = mlc_lg_unary,
+    [MLC_OP_ERF] = mlc_lg_unary,          [MLC_OP_FLOOR] = mlc_lg_unary,
+    [MLC_OP_CEIL] = mlc_lg_unary,         [MLC_OP_ROUND] = mlc_lg_unary,
+    [MLC_OP_SIGN] = mlc_lg_unary,         [MLC_OP_SIN] = mlc_lg_unary,
+    [MLC_OP_COS] = mlc_lg_unary,          [MLC_OP_TAN] = mlc_lg_unary,
+    [MLC_OP_ASIN] = mlc_lg_unary,         [MLC_OP_ACOS] = mlc_lg_unary,
+    [MLC_OP_ATAN] = mlc_lg_unary,         [MLC_OP_SINH] = mlc_lg_unary,
+    [MLC_OP_COSH] = mlc_lg_unary,         [MLC_OP_ASINH] = mlc_lg_unary,
+    [MLC_OP_ACOSH] = mlc_lg_unary,        [MLC_OP_ATANH] = mlc_lg_unary,
+    [MLC_OP_SOFTPLUS] = mlc_lg_unary,     [MLC_OP_SOFTSIGN] = mlc_lg_unary,
+    [MLC_OP_LOGICAL_NOT] = mlc_lg_unary,  [MLC_OP_ISNAN] = mlc_lg_unary,
+    [MLC_OP_ISINF] = mlc_lg_unary,        [MLC_OP_LEAKY_RELU] = mlc_lg_unary,
+    [MLC_OP_ELU] = mlc_lg_unary,          [MLC_OP_SELU] = mlc_lg_unary,
+    [MLC_OP_CELU] = mlc_lg_unary,         [MLC_OP_HARD_SIGMOID] = mlc_lg_unary,
+    [MLC_OP_HARD_SWISH] = mlc_lg_unary,   [MLC_OP_THRESHOLDED_RELU] = mlc_lg_unary,
+    [MLC_OP_SHRINK] = mlc_lg_unary,       [MLC_OP_CLIP] = mlc_lg_unary,
+    [MLC_OP_CAST] = mlc_lg_unary,
+    [MLC_OP_ADD] = mlc_lg_binary,         [MLC_OP_SUB] = mlc_lg_binary,
+    [MLC_OP_MUL] = mlc_lg_binary,         [MLC_OP_DIV] = mlc_lg_binary,
+    [MLC_OP_POW] = mlc_lg_binary,         [MLC_OP_MOD] = mlc_lg_binary,
+    [MLC_OP_MAXIMUM] = mlc_lg_binary,     [MLC_OP_MINIMUM] = mlc_lg_binary,
+    [MLC_OP_PRELU] = mlc_lg_binary,       [MLC_OP_EQUAL] = mlc_lg_binary,
+    [MLC_OP_LESS] = mlc_lg_binary,        [MLC_OP_LESS_EQUAL] = mlc_lg_binary,
+    [MLC_OP_GREATER] = mlc_lg_binary,     [MLC_OP_GREATER_EQUAL] = mlc_lg_binary,
+    [MLC_OP_LOGICAL_AND] = mlc_lg_binary, [MLC_OP_LOGICAL_OR] = mlc_lg_binary,
+    [MLC_OP_LOGICAL_XOR] = mlc_lg_binary, [MLC_OP_BITSHIFT] = mlc_lg_binary,
+    [MLC_OP_WHERE] = mlc_lg_where,
+    [MLC_OP_SUM] = mlc_lg_reduce,         [MLC_OP_MEAN] = mlc_lg_reduce,
+    [MLC_OP_MAX] = mlc_lg_reduce,         [MLC_OP_MIN] = mlc_lg_reduce,
+    [MLC_OP_PROD] = mlc_lg_reduce,        [MLC_OP_ARGMAX] = mlc_lg_argreduce,
+    [MLC_OP_ARGMIN] = mlc_lg_argreduce,   [MLC_OP_SOFTMAX] = mlc_lg_softmax,
+    [MLC_OP_LOG_SOFTMAX] = mlc_lg_softmax, [MLC_OP_LAYER_NORM] = mlc_lg_layer_norm,
+    [MLC_OP_MATMUL] = mlc_lg_matmul,      [MLC_OP_CONV] = mlc_lg_conv,
+    [MLC_OP_CONV_TRANSPOSE] = mlc_lg_conv_transpose,
+    [MLC_OP_MAX_POOL] = mlc_lg_pool,      [MLC_OP_AVG_POOL] = mlc_lg_pool,
+    [MLC_OP_RESHAPE] = mlc_lg_reshape,    [MLC_OP_TRANSPOSE] = mlc_lg_transpose,
+    [MLC_OP_CONCAT] = mlc_lg_concat,      [MLC_OP_SLICE] = mlc_lg_slice,
+    [MLC_OP_GATHER] = mlc_lg_gather,      [MLC_OP_BROADCAST_TO] = mlc_lg_broadcast_to,
+    [MLC_OP_PAD] = mlc_lg_pad,            [MLC_OP_TILE] = mlc_lg_tile,
+    [MLC_OP_SHAPE_OF] = mlc_lg_shape_of,
+};
+
+mlc_lg_fn mlc_lg_rule(mlc_op op) { return (unsigned)op < MLC_OP_COUNT ? rules[op] : NULL; }
+
+/* ---- helpers for rules --------------------------------------------------- */
+
+mlc_status mlc_lg_error(mlc_lg_call *c, mlc_code code, const char *fmt, ...) {
+  char msg[1024], where[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  mlc_origin_str(c->binding ? &c->binding->origin : NULL, where, sizeof where);
+  return mlc_make_status(code, "%s%slowering %s: %s", where, where[0] ? ": " : "",
+                         mlc_op_name[c->op], msg);
+}
+
+const mlc_attr *mlc_lg_attr(mlc_lg_call *c, const char *name) {
+  return mlc_attrs_find(c->attrs, c->nattrs, name);
+}
+int64_t mlc_lg_int(mlc_lg_call *c, const char *name, int64_t dflt) {
+  return mlc_attrs_int(c->attrs, c->nattrs, name, dflt);
+}
+double mlc_lg_float(mlc_lg_call *c, const char *name, double dflt) {
+  return mlc_attrs_float(c->attrs, c->nattrs, name, dflt);
+}
+
+mlc_tir_expr *mlc_lg_dim(mlc_lg_call *c, const mlc_type *t, int d) {
+  int64_t v = t->dims[d];
+  if (!MLC_DIM_IS_SYM(v)) return mlc_tir_i64(c->tm, v);
+  int id = MLC_DIM_SYM_ID(v);
+  if (id < 0 || id >= c->gm->nsyms) return NULL;
+  if (!c->sym_vars[id])
+    c->sym_vars[id] = mlc_tir_var_new(c->tm, mlc_module_sym_name(c->gm, v), MLC_DTYPE_I64);
+  return c->sym_vars[id] ? mlc_tir_ref(c->tm, c->sym_vars[id]) : NULL;
+}
+
+mlc_tir_expr **mlc_lg_shape(mlc_lg_call *c, const mlc_type *t) {
+  mlc_tir_expr **s = MLC_ARENA_ARRAY(c->tm->arena, (size_t)(t->rank ? t->rank : 1), mlc_tir_expr *);
+  if (!s) return NULL;
+  for (int d = 0; d < t->rank; d++)
+    if (!(s[d] = mlc_lg_dim(c, t, d))) return NULL;
+  return s;
+}
+
+mlc_tir_expr *mlc_lg_imm(mlc_lg_call *c, mlc_dtype dtype, double v) {
+  if (mlc_dtype_is_float(dtype)) return mlc_tir_float(c->tm, dtype, v);
+  if (dtype == MLC_DTYPE_BOOL) return mlc_tir_int(c->tm, dtype, v != 0);
+  /* as the evaluator converts: truncated, saturated to 64 bits (a double
+  ** beyond them is no valid C cast), then wrapped to the dtype */
+  if (v != v) v = 0;
+  if (dtype == MLC_DTYPE_U64 && v >= 9223372036854775808.0)
+    return mlc_tir_int(c->tm, dtype, v >= 18446744073709551616.0 ? -1 : (int64_t)(uint64_t)v);
+  if (v >= 9223372036854775808.0) return mlc_tir_int(c->tm, dtype, INT64_MAX);
+  if (v < -9223372036854775808.0) return mlc_tir_int(c->tm, dtype, INT64_MIN);
+  return mlc_tir_int(c->tm, dtype, (int64_t)v);
+}
+
+mlc_tir_expr *mlc_lg_arg_load(mlc_lg_call *c, int i, mlc_tir_expr *const *idx) {
+  if (!c->in[i]) return mlc_lg_imm(c, c->arg_types[i].dtype, c->scalar[i]);
+  return mlc_te_load(c->b, c->in[i], c->arg_types[i].rank, idx);
+}
+
+mlc_tir_expr *mlc_lg_arg_bcast(mlc_lg_call *c, int i, int rank, mlc_tir_expr *const *idx) {
+  const mlc_type *t = &c->arg_types[i];
+  if (!c->in[i]) return mlc_lg_imm(c, t->dtype, c->scalar[i]);
+  mlc_tir_expr *ix[16];
+  if (t->rank > 16 || t->rank > rank)
+    return mlc_te_fail(c->b, mlc_lg_error(c, MLC_INTERNAL, "argument %d of rank %d read at rank %d", i,
+                                          t->rank, rank));
+  int off = rank - t->rank;
+  for (int d = 0; d < t->rank; d++) ix[d] = t->dims[d] == 1 ? mlc_tir_i64(c->tm, 0) : idx[off + d];
+  return mlc_te_load(c->b, c->in[i], t->rank, ix);
+}
+
+mlc_status mlc_lg_compute(mlc_lg_call *c, int k, const char *name, mlc_te_body_fn fn,
+                          mlc_te_tensor **out) {
+  const mlc_type *t = &c->out_types[k];
+  mlc_tir_expr **shape = mlc_lg_shape(c, t);
+  if (!shape) return mlc_oom();
+  return mlc_te_compute(c->b, name, t->rank, shape, NULL, fn, c, out);
+}
+
+/* ---- the pass ------------------------------------------------------------ */
+
+/* A scalar constant that may become an immediate: one element, exactly
+** representable as a double. */
+static int inline_scalar(const mlc_module *gm, const mlc_binding *b, int i, double *out) {
+  if (mlc_op_pattern[b->op] > MLC_PATTERN_BROADCAST) return 0;
+  const mlc_const *k = mlc_value_const(gm, b->args[i]);
+  if (!k || mlc_type_numel(&k->type) != 1) return 0;
+  const void *p = k->data;
+  switch (k->type.dtype) {
+    case MLC_DTYPE_F32: *out = *(const float *)p; return 1;
+    case MLC_DTYPE_F64: *out = *(const double *)p; return 1;
+    case MLC_DTYPE_I8: *out = *(const int8_t *)p; return 1;
+    case MLC_DTYPE_I16: *out = *(const int16_t *)p; return 1;
+    case MLC_DTYPE_I32: *out = *(const int32_t *)p; return 1;
+    case MLC_DTYPE_U8: *out = *(const uint8_t *)p; return 1;
+    case MLC_DTYPE_U16: *out = *(const uint16_t *)p; return 1;
+    case MLC_DTYPE_U32: *out = *(const uint32_t *)p; return 1;
+    case MLC_DTYPE_BOOL: *out = *(const uint8_t *)p != 0; return 1;
+    case MLC_DTYPE_I64: {
+      int64_t v = *(const int64_t *)p;
+      if (v > (1LL << 53) || v < -(1LL << 53)) return 0;
+      *out = (double)v;
+      return 1;
+    }
+    default: return 0; /* f16/bf16/u64: keep as a tensor */
+  }
+}
+
+static void key_type(const mlc_module *gm, const mlc_type *t, mlc_strbuf *k) {
+  mlc_sb_printf(k, "%s[", mlc_dtype_name(t->dtype));
+  for (int d = 0; d < t->rank; d++) {
+    if (MLC_DIM_IS_SYM(t->dims[d]))
+      mlc_sb_printf(k, "%s$,", mlc_module_sym_name(gm, t->dims[d]));
+    else
+      mlc_sb_printf(k, "%lld,", (long long)t->dims[d]);
+  }
+  mlc_sb_putc(k, ']');
+}
+
+/* Canonical text of a call: equal keys give equal prim functions. */
+static void call_key(const mlc_module *gm, const mlc_binding *b, const int *inl,
+                     const double *scalar, mlc_strbuf *k) {
+  mlc_sb_printf(k, "%s(", mlc_op_name[b->op]);
+  for (int i = 0; i < b->nargs; i++) {
+    if (inl[i]) {
+      mlc_sb_puts(k, "imm:");
+      mlc_sb_double(k, scalar[i]);
+      mlc_sb_putc(k, ':');
+    }
+    key_type(gm, &b->args[i]->type, k);
+    mlc_sb_putc(k, ';');
+  }
+  mlc_sb_puts(k, ")->");
+  for (int i = 0; i < b->nouts; i++) key_type(gm, &b->outs[i]->type, k);
+  for (int i = 0; i < b->nattrs; i++) {
+    const mlc_attr *a = &b->attrs[i];
+    mlc_sb_printf(k, "|%s=", a->name);
+    switch (a->kind) {
+      case MLC_ATTR_INT: mlc_sb_printf(k, "%lld", (long long)a->i); break;
+      case MLC_ATTR_FLOAT: mlc_sb_double(k, a->f); break;
+      case MLC_ATTR_STRING: mlc_sb_json_str(k, a->s); break;
+      case MLC_ATTR_INTS:
+        for (int j = 0; j < a->n; j++) mlc_sb_printf(k, "%lld,", (long long)a->ints[j]);
+        break;
+      case MLC_ATTR_FLOATS:
+        for (int j = 0; j < a->n; j++) {
+          mlc_sb_double(k, a->floats[j]);
+          mlc_sb_putc(k, ',');
+        }
+        break;
+    }
+  }
+}
+
+typedef struct lg_state {
+  mlc_module *gm;
+  mlc_tir_module *tm;
+  mlc_hash by_key;   /* key -> prim func name (arena strings) */
+  mlc_hash names;    /* used names */
+} lg_state;
+
+static const char *fresh_name(lg_state *st, const char *base) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", base);
+  for (int k = 1; mlc_hash_get(&st->names, buf); k++) snprintf(buf, sizeof buf, "%s%d", base, k);
+  char *s = mlc_arena_strdup(st->tm->arena, buf);
+  if (s && mlc_hash_put(&st->names, s, s)) return NULL;
+  return s;
+}
+
+/* Builds the prim function for |b| named |name|. */
+static mlc_status build_func(lg_state *st, mlc_binding *b, const int *inl, const double *scalar,
+                             const char *name) {
+  mlc_lg_fn rule = mlc_lg_rule(b->op);
+  mlc_type arg_types[64], out_types[MLC_MAX_OUTS];
+  mlc_te_tensor *in[64], *ins[64], *outs[MLC_MAX_OUTS] = {0};
+  mlc_tir_var *syms[256] = {0};
+  mlc_lg_call c = {st->gm, st->tm, NULL, b->op, b, b->nargs, arg_types, b->attrs, b->nattrs,
+                   b->nouts, out_types, in, scalar, syms, name};
+  if (!rule) return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "no lowering rule for this op");
+  if (b->nargs > 64 || st->gm->nsyms > 256)
+    return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "too many arguments or symbolic dims");
+  for (int i = 0; i < b->nargs; i++) arg_types[i] = b->args[i]->type;
+  for (int i = 0; i < b->nouts; i++) out_types[i] = b->outs[i]->type;
+  for (int i = 0; i < b->nargs + b->nouts; i++) {
+    mlc_dtype t = i < b->nargs ? arg_types[i].dtype : out_types[i - b->nargs].dtype;
+    if (mlc_dtype_size(t) == 0) /* strings have no TIR representation */
+      return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "no lowering for %s tensors", mlc_dtype_name(t));
+  }
+
+  mlc_status s = mlc_te_builder_create(st->tm, &c.b);
+  if (s) return s;
+  int nin = 0;
+  for (int i = 0; i < b->nargs && !s; i++) {
+    in[i] = NULL;
+    if (inl[i]) continue;
+    char pname[16];
+    if (i < 26)
+      snprintf(pname, sizeof pname, "%c", 'A' + i);
+    else
+      snprintf(pname, sizeof pname, "A%d", i);
+    mlc_tir_expr **shape = mlc_lg_shape(&c, &arg_types[i]);
+    if (!shape) s = mlc_oom();
+    else s = mlc_te_placeholder(c.b, pname, arg_types[i].rank, shape, arg_types[i].dtype, &in[i]);
+    if (!s) ins[nin++] = in[i];
+  }
+  if (!s) s = rule(&c, outs);
+  for (int i = 0; i < b->nouts && !s; i++)
+    if (!outs[i]) s = mlc_lg_error(&c, MLC_INTERNAL, "rule produced no output %d", i);
+  mlc_tir_func *f = NULL;
+  if (!s) s = mlc_te_create_prim_func(c.b, name, b->nouts, outs, nin, ins, &f);
+  if (!s) s = mlc_tir_module_add(st->tm, f);
+  mlc_te_builder_destroy(c.b);
+  if (s && !strstr(mlc_status_message(s), "lowering ")) {
+    mlc_status w = mlc_lg_error(&c, mlc_status_code(s), "%s", mlc_status_message(s));
+    mlc_status_free(s);
+    s = w;
+  }
+  return s;
+}
+
+static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {
+  int inl[64] = {0};
+  double scalar[64] = {0};
+  if (b->nargs > 64) return mlc_make_status(MLC_UNIMPLEMENTED, "call with %d arguments", b->nargs);
+  int ninl = 0;
+  for (int i = 0; i < b->nargs; i++) ninl += inl[i] = inline_scalar(st->gm, b, i, &scalar[i]);
+  if (ninl == b->nargs) { /* keep at least one tensor argument */
+    inl[0] = 0;
+    ninl--;
+  }
+  mlc_strbuf key = MLC_STRBUF_INIT;
+  call_key(st->gm, b, inl, scalar, &key);
+  if (key.oom) {
+    mlc_sb_fini(&key);
+    return mlc_oom();
+  }
+  const char *name = mlc_hash_get(&st->by_key, mlc_sb_str(&key));
+  mlc_status s = NULL;
+  if (!name) {
+    char base[64];
+    snprintf(base, sizeof base, "%s", mlc_op_name[b->op]);
+    name = fresh_name(st, base);
+    char *k = mlc_arena_strdup(st->tm->arena, mlc_sb_str(&key));
+    if (!name || !k || mlc_hash_put(&st->by_key, k, (void *)name)) s = mlc_oom();
+    if (!s) s = build_func(st, b, inl, scalar, name);
+  }
+  mlc_sb_fini(&key);
+  if (s) return s;
+  /* Rewrite in place: call_tir(name, tensor args). */
+  int n = 0;
+  for (int i = 0; i < b->nargs; i++)
+    if (!inl[i]) b->args[n++] = b->args[i];
+  b->nargs = n;
+  b->kind = MLC_CALL_TIR;
+  b->callee = mlc_arena_strdup(st->gm->arena, name);
+  return b->callee ? NULL : mlc_oom();
+}
+
+mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm, const mlc_lower_options *opt) {
+  (void)opt;
+  lg_state st = {gm, tm, MLC_HASH_INIT, MLC_HASH_INIT};
+  for (int i = 0; i < tm->nfuncs; i++)
+    if (mlc_hash_put(&st.names, tm->funcs[i]->name, tm->funcs[i])) return mlc_oom();
+  mlc_status s = NULL;
+  for (int fi = 0; fi < gm->nfuncs && !s; fi++) {
+    mlc_func *f = gm->funcs[fi];
+    for (int bi = 0; bi < f->nblocks && !s; bi++)
+      for (int k = 0; k < f->blocks[bi].n && !s; k++) {
+        mlc_binding *b = f->blocks[bi].bindings[k];
+        if (b->kind == MLC_CALL_OP) s = legalize_binding(&st, b);
+      }
+  }
+  mlc_hash_fini(&st.by_key);
+  mlc_hash_fini(&st.names);
+  return s;
+}

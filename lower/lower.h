@@ -1,0 +1,40 @@
+/*
+** lower.h: graph IR -> TensorIR (boundary of lower/, the input side).
+**
+** Legalization turns every high-level op call of a graph module into a
+** prim function built with the tensor-expression builder (lower/te.h), and
+** rewrites the binding in place into destination-passing
+** `call_tir(prim_func, args)` with the same output struct info.  Identical
+** calls (same op, attributes and argument/output types) share one prim
+** function.  Scalar constants may be folded into the prim function as
+** immediates, in which case they leave the call's argument list.
+*/
+#ifndef MLC_LOWER_LOWER_H
+#define MLC_LOWER_LOWER_H
+
+#include "graph/graph.h"
+#include "lower/tir.h"
+
+typedef struct mlc_lower_options {
+  int num_threads;     /* threads the model is expected to run on (0: unknown) */
+  int no_parallel;     /* 1: keep every loop serial */
+} mlc_lower_options;
+
+/*
+** Legalizes every MLC_CALL_OP binding of every function of |gm| into a prim
+** function added to |tm| and rewrites the binding to MLC_CALL_TIR.  |gm| is
+** modified; |tm| receives the functions.  Errors name the ONNX node and op
+** (MLC_UNIMPLEMENTED for ops or dtypes without a lowering rule).
+*/
+MLC_MUST_USE mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm,
+                                           const mlc_lower_options *opt);
+
+/*
+** The default CPU schedule of every prim function of |tm|: the outermost
+** spatial loop nest of each stage with enough work runs in parallel on the
+** runtime's thread pool.
+*/
+MLC_MUST_USE mlc_status mlc_lower_default_schedule(mlc_tir_module *tm,
+                                                   const mlc_lower_options *opt);
+
+#endif /* MLC_LOWER_LOWER_H */

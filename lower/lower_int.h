@@ -1,0 +1,94 @@
+/*
+** lower_int.h: private to legalization (lower/legalize.c, lower/compute/).
+**
+** A lowering rule gets one graph op call (struct info of its args and
+** outputs, attributes, origin) and a te builder with one placeholder per
+** tensor argument, and returns the compute stages of its outputs:
+**
+**   mlc_status rule(mlc_lg_call *c, mlc_te_tensor **out);
+**
+** Rules read their inputs through mlc_lg_in / mlc_lg_arg_load, which also
+** handle scalar constants inlined as immediates (c->in[i] is NULL then).
+*/
+#ifndef MLC_LOWER_LOWER_INT_H
+#define MLC_LOWER_LOWER_INT_H
+
+#include "lower/lower.h"
+#include "lower/te.h"
+
+typedef struct mlc_lg_call {
+  const mlc_module *gm;
+  mlc_tir_module *tm;
+  mlc_te_builder *b;
+  mlc_op op;
+  const mlc_binding *binding;
+  int nargs;
+  const mlc_type *arg_types; /* [nargs] */
+  const mlc_attr *attrs;
+  int nattrs;
+  int nouts;
+  const mlc_type *out_types; /* [nouts] */
+  mlc_te_tensor **in;        /* [nargs]: placeholder, or NULL when inlined */
+  const double *scalar;      /* [nargs]: value of an inlined scalar constant */
+  mlc_tir_var **sym_vars;    /* [gm->nsyms]: scalar vars, created on demand */
+  const char *name;          /* prim function name being built */
+} mlc_lg_call;
+
+typedef mlc_status (*mlc_lg_fn)(mlc_lg_call *c, mlc_te_tensor **out);
+
+/* The rule of |op|, or NULL when it has none (legalize.c's table). */
+mlc_lg_fn mlc_lg_rule(mlc_op op);
+
+/* Shape of graph type |t| as TIR int64 exprs (symbolic dims -> scalar
+** vars).  Arena memory; NULL on OOM. */
+mlc_tir_expr **mlc_lg_shape(mlc_lg_call *c, const mlc_type *t);
+/* Extent of dim |d| of |t| as an expr. */
+mlc_tir_expr *mlc_lg_dim(mlc_lg_call *c, const mlc_type *t, int d);
+
+/* Value of arg |i| at |idx| (rank of the arg's type): a load, or the
+** inlined scalar immediate. */
+mlc_tir_expr *mlc_lg_arg_load(mlc_lg_call *c, int i, mlc_tir_expr *const *idx);
+/* Value of arg |i| broadcast (numpy rules) to an output index |idx| of rank
+** |rank|: leading dims dropped, dims of extent 1 read at 0. */
+mlc_tir_expr *mlc_lg_arg_bcast(mlc_lg_call *c, int i, int rank, mlc_tir_expr *const *idx);
+
+/* An immediate of |dtype| with value |v| (ints: rounded toward zero,
+** saturated to 64 bits, wrapped to the dtype, as the evaluator does). */
+mlc_tir_expr *mlc_lg_imm(mlc_lg_call *c, mlc_dtype dtype, double v);
+
+/* One output of |c->out_types[k]| computed elementwise by |fn|. */
+mlc_status mlc_lg_compute(mlc_lg_call *c, int k, const char *name, mlc_te_body_fn fn,
+                          mlc_te_tensor **out);
+
+/* Error naming the node, op and problem. */
+mlc_status mlc_lg_error(mlc_lg_call *c, mlc_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Attribute access (defaults when absent). */
+int64_t mlc_lg_int(mlc_lg_call *c, const char *name, int64_t dflt);
+double mlc_lg_float(mlc_lg_call *c, const char *name, double dflt);
+const mlc_attr *mlc_lg_attr(mlc_lg_call *c, const char *name);
+
+/* Rules, by family (files under lower/compute/). */
+mlc_status mlc_lg_unary(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_binary(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_where(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_reduce(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_argreduce(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_softmax(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_layer_norm(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_matmul(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_conv(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_conv_transpose(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_pool(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_reshape(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_transpose(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_concat(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_slice(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_gather(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_broadcast_to(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_pad(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_tile(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_shape_of(mlc_lg_call *c, mlc_te_tensor **out);
+
+#endif /* MLC_LOWER_LOWER_INT_H */

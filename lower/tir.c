@@ -1,0 +1,955 @@
+/*
+** tir.c: TensorIR modules, builders (with integer constant folding), and
+** the deep copy with substitution that schedules and the te builder use.
+*/
+#include "lower/tir.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/vec.h"
+
+/* ---- names -------------------------------------------------------------- */
+
+static const char *const binop_names[MLC_TIR_BINOP_COUNT] = {
+#define X(e, s, c) s,
+    MLC_TIR_BINOPS(X)
+#undef X
+};
+static const char binop_is_cmp[MLC_TIR_BINOP_COUNT] = {
+#define X(e, s, c) c,
+    MLC_TIR_BINOPS(X)
+#undef X
+};
+static const char *const intrin_names[MLC_TIR_INTRIN_COUNT] = {
+#define X(e, s, n) s,
+    MLC_TIR_INTRINS(X)
+#undef X
+};
+static const int intrin_nargs[MLC_TIR_INTRIN_COUNT] = {
+#define X(e, s, n) n,
+    MLC_TIR_INTRINS(X)
+#undef X
+};
+
+const char *mlc_tir_binop_name(mlc_tir_binop op) {
+  return (unsigned)op < MLC_TIR_BINOP_COUNT ? binop_names[op] : "?";
+}
+const char *mlc_tir_intrin_name(mlc_tir_intrin op) {
+  return (unsigned)op < MLC_TIR_INTRIN_COUNT ? intrin_names[op] : "?";
+}
+int mlc_tir_intrin_nargs(mlc_tir_intrin op) {
+  return (unsigned)op < MLC_TIR_INTRIN_COUNT ? intrin_nargs[op] : 0;
+}
+const char *mlc_tir_for_kind_name(mlc_tir_for_kind k) {
+  switch (k) {
+    case MLC_TIR_FOR_SERIAL: return "serial";
+    case MLC_TIR_FOR_PARALLEL: return "parallel";
+    case MLC_TIR_FOR_VECTORIZED: return "vectorized";
+    case MLC_TIR_FOR_UNROLLED: return "unroll";
+    case MLC_TIR_FOR_THREAD_BINDING: return "thread_binding";
+  }
+  return "?";
+}
+const char *mlc_tir_reduce_op_name(mlc_tir_reduce_op op) {
+  switch (op) {
+    case MLC_TIR_REDUCE_SUM: return "sum";
+    case MLC_TIR_REDUCE_PROD: return "prod";
+    case MLC_TIR_REDUCE_MIN: return "min";
+    case MLC_TIR_REDUCE_MAX: return "max";
+  }
+  return "?";
+}
+
+/* ---- module --------------------------------------------------------------- */
+
+mlc_status mlc_tir_module_create(mlc_allocator a, mlc_tir_module **out) {
+  *out = NULL;
+  mlc_arena *ar = mlc_arena_create(a);
+  if (!ar) return mlc_oom();
+  mlc_tir_module *m = MLC_ARENA_NEW(ar, mlc_tir_module);
+  if (!m) {
+    mlc_arena_destroy(ar);
+    return mlc_oom();
+  }
+  m->arena = ar;
+  *out = m;
+  return NULL;
+}
+
+void mlc_tir_module_destroy(mlc_tir_module *m) {
+  if (m) mlc_arena_destroy(m->arena);
+}
+
+int mlc_tir_module_oom(const mlc_tir_module *m) { return mlc_arena_oom(m->arena); }
+
+mlc_tir_func *mlc_tir_module_find(const mlc_tir_module *m, const char *name) {
+  for (int i = 0; i < m->nfuncs; i++)
+    if (strcmp(m->funcs[i]->name, name) == 0) return m->funcs[i];
+  return NULL;
+}
+
+mlc_status mlc_tir_module_add(mlc_tir_module *m, mlc_tir_func *f) {
+  if (!f) return mlc_make_status(MLC_RESOURCE_EXHAUSTED, "TIR module: out of memory building a prim func");
+  if (mlc_tir_module_find(m, f->name))
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "TIR module: duplicate prim func \"%s\"", f->name);
+  if (m->nfuncs == m->cap_funcs) {
+    int cap = m->cap_funcs ? 2 * m->cap_funcs : 8;
+    mlc_tir_func **nf = MLC_ARENA_ARRAY(m->arena, (size_t)cap, mlc_tir_func *);
+    if (!nf) return mlc_oom();
+    if (m->nfuncs) memcpy(nf, m->funcs, sizeof *nf * (size_t)m->nfuncs);
+    m->funcs = nf;
+    m->cap_funcs = cap;
+  }
+  m->funcs[m->nfuncs++] = f;
+  return NULL;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void *dup_array(mlc_tir_module *m, const void *p, size_t n, size_t size) {
+  if (n == 0) return NULL;
+  void *d = mlc_arena_array(m->arena, n, size);
+  if (d && p) memcpy(d, p, n * size);
+  return d;
+}
+
+static int all_nonnull(int n, mlc_tir_expr *const *e) {
+  for (int i = 0; i < n; i++)
+    if (!e[i]) return 0;
+  return 1;
+}
+
+static mlc_tir_expr *new_expr(mlc_tir_module *m, mlc_tir_expr_kind k, mlc_dtype t) {
+  mlc_tir_expr *e = MLC_ARENA_NEW(m->arena, mlc_tir_expr);
+  if (e) {
+    e->kind = k;
+    e->dtype = t;
+  }
+  return e;
+}
+
+static mlc_tir_stmt *new_stmt(mlc_tir_module *m, mlc_tir_stmt_kind k) {
+  mlc_tir_stmt *s = MLC_ARENA_NEW(m->arena, mlc_tir_stmt);
+  if (s) s->kind = k;
+  return s;
+}
+
+/* |v| reduced to the width of integer |t| (sign- or zero-extended back). */
+static int64_t wrap(mlc_dtype t, int64_t v) {
+  switch (t) {
+    case MLC_DTYPE_I8: return (int8_t)v;
+    case MLC_DTYPE_I16: return (int16_t)v;
+    case MLC_DTYPE_I32: return (int32_t)v;
+    case MLC_DTYPE_U8: return (uint8_t)v;
+    case MLC_DTYPE_U16: return (uint16_t)v;
+    case MLC_DTYPE_U32: return (uint32_t)v;
+    case MLC_DTYPE_BOOL: return v != 0;
+    default: return v;
+  }
+}
+
+static int is_intlike(mlc_dtype t) { return mlc_dtype_is_int(t) || t == MLC_DTYPE_BOOL; }
+
+int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v) {
+  return e && e->kind == MLC_TIR_INT_IMM && e->int_value == v;
+}
+
+/* ---- variables and buffers ------------------------------------------------ */
+
+mlc_tir_var *mlc_tir_var_new(mlc_tir_module *m, const char *name, mlc_dtype dtype) {
+  mlc_tir_var *v = MLC_ARENA_NEW(m->arena, mlc_tir_var);
+  if (!v) return NULL;
+  v->name = mlc_arena_strdup(m->arena, name ? name : "v");
+  if (!v->name) return NULL;
+  v->dtype = dtype;
+  v->id = m->num_vars++;
+  return v;
+}
+
+mlc_tir_buffer *mlc_tir_buffer_new(mlc_tir_module *m, const char *name, mlc_dtype dtype, int rank,
+                                   mlc_tir_expr *const *shape, mlc_tir_scope scope) {
+  if (rank < 0 || (rank > 0 && (!shape || !all_nonnull(rank, shape)))) return NULL;
+  mlc_tir_buffer *b = MLC_ARENA_NEW(m->arena, mlc_tir_buffer);
+  if (!b) return NULL;
+  b->name = mlc_arena_strdup(m->arena, name ? name : "buf");
+  b->shape = dup_array(m, shape, (size_t)rank, sizeof *shape);
+  if (!b->name || (rank && !b->shape)) return NULL;
+  b->dtype = dtype;
+  b->rank = rank;
+  b->scope = scope;
+  b->id = m->num_buffers++;
+  return b;
+}
+
+mlc_tir_buffer *mlc_tir_buffer_new_c(mlc_tir_module *m, const char *name, mlc_dtype dtype,
+                                     int rank, const int64_t *dims, mlc_tir_scope scope) {
+  mlc_tir_expr *shape[16];
+  if (rank < 0 || rank > 16) return NULL;
+  for (int i = 0; i < rank; i++) shape[i] = mlc_tir_i64(m, dims[i]);
+  return mlc_tir_buffer_new(m, name, dtype, rank, shape, scope);
+}
+
+/* ---- expressions ---------------------------------------------------------- */
+
+mlc_tir_expr *mlc_tir_int(mlc_tir_module *m, mlc_dtype dtype, int64_t v) {
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_INT_IMM, dtype);
+  if (e) e->int_value = wrap(dtype, v);
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_i64(mlc_tir_module *m, int64_t v) { return mlc_tir_int(m, MLC_DTYPE_I64, v); }
+
+mlc_tir_expr *mlc_tir_float(mlc_tir_module *m, mlc_dtype dtype, double v) {
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_FLOAT_IMM, dtype);
+  if (e) e->float_value = v;
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_ref(mlc_tir_module *m, mlc_tir_var *v) {
+  if (!v) return NULL;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_VAR_REF, v->dtype);
+  if (e) e->var = v;
+  return e;
+}
+
+/* Integer division helpers with the IR's semantics (x / 0 == 0, no trap on
+** INT_MIN / -1); the code generator emits the same. */
+static int64_t s_floordiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  int64_t q = a / b, r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) q--;
+  return q;
+}
+static int64_t s_floormod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+static int64_t s_truncdiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  return a / b;
+}
+static int64_t s_truncmod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  return a % b;
+}
+
+/* Folds |op| on two integer constants of dtype |t|; 0 when not folded. */
+static int fold_int(mlc_tir_binop op, mlc_dtype t, int64_t a, int64_t b, int64_t *out) {
+  int uns = !mlc_dtype_is_signed(t);
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+  switch (op) {
+    case MLC_TIR_ADD: *out = (int64_t)(ua + ub); return 1;
+    case MLC_TIR_SUB: *out = (int64_t)(ua - ub); return 1;
+    case MLC_TIR_MUL: *out = (int64_t)(ua * ub); return 1;
+    case MLC_TIR_DIV:
+    case MLC_TIR_FLOORDIV:
+      *out = uns ? (int64_t)(ub ? ua / ub : 0) : s_floordiv(a, b);
+      return 1;
+    case MLC_TIR_FLOORMOD:
+      *out = uns ? (int64_t)(ub ? ua % ub : 0) : s_floormod(a, b);
+      return 1;
+    case MLC_TIR_TRUNCDIV:
+      *out = uns ? (int64_t)(ub ? ua / ub : 0) : s_truncdiv(a, b);
+      return 1;
+    case MLC_TIR_TRUNCMOD:
+      *out = uns ? (int64_t)(ub ? ua % ub : 0) : s_truncmod(a, b);
+      return 1;
+    case MLC_TIR_MIN: *out = (uns ? ua < ub : a < b) ? a : b; return 1;
+    case MLC_TIR_MAX: *out = (uns ? ua > ub : a > b) ? a : b; return 1;
+    case MLC_TIR_EQ: *out = a == b; return 1;
+    case MLC_TIR_NE: *out = a != b; return 1;
+    case MLC_TIR_LT: *out = uns ? ua < ub : a < b; return 1;
+    case MLC_TIR_LE: *out = uns ? ua <= ub : a <= b; return 1;
+    case MLC_TIR_GT: *out = uns ? ua > ub : a > b; return 1;
+    case MLC_TIR_GE: *out = uns ? ua >= ub : a >= b; return 1;
+    case MLC_TIR_AND: *out = (int64_t)(ua & ub); return 1;
+    case MLC_TIR_OR: *out = (int64_t)(ua | ub); return 1;
+    case MLC_TIR_BINOP_COUNT: break;
+  }
+  return 0;
+}
+
+mlc_tir_expr *mlc_tir_binary(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *a, mlc_tir_expr *b) {
+  if (!a || !b || (unsigned)op >= MLC_TIR_BINOP_COUNT) return NULL;
+  mlc_dtype t = a->dtype;
+  if (op == MLC_TIR_DIV && is_intlike(t)) op = MLC_TIR_FLOORDIV;
+  int cmp = binop_is_cmp[op];
+  if (a->dtype == b->dtype && is_intlike(t)) {
+    int64_t r;
+    if (a->kind == MLC_TIR_INT_IMM && b->kind == MLC_TIR_INT_IMM &&
+        fold_int(op, t, a->int_value, b->int_value, &r))
+      return mlc_tir_int(m, cmp ? MLC_DTYPE_BOOL : t, r);
+    switch (op) {
+      case MLC_TIR_ADD:
+        if (mlc_tir_is_const(b, 0)) return a;
+        if (mlc_tir_is_const(a, 0)) return b;
+        break;
+      case MLC_TIR_SUB:
+        if (mlc_tir_is_const(b, 0)) return a;
+        break;
+      case MLC_TIR_MUL:
+        if (mlc_tir_is_const(b, 1)) return a;
+        if (mlc_tir_is_const(a, 1)) return b;
+        if (mlc_tir_is_const(a, 0)) return a;
+        if (mlc_tir_is_const(b, 0)) return b;
+        break;
+      case MLC_TIR_FLOORDIV:
+      case MLC_TIR_TRUNCDIV:
+        if (mlc_tir_is_const(b, 1)) return a;
+        break;
+      case MLC_TIR_FLOORMOD:
+      case MLC_TIR_TRUNCMOD:
+        if (mlc_tir_is_const(b, 1)) return mlc_tir_int(m, t, 0);
+        break;
+      default: break;
+    }
+  }
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_BINARY, cmp ? MLC_DTYPE_BOOL : t);
+  if (e) {
+    e->bin.op = op;
+    e->bin.a = a;
+    e->bin.b = b;
+  }
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_add(mlc_tir_module *m, mlc_tir_expr *a, mlc_tir_expr *b) {
+  return mlc_tir_binary(m, MLC_TIR_ADD, a, b);
+}
+mlc_tir_expr *mlc_tir_sub(mlc_tir_module *m, mlc_tir_expr *a, mlc_tir_expr *b) {
+  return mlc_tir_binary(m, MLC_TIR_SUB, a, b);
+}
+mlc_tir_expr *mlc_tir_mul(mlc_tir_module *m, mlc_tir_expr *a, mlc_tir_expr *b) {
+  return mlc_tir_binary(m, MLC_TIR_MUL, a, b);
+}
+mlc_tir_expr *mlc_tir_min(mlc_tir_module *m, mlc_tir_expr *a, mlc_tir_expr *b) {
+  return mlc_tir_binary(m, MLC_TIR_MIN, a, b);
+}
+mlc_tir_expr *mlc_tir_max(mlc_tir_module *m, mlc_tir_expr *a, mlc_tir_expr *b) {
+  return mlc_tir_binary(m, MLC_TIR_MAX, a, b);
+}
+
+mlc_tir_expr *mlc_tir_not(mlc_tir_module *m, mlc_tir_expr *a) {
+  if (!a) return NULL;
+  if (a->kind == MLC_TIR_INT_IMM && is_intlike(a->dtype))
+    return mlc_tir_int(m, a->dtype, a->dtype == MLC_DTYPE_BOOL ? !a->int_value : ~a->int_value);
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_NOT, a->dtype);
+  if (e) e->un.a = a;
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_select(mlc_tir_module *m, mlc_tir_expr *c, mlc_tir_expr *t, mlc_tir_expr *f) {
+  if (!c || !t || !f) return NULL;
+  if (c->kind == MLC_TIR_INT_IMM && c->dtype == MLC_DTYPE_BOOL && t->dtype == f->dtype)
+    return c->int_value ? t : f;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_SELECT, t->dtype);
+  if (e) {
+    e->select.c = c;
+    e->select.t = t;
+    e->select.f = f;
+  }
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_cast(mlc_tir_module *m, mlc_dtype dtype, mlc_tir_expr *a) {
+  if (!a) return NULL;
+  if (a->dtype == dtype) return a;
+  if (a->kind == MLC_TIR_INT_IMM && is_intlike(a->dtype)) {
+    int64_t v = a->int_value;
+    if (is_intlike(dtype)) return mlc_tir_int(m, dtype, v);
+    if (dtype == MLC_DTYPE_F32 || dtype == MLC_DTYPE_F64) {
+      double d = mlc_dtype_is_signed(a->dtype) ? (double)v : (double)(uint64_t)v;
+      if (dtype == MLC_DTYPE_F32) d = (double)(float)d;
+      return mlc_tir_float(m, dtype, d);
+    }
+  }
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_CAST, dtype);
+  if (e) e->un.a = a;
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_load(mlc_tir_module *m, mlc_tir_buffer *buffer, int n,
+                           mlc_tir_expr *const *indices) {
+  if (!buffer || n < 0 || (n > 0 && !all_nonnull(n, indices))) return NULL;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_LOAD, buffer->dtype);
+  if (!e) return NULL;
+  e->load.buffer = buffer;
+  e->load.n = n;
+  e->load.indices = dup_array(m, indices, (size_t)n, sizeof *indices);
+  return (n && !e->load.indices) ? NULL : e;
+}
+
+mlc_tir_expr *mlc_tir_call(mlc_tir_module *m, mlc_tir_intrin op, int n, mlc_tir_expr *const *args) {
+  if ((unsigned)op >= MLC_TIR_INTRIN_COUNT || n < 1 || !all_nonnull(n, args)) return NULL;
+  mlc_dtype t = (op == MLC_TIR_INTRIN_ISNAN || op == MLC_TIR_INTRIN_ISINF) ? MLC_DTYPE_BOOL
+                                                                          : args[0]->dtype;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_CALL, t);
+  if (!e) return NULL;
+  e->call.op = op;
+  e->call.n = n;
+  e->call.args = dup_array(m, args, (size_t)n, sizeof *args);
+  return e->call.args ? e : NULL;
+}
+
+mlc_tir_expr *mlc_tir_call1(mlc_tir_module *m, mlc_tir_intrin op, mlc_tir_expr *a) {
+  return mlc_tir_call(m, op, 1, &a);
+}
+
+mlc_tir_expr *mlc_tir_reduce(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_tir_expr *source,
+                             int naxes, const mlc_tir_iter_var *axes) {
+  if (!source || naxes < 1) return NULL;
+  for (int i = 0; i < naxes; i++)
+    if (!axes[i].var || !axes[i].min || !axes[i].extent) return NULL;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_REDUCE, source->dtype);
+  if (!e) return NULL;
+  e->reduce.op = op;
+  e->reduce.source = source;
+  e->reduce.naxes = naxes;
+  e->reduce.axes = dup_array(m, axes, (size_t)naxes, sizeof *axes);
+  return e->reduce.axes ? e : NULL;
+}
+
+mlc_tir_expr *mlc_tir_reduce_identity(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_dtype t) {
+  if (mlc_dtype_is_float(t)) {
+    switch (op) {
+      case MLC_TIR_REDUCE_SUM: return mlc_tir_float(m, t, 0.0);
+      case MLC_TIR_REDUCE_PROD: return mlc_tir_float(m, t, 1.0);
+      case MLC_TIR_REDUCE_MIN: return mlc_tir_float(m, t, INFINITY);
+      case MLC_TIR_REDUCE_MAX: return mlc_tir_float(m, t, -INFINITY);
+    }
+    return NULL;
+  }
+  int64_t lo = 0, hi = 0;
+  switch (t) {
+    case MLC_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case MLC_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case MLC_DTYPE_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case MLC_DTYPE_I64: lo = INT64_MIN, hi = INT64_MAX; break;
+    case MLC_DTYPE_U8: hi = UINT8_MAX; break;
+    case MLC_DTYPE_U16: hi = UINT16_MAX; break;
+    case MLC_DTYPE_U32: hi = UINT32_MAX; break;
+    case MLC_DTYPE_U64: hi = -1; break; /* all ones */
+    case MLC_DTYPE_BOOL: hi = 1; break;
+    default: return NULL;
+  }
+  switch (op) {
+    case MLC_TIR_REDUCE_SUM: return mlc_tir_int(m, t, 0);
+    case MLC_TIR_REDUCE_PROD: return mlc_tir_int(m, t, 1);
+    case MLC_TIR_REDUCE_MIN: return mlc_tir_int(m, t, hi);
+    case MLC_TIR_REDUCE_MAX: return mlc_tir_int(m, t, lo);
+  }
+  return NULL;
+}
+
+/* ---- statements ------------------------------------------------------------ */
+
+mlc_tir_stmt *mlc_tir_for(mlc_tir_module *m, mlc_tir_var *var, mlc_tir_expr *min,
+                          mlc_tir_expr *extent, mlc_tir_for_kind kind, const char *thread,
+                          mlc_tir_stmt *body) {
+  if (!var || !min || !extent || !body) return NULL;
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_FOR);
+  if (!s) return NULL;
+  s->loop.var = var;
+  s->loop.min = min;
+  s->loop.extent = extent;
+  s->loop.kind = kind;
+  s->loop.body = body;
+  if (thread) {
+    s->loop.thread = mlc_arena_strdup(m->arena, thread);
+    if (!s->loop.thread) return NULL;
+  }
+  return s;
+}
+
+mlc_tir_stmt *mlc_tir_seq(mlc_tir_module *m, int n, mlc_tir_stmt *const *stmts) {
+  int total = 0;
+  for (int i = 0; i < n; i++) {
+    if (!stmts[i]) return NULL;
+    total += stmts[i]->kind == MLC_TIR_SEQ ? stmts[i]->seq.n : 1;
+  }
+  if (n == 1) return stmts[0];
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_SEQ);
+  if (!s) return NULL;
+  s->seq.n = total;
+  if (total) {
+    s->seq.stmts = MLC_ARENA_ARRAY(m->arena, (size_t)total, mlc_tir_stmt *);
+    if (!s->seq.stmts) return NULL;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      if (stmts[i]->kind == MLC_TIR_SEQ) {
+        for (int j = 0; j < stmts[i]->seq.n; j++) s->seq.stmts[k++] = stmts[i]->seq.stmts[j];
+      } else {
+        s->seq.stmts[k++] = stmts[i];
+      }
+    }
+  }
+  return s;
+}
+
+mlc_tir_stmt *mlc_tir_seq2(mlc_tir_module *m, mlc_tir_stmt *a, mlc_tir_stmt *b) {
+  mlc_tir_stmt *v[2] = {a, b};
+  return mlc_tir_seq(m, 2, v);
+}
+
+mlc_tir_stmt *mlc_tir_store(mlc_tir_module *m, mlc_tir_buffer *buffer, int n,
+                            mlc_tir_expr *const *indices, mlc_tir_expr *value) {
+  if (!buffer || !value || n < 0 || (n > 0 && !all_nonnull(n, indices))) return NULL;
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_STORE);
+  if (!s) return NULL;
+  s->store.buffer = buffer;
+  s->store.n = n;
+  s->store.indices = dup_array(m, indices, (size_t)n, sizeof *indices);
+  s->store.value = value;
+  return (n && !s->store.indices) ? NULL : s;
+}
+
+mlc_tir_stmt *mlc_tir_if(mlc_tir_module *m, mlc_tir_expr *cond, mlc_tir_stmt *then_s,
+                         mlc_tir_stmt *else_s) {
+  if (!cond || !then_s) return NULL;
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_IF);
+  if (!s) return NULL;
+  s->if_.cond = cond;
+  s->if_.then_s = then_s;
+  s->if_.else_s = else_s;
+  return s;
+}
+
+mlc_tir_stmt *mlc_tir_allocate(mlc_tir_module *m, mlc_tir_buffer *buffer, mlc_tir_stmt *body) {
+  if (!buffer || !body) return NULL;
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_ALLOCATE);
+  if (!s) return NULL;
+  s->alloc.buffer = buffer;
+  s->alloc.body = body;
+  return s;
+}
+
+mlc_tir_stmt *mlc_tir_evaluate(mlc_tir_module *m, mlc_tir_expr *value) {
+  if (!value) return NULL;
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_EVALUATE);
+  if (s) s->eval.value = value;
+  return s;
+}
+
+mlc_tir_stmt *mlc_tir_block(mlc_tir_module *m, const char *name, int niters,
+                            const mlc_tir_iter_var *iters, mlc_tir_stmt *init,
+                            mlc_tir_stmt *body) {
+  if (!body || niters < 0) return NULL;
+  for (int i = 0; i < niters; i++)
+    if (!iters[i].var || !iters[i].min || !iters[i].extent || !iters[i].binding) return NULL;
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_BLOCK);
+  if (!s) return NULL;
+  s->block.name = mlc_arena_strdup(m->arena, name ? name : "block");
+  s->block.niters = niters;
+  s->block.iters = dup_array(m, iters, (size_t)niters, sizeof *iters);
+  s->block.init = init;
+  s->block.body = body;
+  if (!s->block.name || (niters && !s->block.iters)) return NULL;
+  return s;
+}
+
+mlc_tir_stmt *mlc_tir_block_set_predicate(mlc_tir_stmt *block, mlc_tir_expr *pred) {
+  if (block && block->kind == MLC_TIR_BLOCK) block->block.predicate = pred;
+  return block;
+}
+
+static mlc_tir_region *dup_regions(mlc_tir_module *m, int n, const mlc_tir_region *r) {
+  mlc_tir_region *d = dup_array(m, r, (size_t)n, sizeof *r);
+  if (!d) return NULL;
+  for (int i = 0; i < n; i++) {
+    d[i].min = dup_array(m, r[i].min, (size_t)r[i].n, sizeof *r[i].min);
+    d[i].extent = dup_array(m, r[i].extent, (size_t)r[i].n, sizeof *r[i].extent);
+    if (r[i].n && (!d[i].min || !d[i].extent)) return NULL;
+  }
+  return d;
+}
+
+mlc_tir_stmt *mlc_tir_block_set_regions(mlc_tir_module *m, mlc_tir_stmt *block, int nreads,
+                                        const mlc_tir_region *reads, int nwrites,
+                                        const mlc_tir_region *writes) {
+  if (!block || block->kind != MLC_TIR_BLOCK) return NULL;
+  mlc_tir_region *r = nreads ? dup_regions(m, nreads, reads) : NULL;
+  mlc_tir_region *w = nwrites ? dup_regions(m, nwrites, writes) : NULL;
+  if ((nreads && !r) || (nwrites && !w)) return NULL;
+  block->block.nreads = nreads;
+  block->block.reads = r;
+  block->block.nwrites = nwrites;
+  block->block.writes = w;
+  return block;
+}
+
+/* ---- functions -------------------------------------------------------------- */
+
+mlc_tir_func *mlc_tir_func_new(mlc_tir_module *m, const char *name, int nparams,
+                               mlc_tir_buffer *const *params, mlc_tir_stmt *body) {
+  if (!name || !body || nparams < 0) return NULL;
+  for (int i = 0; i < nparams; i++)
+    if (!params[i]) return NULL;
+  mlc_tir_func *f = MLC_ARENA_NEW(m->arena, mlc_tir_func);
+  if (!f) return NULL;
+  f->name = mlc_arena_strdup(m->arena, name);
+  f->nparams = nparams;
+  f->params = dup_array(m, params, (size_t)nparams, sizeof *params);
+  f->body = body;
+  if (!f->name || (nparams && !f->params)) return NULL;
+  return f;
+}
+
+mlc_status mlc_tir_func_add_scalar(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_var *var,
+                                   int param, int dim) {
+  if (!f || !var) return mlc_oom();
+  if (param < 0 || param >= f->nparams || dim < 0 || dim >= f->params[param]->rank)
+    return mlc_make_status(MLC_INVALID_ARGUMENT,
+                           "prim func \"%s\": scalar %s bound to shape[%d] of param %d, which does not exist",
+                           f->name, var->name, dim, param);
+  for (int i = 0; i < f->nscalars; i++)
+    if (f->scalars[i].var == var)
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "prim func \"%s\": scalar %s bound twice",
+                             f->name, var->name);
+  mlc_tir_scalar_param *ns = MLC_ARENA_ARRAY(m->arena, (size_t)f->nscalars + 1, mlc_tir_scalar_param);
+  if (!ns) return mlc_oom();
+  if (f->nscalars) memcpy(ns, f->scalars, sizeof *ns * (size_t)f->nscalars);
+  ns[f->nscalars].var = var;
+  ns[f->nscalars].param = param;
+  ns[f->nscalars].dim = dim;
+  f->scalars = ns;
+  f->nscalars++;
+  return NULL;
+}
+
+static mlc_tir_attr *attr_slot(mlc_tir_module *m, mlc_tir_func *f, const char *key) {
+  for (int i = 0; i < f->nattrs; i++)
+    if (strcmp(f->attrs[i].key, key) == 0) return &f->attrs[i];
+  mlc_tir_attr *na = MLC_ARENA_ARRAY(m->arena, (size_t)f->nattrs + 1, mlc_tir_attr);
+  const char *k = mlc_arena_strdup(m->arena, key);
+  if (!na || !k) return NULL;
+  if (f->nattrs) memcpy(na, f->attrs, sizeof *na * (size_t)f->nattrs);
+  na[f->nattrs].key = k;
+  f->attrs = na;
+  return &f->attrs[f->nattrs++];
+}
+
+mlc_status mlc_tir_func_set_attr_str(mlc_tir_module *m, mlc_tir_func *f, const char *key,
+                                     const char *value) {
+  if (!f) return mlc_oom();
+  mlc_tir_attr *a = attr_slot(m, f, key);
+  const char *v = mlc_arena_strdup(m->arena, value ? value : "");
+  if (!a || !v) return mlc_oom();
+  a->kind = MLC_TIR_ATTR_STR;
+  a->s = v;
+  a->i = 0;
+  return NULL;
+}
+
+static mlc_status set_attr_i(mlc_tir_module *m, mlc_tir_func *f, const char *key,
+                             mlc_tir_attr_kind kind, int64_t value) {
+  if (!f) return mlc_oom();
+  mlc_tir_attr *a = attr_slot(m, f, key);
+  if (!a) return mlc_oom();
+  a->kind = kind;
+  a->s = NULL;
+  a->i = value;
+  return NULL;
+}
+
+mlc_status mlc_tir_func_set_attr_int(mlc_tir_module *m, mlc_tir_func *f, const char *key,
+                                     int64_t value) {
+  return set_attr_i(m, f, key, MLC_TIR_ATTR_INT, value);
+}
+
+mlc_status mlc_tir_func_set_attr_bool(mlc_tir_module *m, mlc_tir_func *f, const char *key,
+                                      int value) {
+  return set_attr_i(m, f, key, MLC_TIR_ATTR_BOOL, value != 0);
+}
+
+const mlc_tir_attr *mlc_tir_func_attr(const mlc_tir_func *f, const char *key) {
+  for (int i = 0; i < f->nattrs; i++)
+    if (strcmp(f->attrs[i].key, key) == 0) return &f->attrs[i];
+  return NULL;
+}
+
+const char *mlc_tir_func_symbol(const mlc_tir_func *f) {
+  const mlc_tir_attr *a = mlc_tir_func_attr(f, "global_symbol");
+  return (a && a->kind == MLC_TIR_ATTR_STR && a->s[0]) ? a->s : f->name;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v) {
+  if (!e) return 0;
+  switch (e->kind) {
+    case MLC_TIR_INT_IMM:
+    case MLC_TIR_FLOAT_IMM: return 0;
+    case MLC_TIR_VAR_REF: return e->var == v;
+    case MLC_TIR_BINARY: return mlc_tir_expr_uses_var(e->bin.a, v) || mlc_tir_expr_uses_var(e->bin.b, v);
+    case MLC_TIR_NOT:
+    case MLC_TIR_CAST: return mlc_tir_expr_uses_var(e->un.a, v);
+    case MLC_TIR_SELECT:
+      return mlc_tir_expr_uses_var(e->select.c, v) || mlc_tir_expr_uses_var(e->select.t, v) ||
+             mlc_tir_expr_uses_var(e->select.f, v);
+    case MLC_TIR_LOAD:
+      for (int i = 0; i < e->load.n; i++)
+        if (mlc_tir_expr_uses_var(e->load.indices[i], v)) return 1;
+      return 0;
+    case MLC_TIR_CALL:
+      for (int i = 0; i < e->call.n; i++)
+        if (mlc_tir_expr_uses_var(e->call.args[i], v)) return 1;
+      return 0;
+    case MLC_TIR_REDUCE:
+      for (int i = 0; i < e->reduce.naxes; i++)
+        if (mlc_tir_expr_uses_var(e->reduce.axes[i].min, v) ||
+            mlc_tir_expr_uses_var(e->reduce.axes[i].extent, v))
+          return 1;
+      return mlc_tir_expr_uses_var(e->reduce.source, v);
+  }
+  return 0;
+}
+
+int mlc_tir_expr_has_load(const mlc_tir_expr *e) {
+  if (!e) return 0;
+  switch (e->kind) {
+    case MLC_TIR_INT_IMM:
+    case MLC_TIR_FLOAT_IMM:
+    case MLC_TIR_VAR_REF: return 0;
+    case MLC_TIR_BINARY: return mlc_tir_expr_has_load(e->bin.a) || mlc_tir_expr_has_load(e->bin.b);
+    case MLC_TIR_NOT:
+    case MLC_TIR_CAST: return mlc_tir_expr_has_load(e->un.a);
+    case MLC_TIR_SELECT:
+      return mlc_tir_expr_has_load(e->select.c) || mlc_tir_expr_has_load(e->select.t) ||
+             mlc_tir_expr_has_load(e->select.f);
+    case MLC_TIR_LOAD: return 1;
+    case MLC_TIR_CALL:
+      for (int i = 0; i < e->call.n; i++)
+        if (mlc_tir_expr_has_load(e->call.args[i])) return 1;
+      return 0;
+    case MLC_TIR_REDUCE: return mlc_tir_expr_has_load(e->reduce.source);
+  }
+  return 0;
+}
+
+/* ---- copy with substitution --------------------------------------------------- */
+
+typedef struct copier {
+  mlc_tir_module *m;
+  const mlc_tir_subst *sub;
+  MLC_VEC(mlc_tir_var *) vfrom;
+  MLC_VEC(mlc_tir_var *) vto;
+  MLC_VEC(mlc_tir_buffer *) bfrom;
+  MLC_VEC(mlc_tir_buffer *) bto;
+  int failed;
+} copier;
+
+static mlc_tir_expr *cp_expr(copier *c, const mlc_tir_expr *e);
+static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s);
+
+static mlc_tir_buffer *map_buf(copier *c, mlc_tir_buffer *b) {
+  for (size_t i = c->bfrom.len; i-- > 0;)
+    if (c->bfrom.data[i] == b) return c->bto.data[i];
+  if (c->sub)
+    for (int i = 0; i < c->sub->nbufs; i++)
+      if (c->sub->bufs_from[i] == b) return c->sub->bufs_to[i];
+  return b;
+}
+
+/* Defines |v| in the copy: a fresh variable when asked, else |v| itself. */
+static mlc_tir_var *def_var(copier *c, mlc_tir_var *v) {
+  if (!v || !c->sub || !c->sub->fresh_vars) return v;
+  mlc_tir_var *nv = mlc_tir_var_new(c->m, v->name, v->dtype);
+  if (!nv || mlc_vec_push(&c->vfrom, v) || mlc_vec_push(&c->vto, nv)) {
+    c->failed = 1;
+    return NULL;
+  }
+  return nv;
+}
+
+static void undef_vars(copier *c, size_t mark) { c->vfrom.len = c->vto.len = mark; }
+
+static mlc_tir_expr **cp_exprs(copier *c, int n, mlc_tir_expr *const *v) {
+  if (n <= 0) return NULL;
+  mlc_tir_expr **d = MLC_ARENA_ARRAY(c->m->arena, (size_t)n, mlc_tir_expr *);
+  if (!d) return NULL;
+  for (int i = 0; i < n; i++) d[i] = cp_expr(c, v[i]);
+  return d;
+}
+
+static mlc_tir_expr *cp_expr(copier *c, const mlc_tir_expr *e) {
+  mlc_tir_module *m = c->m;
+  if (!e) return NULL;
+  switch (e->kind) {
+    case MLC_TIR_INT_IMM: return mlc_tir_int(m, e->dtype, e->int_value);
+    case MLC_TIR_FLOAT_IMM: return mlc_tir_float(m, e->dtype, e->float_value);
+    case MLC_TIR_VAR_REF: {
+      for (size_t i = c->vfrom.len; i-- > 0;)
+        if (c->vfrom.data[i] == e->var) return mlc_tir_ref(m, c->vto.data[i]);
+      if (c->sub)
+        for (int i = 0; i < c->sub->nvars; i++)
+          if (c->sub->vars[i] == e->var) return mlc_tir_expr_copy(m, c->sub->values[i], NULL);
+      return mlc_tir_ref(m, e->var);
+    }
+    case MLC_TIR_BINARY: return mlc_tir_binary(m, e->bin.op, cp_expr(c, e->bin.a), cp_expr(c, e->bin.b));
+    case MLC_TIR_NOT: return mlc_tir_not(m, cp_expr(c, e->un.a));
+    case MLC_TIR_CAST: return mlc_tir_cast(m, e->dtype, cp_expr(c, e->un.a));
+    case MLC_TIR_SELECT:
+      return mlc_tir_select(m, cp_expr(c, e->select.c), cp_expr(c, e->select.t),
+                            cp_expr(c, e->select.f));
+    case MLC_TIR_LOAD: {
+      mlc_tir_expr **idx = cp_exprs(c, e->load.n, e->load.indices);
+      if (e->load.n && !idx) return NULL;
+      return mlc_tir_load(m, map_buf(c, e->load.buffer), e->load.n, idx);
+    }
+    case MLC_TIR_CALL: {
+      mlc_tir_expr **args = cp_exprs(c, e->call.n, e->call.args);
+      if (!args) return NULL;
+      mlc_tir_expr *r = mlc_tir_call(m, e->call.op, e->call.n, args);
+      if (r) r->dtype = e->dtype;
+      return r;
+    }
+    case MLC_TIR_REDUCE: {
+      int n = e->reduce.naxes;
+      mlc_tir_iter_var ax[16];
+      if (n > 16) return NULL;
+      size_t mark = c->vfrom.len;
+      for (int i = 0; i < n; i++) {
+        ax[i] = e->reduce.axes[i];
+        ax[i].min = cp_expr(c, ax[i].min);
+        ax[i].extent = cp_expr(c, ax[i].extent);
+      }
+      for (int i = 0; i < n; i++) ax[i].var = def_var(c, ax[i].var);
+      mlc_tir_expr *r = mlc_tir_reduce(m, e->reduce.op, cp_expr(c, e->reduce.source), n, ax);
+      undef_vars(c, mark);
+      return r;
+    }
+  }
+  return NULL;
+}
+
+static int cp_regions(copier *c, int n, const mlc_tir_region *src, mlc_tir_region **out) {
+  *out = NULL;
+  if (n == 0) return 0;
+  mlc_tir_region *r = MLC_ARENA_ARRAY(c->m->arena, (size_t)n, mlc_tir_region);
+  if (!r) return -1;
+  for (int i = 0; i < n; i++) {
+    r[i].buffer = map_buf(c, src[i].buffer);
+    r[i].n = src[i].n;
+    r[i].min = cp_exprs(c, src[i].n, src[i].min);
+    r[i].extent = cp_exprs(c, src[i].n, src[i].extent);
+    if (src[i].n && (!r[i].min || !r[i].extent || !all_nonnull(r[i].n, r[i].min) ||
+                     !all_nonnull(r[i].n, r[i].extent)))
+      return -1;
+  }
+  *out = r;
+  return 0;
+}
+
+static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s) {
+  mlc_tir_module *m = c->m;
+  mlc_tir_stmt *r = NULL;
+  if (!s) return NULL;
+  switch (s->kind) {
+    case MLC_TIR_FOR: {
+      mlc_tir_expr *mn = cp_expr(c, s->loop.min), *ext = cp_expr(c, s->loop.extent);
+      size_t mark = c->vfrom.len;
+      mlc_tir_var *v = def_var(c, s->loop.var);
+      r = mlc_tir_for(m, v, mn, ext, s->loop.kind, s->loop.thread, cp_stmt(c, s->loop.body));
+      undef_vars(c, mark);
+      break;
+    }
+    case MLC_TIR_SEQ: {
+      if (s->seq.n == 0) {
+        r = mlc_tir_seq(m, 0, NULL);
+        break;
+      }
+      mlc_tir_stmt **v = MLC_ARENA_ARRAY(m->arena, (size_t)s->seq.n, mlc_tir_stmt *);
+      if (!v) return NULL;
+      for (int i = 0; i < s->seq.n; i++) v[i] = cp_stmt(c, s->seq.stmts[i]);
+      r = mlc_tir_seq(m, s->seq.n, v);
+      break;
+    }
+    case MLC_TIR_STORE: {
+      mlc_tir_expr **idx = cp_exprs(c, s->store.n, s->store.indices);
+      if (s->store.n && !idx) return NULL;
+      r = mlc_tir_store(m, map_buf(c, s->store.buffer), s->store.n, idx, cp_expr(c, s->store.value));
+      break;
+    }
+    case MLC_TIR_IF: {
+      mlc_tir_stmt *e = s->if_.else_s ? cp_stmt(c, s->if_.else_s) : NULL;
+      if (s->if_.else_s && !e) return NULL;
+      r = mlc_tir_if(m, cp_expr(c, s->if_.cond), cp_stmt(c, s->if_.then_s), e);
+      break;
+    }
+    case MLC_TIR_ALLOCATE: {
+      mlc_tir_buffer *b = s->alloc.buffer;
+      size_t bmark = c->bfrom.len;
+      if (c->sub && c->sub->fresh_vars) {
+        mlc_tir_expr **shape = cp_exprs(c, b->rank, b->shape);
+        mlc_tir_buffer *nb = mlc_tir_buffer_new(m, b->name, b->dtype, b->rank, shape, b->scope);
+        if (!nb || mlc_vec_push(&c->bfrom, b) || mlc_vec_push(&c->bto, nb)) return NULL;
+        b = nb;
+      } else {
+        b = map_buf(c, b);
+      }
+      r = mlc_tir_allocate(m, b, cp_stmt(c, s->alloc.body));
+      c->bfrom.len = c->bto.len = bmark;
+      break;
+    }
+    case MLC_TIR_EVALUATE: r = mlc_tir_evaluate(m, cp_expr(c, s->eval.value)); break;
+    case MLC_TIR_BLOCK: {
+      int n = s->block.niters;
+      mlc_tir_iter_var *it = n ? MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_tir_iter_var) : NULL;
+      if (n && !it) return NULL;
+      for (int i = 0; i < n; i++) {
+        it[i] = s->block.iters[i];
+        it[i].min = cp_expr(c, it[i].min);
+        it[i].extent = cp_expr(c, it[i].extent);
+        it[i].binding = cp_expr(c, it[i].binding);
+      }
+      size_t mark = c->vfrom.len;
+      for (int i = 0; i < n; i++) it[i].var = def_var(c, it[i].var);
+      mlc_tir_stmt *init = s->block.init ? cp_stmt(c, s->block.init) : NULL;
+      if (s->block.init && !init) return NULL;
+      r = mlc_tir_block(m, s->block.name, n, it, init, cp_stmt(c, s->block.body));
+      if (r && s->block.predicate) {
+        r->block.predicate = cp_expr(c, s->block.predicate);
+        if (!r->block.predicate) r = NULL;
+      }
+      if (r && (cp_regions(c, s->block.nreads, s->block.reads, &r->block.reads) ||
+                cp_regions(c, s->block.nwrites, s->block.writes, &r->block.writes)))
+        r = NULL;
+      if (r) {
+        r->block.nreads = s->block.nreads;
+        r->block.nwrites = s->block.nwrites;
+      }
+      undef_vars(c, mark);
+      break;
+    }
+  }
+  if (r && !r->origin) r->origin = s->origin;
+  return r;
+}
+
+static void copier_fini(copier *c) {
+  mlc_vec_free(&c->vfrom);
+  mlc_vec_free(&c->vto);
+  mlc_vec_free(&c->bfrom);
+  mlc_vec_free(&c->bto);
+}
+
+mlc_tir_expr *mlc_tir_expr_copy(mlc_tir_module *m, const mlc_tir_expr *e, const mlc_tir_subst *sub) {
+  copier c = {m, sub, {0}, {0}, {0}, {0}, 0};
+  mlc_tir_expr *r = cp_expr(&c, e);
+  int failed = c.failed;
+  copier_fini(&c);
+  return failed ? NULL : r;
+}
+
+mlc_tir_stmt *mlc_tir_stmt_copy(mlc_tir_module *m, const mlc_tir_stmt *s, const mlc_tir_subst *sub) {
+  copier c = {m, sub, {0}, {0}, {0}, {0}, 0};
+  mlc_tir_stmt *r = cp_stmt(&c, s);
+  int failed = c.failed;
+  copier_fini(&c);
+  return failed ? NULL : r;
+}

@@ -1,0 +1,43 @@
+/*
+** entry.c: the one symbol a model.so exports, mlc_model_entry_v1, and the
+** table (rt_entry.h) behind it.
+**
+** The table's functions are the runtime's own (model.c, session.c), bound
+** to the model's description |mlc_model_desc|, which the compiler emits as a
+** hidden symbol in the same shared object.  So
+** model.so = generated kernels + generated desc.c + libmlcrt objects, and
+** the loader reaches this model's runtime only through this table.
+*/
+#include "config.h"
+#include "runtime/rt_int.h"
+
+static mlc_rt_status open_model(mlc_rt_model **out, char *err, size_t errlen) {
+  return mlc_rt_model_open(&mlc_model_desc, out, err, errlen);
+}
+
+static const mlc_rt_entry entry_v1 = {
+    .abi_version = MLC_RT_ENTRY_VERSION,
+    .size = sizeof(mlc_rt_entry),
+    .desc = &mlc_model_desc,
+    .model_open = open_model,
+    .model_close = mlc_rt_model_close,
+    .model_name = mlc_rt_model_name,
+    .model_manifest = mlc_rt_model_manifest,
+    .model_num_io = mlc_rt_model_num_io,
+    .model_io_name = mlc_rt_model_io_name,
+    .model_io_dtype = mlc_rt_model_io_dtype,
+    .model_io_ndim = mlc_rt_model_io_ndim,
+    .model_io_dim = mlc_rt_model_io_dim,
+    .model_io_dim_name = mlc_rt_model_io_dim_name,
+    .model_num_symbols = mlc_rt_model_num_symbols,
+    .model_symbol_name = mlc_rt_model_symbol_name,
+    .session_create = mlc_rt_session_create,
+    .session_free = mlc_rt_session_free,
+    .session_set_input = mlc_rt_session_set_input,
+    .session_set_input_by_name = mlc_rt_session_set_input_by_name,
+    .session_run = mlc_rt_session_run,
+    .session_get_output = mlc_rt_session_get_output,
+    .session_last_error = mlc_rt_session_last_error,
+};
+
+MLC_API const mlc_rt_entry *mlc_model_entry_v1(void) { return &entry_v1; }

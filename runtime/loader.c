@@ -1,0 +1,300 @@
+/*
+** loader.c: the public API of mlc_runtime.h, as the small library user
+** programs link (libmlcload; it needs libdl and nothing else).
+**
+** mlc_model_load dlopens a model.so with RTLD_NOW | RTLD_LOCAL, takes its
+** one exported symbol, mlc_model_entry_v1, checks the table's ABI version
+** and size, and opens the model through it.  Every later call goes through
+** the table of the model the handle came from, so models compiled at
+** different times (each with its own runtime inside) coexist in a process.
+** The public handles wrap the runtime's: a model holds the table, the
+** runtime's model and the dlopen handle, reference-counted so that sessions
+** keep their model's code mapped; a session holds the runtime's session
+** and its model.
+*/
+#include "config.h"
+#include "runtime/rt_entry.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mlc_model {
+  const mlc_rt_entry *entry;
+  mlc_rt_model *impl;
+  void *dl;          /* NULL when opened from a linked-in entry */
+  atomic_int refs;   /* 1 for the model + 1 per live session */
+};
+
+struct mlc_session {
+  const mlc_rt_entry *entry;
+  mlc_rt_session *impl;
+  mlc_model *model;
+};
+
+typedef const mlc_rt_entry *(*entry_fn)(void);
+
+static __thread char tls_err[1024];
+
+/* Records an error in the thread's last error and in (err, errlen). */
+static mlc_rt_status fail(char *err, size_t errlen, mlc_rt_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static mlc_rt_status fail(char *err, size_t errlen, mlc_rt_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tls_err, sizeof tls_err, fmt, ap);
+  va_end(ap);
+  if (err && errlen) snprintf(err, errlen, "%s", tls_err);
+  return st;
+}
+
+const char *mlc_rt_status_name(mlc_rt_status st) {
+  switch (st) {
+  case MLC_RT_OK: return "OK";
+  case MLC_RT_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+  case MLC_RT_NOT_FOUND: return "NOT_FOUND";
+  case MLC_RT_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+  case MLC_RT_RUNTIME_ERROR: return "RUNTIME_ERROR";
+  case MLC_RT_ABI_MISMATCH: return "ABI_MISMATCH";
+  }
+  return "UNKNOWN";
+}
+
+const char *mlc_model_last_error(void) { return tls_err; }
+
+/* Opens the model behind |entry|; |dl| (may be NULL) is owned by the model on success. */
+static mlc_rt_status open_entry(const mlc_rt_entry *entry, void *dl, const char *what,
+                                mlc_model **out, char *err, size_t errlen) {
+  if (entry->abi_version != MLC_RT_ENTRY_VERSION || entry->size < sizeof(mlc_rt_entry))
+    return fail(err, errlen, MLC_RT_ABI_MISMATCH,
+                "%s: model entry ABI version %u (%u-byte table), but this loader reads version %u "
+                "(%u-byte table); rebuild the model or the program",
+                what, entry->abi_version, entry->size, MLC_RT_ENTRY_VERSION,
+                (unsigned)sizeof(mlc_rt_entry));
+  mlc_model *m = calloc(1, sizeof *m);
+  if (!m) return fail(err, errlen, MLC_RT_OUT_OF_MEMORY, "%s: out of memory", what);
+  char msg[sizeof tls_err];
+  msg[0] = 0;
+  mlc_rt_status st = entry->model_open(&m->impl, msg, sizeof msg);
+  if (st != MLC_RT_OK) {
+    free(m);
+    return fail(err, errlen, st, "%s: %s", what, msg[0] ? msg : mlc_rt_status_name(st));
+  }
+  m->entry = entry;
+  m->dl = dl;
+  atomic_init(&m->refs, 1);
+  *out = m;
+  tls_err[0] = 0;
+  if (err && errlen) err[0] = 0;
+  return MLC_RT_OK;
+}
+
+mlc_rt_status mlc_model_open_entry(const mlc_rt_entry *entry, mlc_model **out, char *err,
+                                   size_t errlen) {
+  if (out) *out = NULL;
+  if (!entry || !out)
+    return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "mlc_model_open_entry: NULL %s",
+                !entry ? "entry" : "output pointer");
+  return open_entry(entry, NULL, "model", out, err, errlen);
+}
+
+mlc_rt_status mlc_model_load(const char *path, mlc_model **out, char *err, size_t errlen) {
+  if (out) *out = NULL;
+  if (!path || !out)
+    return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "mlc_model_load: NULL %s",
+                !path ? "path" : "output pointer");
+  if (!*path) return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "mlc_model_load: empty path");
+  /* A bare file name must not send dlopen searching the library path. */
+  size_t n = strlen(path);
+  char *file = malloc(n + 3);
+  if (!file) return fail(err, errlen, MLC_RT_OUT_OF_MEMORY, "%s: out of memory", path);
+  snprintf(file, n + 3, "%s%s", strchr(path, '/') ? "" : "./", path);
+  if (access(file, R_OK) != 0) {
+    int e = errno;
+    free(file);
+    return fail(err, errlen, e == ENOENT ? MLC_RT_NOT_FOUND : MLC_RT_INVALID_ARGUMENT, "%s: %s",
+                path, strerror(e));
+  }
+  dlerror();
+  void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+  free(file);
+  if (!dl) {
+    const char *why = dlerror();
+    return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "%s: cannot load the model: %s", path,
+                why ? why : "unknown dlopen error");
+  }
+  void *sym = dlsym(dl, "mlc_model_entry_v1");
+  if (!sym) {
+    dlclose(dl);
+    return fail(err, errlen, MLC_RT_INVALID_ARGUMENT,
+                "%s: not a compiled model (no mlc_model_entry_v1), or one built for another loader",
+                path);
+  }
+  const mlc_rt_entry *entry = ((entry_fn)sym)();
+  if (!entry) {
+    dlclose(dl);
+    return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "%s: the model's entry returned NULL", path);
+  }
+  mlc_rt_status st = open_entry(entry, dl, path, out, err, errlen);
+  if (st != MLC_RT_OK) dlclose(dl);
+  return st;
+}
+
+/* Drops one reference; the last one closes the model and unloads its code. */
+static void release_model(mlc_model *m) {
+  if (atomic_fetch_sub(&m->refs, 1) != 1) return;
+  m->entry->model_close(m->impl);
+  if (m->dl) dlclose(m->dl);
+  free(m);
+}
+
+void mlc_model_free(mlc_model *m) {
+  if (m) release_model(m);
+}
+
+const mlc_rt_entry *mlc_rt_model_entry_of(const mlc_model *m) { return m ? m->entry : NULL; }
+
+/* ---- model accessors: forwarded to the model's runtime ------------------- */
+
+const char *mlc_model_name(const mlc_model *m) { return m ? m->entry->model_name(m->impl) : ""; }
+
+const char *mlc_model_manifest(const mlc_model *m) {
+  return m ? m->entry->model_manifest(m->impl) : "";
+}
+
+int32_t mlc_model_num_inputs(const mlc_model *m) {
+  return m ? m->entry->model_num_io(m->impl, 0) : 0;
+}
+
+int32_t mlc_model_num_outputs(const mlc_model *m) {
+  return m ? m->entry->model_num_io(m->impl, 1) : 0;
+}
+
+const char *mlc_model_input_name(const mlc_model *m, int32_t i) {
+  return m ? m->entry->model_io_name(m->impl, 0, i) : NULL;
+}
+
+const char *mlc_model_output_name(const mlc_model *m, int32_t i) {
+  return m ? m->entry->model_io_name(m->impl, 1, i) : NULL;
+}
+
+static int32_t io_index(const mlc_model *m, int output, const char *name) {
+  if (!m || !name) return -1;
+  int32_t n = m->entry->model_num_io(m->impl, output);
+  for (int32_t i = 0; i < n; i++) {
+    const char *s = m->entry->model_io_name(m->impl, output, i);
+    if (s && strcmp(s, name) == 0) return i;
+  }
+  return -1;
+}
+
+int32_t mlc_model_input_index(const mlc_model *m, const char *name) { return io_index(m, 0, name); }
+
+int32_t mlc_model_output_index(const mlc_model *m, const char *name) {
+  return io_index(m, 1, name);
+}
+
+static DLDataType io_dtype(const mlc_model *m, int output, int32_t i) {
+  if (!m) {
+    DLDataType none = {0, 0, 0};
+    return none;
+  }
+  return m->entry->model_io_dtype(m->impl, output, i);
+}
+
+DLDataType mlc_model_input_dtype(const mlc_model *m, int32_t i) { return io_dtype(m, 0, i); }
+DLDataType mlc_model_output_dtype(const mlc_model *m, int32_t i) { return io_dtype(m, 1, i); }
+
+int32_t mlc_model_input_ndim(const mlc_model *m, int32_t i) {
+  return m ? m->entry->model_io_ndim(m->impl, 0, i) : -1;
+}
+
+int32_t mlc_model_output_ndim(const mlc_model *m, int32_t i) {
+  return m ? m->entry->model_io_ndim(m->impl, 1, i) : -1;
+}
+
+int64_t mlc_model_input_dim(const mlc_model *m, int32_t i, int32_t d) {
+  return m ? m->entry->model_io_dim(m->impl, 0, i, d) : -1;
+}
+
+int64_t mlc_model_output_dim(const mlc_model *m, int32_t i, int32_t d) {
+  return m ? m->entry->model_io_dim(m->impl, 1, i, d) : -1;
+}
+
+const char *mlc_model_input_dim_name(const mlc_model *m, int32_t i, int32_t d) {
+  return m ? m->entry->model_io_dim_name(m->impl, 0, i, d) : NULL;
+}
+
+const char *mlc_model_output_dim_name(const mlc_model *m, int32_t i, int32_t d) {
+  return m ? m->entry->model_io_dim_name(m->impl, 1, i, d) : NULL;
+}
+
+int32_t mlc_model_num_symbols(const mlc_model *m) {
+  return m ? m->entry->model_num_symbols(m->impl) : 0;
+}
+
+const char *mlc_model_symbol_name(const mlc_model *m, int32_t k) {
+  return m ? m->entry->model_symbol_name(m->impl, k) : NULL;
+}
+
+/* ---- sessions ----------------------------------------------------------- */
+
+mlc_rt_status mlc_session_create(const mlc_model *m, const mlc_session_options *opts,
+                                 mlc_session **out) {
+  if (out) *out = NULL;
+  if (!m || !out)
+    return fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "mlc_session_create: NULL %s",
+                !m ? "model" : "output pointer");
+  mlc_session *s = calloc(1, sizeof *s);
+  if (!s) return fail(NULL, 0, MLC_RT_OUT_OF_MEMORY, "mlc_session_create: out of memory");
+  char msg[sizeof tls_err];
+  msg[0] = 0;
+  mlc_rt_status st =
+      m->entry->session_create(m->impl, opts ? opts->num_threads : 0, &s->impl, msg, sizeof msg);
+  if (st != MLC_RT_OK) {
+    free(s);
+    return fail(NULL, 0, st, "mlc_session_create: %s", msg[0] ? msg : mlc_rt_status_name(st));
+  }
+  mlc_model *mm = (mlc_model *)m; /* only the reference count changes */
+  atomic_fetch_add(&mm->refs, 1);
+  s->entry = m->entry;
+  s->model = mm;
+  *out = s;
+  return MLC_RT_OK;
+}
+
+void mlc_session_free(mlc_session *s) {
+  if (!s) return;
+  s->entry->session_free(s->impl);
+  release_model(s->model);
+  free(s);
+}
+
+mlc_rt_status mlc_session_set_input(mlc_session *s, int32_t index, const DLTensor *t) {
+  return s ? s->entry->session_set_input(s->impl, index, t) : MLC_RT_INVALID_ARGUMENT;
+}
+
+mlc_rt_status mlc_session_set_input_by_name(mlc_session *s, const char *name, const DLTensor *t) {
+  return s ? s->entry->session_set_input_by_name(s->impl, name, t) : MLC_RT_INVALID_ARGUMENT;
+}
+
+mlc_rt_status mlc_session_run(mlc_session *s) {
+  return s ? s->entry->session_run(s->impl) : MLC_RT_INVALID_ARGUMENT;
+}
+
+mlc_rt_status mlc_session_get_output(mlc_session *s, int32_t index, const DLTensor **out) {
+  if (!s) {
+    if (out) *out = NULL;
+    return MLC_RT_INVALID_ARGUMENT;
+  }
+  return s->entry->session_get_output(s->impl, index, out);
+}
+
+const char *mlc_session_last_error(const mlc_session *s) {
+  return s ? s->entry->session_last_error(s->impl) : "invalid session (NULL)";
+}

@@ -1,0 +1,371 @@
+/*
+** model.c: opening a model description (rt_model.h) and answering questions
+** about it.
+**
+** mlc_rt_model_open checks everything a session will rely on, once, so the
+** run path can index without checks: every tensor id, symbol, storage id,
+** I/O index and weights range is in bounds, every symbol can be bound from
+** an input dim, I/O tensors and the inputs/outputs tables agree, and every
+** external step resolves to a function in the model's externs table.  It
+** also precomputes the flattened argument codes that all sessions share.
+** After opening, the model is never written, so sessions may share it
+** across threads.
+*/
+#include "config.h"
+#include "runtime/rt_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers shared by the runtime -------------------------------------- */
+
+mlc_rt_status mlc_rt_errorf(char *buf, size_t len, mlc_rt_status st, const char *fmt, ...) {
+  if (buf && len > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+void mlc_rt_dtype_str(DLDataType t, char *buf, size_t len) {
+  static const char *const names[] = {"int", "uint", "float", "handle", "bfloat", "complex", "bool"};
+  const char *base = t.code < sizeof names / sizeof names[0] ? names[t.code] : "code";
+  int n;
+  if (t.code < sizeof names / sizeof names[0])
+    n = snprintf(buf, len, "%s%u", base, (unsigned)t.bits);
+  else
+    n = snprintf(buf, len, "code%u_%u", (unsigned)t.code, (unsigned)t.bits);
+  if (t.lanes != 1 && n >= 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, "x%u", (unsigned)t.lanes);
+}
+
+int mlc_rt_nbytes(DLDataType t, uint64_t numel, uint64_t *out) {
+  uint64_t bits = (uint64_t)t.bits * t.lanes;
+  if (bits != 0 && numel > (UINT64_MAX - 7) / bits) return -1;
+  *out = (numel * bits + 7) / 8;
+  return 0;
+}
+
+/* ---- validation --------------------------------------------------------- */
+
+typedef struct checker {
+  const mlc_rt_model_desc *d;
+  char *err;
+  size_t errlen;
+} checker;
+
+#define MODEL_NAME(d) ((d)->name ? (d)->name : "?")
+
+static mlc_rt_status check_tensor(checker *c, int32_t id) {
+  const mlc_rt_model_desc *d = c->d;
+  const mlc_rt_tensor_desc *t = &d->tensors[id];
+  char ty[32];
+  mlc_rt_dtype_str(t->dtype, ty, sizeof ty);
+  if (t->dtype.bits == 0 || t->dtype.lanes == 0)
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": tensor %d: invalid dtype %s", MODEL_NAME(d), id, ty);
+  if (t->ndim < 0 || t->ndim > MLC_RT_MAX_NDIM || (t->ndim > 0 && !t->dims))
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": tensor %d: invalid rank %d", MODEL_NAME(d), id, t->ndim);
+  int symbolic = 0;
+  uint64_t numel = 1;
+  for (int32_t k = 0; k < t->ndim; k++) {
+    int64_t v = t->dims[k];
+    if (v < 0) {
+      if (-1 - v >= d->nsyms)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": tensor %d dim %d: symbol %lld out of range (%d symbols)",
+                             MODEL_NAME(d), id, k, (long long)(-1 - v), d->nsyms);
+      symbolic = 1;
+    } else if (!symbolic && numel != 0) {
+      if (v != 0 && numel > UINT64_MAX / (uint64_t)v) numel = UINT64_MAX;
+      else numel *= (uint64_t)v;
+    }
+  }
+  switch (t->storage) {
+  case MLC_RT_STORAGE_INPUT:
+  case MLC_RT_STORAGE_OUTPUT: {
+    int out = t->storage == MLC_RT_STORAGE_OUTPUT;
+    int32_t nio = out ? d->noutputs : d->ninputs;
+    const mlc_rt_io_desc *io = out ? d->outputs : d->inputs;
+    if (t->loc < 0 || t->loc >= nio || io[t->loc].tensor != id)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": tensor %d: %s %lld does not name it", MODEL_NAME(d), id,
+                           out ? "output" : "input", (long long)t->loc);
+    break;
+  }
+  case MLC_RT_STORAGE_CONST: {
+    uint64_t nbytes;
+    if (symbolic)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": tensor %d: a constant with symbolic dims", MODEL_NAME(d), id);
+    if (numel == UINT64_MAX || mlc_rt_nbytes(t->dtype, numel, &nbytes) != 0 || t->loc < 0 ||
+        (uint64_t)t->loc > d->weights_size || nbytes > d->weights_size - (uint64_t)t->loc)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": tensor %d: constant at offset %lld overruns the %llu-byte weights",
+                           MODEL_NAME(d), id, (long long)t->loc, (unsigned long long)d->weights_size);
+    if (nbytes > 0 && !d->weights)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": tensor %d: constant but no weights", MODEL_NAME(d), id);
+    break;
+  }
+  case MLC_RT_STORAGE_ARENA:
+    if (t->loc < 0 || t->loc >= d->nstorages)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": tensor %d: storage id %lld out of range (%d storages)",
+                           MODEL_NAME(d), id, (long long)t->loc, d->nstorages);
+    break;
+  default:
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": tensor %d: unknown storage kind %d", MODEL_NAME(d), id,
+                         t->storage);
+  }
+  return MLC_RT_OK;
+}
+
+static mlc_rt_status check_io(checker *c, int out) {
+  const mlc_rt_model_desc *d = c->d;
+  int32_t n = out ? d->noutputs : d->ninputs;
+  const mlc_rt_io_desc *io = out ? d->outputs : d->inputs;
+  const char *what = out ? "output" : "input";
+  if (n < 0 || (n > 0 && !io))
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": invalid %s table", MODEL_NAME(d), what);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t t = io[i].tensor;
+    if (!io[i].name || t < 0 || t >= d->ntensors ||
+        d->tensors[t].storage != (out ? MLC_RT_STORAGE_OUTPUT : MLC_RT_STORAGE_INPUT) ||
+        d->tensors[t].loc != i)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": %s %d: no name, or its tensor is not %s storage %d",
+                           MODEL_NAME(d), what, i, what, i);
+  }
+  return MLC_RT_OK;
+}
+
+/* Finds an input dim that binds each symbol; every symbol needs one. */
+static mlc_rt_status find_binders(checker *c, mlc_rt_model *m) {
+  const mlc_rt_model_desc *d = c->d;
+  for (int32_t k = 0; k < d->nsyms; k++) m->sym_input[k] = -1;
+  for (int32_t i = 0; i < d->ninputs; i++) {
+    const mlc_rt_tensor_desc *t = &d->tensors[d->inputs[i].tensor];
+    for (int32_t j = 0; j < t->ndim; j++) {
+      if (t->dims[j] >= 0) continue;
+      int64_t k = -1 - t->dims[j];
+      if (m->sym_input[k] < 0) {
+        m->sym_input[k] = i;
+        m->sym_dim[k] = j;
+      }
+    }
+  }
+  for (int32_t k = 0; k < d->nsyms; k++)
+    if (m->sym_input[k] < 0)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": symbolic dim \"%s\" is not a dim of any input",
+                           MODEL_NAME(d), d->sym_names[k]);
+  return MLC_RT_OK;
+}
+
+static mlc_kernel_fn find_extern(const mlc_rt_model_desc *d, const char *name) {
+  for (int32_t i = 0; i < d->nexterns; i++)
+    if (d->externs[i].name && strcmp(d->externs[i].name, name) == 0) return d->externs[i].fn;
+  return NULL;
+}
+
+static mlc_rt_status check_steps(checker *c, mlc_rt_model *m) {
+  const mlc_rt_model_desc *d = c->d;
+  int64_t total = 0;
+  for (int32_t i = 0; i < d->nsteps; i++) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    const char *label = st->label ? st->label : "";
+    mlc_kernel_fn fn = NULL;
+    if (st->kind == MLC_RT_STEP_KERNEL) {
+      fn = st->fn;
+      if (!fn)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": step %d (node \"%s\"): kernel \"%s\" has no function",
+                             MODEL_NAME(d), i, label, st->name ? st->name : "?");
+    } else if (st->kind == MLC_RT_STEP_EXTERN) {
+      if (!st->name)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": step %d (node \"%s\"): external step without a name",
+                             MODEL_NAME(d), i, label);
+      fn = find_extern(d, st->name);
+      if (!fn)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_NOT_FOUND,
+                             "model \"%s\": step %d (node \"%s\"): external function \"%s\" is not registered",
+                             MODEL_NAME(d), i, label, st->name);
+    } else {
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": step %d (node \"%s\"): unknown step kind %d",
+                           MODEL_NAME(d), i, label, st->kind);
+    }
+    m->step_fns[i] = fn;
+    if (st->nargs < 0 || (st->nargs > 0 && !st->args))
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": step %d (node \"%s\"): invalid argument list",
+                           MODEL_NAME(d), i, label);
+    for (int32_t a = 0; a < st->nargs; a++) {
+      const mlc_rt_arg_desc *ad = &st->args[a];
+      int ok = (ad->kind == MLC_RT_ARG_TENSOR && ad->value >= 0 && ad->value < d->ntensors) ||
+               (ad->kind == MLC_RT_ARG_SYM && ad->value >= 0 && ad->value < d->nsyms) ||
+               ad->kind == MLC_RT_ARG_IMM;
+      if (!ok)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": step %d (node \"%s\"): argument %d (kind %d, value %lld) is invalid",
+                             MODEL_NAME(d), i, label, a, ad->kind, (long long)ad->value);
+      if (ad->kind == MLC_RT_ARG_IMM) m->nimms++;
+    }
+    m->arg_start[i] = total;
+    total += st->nargs;
+  }
+  m->arg_start[d->nsteps] = total;
+  m->nargs_total = total;
+  if (total > 0) {
+    m->arg_codes = malloc((size_t)total * sizeof *m->arg_codes);
+    if (!m->arg_codes)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int32_t i = 0; i < d->nsteps; i++)
+    for (int32_t a = 0; a < d->steps[i].nargs; a++)
+      m->arg_codes[m->arg_start[i] + a] =
+          d->steps[i].args[a].kind == MLC_RT_ARG_TENSOR ? MLC_ARG_TENSOR : MLC_ARG_INT;
+  return MLC_RT_OK;
+}
+
+static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
+  const mlc_rt_model_desc *d = c->d;
+  if (d->abi_version != MLC_RT_DESC_VERSION || d->kernel_abi != MLC_RT_ABI_VERSION)
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_ABI_MISMATCH,
+                         "model \"%s\": description version %u / kernel ABI %u, but this runtime "
+                         "reads version %u / kernel ABI %u",
+                         MODEL_NAME(d), d->abi_version, d->kernel_abi, MLC_RT_DESC_VERSION,
+                         MLC_RT_ABI_VERSION);
+  if (d->nsyms < 0 || (d->nsyms > 0 && !d->sym_names) || d->ntensors < 0 ||
+      (d->ntensors > 0 && !d->tensors) || d->nstorages < 0 || d->nsteps < 0 ||
+      (d->nsteps > 0 && !d->steps) || d->nexterns < 0 || (d->nexterns > 0 && !d->externs) ||
+      d->nkernels < 0 || (d->nkernels > 0 && !d->kernel_names))
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": malformed description (negative count or missing table)",
+                         MODEL_NAME(d));
+  if (d->weights_size > 0 && (!d->weights || (uintptr_t)d->weights % MLC_RT_ALIGN != 0))
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": weights missing or not %d-byte aligned", MODEL_NAME(d),
+                         MLC_RT_ALIGN);
+  for (int32_t k = 0; k < d->nsyms; k++)
+    if (!d->sym_names[k])
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": symbol %d has no name", MODEL_NAME(d), k);
+  mlc_rt_status st = check_io(c, 0);
+  if (st == MLC_RT_OK) st = check_io(c, 1);
+  for (int32_t i = 0; st == MLC_RT_OK && i < d->ntensors; i++) {
+    st = check_tensor(c, i);
+    m->nshape_total += d->tensors[i].ndim;
+  }
+  if (st == MLC_RT_OK) st = find_binders(c, m);
+  if (st == MLC_RT_OK) st = check_steps(c, m);
+  return st;
+}
+
+mlc_rt_status mlc_rt_model_open(const mlc_rt_model_desc *desc, mlc_rt_model **out, char *err,
+                                size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  if (!out) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL output pointer");
+  *out = NULL;
+  if (!desc) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL model description");
+  mlc_rt_model *m = calloc(1, sizeof *m);
+  if (!m) return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+  m->desc = desc;
+  checker c = {desc, err, errlen};
+  int32_t nsteps = desc->nsteps > 0 ? desc->nsteps : 0;
+  int32_t nsyms = desc->nsyms > 0 ? desc->nsyms : 0;
+  m->step_fns = calloc((size_t)nsteps + 1, sizeof *m->step_fns);
+  m->arg_start = calloc((size_t)nsteps + 1, sizeof *m->arg_start);
+  m->sym_input = calloc((size_t)nsyms + 1, sizeof *m->sym_input);
+  m->sym_dim = calloc((size_t)nsyms + 1, sizeof *m->sym_dim);
+  mlc_rt_status st;
+  if (!m->step_fns || !m->arg_start || !m->sym_input || !m->sym_dim)
+    st = mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+  else
+    st = check_desc(&c, m);
+  if (st != MLC_RT_OK) {
+    mlc_rt_model_close(m);
+    return st;
+  }
+  *out = m;
+  return MLC_RT_OK;
+}
+
+void mlc_rt_model_close(mlc_rt_model *m) {
+  if (!m) return;
+  free(m->step_fns);
+  free(m->arg_start);
+  free(m->arg_codes);
+  free(m->sym_input);
+  free(m->sym_dim);
+  free(m);
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+const char *mlc_rt_model_name(const mlc_rt_model *m) {
+  return m && m->desc->name ? m->desc->name : "";
+}
+
+const char *mlc_rt_model_manifest(const mlc_rt_model *m) {
+  return m && m->desc->manifest ? m->desc->manifest : "";
+}
+
+int32_t mlc_rt_model_num_io(const mlc_rt_model *m, int output) {
+  if (!m) return 0;
+  return output ? m->desc->noutputs : m->desc->ninputs;
+}
+
+/* The tensor of input/output |i|, or NULL. */
+static const mlc_rt_tensor_desc *io_tensor(const mlc_rt_model *m, int output, int32_t i) {
+  if (!m || i < 0 || i >= mlc_rt_model_num_io(m, output)) return NULL;
+  const mlc_rt_io_desc *io = output ? m->desc->outputs : m->desc->inputs;
+  return &m->desc->tensors[io[i].tensor];
+}
+
+const char *mlc_rt_model_io_name(const mlc_rt_model *m, int output, int32_t i) {
+  if (!io_tensor(m, output, i)) return NULL;
+  return (output ? m->desc->outputs : m->desc->inputs)[i].name;
+}
+
+DLDataType mlc_rt_model_io_dtype(const mlc_rt_model *m, int output, int32_t i) {
+  const mlc_rt_tensor_desc *t = io_tensor(m, output, i);
+  if (!t) {
+    DLDataType none = {0, 0, 0};
+    return none;
+  }
+  return t->dtype;
+}
+
+int32_t mlc_rt_model_io_ndim(const mlc_rt_model *m, int output, int32_t i) {
+  const mlc_rt_tensor_desc *t = io_tensor(m, output, i);
+  return t ? t->ndim : -1;
+}
+
+int64_t mlc_rt_model_io_dim(const mlc_rt_model *m, int output, int32_t i, int32_t d) {
+  const mlc_rt_tensor_desc *t = io_tensor(m, output, i);
+  if (!t || d < 0 || d >= t->ndim) return -1;
+  return t->dims[d] >= 0 ? t->dims[d] : -1;
+}
+
+const char *mlc_rt_model_io_dim_name(const mlc_rt_model *m, int output, int32_t i, int32_t d) {
+  const mlc_rt_tensor_desc *t = io_tensor(m, output, i);
+  if (!t || d < 0 || d >= t->ndim || t->dims[d] >= 0) return NULL;
+  return m->desc->sym_names[-1 - t->dims[d]];
+}
+
+int32_t mlc_rt_model_num_symbols(const mlc_rt_model *m) { return m ? m->desc->nsyms : 0; }
+
+const char *mlc_rt_model_symbol_name(const mlc_rt_model *m, int32_t k) {
+  if (!m || k < 0 || k >= m->desc->nsyms) return NULL;
+  return m->desc->sym_names[k];
+}

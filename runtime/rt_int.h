@@ -1,0 +1,126 @@
+/*
+** rt_int.h: the runtime's private interface, for the runtime sources only (and the
+** runtime's unit test).
+**
+** model.c validates a description (rt_model.h) into an mlc_rt_model;
+** session.c runs it; threadpool.c runs parallel loops; entry.c puts them in
+** the exported table (rt_entry.h).  Every function here is hidden inside a
+** model.so.  Errors are mlc_rt_status codes plus a message written with
+** mlc_rt_errorf.
+*/
+#ifndef MLC_RUNTIME_RT_INT_H
+#define MLC_RUNTIME_RT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlc/mlc_runtime.h"
+#include "runtime/rt_abi.h"
+#include "runtime/rt_entry.h"
+#include "runtime/rt_model.h"
+
+/* Alignment of the arena, of each storage in it, and of outputs and workspaces. */
+#define MLC_RT_ALIGN 64
+
+/* ---- messages ----------------------------------------------------------- */
+
+/* Formats into |buf| (|len| bytes; nothing if NULL/0) and returns |st|. */
+mlc_rt_status mlc_rt_errorf(char *buf, size_t len, mlc_rt_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Writes "float32", "int64", "uint8x4", ... for |t| into |buf| (|len| bytes). */
+void mlc_rt_dtype_str(DLDataType t, char *buf, size_t len);
+
+/* ---- the opened model (model.c) ----------------------------------------- */
+
+struct mlc_rt_model {
+  const mlc_rt_model_desc *desc;
+  mlc_kernel_fn *step_fns;   /* nsteps: kernels and resolved externs */
+  int64_t *arg_start;        /* nsteps + 1: offsets into the flattened args */
+  int32_t *arg_codes;        /* all steps' MLC_ARG_* codes, flattened */
+  int64_t nargs_total;
+  int64_t nimms;             /* immediates among the args */
+  int64_t nshape_total;      /* sum of the tensors' ranks */
+  int32_t *sym_input;        /* nsyms: an input that binds each symbol ... */
+  int32_t *sym_dim;          /* ... and the dim of it */
+};
+
+/*
+** Validates |desc| (borrowed; must outlive the model) and resolves its
+** external steps.  On success *|out| is transferred to the caller (close
+** with mlc_rt_model_close); on failure the reason is written to |err|.
+*/
+mlc_rt_status mlc_rt_model_open(const mlc_rt_model_desc *desc, mlc_rt_model **out, char *err,
+                                size_t errlen);
+/* Releases |m| (NULL-safe). */
+void mlc_rt_model_close(mlc_rt_model *m);
+
+/* Accessors behind the entry table; neutral values for NULL or bad indices
+** (see mlc_runtime.h).  Strings are borrowed from the description. */
+const char *mlc_rt_model_name(const mlc_rt_model *m);
+const char *mlc_rt_model_manifest(const mlc_rt_model *m);
+int32_t mlc_rt_model_num_io(const mlc_rt_model *m, int output);
+const char *mlc_rt_model_io_name(const mlc_rt_model *m, int output, int32_t i);
+DLDataType mlc_rt_model_io_dtype(const mlc_rt_model *m, int output, int32_t i);
+int32_t mlc_rt_model_io_ndim(const mlc_rt_model *m, int output, int32_t i);
+int64_t mlc_rt_model_io_dim(const mlc_rt_model *m, int output, int32_t i, int32_t d);
+const char *mlc_rt_model_io_dim_name(const mlc_rt_model *m, int output, int32_t i, int32_t d);
+int32_t mlc_rt_model_num_symbols(const mlc_rt_model *m);
+const char *mlc_rt_model_symbol_name(const mlc_rt_model *m, int32_t k);
+
+/* Bytes of |numel| elements of |t| into *|out|; 0 ok, -1 on overflow. */
+int mlc_rt_nbytes(DLDataType t, uint64_t numel, uint64_t *out);
+
+/* ---- sessions (session.c) ----------------------------------------------- */
+
+/*
+** Creates a session of |m| (borrowed; must outlive the session) with
+** |num_threads| threads (0 = online CPUs).  *|out| transferred; errors to |err|.
+*/
+mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
+                                    mlc_rt_session **out, char *err, size_t errlen);
+/* Releases |s| and joins its threads (NULL-safe). */
+void mlc_rt_session_free(mlc_rt_session *s);
+/* The API operations; see mlc_runtime.h for their contracts. */
+mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const DLTensor *t);
+mlc_rt_status mlc_rt_session_set_input_by_name(mlc_rt_session *s, const char *name,
+                                               const DLTensor *t);
+mlc_rt_status mlc_rt_session_run(mlc_rt_session *s);
+mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const DLTensor **out);
+const char *mlc_rt_session_last_error(const mlc_rt_session *s);
+/* Threads the session runs loops on, the caller included (>= 1; 0 for NULL). */
+int32_t mlc_rt_session_num_threads(const mlc_rt_session *s);
+/* The session's kernel context (borrowed), for calling kernels by hand. */
+mlc_rt_ctx *mlc_rt_session_ctx(mlc_rt_session *s);
+
+/* ---- thread pool (threadpool.c) ----------------------------------------- */
+
+typedef struct mlc_rt_pool mlc_rt_pool;
+
+/*
+** Resolves a num_threads option: 0 -> online CPUs; clamped to [1, 1024].
+** -1 for a negative request.
+*/
+int32_t mlc_rt_pool_resolve_threads(int32_t requested);
+
+/*
+** Starts a pool running loops on |nthreads| threads, the caller included
+** (so nthreads - 1 workers; 1 = none, loops run inline).  *|out| is
+** transferred (destroy with mlc_rt_pool_destroy).  Returns 0, or an errno
+** value when a thread or the memory could not be had.
+*/
+int mlc_rt_pool_create(int32_t nthreads, mlc_rt_pool **out);
+/* Wakes and joins the workers and frees |p| (NULL-safe). No loop may be running. */
+void mlc_rt_pool_destroy(mlc_rt_pool *p);
+/* Threads of |p|, the caller included (1 for NULL). */
+int32_t mlc_rt_pool_threads(const mlc_rt_pool *p);
+/*
+** Runs |body| over [0, |n|) split into contiguous chunks on |p|'s threads
+** and the calling thread; returns 0 or the nonzero result of the lowest
+** failing chunk (chunks not yet started when one fails are skipped).  Runs
+** serially as body(0, n) when |p| is NULL or has no workers, when called
+** from inside a body (nesting), or when |p| is busy with another caller.
+*/
+int mlc_rt_pool_run(mlc_rt_pool *p, int64_t n, mlc_rt_parallel_body body, void *closure);
+
+#endif /* MLC_RUNTIME_RT_INT_H */

@@ -1,0 +1,139 @@
+/*
+** rt_model.h: the model description the compiler emits and the runtime
+** executes.
+**
+** A model.so is generated kernels + one generated C file that defines
+** |mlc_model_desc| with static initializers + the runtime's objects.  So
+** everything here is plain data: scalars, arrays and pointers to other
+** static data or functions, nothing that needs code to build.
+**
+** Tensors are numbered 0..ntensors-1.  Each has a dtype, a rank and dims;
+** a dim d >= 0 is static and d < 0 is symbolic variable k = -1 - d, whose
+** value is bound at run time from the input shapes (every variable must
+** occur in some input's dims).  Each tensor lives in one storage:
+**
+**   INPUT   loc = input index: the caller's DLTensor (validated, not copied)
+**   OUTPUT  loc = output index: a buffer the session owns and exposes
+**   CONST   loc = byte offset into the weights blob (static dims only)
+**   ARENA   loc = storage id in [0, nstorages): intermediates that share a
+**           storage id share memory (the compiler's liveness plan says they
+**           are never live together); a storage is sized for its largest
+**           tensor at the bound dims
+**
+** Steps run in order.  A step calls a generated kernel (|fn|) or an external
+** function found by |name| in the |externs| table at load time; both follow
+** rt_abi.h.  Its arguments are tensor ids (passed as DLTensor*), symbolic
+** variables (passed as MLC_ARG_INT pointing at the bound value) or
+** immediates (MLC_ARG_INT pointing at the value).  |label| names the ONNX
+** node for error messages.
+**
+** The runtime validates the whole description when the model is opened, so
+** a malformed description is a load error, never a crash at run time.
+*/
+#ifndef MLC_RUNTIME_RT_MODEL_H
+#define MLC_RUNTIME_RT_MODEL_H
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#include "runtime/rt_abi.h"
+
+/* Version of the layout below; bump it whenever a struct here changes. */
+#define MLC_RT_DESC_VERSION 1
+
+/* Where a tensor lives (mlc_rt_tensor_desc.storage). */
+enum mlc_rt_storage {
+  MLC_RT_STORAGE_INPUT = 0,
+  MLC_RT_STORAGE_OUTPUT = 1,
+  MLC_RT_STORAGE_CONST = 2,
+  MLC_RT_STORAGE_ARENA = 3
+};
+
+/* What a step argument is (mlc_rt_arg_desc.kind). */
+enum mlc_rt_arg_kind {
+  MLC_RT_ARG_TENSOR = 0, /* value = tensor id; passed as DLTensor* */
+  MLC_RT_ARG_SYM = 1,    /* value = symbolic variable; passed as int64_t* */
+  MLC_RT_ARG_IMM = 2     /* value = the integer itself; passed as int64_t* */
+};
+
+/* What a step calls (mlc_rt_step_desc.kind). */
+enum mlc_rt_step_kind {
+  MLC_RT_STEP_KERNEL = 0, /* fn: a generated kernel in this model */
+  MLC_RT_STEP_EXTERN = 1  /* name: an entry of the model's externs table */
+};
+
+typedef struct mlc_rt_tensor_desc {
+  DLDataType dtype;    /* code/bits/lanes as in DLPack, e.g. {kDLFloat, 32, 1} */
+  int32_t ndim;        /* rank, 0..MLC_RT_MAX_NDIM */
+  const int64_t *dims; /* ndim entries (NULL if ndim == 0); -1-k = symbol k */
+  int32_t storage;     /* enum mlc_rt_storage */
+  int64_t loc;         /* input/output index, weights byte offset, or storage id */
+} mlc_rt_tensor_desc;
+
+/* Largest tensor rank a description may use. */
+#define MLC_RT_MAX_NDIM 64
+
+typedef struct mlc_rt_io_desc {
+  const char *name; /* the ONNX graph input/output name */
+  int32_t tensor;   /* its tensor id (storage INPUT/OUTPUT with loc = this index) */
+} mlc_rt_io_desc;
+
+typedef struct mlc_rt_arg_desc {
+  int32_t kind;  /* enum mlc_rt_arg_kind */
+  int64_t value; /* tensor id, symbol index or immediate */
+} mlc_rt_arg_desc;
+
+typedef struct mlc_rt_step_desc {
+  int32_t kind;                /* enum mlc_rt_step_kind */
+  const char *name;            /* kernel name (inspect) or the extern's registered name */
+  mlc_kernel_fn fn;            /* KERNEL: the function; EXTERN: NULL (resolved by name) */
+  const char *label;           /* ONNX node name for errors ("" if none) */
+  int32_t nargs;
+  const mlc_rt_arg_desc *args; /* nargs entries */
+} mlc_rt_step_desc;
+
+/* One external function the model may call: a name and its implementation. */
+typedef struct mlc_rt_extern_desc {
+  const char *name; /* e.g. "openblas.sgemm" */
+  mlc_kernel_fn fn;
+} mlc_rt_extern_desc;
+
+typedef struct mlc_rt_model_desc {
+  uint32_t abi_version; /* MLC_RT_DESC_VERSION */
+  uint32_t kernel_abi;  /* MLC_RT_ABI_VERSION of rt_abi.h the kernels follow */
+  const char *name;     /* model name */
+  const char *manifest; /* JSON text for inspect (options, kernels, plan); may be NULL */
+
+  int32_t nsyms;
+  const char *const *sym_names; /* nsyms names, e.g. "batch" */
+
+  int32_t ntensors;
+  const mlc_rt_tensor_desc *tensors;
+
+  int32_t ninputs;
+  const mlc_rt_io_desc *inputs;
+  int32_t noutputs;
+  const mlc_rt_io_desc *outputs;
+
+  int32_t nstorages; /* ARENA storage ids are 0..nstorages-1 */
+
+  int32_t nsteps;
+  const mlc_rt_step_desc *steps;
+
+  int32_t nexterns; /* the registry EXTERN steps are resolved from */
+  const mlc_rt_extern_desc *externs;
+
+  int32_t nkernels; /* summary for inspect: the generated kernels' names */
+  const char *const *kernel_names;
+
+  const uint8_t *weights; /* the constants blob, 64-byte aligned; NULL if empty */
+  uint64_t weights_size;
+} mlc_rt_model_desc;
+
+/*
+** The description of the model being built: the generated desc.c defines it,
+** the runtime's entry.c reads it.  Hidden, so only the entry is exported.
+*/
+extern const mlc_rt_model_desc mlc_model_desc __attribute__((visibility("hidden")));
+
+#endif /* MLC_RUNTIME_RT_MODEL_H */

@@ -1,0 +1,515 @@
+/*
+** session.c: one executable instance of a model: bound inputs, the arena,
+** output buffers, the thread pool, and the plan executor.
+**
+** At creation a session builds everything a run needs that does not depend
+** on the input shapes: a DLTensor for every tensor of the model (constants
+** point into the weights), the flattened argument arrays of every step
+** (tensor args point at those DLTensors, symbolic args at the session's
+** bound values, immediates at a private copy), and the thread pool.
+**
+** A run binds the symbolic dims from the input shapes.  Only when the bound
+** values differ from the last run's does it re-plan: fill the symbolic dims
+** of every DLTensor, size each arena storage as the largest of its tensors,
+** lay the storages out in one 64-byte aligned arena, and grow the arena and
+** the output buffers if (and only if) they are too small.  Then it calls the
+** steps in order with the session's context.  Kernel workspaces freed
+** during a run are cached for the next, so repeated runs at the same shapes
+** allocate nothing.
+*/
+#include "config.h"
+#include "runtime/rt_int.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mlc_rt_session {
+  mlc_rt_ctx ctx; /* first, so a kernel's ctx is the session */
+  const mlc_rt_model *model;
+  mlc_rt_pool *pool;
+  int32_t nthreads;
+  DLTensor *tensors;       /* ntensors */
+  int64_t *shapes;         /* the tensors' shape arrays, back to back */
+  void **args;             /* every step's args, flattened like model->arg_codes */
+  int64_t *imms;           /* the immediates args point at */
+  int64_t *syms;           /* symbol values of the current plan */
+  int64_t *bind;           /* symbol values being bound by a run */
+  unsigned char *input_set;
+  int planned;             /* tensors, arena and outputs match |syms| */
+  uint64_t *storage_size;  /* nstorages */
+  uint64_t *storage_off;
+  void *arena;
+  uint64_t arena_cap;
+  void **out_buf;          /* noutputs */
+  uint64_t *out_cap;
+  int outputs_valid;       /* the last run succeeded */
+  int ran;                 /* a run was attempted */
+  pthread_mutex_t mu;      /* guards kerr and the workspace cache: kernels run on any thread */
+  int kerr_set;
+  char kerr[512];
+  struct ws_block *ws_free; /* workspaces freed by kernels, kept for reuse */
+  int32_t ws_nfree;
+  char err[1024];
+};
+
+#define DESC(s) ((s)->model->desc)
+
+/* Rounds |n| up to MLC_RT_ALIGN; 0 on overflow. */
+static uint64_t round_up(uint64_t n) {
+  if (n > UINT64_MAX - (MLC_RT_ALIGN - 1)) return 0;
+  return (n + MLC_RT_ALIGN - 1) / MLC_RT_ALIGN * MLC_RT_ALIGN;
+}
+
+/* MLC_RT_ALIGN-aligned memory of at least |n| bytes (at least one block). */
+static void *alloc_aligned(uint64_t n) {
+  uint64_t sz = round_up(n ? n : 1);
+  if (!sz || sz > SIZE_MAX) return NULL;
+  void *p = NULL;
+  return posix_memalign(&p, MLC_RT_ALIGN, (size_t)sz) == 0 ? p : NULL;
+}
+
+/* ---- the API kernels see (rt_abi.h) ------------------------------------- */
+
+static int api_parallel_for(mlc_rt_ctx *ctx, int64_t n, mlc_rt_parallel_body body,
+                            void *closure) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  return mlc_rt_pool_run(s ? s->pool : NULL, n, body, closure);
+}
+
+/*
+** Workspaces: each block starts with a header one alignment unit long that
+** records its capacity.  Freed blocks go to a small per-session cache and
+** are handed out again (smallest that fits), so a kernel that takes the same
+** scratch memory on every run stops allocating after the first.
+*/
+typedef struct ws_block {
+  uint64_t cap; /* usable bytes after the header */
+  struct ws_block *next;
+} ws_block;
+
+#define WS_HEADER MLC_RT_ALIGN
+#define WS_MAX_CACHED 16
+
+static void *api_workspace_alloc(mlc_rt_ctx *ctx, uint64_t nbytes) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (s) {
+    pthread_mutex_lock(&s->mu);
+    ws_block **best = NULL;
+    for (ws_block **b = &s->ws_free; *b; b = &(*b)->next)
+      if ((*b)->cap >= nbytes && (!best || (*b)->cap < (*best)->cap)) best = b;
+    ws_block *blk = best ? *best : NULL;
+    if (blk) {
+      *best = blk->next;
+      s->ws_nfree--;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (blk) return (char *)blk + WS_HEADER;
+  }
+  uint64_t cap = round_up(nbytes ? nbytes : 1);
+  if (!cap || cap > UINT64_MAX - WS_HEADER) return NULL;
+  ws_block *blk = alloc_aligned(cap + WS_HEADER);
+  if (!blk) return NULL;
+  blk->cap = cap;
+  blk->next = NULL;
+  return (char *)blk + WS_HEADER;
+}
+
+static void api_workspace_free(mlc_rt_ctx *ctx, void *p) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (!p) return;
+  ws_block *blk = (ws_block *)((char *)p - WS_HEADER);
+  if (s) {
+    pthread_mutex_lock(&s->mu);
+    int keep = s->ws_nfree < WS_MAX_CACHED;
+    if (keep) {
+      blk->next = s->ws_free;
+      s->ws_free = blk;
+      s->ws_nfree++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (keep) return;
+  }
+  free(blk);
+}
+
+static int api_set_error(mlc_rt_ctx *ctx, const char *msg) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (!s) return -1;
+  pthread_mutex_lock(&s->mu);
+  if (!s->kerr_set) {
+    snprintf(s->kerr, sizeof s->kerr, "%s", msg ? msg : "(no message)");
+    s->kerr_set = 1;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return -1;
+}
+
+static const mlc_rt_api session_api = {api_parallel_for, api_workspace_alloc, api_workspace_free,
+                                       api_set_error};
+
+/* ---- create / free ------------------------------------------------------ */
+
+void mlc_rt_session_free(mlc_rt_session *s) {
+  if (!s) return;
+  mlc_rt_pool_destroy(s->pool);
+  while (s->ws_free) {
+    ws_block *next = s->ws_free->next;
+    free(s->ws_free);
+    s->ws_free = next;
+  }
+  if (s->out_buf)
+    for (int32_t i = 0; i < DESC(s)->noutputs; i++) free(s->out_buf[i]);
+  free(s->out_buf);
+  free(s->out_cap);
+  free(s->arena);
+  free(s->storage_size);
+  free(s->storage_off);
+  free(s->input_set);
+  free(s->bind);
+  free(s->syms);
+  free(s->imms);
+  free(s->args);
+  free(s->shapes);
+  free(s->tensors);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+/* Fills the DLTensors (static dims, constants) and the step args. */
+static void build_tensors_and_args(mlc_rt_session *s) {
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_model_desc *d = m->desc;
+  int64_t off = 0;
+  for (int32_t i = 0; i < d->ntensors; i++) {
+    const mlc_rt_tensor_desc *td = &d->tensors[i];
+    DLTensor *t = &s->tensors[i];
+    t->device.device_type = kDLCPU;
+    t->device.device_id = 0;
+    t->ndim = td->ndim;
+    t->dtype = td->dtype;
+    t->shape = s->shapes + off;
+    t->strides = NULL;
+    t->byte_offset = 0;
+    for (int32_t k = 0; k < td->ndim; k++) t->shape[k] = td->dims[k] >= 0 ? td->dims[k] : 0;
+    off += td->ndim;
+    t->data = td->storage == MLC_RT_STORAGE_CONST ? (void *)(d->weights + td->loc) : NULL;
+  }
+  int64_t imm = 0;
+  for (int32_t i = 0; i < d->nsteps; i++) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    void **args = s->args + m->arg_start[i];
+    for (int32_t a = 0; a < st->nargs; a++) {
+      const mlc_rt_arg_desc *ad = &st->args[a];
+      if (ad->kind == MLC_RT_ARG_TENSOR) {
+        args[a] = &s->tensors[ad->value];
+      } else if (ad->kind == MLC_RT_ARG_SYM) {
+        args[a] = &s->syms[ad->value];
+      } else {
+        s->imms[imm] = ad->value;
+        args[a] = &s->imms[imm++];
+      }
+    }
+  }
+}
+
+mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
+                                    mlc_rt_session **out, char *err, size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  if (!out) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL output pointer");
+  *out = NULL;
+  if (!m) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL model");
+  int32_t nthreads = mlc_rt_pool_resolve_threads(num_threads);
+  if (nthreads < 0)
+    return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT,
+                         "num_threads is %d; use 0 (one per CPU) or a positive count", num_threads);
+  const mlc_rt_model_desc *d = m->desc;
+  mlc_rt_session *s = calloc(1, sizeof *s);
+  if (!s) return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+  if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    free(s);
+    return mlc_rt_errorf(err, errlen, MLC_RT_RUNTIME_ERROR, "cannot create a mutex");
+  }
+  s->ctx.api = &session_api;
+  s->model = m;
+  s->nthreads = nthreads;
+  /* One extra element everywhere keeps every array non-NULL. */
+  s->tensors = calloc((size_t)d->ntensors + 1, sizeof *s->tensors);
+  s->shapes = calloc((size_t)m->nshape_total + 1, sizeof *s->shapes);
+  s->args = calloc((size_t)m->nargs_total + 1, sizeof *s->args);
+  s->imms = calloc((size_t)m->nimms + 1, sizeof *s->imms);
+  s->syms = calloc((size_t)d->nsyms + 1, sizeof *s->syms);
+  s->bind = calloc((size_t)d->nsyms + 1, sizeof *s->bind);
+  s->input_set = calloc((size_t)d->ninputs + 1, 1);
+  s->storage_size = calloc((size_t)d->nstorages + 1, sizeof *s->storage_size);
+  s->storage_off = calloc((size_t)d->nstorages + 1, sizeof *s->storage_off);
+  s->out_buf = calloc((size_t)d->noutputs + 1, sizeof *s->out_buf);
+  s->out_cap = calloc((size_t)d->noutputs + 1, sizeof *s->out_cap);
+  if (!s->tensors || !s->shapes || !s->args || !s->imms || !s->syms || !s->bind ||
+      !s->input_set || !s->storage_size || !s->storage_off || !s->out_buf || !s->out_cap) {
+    mlc_rt_session_free(s);
+    return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+  }
+  build_tensors_and_args(s);
+  if (nthreads > 1) {
+    int rc = mlc_rt_pool_create(nthreads, &s->pool);
+    if (rc) {
+      mlc_rt_session_free(s);
+      return mlc_rt_errorf(err, errlen, MLC_RT_RUNTIME_ERROR,
+                           "cannot start a thread pool of %d threads: %s", nthreads, strerror(rc));
+    }
+  }
+  *out = s;
+  return MLC_RT_OK;
+}
+
+int32_t mlc_rt_session_num_threads(const mlc_rt_session *s) { return s ? s->nthreads : 0; }
+
+mlc_rt_ctx *mlc_rt_session_ctx(mlc_rt_session *s) { return s ? &s->ctx : NULL; }
+
+const char *mlc_rt_session_last_error(const mlc_rt_session *s) {
+  return s ? s->err : "invalid session (NULL)";
+}
+
+/* ---- inputs ------------------------------------------------------------- */
+
+#define SERR(s, st, ...) mlc_rt_errorf((s)->err, sizeof (s)->err, (st), __VA_ARGS__)
+
+/* Checks that |t| (with |ndim| dims) is compact row-major. */
+static int strides_compact(const DLTensor *t) {
+  if (!t->strides) return 1;
+  int64_t expect = 1;
+  for (int32_t k = t->ndim - 1; k >= 0; k--) {
+    if (t->shape[k] == 0) return 1; /* empty: any strides describe it */
+    if (t->shape[k] != 1 && t->strides[k] != expect) return 0;
+    expect *= t->shape[k];
+  }
+  return 1;
+}
+
+mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const DLTensor *t) {
+  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  const mlc_rt_model_desc *d = DESC(s);
+  if (index < 0 || index >= d->ninputs)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "input index %d is out of range (the model has %d inputs)",
+                index, d->ninputs);
+  const char *name = d->inputs[index].name;
+  int32_t tid = d->inputs[index].tensor;
+  const mlc_rt_tensor_desc *td = &d->tensors[tid];
+  s->input_set[index] = 0;
+  if (!t) return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): NULL tensor", name, index);
+  if (t->device.device_type != kDLCPU)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                "input \"%s\" (%d): device type %d, but this model runs on the CPU (kDLCPU)", name,
+                index, (int)t->device.device_type);
+  /* bool is code 6 (kDLBool of DLPack >= 0.8); uint8 bytes are taken too. */
+  int bool_ok = td->dtype.code == 6 && t->dtype.bits == 8 && t->dtype.lanes == 1 &&
+                (t->dtype.code == 6 || t->dtype.code == kDLUInt);
+  if (!bool_ok && (t->dtype.code != td->dtype.code || t->dtype.bits != td->dtype.bits ||
+                   t->dtype.lanes != td->dtype.lanes)) {
+    char got[32], want[32];
+    mlc_rt_dtype_str(t->dtype, got, sizeof got);
+    mlc_rt_dtype_str(td->dtype, want, sizeof want);
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): dtype %s, expected %s", name, index,
+                got, want);
+  }
+  if (t->ndim != td->ndim)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): rank %d, expected %d", name, index,
+                t->ndim, td->ndim);
+  if (t->ndim > 0 && !t->shape)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): NULL shape", name, index);
+  uint64_t numel = 1;
+  int overflow = 0;
+  for (int32_t k = 0; k < t->ndim; k++) {
+    int64_t v = t->shape[k];
+    if (v < 0)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): dim %d is negative (%lld)", name,
+                  index, k, (long long)v);
+    if (td->dims[k] >= 0 && v != td->dims[k])
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): dim %d is %lld, expected %lld",
+                  name, index, k, (long long)v, (long long)td->dims[k]);
+    if (v != 0 && numel > UINT64_MAX / (uint64_t)v) overflow = 1;
+    else numel *= (uint64_t)v;
+  }
+  uint64_t nbytes = 0;
+  if (numel == 0) overflow = 0;
+  if (overflow || mlc_rt_nbytes(t->dtype, numel, &nbytes) != 0 || nbytes > (uint64_t)INT64_MAX)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): shape is too large", name, index);
+  if (numel > 0) {
+    if (!t->data)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): data is NULL", name, index);
+    if (!strides_compact(t))
+      return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                  "input \"%s\" (%d): strides are not compact row-major (copy it to a compact tensor)",
+                  name, index);
+    unsigned elem = ((unsigned)t->dtype.bits * t->dtype.lanes + 7) / 8;
+    uintptr_t addr = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+    if (elem <= MLC_RT_ALIGN && (elem & (elem - 1)) == 0 && addr % elem != 0)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): data is not aligned to %u bytes",
+                  name, index, elem);
+  }
+  DLTensor *dst = &s->tensors[tid];
+  dst->data = t->data;
+  dst->byte_offset = numel > 0 ? t->byte_offset : 0;
+  for (int32_t k = 0; k < t->ndim; k++) dst->shape[k] = t->shape[k];
+  s->input_set[index] = 1;
+  return MLC_RT_OK;
+}
+
+mlc_rt_status mlc_rt_session_set_input_by_name(mlc_rt_session *s, const char *name,
+                                               const DLTensor *t) {
+  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  if (!name) return SERR(s, MLC_RT_INVALID_ARGUMENT, "NULL input name");
+  const mlc_rt_model_desc *d = DESC(s);
+  for (int32_t i = 0; i < d->ninputs; i++)
+    if (strcmp(d->inputs[i].name, name) == 0) return mlc_rt_session_set_input(s, i, t);
+  char list[256] = "";
+  size_t used = 0;
+  for (int32_t i = 0; i < d->ninputs && used + 1 < sizeof list; i++) {
+    int n = snprintf(list + used, sizeof list - used, "%s\"%s\"", i ? ", " : "", d->inputs[i].name);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  return SERR(s, MLC_RT_NOT_FOUND, "no input named \"%s\" (inputs: %s)", name, list);
+}
+
+/* ---- run ---------------------------------------------------------------- */
+
+/* Binds every symbol from the input shapes into s->bind. */
+static mlc_rt_status bind_symbols(mlc_rt_session *s) {
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_model_desc *d = m->desc;
+  for (int32_t k = 0; k < d->nsyms; k++) s->bind[k] = -1;
+  for (int32_t i = 0; i < d->ninputs; i++) {
+    int32_t tid = d->inputs[i].tensor;
+    const mlc_rt_tensor_desc *td = &d->tensors[tid];
+    const int64_t *shape = s->tensors[tid].shape;
+    for (int32_t j = 0; j < td->ndim; j++) {
+      if (td->dims[j] >= 0) continue;
+      int64_t k = -1 - td->dims[j];
+      if (s->bind[k] < 0) {
+        s->bind[k] = shape[j];
+      } else if (s->bind[k] != shape[j]) {
+        /* The binder is the first occurrence, which model.c recorded. */
+        int32_t bi = m->sym_input[k], bj = m->sym_dim[k];
+        return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                    "input \"%s\" (%d): dim %d is %lld, but symbolic dim \"%s\" is %lld from input "
+                    "\"%s\" dim %d",
+                    d->inputs[i].name, i, j, (long long)shape[j], d->sym_names[k],
+                    (long long)s->bind[k], d->inputs[bi].name, bj);
+      }
+    }
+  }
+  return MLC_RT_OK;
+}
+
+/* Sizes and lays out memory for the symbol values in s->bind. */
+static mlc_rt_status plan(mlc_rt_session *s) {
+  const mlc_rt_model_desc *d = DESC(s);
+  s->planned = 0;
+  for (int32_t k = 0; k < d->nsyms; k++) s->syms[k] = s->bind[k];
+  for (int32_t i = 0; i < d->nstorages; i++) s->storage_size[i] = 0;
+  for (int32_t i = 0; i < d->ntensors; i++) {
+    const mlc_rt_tensor_desc *td = &d->tensors[i];
+    DLTensor *t = &s->tensors[i];
+    uint64_t numel = 1;
+    int overflow = 0;
+    for (int32_t k = 0; k < td->ndim; k++) {
+      int64_t v = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
+      t->shape[k] = v;
+      if (v != 0 && numel > UINT64_MAX / (uint64_t)v) overflow = 1;
+      else numel *= (uint64_t)v;
+    }
+    if (td->storage != MLC_RT_STORAGE_ARENA && td->storage != MLC_RT_STORAGE_OUTPUT) continue;
+    uint64_t nbytes = 0;
+    if ((overflow && numel != 0) || mlc_rt_nbytes(td->dtype, numel, &nbytes) != 0 ||
+        nbytes > (uint64_t)INT64_MAX)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "tensor %d is too large for the input shapes", i);
+    if (td->storage == MLC_RT_STORAGE_ARENA) {
+      if (nbytes > s->storage_size[td->loc]) s->storage_size[td->loc] = nbytes;
+    } else if (nbytes > s->out_cap[td->loc] || !s->out_buf[td->loc]) {
+      void *p = alloc_aligned(nbytes);
+      if (!p)
+        return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for output \"%s\" (%llu bytes)",
+                    d->outputs[td->loc].name, (unsigned long long)nbytes);
+      free(s->out_buf[td->loc]);
+      s->out_buf[td->loc] = p;
+      s->out_cap[td->loc] = round_up(nbytes ? nbytes : 1);
+    }
+  }
+  uint64_t total = 0;
+  for (int32_t i = 0; i < d->nstorages; i++) {
+    uint64_t sz = round_up(s->storage_size[i]);
+    if (s->storage_size[i] && !sz) total = UINT64_MAX;
+    s->storage_off[i] = total;
+    total = total > UINT64_MAX - sz ? UINT64_MAX : total + sz;
+  }
+  if (total > (uint64_t)INT64_MAX)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "the arena is too large for the input shapes");
+  if (total > s->arena_cap || !s->arena) {
+    free(s->arena);
+    s->arena_cap = 0;
+    s->arena = alloc_aligned(total);
+    if (!s->arena)
+      return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for the %llu-byte arena",
+                  (unsigned long long)total);
+    s->arena_cap = round_up(total ? total : 1);
+  }
+  for (int32_t i = 0; i < d->ntensors; i++) {
+    const mlc_rt_tensor_desc *td = &d->tensors[i];
+    if (td->storage == MLC_RT_STORAGE_ARENA)
+      s->tensors[i].data = (char *)s->arena + s->storage_off[td->loc];
+    else if (td->storage == MLC_RT_STORAGE_OUTPUT)
+      s->tensors[i].data = s->out_buf[td->loc];
+  }
+  s->planned = 1;
+  return MLC_RT_OK;
+}
+
+mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
+  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_model_desc *d = m->desc;
+  s->outputs_valid = 0;
+  s->ran = 1;
+  for (int32_t i = 0; i < d->ninputs; i++)
+    if (!s->input_set[i])
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d) is not set", d->inputs[i].name, i);
+  mlc_rt_status st = bind_symbols(s);
+  if (st != MLC_RT_OK) return st;
+  if (!s->planned || (d->nsyms > 0 && memcmp(s->bind, s->syms, (size_t)d->nsyms * sizeof *s->syms))) {
+    st = plan(s);
+    if (st != MLC_RT_OK) return st;
+  }
+  s->kerr_set = 0;
+  for (int32_t i = 0; i < d->nsteps; i++) {
+    int64_t a = m->arg_start[i];
+    int rc = m->step_fns[i](s->args + a, m->arg_codes + a, d->steps[i].nargs, &s->ctx);
+    if (rc != 0) {
+      const char *label = d->steps[i].label ? d->steps[i].label : "";
+      if (s->kerr_set)
+        return SERR(s, MLC_RT_RUNTIME_ERROR, "step %d (node \"%s\"): %s", i, label, s->kerr);
+      return SERR(s, MLC_RT_RUNTIME_ERROR, "step %d (node \"%s\"): %s failed (returned %d)", i,
+                  label, d->steps[i].name ? d->steps[i].name : "kernel", rc);
+    }
+  }
+  s->outputs_valid = 1;
+  return MLC_RT_OK;
+}
+
+mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const DLTensor **out) {
+  if (out) *out = NULL;
+  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  const mlc_rt_model_desc *d = DESC(s);
+  if (!out) return SERR(s, MLC_RT_INVALID_ARGUMENT, "NULL output pointer");
+  if (index < 0 || index >= d->noutputs)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                "output index %d is out of range (the model has %d outputs)", index, d->noutputs);
+  if (!s->outputs_valid)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                "output \"%s\" (%d) is not available: %s", d->outputs[index].name, index,
+                s->ran ? "the last run failed" : "the session has not run yet");
+  *out = &s->tensors[d->outputs[index].tensor];
+  return MLC_RT_OK;
+}

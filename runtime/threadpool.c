@@ -1,0 +1,251 @@
+/*
+** threadpool.c: the session's thread pool, which runs the parallel loops of
+** generated kernels (mlc_rt_api.parallel_for).
+**
+** A pool of N threads is the caller plus N-1 workers.  Idle workers sleep
+** on a condition variable (no spinning).  A loop publishes one job (body,
+** closure, n, chunk count) under the mutex, bumps the generation and wakes
+** the workers; every thread, the caller included, then takes chunks until
+** none are left.  Chunks are contiguous ranges, CHUNKS_PER_THREAD per
+** thread, with sizes differing by at most one.
+**
+** Chunks are taken from one atomic ticket holding the generation in its
+** high bits and the next chunk in its low bits, so a worker that wakes late
+** (after its loop has finished, or even after the next one started) can
+** never take a chunk of a job it did not read: its compare-and-swap fails
+** on the generation.  Hence the caller waits only for the chunks to finish,
+** not for every worker to wake up, and a short loop costs little more than
+** its own work even when workers are slow to be scheduled.  After a chunk
+** fails, the remaining chunks are still taken (so the count completes) but
+** their bodies are skipped.
+**
+** A loop started from inside a body (any pool's) runs serially on the
+** calling thread: a thread-local flag marks threads that are running a
+** body, which makes nesting deadlock-free.
+*/
+#include "config.h"
+#include "runtime/rt_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define CHUNKS_PER_THREAD 4
+#define MAX_THREADS 1024
+#define CHUNK_BITS 24 /* nchunks <= MAX_THREADS * CHUNKS_PER_THREAD < 2^24 */
+#define CHUNK_MASK ((UINT64_C(1) << CHUNK_BITS) - 1)
+#define GEN_MASK (UINT64_MAX >> CHUNK_BITS)
+
+struct mlc_rt_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv; /* workers wait here for a new generation */
+  pthread_cond_t done_cv; /* the caller waits here for remaining == 0 */
+  pthread_t *threads;
+  int32_t nworkers;
+  int shutdown;
+  int busy;     /* a loop is running */
+  uint64_t gen; /* bumped once per loop */
+  /* The current job (written under mu, with gen). */
+  mlc_rt_parallel_body body;
+  void *closure;
+  int64_t n;
+  int64_t nchunks;
+  atomic_uint_fast64_t ticket;    /* (gen << CHUNK_BITS) | next chunk */
+  atomic_int_fast64_t remaining;  /* chunks not yet finished */
+  atomic_int failed;              /* a chunk failed: skip the other bodies */
+  int64_t err_chunk;              /* lowest failing chunk (under mu) */
+  int err_rc;
+};
+
+/* Nonzero while this thread runs a loop body. */
+static __thread int tls_in_body;
+
+int32_t mlc_rt_pool_resolve_threads(int32_t requested) {
+  if (requested < 0) return -1;
+  if (requested == 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    requested = n > 0 ? (n > MAX_THREADS ? MAX_THREADS : (int32_t)n) : 1;
+  }
+  return requested > MAX_THREADS ? MAX_THREADS : requested;
+}
+
+/* Bounds of chunk |c| of |nchunks| over [0, n): sizes differ by at most one. */
+static void chunk_range(int64_t n, int64_t nchunks, int64_t c, int64_t *b, int64_t *e) {
+  int64_t base = n / nchunks, rem = n % nchunks;
+  *b = c * base + (c < rem ? c : rem);
+  *e = *b + base + (c < rem ? 1 : 0);
+}
+
+/* Takes the next chunk of generation |gen|; -1 when it has none left. */
+static int64_t take_chunk(mlc_rt_pool *p, uint64_t gen, int64_t nchunks) {
+  uint64_t v = atomic_load_explicit(&p->ticket, memory_order_acquire);
+  for (;;) {
+    if ((v >> CHUNK_BITS) != (gen & GEN_MASK) || (int64_t)(v & CHUNK_MASK) >= nchunks) return -1;
+    if (atomic_compare_exchange_weak_explicit(&p->ticket, &v, v + 1, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return (int64_t)(v & CHUNK_MASK);
+  }
+}
+
+/* Takes and runs chunks of job |gen| until none are left. */
+static void run_chunks(mlc_rt_pool *p, uint64_t gen, mlc_rt_parallel_body body, void *closure,
+                       int64_t n, int64_t nchunks) {
+  tls_in_body++;
+  for (;;) {
+    int64_t c = take_chunk(p, gen, nchunks);
+    if (c < 0) break;
+    if (!atomic_load_explicit(&p->failed, memory_order_relaxed)) {
+      int64_t b, e;
+      chunk_range(n, nchunks, c, &b, &e);
+      int rc = body(b, e, closure);
+      if (rc) {
+        pthread_mutex_lock(&p->mu);
+        if (!p->err_rc || c < p->err_chunk) {
+          p->err_rc = rc;
+          p->err_chunk = c;
+        }
+        pthread_mutex_unlock(&p->mu);
+        atomic_store(&p->failed, 1);
+      }
+    }
+    if (atomic_fetch_sub_explicit(&p->remaining, 1, memory_order_acq_rel) == 1) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->done_cv);
+      pthread_mutex_unlock(&p->mu);
+    }
+  }
+  tls_in_body--;
+}
+
+static void *worker_main(void *arg) {
+  mlc_rt_pool *p = arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->shutdown && p->gen == seen) pthread_cond_wait(&p->work_cv, &p->mu);
+    if (p->shutdown) break;
+    seen = p->gen;
+    mlc_rt_parallel_body body = p->body;
+    void *closure = p->closure;
+    int64_t n = p->n, nchunks = p->nchunks;
+    pthread_mutex_unlock(&p->mu);
+    run_chunks(p, seen, body, closure, n, nchunks);
+    pthread_mutex_lock(&p->mu);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* Stops and joins the first |started| workers. */
+static void stop_workers(mlc_rt_pool *p, int32_t started) {
+  pthread_mutex_lock(&p->mu);
+  p->shutdown = 1;
+  pthread_cond_broadcast(&p->work_cv);
+  pthread_mutex_unlock(&p->mu);
+  for (int32_t i = 0; i < started; i++) pthread_join(p->threads[i], NULL);
+}
+
+int mlc_rt_pool_create(int32_t nthreads, mlc_rt_pool **out) {
+  if (!out) return EINVAL;
+  *out = NULL;
+  if (nthreads < 1 || nthreads > MAX_THREADS) return EINVAL;
+  mlc_rt_pool *p = calloc(1, sizeof *p);
+  if (!p) return ENOMEM;
+  p->nworkers = nthreads - 1;
+  atomic_init(&p->ticket, 0);
+  atomic_init(&p->remaining, 0);
+  atomic_init(&p->failed, 0);
+  if (p->nworkers > 0) {
+    p->threads = calloc((size_t)p->nworkers, sizeof *p->threads);
+    if (!p->threads) {
+      free(p);
+      return ENOMEM;
+    }
+  }
+  int rc = pthread_mutex_init(&p->mu, NULL);
+  if (rc) {
+    free(p->threads);
+    free(p);
+    return rc;
+  }
+  if ((rc = pthread_cond_init(&p->work_cv, NULL)) != 0) {
+    pthread_mutex_destroy(&p->mu);
+    free(p->threads);
+    free(p);
+    return rc;
+  }
+  if ((rc = pthread_cond_init(&p->done_cv, NULL)) != 0) {
+    pthread_cond_destroy(&p->work_cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p->threads);
+    free(p);
+    return rc;
+  }
+  for (int32_t i = 0; i < p->nworkers; i++) {
+    rc = pthread_create(&p->threads[i], NULL, worker_main, p);
+    if (rc) {
+      stop_workers(p, i);
+      p->nworkers = 0;
+      mlc_rt_pool_destroy(p);
+      return rc;
+    }
+  }
+  *out = p;
+  return 0;
+}
+
+void mlc_rt_pool_destroy(mlc_rt_pool *p) {
+  if (!p) return;
+  if (p->nworkers > 0) stop_workers(p, p->nworkers);
+  pthread_cond_destroy(&p->done_cv);
+  pthread_cond_destroy(&p->work_cv);
+  pthread_mutex_destroy(&p->mu);
+  free(p->threads);
+  free(p);
+}
+
+int32_t mlc_rt_pool_threads(const mlc_rt_pool *p) { return p ? p->nworkers + 1 : 1; }
+
+static int run_serial(int64_t n, mlc_rt_parallel_body body, void *closure) {
+  tls_in_body++;
+  int rc = body(0, n, closure);
+  tls_in_body--;
+  return rc;
+}
+
+int mlc_rt_pool_run(mlc_rt_pool *p, int64_t n, mlc_rt_parallel_body body, void *closure) {
+  if (!body) return -1;
+  if (n <= 0) return 0;
+  if (!p || p->nworkers == 0 || n == 1 || tls_in_body) return run_serial(n, body, closure);
+  pthread_mutex_lock(&p->mu);
+  if (p->busy) {
+    pthread_mutex_unlock(&p->mu);
+    return run_serial(n, body, closure);
+  }
+  int64_t want = (int64_t)(p->nworkers + 1) * CHUNKS_PER_THREAD;
+  int64_t nchunks = n < want ? n : want;
+  uint64_t gen = ++p->gen;
+  p->busy = 1;
+  p->body = body;
+  p->closure = closure;
+  p->n = n;
+  p->nchunks = nchunks;
+  p->err_rc = 0;
+  p->err_chunk = 0;
+  atomic_store(&p->failed, 0);
+  atomic_store(&p->remaining, nchunks);
+  atomic_store_explicit(&p->ticket, (gen & GEN_MASK) << CHUNK_BITS, memory_order_release);
+  pthread_cond_broadcast(&p->work_cv);
+  pthread_mutex_unlock(&p->mu);
+
+  run_chunks(p, gen, body, closure, n, nchunks);
+
+  pthread_mutex_lock(&p->mu);
+  while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+  int rc = p->err_rc;
+  p->busy = 0;
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}

@@ -1,0 +1,1 @@
+2hello2wörldBt2

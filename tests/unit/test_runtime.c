@@ -1,0 +1,951 @@
+/*
+** test_runtime.c: the deployable runtime (runtime/) and its public API.
+**
+** Most tests load tests/runtime/libtoy_model.so (a hand-written model built
+** with the runtime's objects, see toy_model.c) through the loader, exactly
+** as a user program would.  Suites: loader (load, I/O info, bad files, ABI
+** checks, NULL handles), session (runs at several batch sizes against a
+** reference, every input check, kernel errors), threads (the thread pool
+** itself, and concurrent sessions), desc (description validation, through
+** the runtime's internal open function).
+*/
+#include "config.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mlc/mlc_runtime.h"
+#include "runtime/rt_int.h"
+#include "tests/testutil.h"
+
+#define TOY_SO "tests/runtime/.libs/libtoy_model.so"
+#define BADABI_SO "tests/runtime/.libs/libtoy_badabi.so"
+#define COLS 4
+
+static const float bias[COLS] = {0.5f, -1.0f, 0.0f, 2.0f};
+
+static mlc_model *load_toy(void) {
+  mlc_model *m = NULL;
+  char err[512];
+  mlc_rt_status st = mlc_model_load(mlc_test_build_path(TOY_SO), &m, err, sizeof err);
+  if (st != MLC_RT_OK) fprintf(stderr, "load: %s\n", err);
+  CU_ASSERT_EQUAL(st, MLC_RT_OK);
+  return m;
+}
+
+/* A compact CPU float32 tensor over |data|. */
+static DLTensor f32_tensor(float *data, int ndim, int64_t *shape) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.ndim = ndim;
+  t.dtype.code = kDLFloat;
+  t.dtype.bits = 32;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  return t;
+}
+
+/* Deterministic inputs for |batch| rows. */
+static void fill_inputs(float *x, float *off, int64_t batch, int seed) {
+  for (int64_t r = 0; r < batch; r++) {
+    off[r] = (float)((r * 7 + seed) % 5) * 0.25f - 0.5f;
+    for (int c = 0; c < COLS; c++)
+      x[r * COLS + c] = (float)((r * 13 + c * 5 + seed) % 11) * 0.375f - 1.75f;
+  }
+}
+
+/* The toy model in plain C, with the same float operations in the same order. */
+static void reference(const float *x, const float *off, int64_t batch, float *z, float *rowsum) {
+  for (int64_t r = 0; r < batch; r++) {
+    float s = 0;
+    for (int c = 0; c < COLS; c++) {
+      float v = x[r * COLS + c] + bias[c] + off[r];
+      v = v > 0 ? v : 0;
+      z[r * COLS + c] = v * 2.0f;
+      s += z[r * COLS + c];
+    }
+    rowsum[r] = s + 10.0f;
+  }
+}
+
+/* Sets inputs for |batch| rows, runs, and compares with the reference bit for bit. */
+static int run_and_check(mlc_session *s, int64_t batch, int seed) {
+  int64_t nx = batch > 0 ? batch : 1;
+  float *x = calloc((size_t)(nx * COLS), sizeof *x), *off = calloc((size_t)nx, sizeof *off);
+  float *z = calloc((size_t)(nx * COLS), sizeof *z), *rs = calloc((size_t)nx, sizeof *rs);
+  int ok = 0;
+  if (!x || !off || !z || !rs) goto done;
+  fill_inputs(x, off, batch, seed);
+  reference(x, off, batch, z, rs);
+  int64_t xs[2] = {batch, COLS}, os[1] = {batch};
+  DLTensor tx = f32_tensor(x, 2, xs), to = f32_tensor(off, 1, os);
+  if (mlc_session_set_input(s, 0, &tx) != MLC_RT_OK) goto done;
+  if (mlc_session_set_input_by_name(s, "offset", &to) != MLC_RT_OK) goto done;
+  if (mlc_session_run(s) != MLC_RT_OK) {
+    fprintf(stderr, "run: %s\n", mlc_session_last_error(s));
+    goto done;
+  }
+  const DLTensor *oz = NULL, *ors = NULL;
+  if (mlc_session_get_output(s, 0, &oz) != MLC_RT_OK) goto done;
+  if (mlc_session_get_output(s, 1, &ors) != MLC_RT_OK) goto done;
+  if (oz->ndim != 2 || oz->shape[0] != batch || oz->shape[1] != COLS) goto done;
+  if (ors->ndim != 1 || ors->shape[0] != batch) goto done;
+  if (oz->device.device_type != kDLCPU || oz->dtype.code != kDLFloat || oz->dtype.bits != 32)
+    goto done;
+  if (batch > 0 && memcmp(oz->data, z, (size_t)(batch * COLS) * sizeof(float)) != 0) goto done;
+  if (batch > 0 && memcmp(ors->data, rs, (size_t)batch * sizeof(float)) != 0) goto done;
+  ok = 1;
+done:
+  free(x);
+  free(off);
+  free(z);
+  free(rs);
+  return ok;
+}
+
+/* ---- loader ------------------------------------------------------------- */
+
+static void test_load_and_info(void) {
+  mlc_model *m = load_toy();
+  if (!m) return;
+  CU_ASSERT_STRING_EQUAL(mlc_model_name(m), "toy");
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_model_manifest(m), "\"extern_calls\""));
+  CU_ASSERT_EQUAL(mlc_model_num_inputs(m), 2);
+  CU_ASSERT_EQUAL(mlc_model_num_outputs(m), 2);
+  CU_ASSERT_STRING_EQUAL(mlc_model_input_name(m, 0), "x");
+  CU_ASSERT_STRING_EQUAL(mlc_model_input_name(m, 1), "offset");
+  CU_ASSERT_STRING_EQUAL(mlc_model_output_name(m, 0), "z");
+  CU_ASSERT_STRING_EQUAL(mlc_model_output_name(m, 1), "rowsum");
+  CU_ASSERT_PTR_NULL(mlc_model_input_name(m, 2));
+  CU_ASSERT_PTR_NULL(mlc_model_output_name(m, -1));
+  CU_ASSERT_EQUAL(mlc_model_input_index(m, "offset"), 1);
+  CU_ASSERT_EQUAL(mlc_model_input_index(m, "nope"), -1);
+  CU_ASSERT_EQUAL(mlc_model_input_index(m, NULL), -1);
+  CU_ASSERT_EQUAL(mlc_model_output_index(m, "rowsum"), 1);
+  DLDataType t = mlc_model_input_dtype(m, 0);
+  CU_ASSERT(t.code == kDLFloat && t.bits == 32 && t.lanes == 1);
+  t = mlc_model_output_dtype(m, 1);
+  CU_ASSERT(t.code == kDLFloat && t.bits == 32 && t.lanes == 1);
+  CU_ASSERT_EQUAL(mlc_model_input_dtype(m, 5).bits, 0);
+  CU_ASSERT_EQUAL(mlc_model_input_ndim(m, 0), 2);
+  CU_ASSERT_EQUAL(mlc_model_input_ndim(m, 1), 1);
+  CU_ASSERT_EQUAL(mlc_model_input_ndim(m, 2), -1);
+  CU_ASSERT_EQUAL(mlc_model_output_ndim(m, 0), 2);
+  CU_ASSERT_EQUAL(mlc_model_input_dim(m, 0, 0), -1);
+  CU_ASSERT_EQUAL(mlc_model_input_dim(m, 0, 1), 4);
+  CU_ASSERT_EQUAL(mlc_model_input_dim(m, 0, 2), -1);
+  CU_ASSERT_EQUAL(mlc_model_output_dim(m, 0, 1), 4);
+  CU_ASSERT_STRING_EQUAL(mlc_model_input_dim_name(m, 0, 0), "batch");
+  CU_ASSERT_PTR_NULL(mlc_model_input_dim_name(m, 0, 1));
+  CU_ASSERT_STRING_EQUAL(mlc_model_output_dim_name(m, 1, 0), "batch");
+  CU_ASSERT_EQUAL(mlc_model_num_symbols(m), 1);
+  CU_ASSERT_STRING_EQUAL(mlc_model_symbol_name(m, 0), "batch");
+  CU_ASSERT_PTR_NULL(mlc_model_symbol_name(m, 1));
+  /* Tools can reach the raw description through the table. */
+  const mlc_rt_entry *e = mlc_rt_model_entry_of(m);
+  CU_ASSERT(e && e->desc && e->desc->abi_version == MLC_RT_DESC_VERSION && e->desc->nkernels == 3);
+  mlc_model_free(m);
+}
+
+static void test_load_errors(void) {
+  mlc_model *m = (mlc_model *)1;
+  char err[512];
+  /* missing file */
+  CU_ASSERT_EQUAL(mlc_model_load(mlc_test_build_path("tests/runtime/no-such.so"), &m, err, sizeof err),
+                  MLC_RT_NOT_FOUND);
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "no-such.so"));
+  CU_ASSERT_STRING_EQUAL(mlc_model_last_error(), err);
+  /* a file that is not a shared object */
+  char *dir = mlc_test_tmpdir();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/notamodel.so", dir);
+  CU_ASSERT_EQUAL(mlc_test_write_file(path, "hello\n", 6), 0);
+  CU_ASSERT_EQUAL(mlc_model_load(path, &m, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot load"));
+  remove(path);
+  rmdir(dir);
+  free(dir);
+  /* a shared object that is not a model: the C library itself */
+  Dl_info info;
+  if (dladdr((void *)&printf, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+    CU_ASSERT_EQUAL(mlc_model_load(info.dli_fname, &m, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "mlc_model_entry_v1"));
+  }
+  /* the description claims another version */
+  CU_ASSERT_EQUAL(mlc_model_load(mlc_test_build_path(BADABI_SO), &m, err, sizeof err),
+                  MLC_RT_ABI_MISMATCH);
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "999"));
+  /* an entry table of another version */
+  mlc_rt_entry fake;
+  memset(&fake, 0, sizeof fake);
+  fake.abi_version = MLC_RT_ENTRY_VERSION + 1;
+  fake.size = sizeof fake;
+  CU_ASSERT_EQUAL(mlc_model_open_entry(&fake, &m, err, sizeof err), MLC_RT_ABI_MISMATCH);
+  CU_ASSERT_PTR_NULL(m);
+  fake.abi_version = MLC_RT_ENTRY_VERSION;
+  fake.size = 8;
+  CU_ASSERT_EQUAL(mlc_model_open_entry(&fake, &m, NULL, 0), MLC_RT_ABI_MISMATCH);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_model_last_error(), "ABI"));
+  /* NULL arguments */
+  CU_ASSERT_EQUAL(mlc_model_load(NULL, &m, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_model_load(mlc_test_build_path(TOY_SO), NULL, NULL, 0),
+                  MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_model_load("", &m, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_model_open_entry(NULL, &m, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_STRING_EQUAL(mlc_rt_status_name(MLC_RT_ABI_MISMATCH), "ABI_MISMATCH");
+  CU_ASSERT_STRING_EQUAL(mlc_rt_status_name((mlc_rt_status)77), "UNKNOWN");
+}
+
+static void test_null_handles(void) {
+  const DLTensor *o = (const DLTensor *)1;
+  mlc_session *s = (mlc_session *)1;
+  CU_ASSERT_STRING_EQUAL(mlc_model_name(NULL), "");
+  CU_ASSERT_STRING_EQUAL(mlc_model_manifest(NULL), "");
+  CU_ASSERT_EQUAL(mlc_model_num_inputs(NULL), 0);
+  CU_ASSERT_EQUAL(mlc_model_num_outputs(NULL), 0);
+  CU_ASSERT_PTR_NULL(mlc_model_input_name(NULL, 0));
+  CU_ASSERT_EQUAL(mlc_model_input_index(NULL, "x"), -1);
+  CU_ASSERT_EQUAL(mlc_model_input_ndim(NULL, 0), -1);
+  CU_ASSERT_EQUAL(mlc_model_input_dim(NULL, 0, 0), -1);
+  CU_ASSERT_PTR_NULL(mlc_model_input_dim_name(NULL, 0, 0));
+  CU_ASSERT_EQUAL(mlc_model_output_dtype(NULL, 0).bits, 0);
+  CU_ASSERT_EQUAL(mlc_model_num_symbols(NULL), 0);
+  CU_ASSERT_EQUAL(mlc_session_create(NULL, NULL, &s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_model_last_error(), "NULL model"));
+  CU_ASSERT_EQUAL(mlc_session_set_input(NULL, 0, NULL), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_set_input_by_name(NULL, "x", NULL), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_run(NULL), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_get_output(NULL, 0, &o), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(o);
+  CU_ASSERT_PTR_NOT_NULL(mlc_session_last_error(NULL));
+  mlc_session_free(NULL);
+  mlc_model_free(NULL);
+
+  mlc_model *m = load_toy();
+  if (!m) return;
+  CU_ASSERT_EQUAL(mlc_session_create(m, NULL, NULL), MLC_RT_INVALID_ARGUMENT);
+  mlc_session_options opts = {-3};
+  CU_ASSERT_EQUAL(mlc_session_create(m, &opts, &s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_model_last_error(), "num_threads"));
+  opts.num_threads = 1;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, &opts, &s), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, NULL), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "NULL tensor"));
+  CU_ASSERT_EQUAL(mlc_session_set_input_by_name(s, NULL, NULL), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, NULL), MLC_RT_INVALID_ARGUMENT);
+  mlc_session_free(s);
+  mlc_model_free(m);
+}
+
+/* Two loads of one file, and a model opened from its entry directly. */
+static void test_two_models_and_direct_entry(void) {
+  mlc_model *a = load_toy(), *b = load_toy();
+  if (!a || !b) {
+    mlc_model_free(a);
+    mlc_model_free(b);
+    return;
+  }
+  mlc_session *sa, *sb;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(a, NULL, &sa), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(b, NULL, &sb), MLC_RT_OK);
+  mlc_model_free(a); /* the session keeps its model alive */
+  CU_ASSERT(run_and_check(sa, 3, 1));
+  CU_ASSERT(run_and_check(sb, 5, 2));
+  mlc_session_free(sa);
+  mlc_session_free(sb);
+  mlc_model_free(b);
+
+  /* As a program linked with the model would: call the entry, then open it. */
+  void *dl = dlopen(mlc_test_build_path(TOY_SO), RTLD_NOW | RTLD_LOCAL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dl);
+  const mlc_rt_entry *(*entry)(void) = (const mlc_rt_entry *(*)(void))dlsym(dl, "mlc_model_entry_v1");
+  CU_ASSERT_PTR_NOT_NULL(entry);
+  if (entry) {
+    mlc_model *m = NULL;
+    char err[256];
+    CU_ASSERT_EQUAL(mlc_model_open_entry(entry(), &m, err, sizeof err), MLC_RT_OK);
+    mlc_session *s = NULL;
+    CU_ASSERT_EQUAL(mlc_session_create(m, NULL, &s), MLC_RT_OK);
+    CU_ASSERT(run_and_check(s, 2, 3));
+    mlc_session_free(s);
+    mlc_model_free(m);
+  }
+  dlclose(dl);
+}
+
+/* ---- session ------------------------------------------------------------ */
+
+static mlc_session *toy_session(mlc_model *m, int32_t threads) {
+  mlc_session_options opts = {threads};
+  mlc_session *s = NULL;
+  CU_ASSERT_EQUAL(mlc_session_create(m, &opts, &s), MLC_RT_OK);
+  return s;
+}
+
+static void test_run_batches(void) {
+  mlc_model *m = load_toy();
+  if (!m) return;
+  mlc_session *s = toy_session(m, 1);
+  if (s) {
+    CU_ASSERT(run_and_check(s, 1, 0));
+    CU_ASSERT(run_and_check(s, 4, 1));
+    CU_ASSERT(run_and_check(s, 4, 2)); /* same shapes again */
+    CU_ASSERT(run_and_check(s, 0, 0)); /* empty batch */
+    CU_ASSERT(run_and_check(s, 37, 3));
+    CU_ASSERT(run_and_check(s, 1, 4));
+    mlc_session_free(s);
+  }
+  s = toy_session(m, 4);
+  if (s) {
+    CU_ASSERT(run_and_check(s, 4, 5));
+    CU_ASSERT(run_and_check(s, 1000, 6));
+    CU_ASSERT(run_and_check(s, 1, 7));
+    mlc_session_free(s);
+  }
+  mlc_model_free(m);
+}
+
+/* Memory grows only when shapes need more: buffers stay put otherwise. */
+static void test_no_realloc_same_shapes(void) {
+  mlc_model *m = load_toy();
+  if (!m) return;
+  mlc_session *s = toy_session(m, 2);
+  const DLTensor *o = NULL;
+  CU_ASSERT_FATAL(run_and_check(s, 16, 0));
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, &o), MLC_RT_OK);
+  void *first = o->data;
+  CU_ASSERT(run_and_check(s, 16, 1));
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, &o), MLC_RT_OK);
+  CU_ASSERT_PTR_EQUAL(o->data, first);
+  CU_ASSERT(run_and_check(s, 3, 2)); /* smaller: no new buffer */
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, &o), MLC_RT_OK);
+  CU_ASSERT_PTR_EQUAL(o->data, first);
+  CU_ASSERT(run_and_check(s, 16, 3));
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, &o), MLC_RT_OK);
+  CU_ASSERT_PTR_EQUAL(o->data, first);
+  CU_ASSERT_EQUAL((uintptr_t)o->data % 64, 0);
+  mlc_session_free(s);
+  mlc_model_free(m);
+}
+
+static void test_input_errors(void) {
+  mlc_model *m = load_toy();
+  if (!m) return;
+  mlc_session *s = toy_session(m, 1);
+  if (!s) {
+    mlc_model_free(m);
+    return;
+  }
+  float x[8 * COLS] = {0}, off[8] = {0};
+  int64_t xs[2] = {2, COLS}, os[1] = {2};
+  DLTensor tx = f32_tensor(x, 2, xs), to = f32_tensor(off, 1, os), bad;
+  const DLTensor *out;
+  const char *e;
+
+  /* get_output before any run */
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, &out), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "has not run"));
+  /* missing input */
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &tx), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "input \"offset\" (1) is not set"));
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, &out), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "last run failed"));
+  /* bad index / name */
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 2, &to), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "out of range"));
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, -1, &to), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_set_input_by_name(s, "y", &to), MLC_RT_NOT_FOUND);
+  e = mlc_session_last_error(s);
+  CU_ASSERT(strstr(e, "no input named \"y\"") && strstr(e, "\"offset\""));
+  /* wrong dtype */
+  bad = to;
+  bad.dtype.bits = 64;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 1, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "dtype float64, expected float32"));
+  bad = to;
+  bad.dtype.code = kDLInt;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 1, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "int32"));
+  bad = to;
+  bad.dtype.lanes = 4;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 1, &bad), MLC_RT_INVALID_ARGUMENT);
+  /* wrong rank */
+  bad = tx;
+  bad.ndim = 1;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "input \"x\" (0): rank 1, expected 2"));
+  /* wrong static dim, negative dim, NULL shape */
+  int64_t xs_bad[2] = {2, 5};
+  bad = tx;
+  bad.shape = xs_bad;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "dim 1 is 5, expected 4"));
+  int64_t xs_neg[2] = {-2, 4};
+  bad.shape = xs_neg;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "negative"));
+  bad.shape = NULL;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  /* huge shape */
+  int64_t xs_huge[2] = {INT64_MAX / 2, 4};
+  bad.shape = xs_huge;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "too large"));
+  /* device, data, strides, alignment */
+  bad = tx;
+  bad.device.device_type = kDLCUDA;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "kDLCPU"));
+  bad = tx;
+  bad.data = NULL;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "data is NULL"));
+  int64_t st_ok[2] = {COLS, 1}, st_t[2] = {1, 2}, st_1[2] = {99, 1};
+  bad = tx;
+  bad.strides = st_ok;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_OK);
+  bad.strides = st_t;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "strides"));
+  int64_t xs1[2] = {1, COLS};
+  bad.shape = xs1;
+  bad.strides = st_1; /* size-1 dims may have any stride */
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_OK);
+  bad = tx;
+  bad.byte_offset = 2;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "aligned"));
+  /* empty tensors may have NULL data */
+  int64_t xs0[2] = {0, COLS}, os0[1] = {0};
+  bad = f32_tensor(NULL, 2, xs0);
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_OK);
+  bad = f32_tensor(NULL, 1, os0);
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 1, &bad), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_run(s), MLC_RT_OK);
+  /* a failed set_input unbinds the input */
+  bad = tx;
+  bad.dtype.bits = 16;
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "input \"x\" (0) is not set"));
+  /* inputs that disagree about "batch" */
+  int64_t os3[1] = {3};
+  DLTensor to3 = f32_tensor(off, 1, os3);
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &tx), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 1, &to3), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  e = mlc_session_last_error(s);
+  CU_ASSERT_PTR_NOT_NULL(strstr(e, "input \"offset\" (1): dim 0 is 3, but symbolic dim \"batch\" is 2 "
+                                   "from input \"x\" dim 0"));
+  /* and then a good run */
+  CU_ASSERT_EQUAL(mlc_session_set_input(s, 1, &to), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_run(s), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 1, &out), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_get_output(s, 2, &out), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(out);
+  mlc_session_free(s);
+  mlc_model_free(m);
+}
+
+/* A kernel that fails names the step and the ONNX node. */
+static void test_kernel_error(void) {
+  mlc_model *m = load_toy();
+  if (!m) return;
+  mlc_session *s = toy_session(m, 3);
+  if (s) {
+    float x[3 * COLS] = {1, 2, 3, 4, 1e38f, 1, 1, 1, 0, 0, 0, 0}, off[3] = {0, 0, 0};
+    int64_t xs[2] = {3, COLS}, os[1] = {3};
+    DLTensor tx = f32_tensor(x, 2, xs), to = f32_tensor(off, 1, os);
+    const DLTensor *out;
+    CU_ASSERT_EQUAL(mlc_session_set_input(s, 0, &tx), MLC_RT_OK);
+    CU_ASSERT_EQUAL(mlc_session_set_input(s, 1, &to), MLC_RT_OK);
+    CU_ASSERT_EQUAL(mlc_session_run(s), MLC_RT_RUNTIME_ERROR);
+    CU_ASSERT_STRING_EQUAL(mlc_session_last_error(s),
+                           "step 1 (node \"Scale_1\"): toy.scale: value too large");
+    CU_ASSERT_EQUAL(mlc_session_get_output(s, 0, &out), MLC_RT_INVALID_ARGUMENT);
+    /* The session is still usable. */
+    CU_ASSERT(run_and_check(s, 3, 9));
+    mlc_session_free(s);
+  }
+  mlc_model_free(m);
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+typedef struct sum_job {
+  atomic_llong sum;
+  atomic_int calls;
+  atomic_int *hits; /* per index, or NULL */
+  mlc_rt_pool *pool;
+  int nested;
+  int64_t fail_at;
+  int sleep_us;
+  pthread_t seen[64];
+  atomic_int nseen;
+  pthread_mutex_t mu;
+} sum_job;
+
+static int sum_body(int64_t b, int64_t e, void *closure) {
+  sum_job *j = closure;
+  atomic_fetch_add(&j->calls, 1);
+  if (j->sleep_us) usleep((useconds_t)j->sleep_us);
+  pthread_mutex_lock(&j->mu);
+  int known = 0, n = atomic_load(&j->nseen);
+  for (int i = 0; i < n; i++) known |= pthread_equal(j->seen[i], pthread_self());
+  if (!known && n < 64) {
+    j->seen[n] = pthread_self();
+    atomic_store(&j->nseen, n + 1);
+  }
+  pthread_mutex_unlock(&j->mu);
+  long long s = 0;
+  for (int64_t i = b; i < e; i++) {
+    if (i == j->fail_at) return 7;
+    s += i;
+    if (j->hits) atomic_fetch_add(&j->hits[i], 1);
+  }
+  atomic_fetch_add(&j->sum, s);
+  if (j->nested) {
+    /* Nested loop: must run serially on this thread, without deadlock. */
+    sum_job inner;
+    memset(&inner, 0, sizeof inner);
+    inner.fail_at = -1;
+    pthread_mutex_init(&inner.mu, NULL);
+    int rc = mlc_rt_pool_run(j->pool, 100, sum_body, &inner);
+    int ok = rc == 0 && atomic_load(&inner.sum) == 4950 && atomic_load(&inner.calls) == 1 &&
+             atomic_load(&inner.nseen) == 1 && pthread_equal(inner.seen[0], pthread_self());
+    pthread_mutex_destroy(&inner.mu);
+    if (!ok) return 99;
+  }
+  return 0;
+}
+
+static void job_init(sum_job *j, mlc_rt_pool *p) {
+  memset(j, 0, sizeof *j);
+  j->pool = p;
+  j->fail_at = -1;
+  pthread_mutex_init(&j->mu, NULL);
+}
+
+static void check_pool(int32_t threads) {
+  mlc_rt_pool *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_pool_create(threads, &p), 0);
+  CU_ASSERT_EQUAL(mlc_rt_pool_threads(p), threads);
+  sum_job j;
+  /* sum of chunks == serial sum; every index exactly once */
+  const int64_t n = 100003;
+  atomic_int *hits = calloc((size_t)n, sizeof *hits);
+  job_init(&j, p);
+  j.hits = hits;
+  CU_ASSERT_EQUAL(mlc_rt_pool_run(p, n, sum_body, &j), 0);
+  CU_ASSERT_EQUAL(atomic_load(&j.sum), (long long)n * (n - 1) / 2);
+  int once = 1;
+  for (int64_t i = 0; i < n; i++) once &= atomic_load(&hits[i]) == 1;
+  CU_ASSERT(once);
+  if (threads == 1) CU_ASSERT_EQUAL(atomic_load(&j.calls), 1); /* inline: one call */
+  if (threads > 1) CU_ASSERT(atomic_load(&j.calls) >= threads);
+  free(hits);
+  pthread_mutex_destroy(&j.mu);
+  /* small and empty ranges */
+  for (int64_t k = 0; k < 10; k++) {
+    job_init(&j, p);
+    CU_ASSERT_EQUAL(mlc_rt_pool_run(p, k, sum_body, &j), 0);
+    CU_ASSERT_EQUAL(atomic_load(&j.sum), (long long)k * (k - 1) / 2);
+    pthread_mutex_destroy(&j.mu);
+  }
+  /* nested loops run serially */
+  job_init(&j, p);
+  j.nested = 1;
+  CU_ASSERT_EQUAL(mlc_rt_pool_run(p, 64, sum_body, &j), 0);
+  CU_ASSERT_EQUAL(atomic_load(&j.sum), 64 * 63 / 2);
+  pthread_mutex_destroy(&j.mu);
+  /* the first nonzero result comes back */
+  job_init(&j, p);
+  j.fail_at = 500;
+  CU_ASSERT_EQUAL(mlc_rt_pool_run(p, 1000, sum_body, &j), 7);
+  pthread_mutex_destroy(&j.mu);
+  /* workers take part */
+  if (threads > 1) {
+    job_init(&j, p);
+    j.sleep_us = 2000;
+    CU_ASSERT_EQUAL(mlc_rt_pool_run(p, threads * 4, sum_body, &j), 0);
+    CU_ASSERT(atomic_load(&j.nseen) >= 2);
+    pthread_mutex_destroy(&j.mu);
+  }
+  /* many short loops in a row */
+  int all = 1;
+  for (int k = 0; k < 2000; k++) {
+    job_init(&j, p);
+    all &= mlc_rt_pool_run(p, 64, sum_body, &j) == 0 && atomic_load(&j.sum) == 64 * 63 / 2;
+    pthread_mutex_destroy(&j.mu);
+  }
+  CU_ASSERT(all);
+  mlc_rt_pool_destroy(p);
+}
+
+static void test_pool_1(void) { check_pool(1); }
+static void test_pool_4(void) { check_pool(4); }
+
+static void test_pool_misc(void) {
+  mlc_rt_pool *p = (mlc_rt_pool *)1;
+  CU_ASSERT_NOT_EQUAL(mlc_rt_pool_create(0, &p), 0);
+  CU_ASSERT_PTR_NULL(p);
+  CU_ASSERT_NOT_EQUAL(mlc_rt_pool_create(2, NULL), 0);
+  CU_ASSERT_EQUAL(mlc_rt_pool_threads(NULL), 1);
+  CU_ASSERT(mlc_rt_pool_resolve_threads(0) >= 1);
+  CU_ASSERT_EQUAL(mlc_rt_pool_resolve_threads(3), 3);
+  CU_ASSERT_EQUAL(mlc_rt_pool_resolve_threads(-1), -1);
+  sum_job j;
+  job_init(&j, NULL);
+  CU_ASSERT_EQUAL(mlc_rt_pool_run(NULL, 10, sum_body, &j), 0);
+  CU_ASSERT_EQUAL(atomic_load(&j.sum), 45);
+  pthread_mutex_destroy(&j.mu);
+  mlc_rt_pool_destroy(NULL);
+}
+
+/* Idle workers sleep: an idle pool burns (almost) no CPU. */
+static void test_pool_idle(void) {
+  mlc_rt_pool *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_pool_create(4, &p), 0);
+  sum_job j;
+  job_init(&j, p);
+  CU_ASSERT_EQUAL(mlc_rt_pool_run(p, 1000, sum_body, &j), 0);
+  pthread_mutex_destroy(&j.mu);
+  struct timespec a, b;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+  usleep(200000);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+  double cpu = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+  CU_ASSERT(cpu < 0.05);
+  mlc_rt_pool_destroy(p);
+}
+
+typedef struct thread_arg {
+  const mlc_model *m;
+  int id;
+  int ok;
+} thread_arg;
+
+static void *session_thread(void *arg) {
+  thread_arg *a = arg;
+  mlc_session_options opts = {a->id % 3 + 1};
+  mlc_session *s = NULL;
+  a->ok = mlc_session_create(a->m, &opts, &s) == MLC_RT_OK;
+  static const int64_t batches[] = {1, 4, 7, 64, 4, 0, 33};
+  for (int it = 0; a->ok && it < 30; it++)
+    a->ok = run_and_check(s, batches[(it + a->id) % 7], it * 8 + a->id);
+  mlc_session_free(s);
+  return NULL;
+}
+
+/* 8 threads, each with its own session of one model, running at once. */
+static void test_concurrent_sessions(void) {
+  mlc_model *m = load_toy();
+  if (!m) return;
+  pthread_t th[8];
+  thread_arg args[8];
+  for (int i = 0; i < 8; i++) {
+    args[i].m = m;
+    args[i].id = i;
+    args[i].ok = 0;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, session_thread, &args[i]), 0);
+  }
+  for (int i = 0; i < 8; i++) {
+    pthread_join(th[i], NULL);
+    CU_ASSERT(args[i].ok);
+  }
+  mlc_model_free(m);
+}
+
+/* ---- description validation --------------------------------------------- */
+
+static int k_copy(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  if (nargs != 2 || codes[0] != MLC_ARG_TENSOR || codes[1] != MLC_ARG_TENSOR)
+    return ctx->api->set_error(ctx, "k_copy: bad args");
+  DLTensor *a = args[0], *b = args[1];
+  int64_t n = 1;
+  for (int i = 0; i < a->ndim; i++) n *= a->shape[i];
+  memcpy(b->data, a->data, (size_t)n * 4);
+  return 0;
+}
+
+static int k_silent_fail(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  return 3;
+}
+
+static const uint8_t v_weights[64] __attribute__((aligned(64))) = {0};
+static const int64_t v_dims_n[] = {-1};
+static const int64_t v_dims_8[] = {8};
+static mlc_rt_tensor_desc v_tensors[3];
+static mlc_rt_io_desc v_inputs[1], v_outputs[1];
+static mlc_rt_arg_desc v_args[2];
+static mlc_rt_step_desc v_steps[1];
+static mlc_rt_extern_desc v_externs[1];
+static const char *const v_syms[] = {"n"};
+
+/* A valid one-step model: out = copy(in), in: float32[n]; tensor 2 a constant. */
+static mlc_rt_model_desc valid_desc(void) {
+  mlc_rt_tensor_desc t0 = {{kDLFloat, 32, 1}, 1, v_dims_n, MLC_RT_STORAGE_INPUT, 0};
+  mlc_rt_tensor_desc t1 = {{kDLFloat, 32, 1}, 1, v_dims_n, MLC_RT_STORAGE_OUTPUT, 0};
+  mlc_rt_tensor_desc t2 = {{kDLFloat, 32, 1}, 1, v_dims_8, MLC_RT_STORAGE_CONST, 32};
+  v_tensors[0] = t0;
+  v_tensors[1] = t1;
+  v_tensors[2] = t2;
+  v_inputs[0].name = "in";
+  v_inputs[0].tensor = 0;
+  v_outputs[0].name = "out";
+  v_outputs[0].tensor = 1;
+  v_args[0].kind = MLC_RT_ARG_TENSOR;
+  v_args[0].value = 0;
+  v_args[1].kind = MLC_RT_ARG_TENSOR;
+  v_args[1].value = 1;
+  v_steps[0].kind = MLC_RT_STEP_EXTERN;
+  v_steps[0].name = "copy";
+  v_steps[0].fn = NULL;
+  v_steps[0].label = "Identity_0";
+  v_steps[0].nargs = 2;
+  v_steps[0].args = v_args;
+  v_externs[0].name = "copy";
+  v_externs[0].fn = k_copy;
+  mlc_rt_model_desc d;
+  memset(&d, 0, sizeof d);
+  d.abi_version = MLC_RT_DESC_VERSION;
+  d.kernel_abi = MLC_RT_ABI_VERSION;
+  d.name = "v";
+  d.nsyms = 1;
+  d.sym_names = v_syms;
+  d.ntensors = 3;
+  d.tensors = v_tensors;
+  d.ninputs = 1;
+  d.inputs = v_inputs;
+  d.noutputs = 1;
+  d.outputs = v_outputs;
+  d.nsteps = 1;
+  d.steps = v_steps;
+  d.nexterns = 1;
+  d.externs = v_externs;
+  d.weights = v_weights;
+  d.weights_size = sizeof v_weights;
+  return d;
+}
+
+/* Opens |d|; expects |want|, and an error containing |needle| if not OK. */
+static int open_expect(const mlc_rt_model_desc *d, mlc_rt_status want, const char *needle) {
+  mlc_rt_model *m = NULL;
+  char err[512] = "";
+  mlc_rt_status st = mlc_rt_model_open(d, &m, err, sizeof err);
+  int ok = st == want && (st == MLC_RT_OK ? m != NULL : m == NULL);
+  if (st != MLC_RT_OK && needle && !strstr(err, needle)) ok = 0;
+  if (!ok) fprintf(stderr, "open_expect: status %d, error: %s\n", st, err);
+  mlc_rt_model_close(m);
+  return ok;
+}
+
+static void test_desc_validation(void) {
+  mlc_rt_model_desc d = valid_desc();
+  CU_ASSERT(open_expect(&d, MLC_RT_OK, NULL));
+  CU_ASSERT(open_expect(NULL, MLC_RT_INVALID_ARGUMENT, "NULL"));
+
+  d = valid_desc();
+  d.abi_version = MLC_RT_DESC_VERSION + 1;
+  CU_ASSERT(open_expect(&d, MLC_RT_ABI_MISMATCH, "version"));
+  d = valid_desc();
+  d.kernel_abi = 0;
+  CU_ASSERT(open_expect(&d, MLC_RT_ABI_MISMATCH, "kernel ABI"));
+  d = valid_desc();
+  v_steps[0].name = "nope";
+  CU_ASSERT(open_expect(&d, MLC_RT_NOT_FOUND,
+                        "step 0 (node \"Identity_0\"): external function \"nope\" is not registered"));
+  d = valid_desc();
+  v_steps[0].kind = MLC_RT_STEP_KERNEL;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "has no function"));
+  d = valid_desc();
+  v_steps[0].kind = 9;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "unknown step kind"));
+  d = valid_desc();
+  v_args[1].value = 3;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "argument 1"));
+  d = valid_desc();
+  v_args[1].kind = MLC_RT_ARG_SYM;
+  v_args[1].value = 1;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "argument 1"));
+  d = valid_desc();
+  v_tensors[1].storage = MLC_RT_STORAGE_ARENA;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "output 0"));
+  d = valid_desc();
+  v_tensors[2].storage = MLC_RT_STORAGE_ARENA;
+  v_tensors[2].loc = 0;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "storage id 0 out of range"));
+  d = valid_desc();
+  v_tensors[2].loc = 40; /* 40 + 32 > 64 */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "overruns"));
+  d = valid_desc();
+  v_tensors[2].dims = v_dims_n;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "symbolic"));
+  d = valid_desc();
+  v_tensors[2].storage = 7;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "unknown storage"));
+  d = valid_desc();
+  v_tensors[2].dtype.bits = 0;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "invalid dtype"));
+  d = valid_desc();
+  v_tensors[2].ndim = MLC_RT_MAX_NDIM + 1;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "invalid rank"));
+  d = valid_desc();
+  d.nsyms = 0; /* dims now name a symbol that does not exist */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "symbol 0 out of range"));
+  d = valid_desc();
+  v_tensors[0].dims = v_dims_8; /* "n" now only occurs in the output */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "symbolic dim \"n\" is not a dim of any input"));
+  d = valid_desc();
+  d.weights = v_weights + 1;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "aligned"));
+  d = valid_desc();
+  d.ntensors = -1;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed"));
+  d = valid_desc();
+  v_inputs[0].tensor = 1;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "input 0"));
+  d = valid_desc();
+  v_inputs[0].name = NULL;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "input 0"));
+  mlc_rt_model *m = (mlc_rt_model *)1;
+  CU_ASSERT_EQUAL(mlc_rt_model_open(&d, NULL, NULL, 0), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_rt_model_open(NULL, &m, NULL, 0), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(m);
+}
+
+/* The runtime without the loader: a session on an in-process description. */
+static void test_inprocess_session(void) {
+  mlc_rt_model_desc d = valid_desc();
+  mlc_rt_model *m = NULL;
+  char err[256];
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_model_open(&d, &m, err, sizeof err), MLC_RT_OK);
+  mlc_rt_session *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 2, &s, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_num_threads(s), 2);
+  CU_ASSERT_PTR_NOT_NULL(mlc_rt_session_ctx(s));
+  float in[5] = {1, 2, 3, 4, 5};
+  int64_t shape[1] = {5};
+  DLTensor t = f32_tensor(in, 1, shape);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &t), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_OK);
+  const DLTensor *o = NULL;
+  CU_ASSERT_EQUAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+  CU_ASSERT(o && o->shape[0] == 5 && memcmp(o->data, in, sizeof in) == 0);
+  /* Workspaces: aligned, and a freed block is reused by the next request it fits. */
+  mlc_rt_ctx *ctx = mlc_rt_session_ctx(s);
+  void *w1 = ctx->api->workspace_alloc(ctx, 1000);
+  void *w2 = ctx->api->workspace_alloc(ctx, 0);
+  CU_ASSERT(w1 && w2 && w1 != w2 && (uintptr_t)w1 % 64 == 0 && (uintptr_t)w2 % 64 == 0);
+  memset(w1, 1, 1000);
+  ctx->api->workspace_free(ctx, w1);
+  CU_ASSERT_PTR_EQUAL(ctx->api->workspace_alloc(ctx, 900), w1);
+  void *w3 = ctx->api->workspace_alloc(ctx, 5000);
+  CU_ASSERT(w3 && w3 != w1);
+  ctx->api->workspace_free(ctx, w3);
+  ctx->api->workspace_free(ctx, w1);
+  ctx->api->workspace_free(ctx, NULL);
+  void *many[20];
+  for (int i = 0; i < 20; i++) many[i] = ctx->api->workspace_alloc(ctx, 64);
+  for (int i = 0; i < 20; i++) ctx->api->workspace_free(ctx, many[i]);
+  ctx->api->workspace_free(ctx, w2);
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+
+  /* A kernel that fails without a message still gets a clear error. */
+  d = valid_desc();
+  v_externs[0].fn = k_silent_fail;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_model_open(&d, &m, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 1, &s, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &t), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_RUNTIME_ERROR);
+  CU_ASSERT_STRING_EQUAL(mlc_rt_session_last_error(s),
+                         "step 0 (node \"Identity_0\"): copy failed (returned 3)");
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+  v_externs[0].fn = k_copy;
+}
+
+static void test_dtype_str(void) {
+  char b[32];
+  DLDataType t = {kDLFloat, 16, 1};
+  mlc_rt_dtype_str(t, b, sizeof b);
+  CU_ASSERT_STRING_EQUAL(b, "float16");
+  t.code = kDLBfloat;
+  mlc_rt_dtype_str(t, b, sizeof b);
+  CU_ASSERT_STRING_EQUAL(b, "bfloat16");
+  t.code = kDLUInt;
+  t.bits = 8;
+  t.lanes = 4;
+  mlc_rt_dtype_str(t, b, sizeof b);
+  CU_ASSERT_STRING_EQUAL(b, "uint8x4");
+  t.code = 42;
+  t.lanes = 1;
+  mlc_rt_dtype_str(t, b, sizeof b);
+  CU_ASSERT_STRING_EQUAL(b, "code42_8");
+  uint64_t n;
+  DLDataType i4 = {kDLInt, 4, 1};
+  CU_ASSERT(mlc_rt_nbytes(i4, 3, &n) == 0 && n == 2);
+  DLDataType f = {kDLFloat, 32, 1};
+  CU_ASSERT(mlc_rt_nbytes(f, UINT64_MAX / 4, &n) != 0);
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+static void register_loader(void) {
+  static const CU_TestInfo tests[] = {
+      {"load_and_info", test_load_and_info},
+      {"load_errors", test_load_errors},
+      {"null_handles", test_null_handles},
+      {"two_models_and_direct_entry", test_two_models_and_direct_entry},
+      {NULL, NULL}};
+  mlc_test_add_suite("loader", tests);
+}
+
+static void register_session(void) {
+  static const CU_TestInfo tests[] = {{"run_batches", test_run_batches},
+                                      {"no_realloc_same_shapes", test_no_realloc_same_shapes},
+                                      {"input_errors", test_input_errors},
+                                      {"kernel_error", test_kernel_error},
+                                      {NULL, NULL}};
+  mlc_test_add_suite("session", tests);
+}
+
+static void register_threads(void) {
+  static const CU_TestInfo tests[] = {{"pool_1", test_pool_1},
+                                      {"pool_4", test_pool_4},
+                                      {"pool_misc", test_pool_misc},
+                                      {"pool_idle", test_pool_idle},
+                                      {"concurrent_sessions", test_concurrent_sessions},
+                                      {NULL, NULL}};
+  mlc_test_add_suite("threads", tests);
+}
+
+static void register_desc(void) {
+  static const CU_TestInfo tests[] = {{"desc_validation", test_desc_validation},
+                                      {"inprocess_session", test_inprocess_session},
+                                      {"dtype_str", test_dtype_str},
+                                      {NULL, NULL}};
+  mlc_test_add_suite("desc", tests);
+}
+
+int main(void) {
+  static const mlc_test_register_fn fns[] = {register_loader, register_session, register_threads,
+                                             register_desc, NULL};
+  return mlc_test_main("test_runtime", fns);
+}
