@@ -160,16 +160,25 @@ static int count_kernels(const mlc_func *f) {
   return n;
 }
 
+/* The target as a command-line string naming the CPU ("llvm -mcpu=znver5"). */
+static void target_spec(const mlc_target *t, char *buf, size_t n) {
+  if (strstr(t->spec, "-mcpu=") || !t->cpu || !*t->cpu)
+    snprintf(buf, n, "%s", t->spec);
+  else
+    snprintf(buf, n, "%s -mcpu=%s", t->spec, t->cpu);
+}
+
 static mlc_status build_manifest(const char *onnx_path, const char *hash, const mlc_target *t,
                                  const mlc_tir_module *tm, const mlc_func *f, int64_t arena,
                                  mlc_strbuf *b) {
-  mlc_strbuf spec = MLC_STRBUF_INIT;
+  char spec[512];
+  target_spec(t, spec, sizeof spec);
   mlc_sb_puts(b, "{\"compiler\": \"mlc-onnx " PACKAGE_VERSION "\", \"model\": ");
   mlc_sb_json_str(b, base_name(onnx_path));
   mlc_sb_printf(b, ", \"model_sha256\": \"%s\", \"target\": ", hash);
-  mlc_sb_json_str(b, t->spec);
-  mlc_sb_puts(b, ", \"options\": {\"target\": ");
-  mlc_sb_json_str(b, t->spec);
+  mlc_sb_json_str(b, spec);
+  mlc_sb_printf(b, ", \"vector_bits\": %u, \"options\": {\"target\": ", t->vector_bits);
+  mlc_sb_json_str(b, spec);
   mlc_sb_printf(b, ", \"extern\": \"none\"}, \"arena_bytes\": %lld, \"steps\": %d, \"kernels\": [",
                 (long long)arena, count_kernels(f));
   for (int i = 0; i < tm->nfuncs; i++) {
@@ -177,7 +186,6 @@ static mlc_status build_manifest(const char *onnx_path, const char *hash, const 
     mlc_sb_json_str(b, tm->funcs[i]->name);
   }
   mlc_sb_puts(b, "], \"extern_calls\": []}");
-  mlc_sb_fini(&spec);
   return b->oom ? mlc_oom() : NULL;
 }
 
@@ -268,7 +276,9 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
     mlc_cg_free(ir);
     if (s) goto done;
   }
-  progress(&c, "[4/6] generated code for %s (%.0f ms)", target->spec, now_ms() - t);
+  char spec[512];
+  target_spec(target, spec, sizeof spec);
+  progress(&c, "[4/6] generated code for %s (%.0f ms)", spec, now_ms() - t);
 
   t = now_ms();
   int64_t arena = mlc_drv_arena_bytes(main_fn);

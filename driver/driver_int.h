@@ -11,6 +11,7 @@
 #define MLC_DRIVER_DRIVER_INT_H
 
 #include "base/status.h"
+#include "base/strbuf.h"
 #include "graph/graph.h"
 
 typedef struct mlc_drv_archive_args {
@@ -34,6 +35,9 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn);
 /* The kernel symbol for prim function |name| (a prefix keeps kernels apart
 ** from libc and libm names). */
 #define MLC_DRV_KERNEL_PREFIX "mlc_k_"
+
+/* Describes the compiled model at |path| (text, or JSON when |json|). */
+MLC_MUST_USE mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *out);
 
 /* Runs |argv| (argv[0] looked up in PATH) in directory |cwd| (NULL: here),
 ** stdout+stderr to |log_path|.  Error status with the log's tail if it fails. */

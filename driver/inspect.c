@@ -11,8 +11,8 @@
 **
 ** Formats: TEXT (aligned summary), JSON (one object, same facts), IR (the
 ** imported module printed TVMScript-like) and DOT (Graphviz of "main").
-** Compiled models (.so) are recognized by their ELF magic and refused with
-** MLC_UNIMPLEMENTED until the compile command exists.
+** Compiled models (.so) are recognized by their ELF magic and described by
+** inspect_so.c.
 */
 #include "config.h"
 
@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "base/vec.h"
+#include "driver/driver_int.h"
 #include "frontend/frontend.h"
 #include "graph/graph.h"
 #include "onnx/onnx.h"
@@ -433,8 +434,9 @@ static void render_json(mlc_strbuf *b, const facts *f) {
 
 /* ---- entry points ------------------------------------------------------- */
 
-/* MLC_UNIMPLEMENTED when |path| (not named .onnx) is an ELF shared object. */
-static mlc_status refuse_compiled(const char *path) {
+/* Sets *is_so when |path| (not named .onnx) is an ELF shared object. */
+static mlc_status probe_compiled(const char *path, int *is_so) {
+  *is_so = 0;
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return mlc_make_status(MLC_IO_ERROR, "%s: is a directory, not a model file", path);
@@ -446,10 +448,7 @@ static mlc_status refuse_compiled(const char *path) {
   unsigned char magic[4] = {0};
   size_t n = fread(magic, 1, sizeof magic, fp);
   fclose(fp);
-  if (n == 4 && memcmp(magic, "\x7f" "ELF", 4) == 0)
-    return mlc_make_status(MLC_UNIMPLEMENTED,
-                           "%s: inspecting compiled models (.so) comes with the compile command",
-                           path);
+  *is_so = n == 4 && memcmp(magic, "\x7f" "ELF", 4) == 0;
   return NULL;
 }
 
@@ -524,9 +523,14 @@ MLC_API mlc_status mlc_inspect_file(const char *path, mlc_inspect_format fmt, ch
   if (fmt != MLC_INSPECT_TEXT && fmt != MLC_INSPECT_JSON && fmt != MLC_INSPECT_IR &&
       fmt != MLC_INSPECT_DOT)
     return mlc_make_status(MLC_INVALID_ARGUMENT, "mlc_inspect_file: unknown format %d", (int)fmt);
-  MLC_RETURN_IF_ERROR(refuse_compiled(path));
+  int is_so;
+  MLC_RETURN_IF_ERROR(probe_compiled(path, &is_so));
+  if (is_so && (fmt == MLC_INSPECT_IR || fmt == MLC_INSPECT_DOT))
+    return mlc_make_status(MLC_INVALID_ARGUMENT,
+                           "%s: --ir and --dot describe ONNX models; inspect the .onnx it was compiled from",
+                           path);
   mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_status s = inspect_onnx(path, fmt, &b);
+  mlc_status s = is_so ? mlc_drv_inspect_so(path, fmt == MLC_INSPECT_JSON, &b) : inspect_onnx(path, fmt, &b);
   if (!s && b.oom) s = mlc_oom();
   if (s) {
     mlc_sb_fini(&b);

@@ -15,11 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlc/mlc.h"
-
-#define PROG "mlc-onnx"
-
-enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+#include "tools/cli.h"
 
 static const char main_help[] =
     "usage: " PROG " COMMAND [ARGS...]\n"
@@ -28,8 +24,14 @@ static const char main_help[] =
     "An ONNX model compiler.\n"
     "\n"
     "Commands:\n"
-    "  inspect MODEL   describe an ONNX model: signature, ops, parameters, and\n"
-    "                  whether this build can import it (also --json, --ir, --dot)\n"
+    "  compile MODEL.onnx -o MODEL.so\n"
+    "                  compile an ONNX model into one deployable shared library\n"
+    "  run MODEL.so    run a compiled model on inputs (.npy or .pb), write its\n"
+    "                  outputs, time it (--bench)\n"
+    "  inspect MODEL   describe an ONNX model (signature, ops, parameters, and\n"
+    "                  whether this build can import it; also --json, --ir,\n"
+    "                  --dot) or a compiled model (signature, kernels, memory\n"
+    "                  plan, manifest)\n"
     "  help [COMMAND]  show the help of COMMAND (or this help)\n"
     "\n"
     "Options:\n"
@@ -41,6 +43,11 @@ static const char main_help[] =
 
 static const char inspect_help[] =
     "usage: " PROG " inspect MODEL [--json | --ir | --dot] [-o FILE]\n"
+    "\n"
+    "For a compiled model (a .so from '" PROG " compile'): its inputs and outputs,\n"
+    "symbolic dimensions, steps and kernels, external calls, arena and weights\n"
+    "bytes, and the manifest (compiler version, source model hash, target,\n"
+    "options); --json prints the same as one JSON object.\n"
     "\n"
     "Describes the ONNX model MODEL (a .onnx file): IR version, producer, opset\n"
     "imports, inputs and outputs with dtype and shape (symbolic dimensions by\n"
@@ -62,9 +69,7 @@ static const char inspect_help[] =
     "--json, --ir and --dot exclude one another.\n";
 
 /* Prints "mlc-onnx: error: ..." and a hint to stderr; returns EXIT_USAGE. */
-static int usage_error(const char *hint_cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int usage_error(const char *hint_cmd, const char *fmt, ...) {
+int cli_usage_error(const char *hint_cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, PROG ": error: ");
@@ -78,8 +83,18 @@ static int usage_error(const char *hint_cmd, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+int cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, PROG ": error: ");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return EXIT_ERROR;
+}
+
 /* Prints a library error and frees it; returns EXIT_ERROR. */
-static int report(mlc_status s) {
+int cli_report(mlc_status s) {
   const char *msg = mlc_status_message(s);
   if (!msg || !*msg) msg = mlc_code_name(mlc_status_code(s));
   size_t n = strlen(msg);
@@ -128,13 +143,13 @@ static int cmd_inspect(int argc, char **argv) {
         fputs(inspect_help, stdout);
         return EXIT_OK;
       } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-        if (i + 1 >= argc) return usage_error("inspect", "inspect: %s needs a file name", a);
-        if (output) return usage_error("inspect", "inspect: %s given twice", a);
+        if (i + 1 >= argc) return cli_usage_error("inspect", "inspect: %s needs a file name", a);
+        if (output) return cli_usage_error("inspect", "inspect: %s given twice", a);
         output = argv[++i];
         continue;
       } else if (strncmp(a, "--output=", 9) == 0) {
-        if (!a[9]) return usage_error("inspect", "inspect: %s needs a file name", "--output=");
-        if (output) return usage_error("inspect", "inspect: %s given twice", "--output");
+        if (!a[9]) return cli_usage_error("inspect", "inspect: %s needs a file name", "--output=");
+        if (output) return cli_usage_error("inspect", "inspect: %s given twice", "--output");
         output = a + 9;
         continue;
       } else if (strcmp(a, "--json") == 0) {
@@ -144,24 +159,24 @@ static int cmd_inspect(int argc, char **argv) {
       } else if (strcmp(a, "--dot") == 0) {
         f = MLC_INSPECT_DOT;
       } else {
-        return usage_error("inspect", "inspect: unknown option '%s'", a);
+        return cli_usage_error("inspect", "inspect: unknown option '%s'", a);
       }
       if (fmt_flag && strcmp(fmt_flag, a) != 0) {
-        return usage_error("inspect", "inspect: %s and %s exclude one another", fmt_flag, a);
+        return cli_usage_error("inspect", "inspect: %s and %s exclude one another", fmt_flag, a);
       }
       fmt_flag = a;
       fmt = f;
       continue;
     }
-    if (model) return usage_error("inspect", "inspect: one MODEL only (extra argument '%s')", a);
+    if (model) return cli_usage_error("inspect", "inspect: one MODEL only (extra argument '%s')", a);
     model = a;
   }
-  if (!model) return usage_error("inspect", "inspect: %s", "no MODEL given");
-  if (!*model) return usage_error("inspect", "inspect: %s", "empty MODEL name");
+  if (!model) return cli_usage_error("inspect", "inspect: %s", "no MODEL given");
+  if (!*model) return cli_usage_error("inspect", "inspect: %s", "empty MODEL name");
 
   char *text = NULL;
   mlc_status s = mlc_inspect_file(model, fmt, &text);
-  if (s) return report(s);
+  if (s) return cli_report(s);
   int rc = write_output(output, text ? text : "");
   mlc_string_free(text);
   return rc;
@@ -173,16 +188,24 @@ static int cmd_help(int argc, char **argv) {
     fputs(main_help, stdout);
     return EXIT_OK;
   }
-  if (argc > 1) return usage_error(NULL, "help: one COMMAND only (extra argument '%s')", argv[1]);
+  if (argc > 1) return cli_usage_error(NULL, "help: one COMMAND only (extra argument '%s')", argv[1]);
   if (strcmp(argv[0], "inspect") == 0) {
     fputs(inspect_help, stdout);
     return EXIT_OK;
   }
-  return usage_error(NULL, "help: unknown command '%s' (this build has: inspect, help)", argv[0]);
+  if (strcmp(argv[0], "compile") == 0) {
+    fputs(compile_help, stdout);
+    return EXIT_OK;
+  }
+  if (strcmp(argv[0], "run") == 0) {
+    fputs(run_help, stdout);
+    return EXIT_OK;
+  }
+  return cli_usage_error(NULL, "help: unknown command '%s' (this build has: compile, run, inspect, help)", argv[0]);
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) return usage_error(NULL, "no command given (usage: " PROG " COMMAND [ARGS...])");
+  if (argc < 2) return cli_usage_error(NULL, "no command given (usage: " PROG " COMMAND [ARGS...])");
   const char *cmd = argv[1];
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
     fputs(main_help, stdout);
@@ -193,7 +216,9 @@ int main(int argc, char **argv) {
     return EXIT_OK;
   }
   if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
+  if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
+  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "help") == 0) return cmd_help(argc - 2, argv + 2);
-  if (cmd[0] == '-') return usage_error(NULL, "unknown option '%s'", cmd);
-  return usage_error(NULL, "unknown command '%s' (this build has: inspect, help)", cmd);
+  if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
+  return cli_usage_error(NULL, "unknown command '%s' (this build has: compile, run, inspect, help)", cmd);
 }

@@ -10,10 +10,16 @@
 ** takes input position i = (o + pad - k*dilation) / stride where that
 ** division is exact and i is inside the input.
 **
+** softmax is max, sum of exp(x - max), then the normalized output (stable
+** for large inputs); layer_norm is sum, sum of squared deviations from the
+** mean (two passes), then the output.  Their row statistics are stages of
+** the input's shape with the reduced dims of extent 1.
+**
 ** float16/bfloat16 compute in float32: reductions accumulate in a float32
 ** stage and a last stage rounds to the output dtype.  Integer contractions
 ** accumulate in their own dtype (wrapping, as the reference evaluator's
-** results truncated to the dtype do).
+** results truncated to the dtype do).  A matmul over an empty inner dim is
+** zeros (a reduction over an empty domain would leave its output unwritten).
 */
 #include <string.h>
 

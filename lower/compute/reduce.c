@@ -16,7 +16,9 @@
 ** select_last_index).  Float keys are compared as float64 with NaN mapped to
 ** +-inf and +-inf to the largest finite double, which keeps the order of
 ** every narrower float exact; for float64 inputs a NaN and an infinity of the
-** same sign tie.
+** same sign tie.  Max and min reductions keep TIR's max/min (a > b ? a : b),
+** which does not propagate NaN as the reference evaluator does.  A reduction
+** over a dim of extent 0 is the combiner's identity (mean: 0/0).
 */
 #include <float.h>
 #include <math.h>

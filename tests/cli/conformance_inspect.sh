@@ -68,7 +68,7 @@ for dir in "$suite"/test_*/; do
     n_err=$((n_err + 1))
     echo "$name error $first" >>"$log.tmp"
     if [ "$(wc -l <"$tmp/msg")" -gt 1 ]; then sed 1d "$tmp/msg"; else cat "$tmp/msg"; fi |
-      sed 's/node "[^"]*" \(#[0-9]* \)\{0,1\}//' >>"$tmp/problems"
+      sed 's/^node \("[^"]*" \)\{0,1\}\(#[0-9]* \)\{0,1\}//' >>"$tmp/problems"
   else
     n_crash=$((n_crash + 1))
     case $rc in

@@ -449,6 +449,20 @@ static void test_symbolic_more(void) {
   mlc_module_destroy(m);
 }
 
+/* A graph input that is also an initializer is a constant. */
+static void test_init_input(void) {
+  mlc_module *m = import_ok("init_input");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_func *f = main_of(m);
+  CU_ASSERT_EQUAL_FATAL(f->nparams, 1);
+  CU_ASSERT_STRING_EQUAL(f->params[0]->name, "x");
+  const mlc_binding *mm = find_op(f, MLC_OP_MATMUL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mm);
+  CU_ASSERT_PTR_NOT_NULL(mlc_value_const(m, mm->args[1]));
+  CU_ASSERT(type_is(m, f->rets[0], "R.Tensor((2, 2), \"float32\")"));
+  mlc_module_destroy(m);
+}
+
 /* The bundled end-to-end models import and verify. */
 static void test_models(void) {
   static const char *const models[] = {"models/mlp.onnx", "models/mlp_dyn.onnx", "models/cnn.onnx",
@@ -580,6 +594,7 @@ static void register_suites(void) {
                                           {"gemm", test_gemm},
                                           {"symbolic", test_symbolic},
                                           {"symbolic_more", test_symbolic_more},
+                                          {"init_input", test_init_input},
                                           {"models", test_models},
                                           CU_TEST_INFO_NULL};
   static const CU_TestInfo errors[] = {{"preflight", test_preflight},

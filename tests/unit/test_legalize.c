@@ -719,6 +719,12 @@ static void gen_nans(const tcase *tc, int i, const mlc_type *t, void *data, uint
   for (int64_t k = 0; k < numel(t); k++) std_(data, t->dtype, k, next(rng) % 3 == 0 ? NAN : unit(rng));
 }
 
+/* random bits (integers of the full range) */
+static void gen_bits(const tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng) {
+  (void)tc, (void)i;
+  for (size_t k = 0; k < nbytes(t); k++) ((unsigned char *)data)[k] = (unsigned char)(next(rng) >> 32);
+}
+
 /* take indices: in [-dim, dim) of the gathered axis (argument 0's attr axis). */
 static int64_t take_extent;
 static void gen_take(const tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng) {
@@ -795,6 +801,18 @@ static void t_max_min(void) {
   tcase d = {.name = "min_u8_all", .op = MLC_OP_MIN, .nargs = 1, .args = {{U8, 3, {2, 3, 4}}},
              .ilo = 3, .ihi = 250};
   run_case(&d);
+  tcase u1 = {.name = "max_u64", .op = MLC_OP_MAX, .nargs = 1, .args = {{MLC_DTYPE_U64, 2, {3, 9}}},
+              .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
+  run_case(&u1);
+  tcase u2 = {.name = "min_i64", .op = MLC_OP_MIN, .nargs = 1, .args = {{I64, 2, {3, 9}}},
+              .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
+  run_case(&u2);
+  tcase u3 = {.name = "mean_u32", .op = MLC_OP_MEAN, .nargs = 1, .args = {{MLC_DTYPE_U32, 2, {3, 9}}},
+              .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
+  run_case(&u3);
+  tcase u4 = {.name = "mean_i16", .op = MLC_OP_MEAN, .nargs = 1, .args = {{MLC_DTYPE_I16, 2, {3, 9}}},
+              .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
+  run_case(&u4);
   tcase e = {.name = "max_f16", .op = MLC_OP_MAX, .nargs = 1, .args = {{F16, 2, {6, 5}}},
              .attrs = {AINTS("axes", 0)}};
   run_case(&e);
@@ -820,6 +838,9 @@ static void t_argreduce(void) {
   tcase f = {.name = "argmin_nan_f64", .op = MLC_OP_ARGMIN, .nargs = 1, .args = {{F64, 2, {5, 6}}},
              .attrs = {AINT("axis", 0)}, .ref = ref_arg_nan, .gen = gen_nans};
   run_case(&f);
+  tcase u = {.name = "argmax_u64", .op = MLC_OP_ARGMAX, .nargs = 1, .args = {{MLC_DTYPE_U64, 2, {4, 7}}},
+             .attrs = {AINT("axis", 1)}, .gen = gen_bits};
+  run_case(&u);
   tcase g = {.name = "argmax_sym", .op = MLC_OP_ARGMAX, .nargs = 1, .args = {{I8, 2, {N_, 9}}},
              .attrs = {AINT("axis", 1)}, .nbatch = 2, .batch = {2, 5}};
   run_case(&g);
@@ -1107,7 +1128,7 @@ static void t_shape_of(void) {
   run_case(&b);
 }
 
-/* ---- the lead's elementwise rules, as a smoke test of the harness ---------------------- */
+/* ---- the elementwise rules (elemwise.c) ------------------------------------------------ */
 
 static void t_elemwise(void) {
   tcase a = {.name = "add_bcast", .op = MLC_OP_ADD, .nargs = 2, .args = {{F32, 2, {3, 4}}, {F32, 1, {4}}}};

@@ -1,0 +1,66 @@
+#!/bin/sh
+# run.sh: the ONNX node conformance suite under `make check`.
+#
+# Generates the suite with shared/conformance/generate.sh (beside the source
+# tree) into $MLC_BUILDDIR/onnx-node-tests unless a complete one is there
+# (tests/cli/conformance_inspect.sh shares it; both generate under the lock
+# $MLC_BUILDDIR/.onnx-node-tests.lock), then runs tests/conformance/runner on
+# it: every test compiled, run and compared with its expected outputs.
+# Results: $MLC_BUILDDIR/tests/conformance/results.txt
+# ("test_name PASS|FAIL|SKIP [reason]").  Tests listed in
+# tests/conformance/PASSING that no longer pass are regressions.
+#
+# Exit status: the runner's (0; 1 if a test crashed, timed out or
+# regressed); 77 (skip) without the conformance folder.
+# Environment: MLC_CONFORMANCE_JOBS (parallel tests, default: online CPUs),
+# MLC_CONFORMANCE_TIMEOUT (seconds per test, default 60),
+# MLC_CONFORMANCE_ONLY (space-separated names or globs to run).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+MLC_SRCDIR=${MLC_SRCDIR:-$(cd "$here/../.." && pwd)}
+MLC_BUILDDIR=${MLC_BUILDDIR:-$(pwd)}
+conf=$MLC_SRCDIR/../shared/conformance
+gen=$conf/generate.sh
+suite=$MLC_BUILDDIR/onnx-node-tests
+runner=$MLC_BUILDDIR/tests/conformance/runner
+results=$MLC_BUILDDIR/tests/conformance/results.txt
+passing=$MLC_SRCDIR/tests/conformance/PASSING
+
+if [ ! -f "$gen" ] || [ ! -f "$conf/ops.tsv" ]; then
+  echo "conformance: SKIP: no conformance suite (shared/conformance beside the source tree)"
+  exit 77
+fi
+if [ ! -x "$runner" ]; then
+  echo "conformance: $runner is not built"
+  echo "conformance: 0 passed, 1 failed"
+  exit 1
+fi
+
+count_tests() { find "$suite/" -mindepth 2 -maxdepth 2 -name model.onnx 2>/dev/null | wc -l; }
+complete() { [ -f "$suite/.onnx-node-tests" ] && [ "$(count_tests)" -ge 922 ]; }
+if ! complete; then
+  # One generator at a time; whoever waited finds the suite complete.
+  (
+    if command -v flock >/dev/null 2>&1; then flock 9; fi
+    if ! complete; then
+      echo "conformance: generating the node tests into $suite"
+      bash "$gen" "$suite" || exit 1
+    fi
+  ) 9>"$MLC_BUILDDIR/.onnx-node-tests.lock" || {
+    echo "conformance: generate.sh failed"
+    exit 99
+  }
+fi
+
+mkdir -p "$(dirname "$results")" || exit 99
+set -- "$suite" "$conf/ops.tsv" "$results"
+[ -n "${MLC_CONFORMANCE_JOBS:-}" ] && set -- "$@" --jobs "$MLC_CONFORMANCE_JOBS"
+[ -n "${MLC_CONFORMANCE_TIMEOUT:-}" ] && set -- "$@" --timeout "$MLC_CONFORMANCE_TIMEOUT"
+[ -f "$passing" ] && set -- "$@" --passing "$passing"
+if [ -n "${MLC_CONFORMANCE_ONLY:-}" ]; then
+  set -f
+  # shellcheck disable=SC2086
+  set -- "$@" --only $MLC_CONFORMANCE_ONLY
+  set +f
+fi
+"$runner" "$@"

@@ -1,0 +1,92 @@
+/*
+** cmd_compile.c: `mlc-onnx compile MODEL.onnx -o MODEL.so [options]`.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+const char compile_help[] =
+    "usage: " PROG " compile MODEL.onnx -o OUTPUT.so [--target TARGET] [--dump-ir DIR]\n"
+    "                        [--header FILE | --no-header] [-q]\n"
+    "\n"
+    "Compiles the ONNX model into one shared library: generated kernels, the\n"
+    "weights (embedded, read-only), the execution plan and the runtime.  Any\n"
+    "program loads it with mlc_model_load() from mlc/mlc_runtime.h.  A C header\n"
+    "describing the model is written next to it (OUTPUT with .h).  The same model\n"
+    "and options give a byte-identical library.  A C compiler (cc, or $MLC_CC)\n"
+    "links the library.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output FILE  the library to write (required)\n"
+    "  --target TARGET    'llvm' (default: the host CPU and its features, e.g.\n"
+    "                     AVX-512) or 'llvm -mcpu=NAME [-mattr=+f1,-f2]'\n"
+    "  --dump-ir DIR      write the IR after each stage into DIR (graph IR after\n"
+    "                     import and each pass, TensorIR after legalization and\n"
+    "                     scheduling, LLVM IR)\n"
+    "  --header FILE      write the C header to FILE\n"
+    "  --no-header        do not write a C header\n"
+    "  -q, --quiet        no progress lines on standard error\n"
+    "  -h, --help         show this help and exit\n";
+
+static void progress(void *user, const char *line) {
+  (void)user;
+  fprintf(stderr, "%s\n", line);
+  fflush(stderr);
+}
+
+/* Takes the value of option |a| (either "--opt=value" or the next argument). */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **out) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) == 0 && a[n] == '=') {
+    *out = a + n + 1;
+  } else {
+    if (*i + 1 >= argc) return cli_usage_error("compile", "compile: %s needs a value", name);
+    *out = argv[++*i];
+  }
+  if (!**out) return cli_usage_error("compile", "compile: %s needs a value", name);
+  return 0;
+}
+
+static int is_opt(const char *a, const char *name) {
+  size_t n = strlen(name);
+  return strncmp(a, name, n) == 0 && (a[n] == 0 || a[n] == '=');
+}
+
+int cmd_compile(int argc, char **argv) {
+  const char *model = NULL, *out = NULL;
+  mlc_compile_options o;
+  mlc_compile_options_init(&o);
+  o.progress = progress;
+  int no_header = 0, dashdash = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int rc = 0;
+    if (!dashdash && a[0] == '-' && a[1]) {
+      if (!strcmp(a, "--")) dashdash = 1;
+      else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        fputs(compile_help, stdout);
+        return EXIT_OK;
+      } else if (!strcmp(a, "-o") || is_opt(a, "--output")) {
+        if (out) return cli_usage_error("compile", "compile: -o given twice");
+        rc = opt_value(argc, argv, &i, !strcmp(a, "-o") ? "-o" : "--output", &out);
+      } else if (is_opt(a, "--target")) rc = opt_value(argc, argv, &i, "--target", &o.target);
+      else if (is_opt(a, "--dump-ir")) rc = opt_value(argc, argv, &i, "--dump-ir", &o.dump_ir_dir);
+      else if (is_opt(a, "--header")) rc = opt_value(argc, argv, &i, "--header", &o.header_path);
+      else if (!strcmp(a, "--no-header")) no_header = 1;
+      else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o.progress = NULL;
+      else return cli_usage_error("compile", "compile: unknown option '%s'", a);
+      if (rc) return rc;
+    } else {
+      if (model) return cli_usage_error("compile", "compile: one MODEL only (extra argument '%s')", a);
+      model = a;
+    }
+  }
+  if (!model) return cli_usage_error("compile", "compile: no MODEL given");
+  if (!out) return cli_usage_error("compile", "compile: no output given (-o OUTPUT.so)");
+  if (no_header && o.header_path) return cli_usage_error("compile", "compile: --header and --no-header exclude one another");
+  if (no_header) o.header_path = "";
+  mlc_status s = mlc_compile_file(model, out, &o);
+  return s ? cli_report(s) : EXIT_OK;
+}
