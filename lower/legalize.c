@@ -63,6 +63,9 @@ static const mlc_lg_fn rules[MLC_OP_COUNT] = {
     [MLC_OP_GATHER] = mlc_lg_gather,      [MLC_OP_BROADCAST_TO] = mlc_lg_broadcast_to,
     [MLC_OP_PAD] = mlc_lg_pad,            [MLC_OP_TILE] = mlc_lg_tile,
     [MLC_OP_SHAPE_OF] = mlc_lg_shape_of,
+    /* ---- run-time shapes ---- */
+    /* ---- image and indexing ops ---- */
+    /* ---- other math, losses and normalization ---- */
 };
 
 mlc_lg_fn mlc_lg_rule(mlc_op op) { return (unsigned)op < MLC_OP_COUNT ? rules[op] : NULL; }

@@ -90,5 +90,8 @@ mlc_status mlc_lg_broadcast_to(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_pad(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_tile(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_shape_of(mlc_lg_call *c, mlc_te_tensor **out);
+/* ---- run-time shapes ---- */
+/* ---- image and indexing ops ---- */
+/* ---- other math, losses and normalization ---- */
 
 #endif /* MLC_LOWER_LOWER_INT_H */

@@ -41,7 +41,7 @@ import sys, onnx
 m = onnx.load(sys.argv[1]); import numpy as np
 from onnx import numpy_helper
 print(sum(numpy_helper.to_array(t).nbytes for t in m.graph.initializer))' "$onnx")
-  printf '%-14s %9.2f %10d %10d %12s  %s\n' "$m" "$(echo "$t1 - $t0" | bc)" \
+  printf '%-14s %9.2f %10d %10d %12s  %s\n' "$m" "$(awk "BEGIN {print $t1 - $t0}")" \
     "$(stat -c %s "$work/$m.so")" "$wbytes" ${res% *} ${res#* }
   case "$res" in *PASS) pass=$((pass + 1));; *) fail=$((fail + 1));; esac
 done

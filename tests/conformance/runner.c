@@ -1159,20 +1159,24 @@ static int parse_int(const char *s, int lo, int hi, int *out) {
   return 0;
 }
 
+/* The run's state lives in globals so that a leak checker in a test's
+** child (a fork of this process) sees it as reachable. */
+static test *g_ts;
+static char **g_names, **g_only;
+
 int main(int argc, char **argv) {
   const char *pos[3] = {NULL, NULL, NULL}, *passing = NULL, *write_passing = NULL;
   int npos = 0, timeout_s = 60;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   int jobs = ncpu > 0 ? (int)(ncpu < MAX_JOBS ? ncpu : MAX_JOBS) : 1;
-  char **only = NULL;
   size_t nonly = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--only")) {
       int any = 0;
       while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
-        only = xrealloc(only, (nonly + 1) * sizeof *only);
-        only[nonly++] = argv[++i];
+        g_only = xrealloc(g_only, (nonly + 1) * sizeof *g_only);
+        g_only[nonly++] = argv[++i];
         any = 1;
       }
       if (!any) {
@@ -1225,7 +1229,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "runner: cannot open %s: %s\n", suite, strerror(errno));
     return 2;
   }
-  char **names = NULL;
   size_t nnames = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
@@ -1237,23 +1240,24 @@ int main(int argc, char **argv) {
     if (!dir) continue;
     if (nonly) {
       int hit = 0;
-      for (size_t k = 0; k < nonly && !hit; k++) hit = !fnmatch(only[k], e->d_name, 0);
+      for (size_t k = 0; k < nonly && !hit; k++) hit = !fnmatch(g_only[k], e->d_name, 0);
       if (!hit) continue;
     }
-    names = xrealloc(names, (nnames + 1) * sizeof *names);
-    names[nnames++] = xstrdup(e->d_name);
+    g_names = xrealloc(g_names, (nnames + 1) * sizeof *g_names);
+    g_names[nnames++] = xstrdup(e->d_name);
   }
   closedir(d);
-  if (nnames) qsort(names, nnames, sizeof *names, cmp_str);
+  if (nnames) qsort(g_names, nnames, sizeof *g_names, cmp_str);
   if (!nnames) {
     fprintf(stderr, "runner: no test_* directories in %s%s\n", suite, nonly ? " match --only" : "");
     return 2;
   }
-  test *ts = xcalloc(nnames, sizeof *ts);
+  g_ts = xcalloc(nnames, sizeof *g_ts);
+  test *ts = g_ts;
   for (size_t i = 0; i < nnames; i++) {
     test *t = &ts[i];
-    t->name = names[i];
-    if (asprintf(&t->dir, "%s/%s", suite, names[i]) < 0) return 2;
+    t->name = g_names[i];
+    if (asprintf(&t->dir, "%s/%s", suite, g_names[i]) < 0) return 2;
     const op_row *r = find_op(t->name);
     t->tier = r ? r->tier : 0;
     t->atol = r ? r->atol : DEFAULT_ATOL;
@@ -1434,7 +1438,7 @@ int main(int argc, char **argv) {
     size_t nmissing = 0;
     for (size_t i = 0; i < np; i++) {
       int selected = !nonly;
-      for (size_t k = 0; k < nonly && !selected; k++) selected = !fnmatch(only[k], pn[i], 0);
+      for (size_t k = 0; k < nonly && !selected; k++) selected = !fnmatch(g_only[k], pn[i], 0);
       const test *t = find_test(ts, nnames, pn[i]);
       if (!t) {
         if (selected) {
@@ -1478,9 +1482,9 @@ int main(int argc, char **argv) {
     free(ts[i].dir);
     free(ts[i].reason);
   }
-  free(ts);
-  free(names);
-  free(only);
+  free(g_ts);
+  free(g_names);
+  free(g_only);
   for (size_t i = 0; i < g_ngroups; i++) free(g_groups[i].key);
   free(g_groups);
   for (size_t i = 0; i < g_nops; i++) free(g_ops[i].name);
