@@ -26,6 +26,7 @@
 
 #include "base/strbuf.h"
 #include "driver/driver_int.h"
+#include "lower/lower.h"
 
 extern const char mlc_drv_rt_archive[], mlc_drv_rt_archive_end[];
 extern const char mlc_drv_rt_abi_h[], mlc_drv_rt_abi_h_end[];
@@ -224,14 +225,40 @@ static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const
     mlc_sb_printf(&b, ", %d},\n", tensor_id(d, fn->rets[i]));
   }
   mlc_sb_puts(&b, "};\n\n");
-  /* steps */
+  /* steps: tensor args then outputs; a runtime built-in ("mlc.*") takes its
+  ** int attributes as trailing immediates; "mlc.define_dims" becomes a
+  ** BIND_SYMS step (vector, copy, offset, then a symbol or extent per dim) */
   int ns = 0;
+  int *nargs_of = calloc((size_t)cap + 1, sizeof(int));
+  if (!nargs_of) {
+    free(kernels);
+    mlc_sb_fini(&b);
+    return mlc_oom();
+  }
   for (int bi = 0; bi < fn->nblocks; bi++)
     for (int k = 0; k < fn->blocks[bi].n; k++, ns++) {
       const mlc_binding *bd = fn->blocks[bi].bindings[k];
+      int na = 0;
       mlc_sb_printf(&b, "static const mlc_rt_arg_desc a%d[] = {", ns);
-      for (int j = 0; j < bd->nargs; j++) mlc_sb_printf(&b, "{0, %d}, ", tensor_id(d, bd->args[j]));
-      for (int j = 0; j < bd->nouts; j++) mlc_sb_printf(&b, "{0, %d}, ", tensor_id(d, bd->outs[j]));
+      for (int j = 0; j < bd->nargs; j++, na++) mlc_sb_printf(&b, "{0, %d}, ", tensor_id(d, bd->args[j]));
+      for (int j = 0; j < bd->nouts; j++, na++) mlc_sb_printf(&b, "{0, %d}, ", tensor_id(d, bd->outs[j]));
+      if (bd->kind == MLC_CALL_DPS_PACKED && strcmp(bd->callee, MLC_LOWER_BIND_SYMS) == 0) {
+        const mlc_attr *dims = mlc_attrs_find(bd->attrs, bd->nattrs, "dims");
+        mlc_sb_printf(&b, "{2, %lld}, ", (long long)mlc_attrs_int(bd->attrs, bd->nattrs, "offset", 0));
+        na++;
+        for (int j = 0; dims && dims->kind == MLC_ATTR_INTS && j < dims->n; j++, na++) {
+          int64_t v = dims->ints[j];
+          if (MLC_DIM_IS_SYM(v)) mlc_sb_printf(&b, "{1, %d}, ", MLC_DIM_SYM_ID(v));
+          else mlc_sb_printf(&b, "{2, %lld}, ", (long long)v);
+        }
+      } else if (bd->kind == MLC_CALL_DPS_PACKED && strncmp(bd->callee, "mlc.", 4) == 0) {
+        for (int j = 0; j < bd->nattrs; j++)
+          if (bd->attrs[j].kind == MLC_ATTR_INT) {
+            mlc_sb_printf(&b, "{2, %lld}, ", (long long)bd->attrs[j].i);
+            na++;
+          }
+      }
+      nargs_of[ns] = na;
       mlc_sb_puts(&b, "};\n");
     }
   mlc_sb_puts(&b, "\nstatic const mlc_rt_step_desc steps[] = {\n");
@@ -240,6 +267,7 @@ static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const
     for (int k = 0; k < fn->blocks[bi].n; k++, ns++) {
       const mlc_binding *bd = fn->blocks[bi].bindings[k];
       int ext = bd->kind == MLC_CALL_DPS_PACKED;
+      if (ext && strcmp(bd->callee, MLC_LOWER_BIND_SYMS) == 0) ext = 2; /* MLC_RT_STEP_BIND_SYMS */
       mlc_sb_printf(&b, "  {%d, ", ext);
       c_string(&b, bd->callee);
       if (ext)
@@ -247,8 +275,9 @@ static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const
       else
         mlc_sb_printf(&b, ", " MLC_DRV_KERNEL_PREFIX "%s, ", bd->callee);
       c_string(&b, bd->origin.node ? bd->origin.node : "");
-      mlc_sb_printf(&b, ", %d, a%d},\n", bd->nargs + bd->nouts, ns);
+      mlc_sb_printf(&b, ", %d, a%d},\n", nargs_of[ns], ns);
     }
+  free(nargs_of);
   mlc_sb_puts(&b, "};\n\nstatic const char *const sym_names[] = {");
   for (int i = 0; i < gm->nsyms; i++) {
     c_string(&b, gm->syms[i]);

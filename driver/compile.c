@@ -301,8 +301,11 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   mlc_drv_archive_args aa = {gm, main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL};
   if ((s = mlc_drv_archive(&aa))) goto done;
   progress(&c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
-  progress(&c, "[6/6] done in %.0f ms: %d steps, %d kernels, arena %lld bytes", now_ms() - t_all,
-           count_kernels(main_fn), tm->nfuncs, (long long)arena);
+  char arena_text[64];
+  if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes", (long long)arena);
+  else snprintf(arena_text, sizeof arena_text, "arena depends on input or run-time dims");
+  progress(&c, "[6/6] done in %.0f ms: %d steps, %d kernels, %s", now_ms() - t_all,
+           count_kernels(main_fn), tm->nfuncs, arena_text);
 done:
   if (workdir) {
     if (!getenv("MLC_KEEP_TEMP")) rm_tree(workdir);

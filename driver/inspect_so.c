@@ -70,6 +70,13 @@ static void io_list(const mlc_rt_model_desc *d, int out, int json, mlc_strbuf *b
   }
 }
 
+/* A run-time shape step: a binding of symbols or one of the runtime's
+** "mlc.*" built-ins. */
+static int is_shape_step(const mlc_rt_step_desc *st) {
+  return st->kind == MLC_RT_STEP_BIND_SYMS ||
+         (st->kind == MLC_RT_STEP_EXTERN && st->name && strncmp(st->name, "mlc.", 4) == 0);
+}
+
 mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
   char p[4096];
   /* A bare name must not trigger a library search path lookup. */
@@ -89,8 +96,14 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     dlclose(h);
     return s;
   }
-  int next = 0;
-  for (int i = 0; i < d->nsteps; i++) next += d->steps[i].kind == MLC_RT_STEP_EXTERN;
+  /* external calls; run-time shape steps: the runtime's "mlc.*" built-ins
+  ** and the symbol bindings */
+  int next = 0, nshape = 0;
+  for (int i = 0; i < d->nsteps; i++) {
+    int shape = is_shape_step(&d->steps[i]);
+    nshape += shape;
+    next += !shape && d->steps[i].kind == MLC_RT_STEP_EXTERN;
+  }
   long long arena = manifest_int(d->manifest, "arena_bytes");
   if (json) {
     mlc_sb_puts(b, "{\"file\": ");
@@ -113,7 +126,16 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     }
     mlc_sb_puts(b, "], \"extern_calls\": [");
     for (int i = 0, k = 0; i < d->nsteps; i++) {
-      if (d->steps[i].kind != MLC_RT_STEP_EXTERN) continue;
+      if (d->steps[i].kind != MLC_RT_STEP_EXTERN || is_shape_step(&d->steps[i])) continue;
+      mlc_sb_puts(b, k++ ? ", {\"function\": " : "{\"function\": ");
+      mlc_sb_json_str(b, d->steps[i].name);
+      mlc_sb_puts(b, ", \"node\": ");
+      mlc_sb_json_str(b, d->steps[i].label);
+      mlc_sb_putc(b, '}');
+    }
+    mlc_sb_puts(b, "], \"shape_steps\": [");
+    for (int i = 0, k = 0; i < d->nsteps; i++) {
+      if (!is_shape_step(&d->steps[i])) continue;
       mlc_sb_puts(b, k++ ? ", {\"function\": " : "{\"function\": ");
       mlc_sb_json_str(b, d->steps[i].name);
       mlc_sb_puts(b, ", \"node\": ");
@@ -142,10 +164,14 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
       for (int i = 0; i < d->nsyms; i++) mlc_sb_printf(b, " %s", d->sym_names[i]);
       mlc_sb_putc(b, '\n');
     }
-    mlc_sb_printf(b, "plan: %d steps (%d generated kernels, %d external calls), %d tensors, %d arena storages\n",
-                  d->nsteps, d->nsteps - next, next, d->ntensors, d->nstorages);
+    mlc_sb_printf(b, "plan: %d steps (%d generated kernels, %d external calls", d->nsteps,
+                  d->nsteps - next - nshape, next);
+    if (nshape) mlc_sb_printf(b, ", %d run-time shape steps", nshape);
+    mlc_sb_printf(b, "), %d tensors, %d arena storages\n", d->ntensors, d->nstorages);
     if (arena >= 0)
       mlc_sb_printf(b, "arena: %lld bytes\n", arena);
+    else if (nshape)
+      mlc_sb_puts(b, "arena: depends on input or run-time dims\n");
     else
       mlc_sb_puts(b, "arena: depends on the symbolic dims\n");
     mlc_sb_printf(b, "weights: %llu bytes\n", (unsigned long long)d->weights_size);
@@ -158,8 +184,27 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     if (next) {
       mlc_sb_puts(b, "external calls:\n");
       for (int i = 0; i < d->nsteps; i++)
-        if (d->steps[i].kind == MLC_RT_STEP_EXTERN)
+        if (d->steps[i].kind == MLC_RT_STEP_EXTERN && !is_shape_step(&d->steps[i]))
           mlc_sb_printf(b, "  %s (node \"%s\")\n", d->steps[i].name, d->steps[i].label);
+    }
+    if (nshape) {
+      mlc_sb_puts(b, "run-time shapes:\n");
+      for (int i = 0; i < d->nsteps; i++) {
+        const mlc_rt_step_desc *st = &d->steps[i];
+        if (!is_shape_step(st)) continue;
+        if (st->kind != MLC_RT_STEP_BIND_SYMS) {
+          mlc_sb_printf(b, "  step %d: %s (node \"%s\")\n", i, st->name, st->label);
+          continue;
+        }
+        mlc_sb_printf(b, "  step %d: define", i);
+        for (int a = 3; a < st->nargs; a++) {
+          if (st->args[a].kind == MLC_RT_ARG_SYM && st->args[a].value >= 0 && st->args[a].value < d->nsyms)
+            mlc_sb_printf(b, "%s %s", a > 3 ? "," : "", d->sym_names[st->args[a].value]);
+          else
+            mlc_sb_printf(b, "%s %lld", a > 3 ? "," : "", (long long)st->args[a].value);
+        }
+        mlc_sb_printf(b, " (node \"%s\")\n", st->label);
+      }
     }
   }
   dlclose(h);

@@ -91,6 +91,24 @@ static const char *const A_IN1[] = {"consumed_inputs:I", "epsilon:f", NULL};
 static const char *const A_IN6[] = {"epsilon:f", NULL};
 static const char *const A_BLOCK[] = {"blocksize:i", NULL};
 static const char *const A_BLOCK11[] = {"blocksize:i", "mode:s", NULL};
+/* other math, losses and normalization */
+static const char *const A_LOSS[] = {"ignore_index:i", "reduction:s", NULL};
+static const char *const A_TRILU[] = {"upper:i", NULL};
+static const char *const A_CUMSUM[] = {"exclusive:i", "reverse:i", NULL};
+static const char *const A_EYELIKE[] = {"dtype:i", "k:i", NULL};
+static const char *const A_TOPK1[] = {"axis:i", "k:i", NULL};
+static const char *const A_TOPK11[] = {"axis:i", "largest:i", "sorted:i", NULL};
+static const char *const A_EINSUM[] = {"equation:s", NULL};
+static const char *const A_LRN[] = {"alpha:f", "beta:f", "bias:f", "size:i", NULL};
+static const char *const A_REVSEQ[] = {"batch_axis:i", "time_axis:i", NULL};
+/* image and indexing ops */
+static const char *const A_RESIZE11[] = {"coordinate_transformation_mode:s", "cubic_coeff_a:f",
+                                         "exclude_outside:i", "extrapolation_value:f", "mode:s",
+                                         "nearest_mode:s", NULL};
+static const char *const A_UPSAMPLE7[] = {"mode:s", "scales:F", NULL};
+static const char *const A_BATCH_DIMS[] = {"batch_dims:i", NULL};
+static const char *const A_SCATTER16[] = {"axis:i", "reduction:s", NULL};
+static const char *const A_REDUCTION[] = {"reduction:s", NULL};
 
 #define VAR (-1)
 #define R(op, since, fn, mn, mx, mo, attrs, chk) {op, since, fn, mn, mx, mo, attrs, chk}
@@ -141,8 +159,8 @@ static const mlc_fe_row table[] = {
     R("BatchNormalization", 6, mlc_fe_cvt_batch_norm, 5, 5, 5, A_BN6, mlc_fe_chk_batch_norm),
     R("BatchNormalization", 7, mlc_fe_cvt_batch_norm, 5, 5, 5, A_BN7, mlc_fe_chk_batch_norm),
     R("BatchNormalization", 9, mlc_fe_cvt_batch_norm, 5, 5, 5, A_BN9, mlc_fe_chk_batch_norm),
-    R("BatchNormalization", 14, mlc_fe_cvt_batch_norm, 5, 5, 3, A_BN14, mlc_fe_chk_batch_norm),
-    R("BatchNormalization", 15, mlc_fe_cvt_batch_norm, 5, 5, 3, A_BN14, mlc_fe_chk_batch_norm),
+    R("BatchNormalization", 14, mlc_fe_cvt_batch_norm_v14, 5, 5, 3, A_BN14, mlc_fe_chk_batch_norm_v14),
+    R("BatchNormalization", 15, mlc_fe_cvt_batch_norm_v14, 5, 5, 3, A_BN14, mlc_fe_chk_batch_norm_v14),
     R("BitShift", 11, mlc_fe_cvt_bitshift, 2, 2, 1, A_DIRECTION, mlc_fe_chk_bitshift),
     R("Cast", 1, mlc_fe_cvt_cast, 1, 1, 1, A_CAST1, mlc_fe_chk_cast),
     R("Cast", 6, mlc_fe_cvt_cast, 1, 1, 1, A_CAST6, mlc_fe_chk_cast),
@@ -156,6 +174,8 @@ static const mlc_fe_row table[] = {
     R("Clip", 11, mlc_fe_cvt_clip_v11, 1, 3, 1, A_NONE, NULL),
     R("Clip", 12, mlc_fe_cvt_clip_v11, 1, 3, 1, A_NONE, NULL),
     R("Clip", 13, mlc_fe_cvt_clip_v11, 1, 3, 1, A_NONE, NULL),
+    R("Compress", 9, mlc_fe_cvt_compress, 2, 2, 1, A_AXIS, NULL),
+    R("Compress", 11, mlc_fe_cvt_compress, 2, 2, 1, A_AXIS, NULL),
     R("Concat", 1, mlc_fe_cvt_concat, 1, VAR, 1, A_AXIS, NULL),
     R("Concat", 4, mlc_fe_cvt_concat, 1, VAR, 1, A_AXIS, NULL),
     R("Concat", 11, mlc_fe_cvt_concat, 1, VAR, 1, A_AXIS, NULL),
@@ -172,6 +192,8 @@ static const mlc_fe_row table[] = {
     R("ConvTranspose", 11, mlc_fe_cvt_conv_transpose, 2, 3, 1, A_CONVT, mlc_fe_chk_conv_transpose),
     R("Cos", 7, mlc_fe_cvt_cos, 1, 1, 1, A_NONE, NULL),
     R("Cosh", 9, mlc_fe_cvt_cosh, 1, 1, 1, A_NONE, NULL),
+    R("CumSum", 11, mlc_fe_cvt_cumsum, 2, 2, 1, A_CUMSUM, NULL),
+    R("CumSum", 14, mlc_fe_cvt_cumsum, 2, 2, 1, A_CUMSUM, NULL),
     R("DepthToSpace", 1, mlc_fe_cvt_depth_to_space, 1, 1, 1, A_BLOCK, NULL),
     R("DepthToSpace", 11, mlc_fe_cvt_depth_to_space, 1, 1, 1, A_BLOCK11, mlc_fe_chk_depth_to_space),
     R("DepthToSpace", 13, mlc_fe_cvt_depth_to_space, 1, 1, 1, A_BLOCK11, mlc_fe_chk_depth_to_space),
@@ -182,6 +204,7 @@ static const mlc_fe_row table[] = {
     R("Dropout", 10, mlc_fe_cvt_dropout, 1, 1, 2, A_DROPOUT7, NULL),
     R("Dropout", 12, mlc_fe_cvt_dropout, 1, 3, 2, A_DROPOUT12, NULL),
     R("Dropout", 13, mlc_fe_cvt_dropout, 1, 3, 2, A_DROPOUT12, NULL),
+    R("Einsum", 12, mlc_fe_cvt_einsum, 1, VAR, 1, A_EINSUM, NULL),
     R("Elu", 1, mlc_fe_cvt_elu, 1, 1, 1, A_ALPHA1, NULL),
     R("Elu", 6, mlc_fe_cvt_elu, 1, 1, 1, A_ALPHA, NULL),
     R("Equal", 1, mlc_fe_cvt_equal, 2, 2, 1, A_BCAST, NULL),
@@ -193,6 +216,7 @@ static const mlc_fe_row table[] = {
     UNARY3("Exp", exp),
     R("Expand", 8, mlc_fe_cvt_expand, 2, 2, 1, A_NONE, NULL),
     R("Expand", 13, mlc_fe_cvt_expand, 2, 2, 1, A_NONE, NULL),
+    R("EyeLike", 9, mlc_fe_cvt_eye_like, 1, 1, 1, A_EYELIKE, mlc_fe_chk_eye_like),
     R("Flatten", 1, mlc_fe_cvt_flatten, 1, 1, 1, A_AXIS, NULL),
     R("Flatten", 9, mlc_fe_cvt_flatten, 1, 1, 1, A_AXIS, NULL),
     R("Flatten", 11, mlc_fe_cvt_flatten, 1, 1, 1, A_AXIS, NULL),
@@ -201,6 +225,11 @@ static const mlc_fe_row table[] = {
     R("Gather", 1, mlc_fe_cvt_gather, 2, 2, 1, A_AXIS, NULL),
     R("Gather", 11, mlc_fe_cvt_gather, 2, 2, 1, A_AXIS, NULL),
     R("Gather", 13, mlc_fe_cvt_gather, 2, 2, 1, A_AXIS, NULL),
+    R("GatherElements", 11, mlc_fe_cvt_gather_elements, 2, 2, 1, A_AXIS, NULL),
+    R("GatherElements", 13, mlc_fe_cvt_gather_elements, 2, 2, 1, A_AXIS, NULL),
+    R("GatherND", 11, mlc_fe_cvt_gather_nd, 2, 2, 1, A_NONE, NULL),
+    R("GatherND", 12, mlc_fe_cvt_gather_nd, 2, 2, 1, A_BATCH_DIMS, NULL),
+    R("GatherND", 13, mlc_fe_cvt_gather_nd, 2, 2, 1, A_BATCH_DIMS, NULL),
     R("Gemm", 1, mlc_fe_cvt_gemm, 3, 3, 1, A_GEMM1, NULL),
     R("Gemm", 6, mlc_fe_cvt_gemm, 3, 3, 1, A_GEMM1, NULL),
     R("Gemm", 7, mlc_fe_cvt_gemm, 3, 3, 1, A_GEMM7, NULL),
@@ -218,6 +247,9 @@ static const mlc_fe_row table[] = {
     R("HardSigmoid", 1, mlc_fe_cvt_hard_sigmoid, 1, 1, 1, A_HSIG1, NULL),
     R("HardSigmoid", 6, mlc_fe_cvt_hard_sigmoid, 1, 1, 1, A_HSIG6, NULL),
     R("HardSwish", 14, mlc_fe_cvt_hard_swish, 1, 1, 1, A_NONE, NULL),
+    R("Hardmax", 1, mlc_fe_cvt_hardmax_v1, 1, 1, 1, A_AXIS, NULL),
+    R("Hardmax", 11, mlc_fe_cvt_hardmax_v1, 1, 1, 1, A_AXIS, NULL),
+    R("Hardmax", 13, mlc_fe_cvt_hardmax_v13, 1, 1, 1, A_AXIS, NULL),
     R("Identity", 1, mlc_fe_cvt_identity, 1, 1, 1, A_NONE, NULL),
     R("Identity", 13, mlc_fe_cvt_identity, 1, 1, 1, A_NONE, NULL),
     R("Identity", 14, mlc_fe_cvt_identity, 1, 1, 1, A_NONE, NULL),
@@ -227,6 +259,8 @@ static const mlc_fe_row table[] = {
     R("IsInf", 10, mlc_fe_cvt_isinf, 1, 1, 1, A_ISINF, NULL),
     R("IsNaN", 9, mlc_fe_cvt_isnan, 1, 1, 1, A_NONE, NULL),
     R("IsNaN", 13, mlc_fe_cvt_isnan, 1, 1, 1, A_NONE, NULL),
+    R("LRN", 1, mlc_fe_cvt_lrn, 1, 1, 1, A_LRN, NULL),
+    R("LRN", 13, mlc_fe_cvt_lrn, 1, 1, 1, A_LRN, NULL),
     R("LayerNormalization", 17, mlc_fe_cvt_layer_norm, 2, 3, 3, A_LN, mlc_fe_chk_layer_norm),
     R("LeakyRelu", 1, mlc_fe_cvt_leaky_relu, 1, 1, 1, A_ALPHA1, NULL),
     R("LeakyRelu", 6, mlc_fe_cvt_leaky_relu, 1, 1, 1, A_ALPHA, NULL),
@@ -254,6 +288,8 @@ static const mlc_fe_row table[] = {
     R("MaxPool", 12, mlc_fe_cvt_max_pool, 1, 1, 2, A_MAXPOOL10, mlc_fe_chk_max_pool),
     VARIADIC("Mean", mean),
     R("Mean", 13, mlc_fe_cvt_mean, 1, VAR, 1, A_NONE, NULL),
+    R("MeanVarianceNormalization", 9, mlc_fe_cvt_mvn, 1, 1, 1, A_AXES, NULL),
+    R("MeanVarianceNormalization", 13, mlc_fe_cvt_mvn, 1, 1, 1, A_AXES, NULL),
     VARIADIC("Min", min),
     R("Min", 12, mlc_fe_cvt_min, 1, VAR, 1, A_NONE, NULL),
     R("Min", 13, mlc_fe_cvt_min, 1, VAR, 1, A_NONE, NULL),
@@ -261,7 +297,13 @@ static const mlc_fe_row table[] = {
     R("Mod", 13, mlc_fe_cvt_mod, 2, 2, 1, A_FMOD, NULL),
     ARITH("Mul", mul),
     UNARY3("Neg", neg),
+    R("NegativeLogLikelihoodLoss", 12, mlc_fe_cvt_nll_loss, 2, 3, 1, A_LOSS, mlc_fe_chk_loss),
+    R("NegativeLogLikelihoodLoss", 13, mlc_fe_cvt_nll_loss, 2, 3, 1, A_LOSS, mlc_fe_chk_loss),
+    R("NonZero", 9, mlc_fe_cvt_nonzero, 1, 1, 1, A_NONE, NULL),
+    R("NonZero", 13, mlc_fe_cvt_nonzero, 1, 1, 1, A_NONE, NULL),
     R("Not", 1, mlc_fe_cvt_not, 1, 1, 1, A_NONE, NULL),
+    R("OneHot", 9, mlc_fe_cvt_one_hot, 3, 3, 1, A_AXIS, NULL),
+    R("OneHot", 11, mlc_fe_cvt_one_hot, 3, 3, 1, A_AXIS, NULL),
     R("Or", 1, mlc_fe_cvt_or, 2, 2, 1, A_BCAST, NULL),
     R("Or", 7, mlc_fe_cvt_or, 2, 2, 1, A_NONE, NULL),
     R("PRelu", 1, mlc_fe_cvt_prelu, 2, 2, 1, A_CONSUMED, NULL),
@@ -330,7 +372,21 @@ static const mlc_fe_row table[] = {
     R("Reshape", 5, mlc_fe_cvt_reshape_v5, 2, 2, 1, A_NONE, NULL),
     R("Reshape", 13, mlc_fe_cvt_reshape_v5, 2, 2, 1, A_NONE, NULL),
     R("Reshape", 14, mlc_fe_cvt_reshape_v5, 2, 2, 1, A_RESHAPE14, NULL),
+    R("Resize", 10, mlc_fe_cvt_resize_v10, 2, 2, 1, A_MODE, mlc_fe_chk_resize),
+    R("Resize", 11, mlc_fe_cvt_resize_v11, 3, 4, 1, A_RESIZE11, mlc_fe_chk_resize),
+    R("Resize", 13, mlc_fe_cvt_resize_v11, 1, 4, 1, A_RESIZE11, mlc_fe_chk_resize),
+    R("ReverseSequence", 10, mlc_fe_cvt_reverse_sequence, 2, 2, 1, A_REVSEQ, NULL),
     R("Round", 11, mlc_fe_cvt_round, 1, 1, 1, A_NONE, NULL),
+    R("Scatter", 9, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
+    R("Scatter", 11, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
+    R("ScatterElements", 11, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
+    R("ScatterElements", 13, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
+    R("ScatterElements", 16, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_SCATTER16, mlc_fe_chk_scatter),
+    R("ScatterElements", 18, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_SCATTER16, mlc_fe_chk_scatter),
+    R("ScatterND", 11, mlc_fe_cvt_scatter_nd, 3, 3, 1, A_NONE, NULL),
+    R("ScatterND", 13, mlc_fe_cvt_scatter_nd, 3, 3, 1, A_NONE, NULL),
+    R("ScatterND", 16, mlc_fe_cvt_scatter_nd, 3, 3, 1, A_REDUCTION, mlc_fe_chk_scatter),
+    R("ScatterND", 18, mlc_fe_cvt_scatter_nd, 3, 3, 1, A_REDUCTION, mlc_fe_chk_scatter),
     R("Selu", 1, mlc_fe_cvt_selu, 1, 1, 1, A_SELU1, NULL),
     R("Selu", 6, mlc_fe_cvt_selu, 1, 1, 1, A_SELU6, NULL),
     R("Shape", 1, mlc_fe_cvt_shape, 1, 1, 1, A_NONE, NULL),
@@ -351,6 +407,8 @@ static const mlc_fe_row table[] = {
     R("Softmax", 1, mlc_fe_cvt_softmax_v1, 1, 1, 1, A_AXIS, NULL),
     R("Softmax", 11, mlc_fe_cvt_softmax_v1, 1, 1, 1, A_AXIS, NULL),
     R("Softmax", 13, mlc_fe_cvt_softmax_v13, 1, 1, 1, A_AXIS, NULL),
+    R("SoftmaxCrossEntropyLoss", 12, mlc_fe_cvt_sce_loss, 2, 3, 2, A_LOSS, mlc_fe_chk_loss),
+    R("SoftmaxCrossEntropyLoss", 13, mlc_fe_cvt_sce_loss, 2, 3, 2, A_LOSS, mlc_fe_chk_loss),
     R("Softplus", 1, mlc_fe_cvt_softplus, 1, 1, 1, A_NONE, NULL),
     R("Softsign", 1, mlc_fe_cvt_softsign, 1, 1, 1, A_NONE, NULL),
     R("SpaceToDepth", 1, mlc_fe_cvt_space_to_depth, 1, 1, 1, A_BLOCK, NULL),
@@ -373,11 +431,18 @@ static const mlc_fe_row table[] = {
     R("Tile", 1, mlc_fe_cvt_tile_v1, 3, 3, 1, A_NONE, NULL),
     R("Tile", 6, mlc_fe_cvt_tile_v6, 2, 2, 1, A_NONE, NULL),
     R("Tile", 13, mlc_fe_cvt_tile_v6, 2, 2, 1, A_NONE, NULL),
+    R("TopK", 1, mlc_fe_cvt_topk, 1, 1, 2, A_TOPK1, NULL),
+    R("TopK", 10, mlc_fe_cvt_topk, 2, 2, 2, A_AXIS, NULL),
+    R("TopK", 11, mlc_fe_cvt_topk, 2, 2, 2, A_TOPK11, NULL),
     R("Transpose", 1, mlc_fe_cvt_transpose, 1, 1, 1, A_PERM, NULL),
     R("Transpose", 13, mlc_fe_cvt_transpose, 1, 1, 1, A_PERM, NULL),
+    R("Trilu", 14, mlc_fe_cvt_trilu, 1, 2, 1, A_TRILU, NULL),
     R("Unsqueeze", 1, mlc_fe_cvt_unsqueeze_v1, 1, 1, 1, A_AXES, NULL),
     R("Unsqueeze", 11, mlc_fe_cvt_unsqueeze_v1, 1, 1, 1, A_AXES, NULL),
     R("Unsqueeze", 13, mlc_fe_cvt_unsqueeze_v13, 2, 2, 1, A_NONE, NULL),
+    R("Upsample", 7, mlc_fe_cvt_upsample, 1, 1, 1, A_UPSAMPLE7, mlc_fe_chk_resize),
+    R("Upsample", 9, mlc_fe_cvt_upsample, 2, 2, 1, A_MODE, mlc_fe_chk_resize),
+    R("Upsample", 10, mlc_fe_cvt_upsample, 2, 2, 1, A_MODE, mlc_fe_chk_resize),
     R("Where", 9, mlc_fe_cvt_where, 3, 3, 1, A_NONE, NULL),
     R("Where", 16, mlc_fe_cvt_where, 3, 3, 1, A_NONE, NULL),
     R("Xor", 1, mlc_fe_cvt_xor, 2, 2, 1, A_BCAST, NULL),

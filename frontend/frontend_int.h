@@ -33,6 +33,7 @@ typedef struct mlc_fe_ctx {
   const mlc_onnx_node *node;  /* the node being converted */
   mlc_origin origin;          /* its origin, passed to every emit */
   mlc_arena *scratch;         /* reset after each node */
+  const mlc_onnx_graph *graph; /* the graph being converted (declared types); may be NULL */
 } mlc_fe_ctx;
 
 typedef mlc_status (*mlc_fe_cvt_fn)(mlc_fe_ctx *cx, const mlc_onnx_node *n,
@@ -317,6 +318,40 @@ MLC_FE_CHECK(constant_of_shape);
 MLC_FE_CHECK(pad);
 MLC_FE_CHECK(constant);
 MLC_FE_CHECK(cast);
+/* dynamic.c: run-time shape forms, used when the shape-defining input is not
+** a constant (args borrowed; *out owned by the module) */
+MLC_MUST_USE mlc_status mlc_fe_dyn_reshape(mlc_fe_ctx *cx, mlc_value *x, mlc_value *shape,
+                                           int allowzero, mlc_value **out);
+MLC_MUST_USE mlc_status mlc_fe_dyn_unsqueeze(mlc_fe_ctx *cx, mlc_value *x, mlc_value *axes,
+                                             mlc_value **out);
+MLC_MUST_USE mlc_status mlc_fe_dyn_squeeze(mlc_fe_ctx *cx, mlc_value *x, mlc_value *axes,
+                                           mlc_value **out);
+MLC_MUST_USE mlc_status mlc_fe_dyn_expand(mlc_fe_ctx *cx, mlc_value *x, mlc_value *shape,
+                                          mlc_value **out);
+MLC_MUST_USE mlc_status mlc_fe_dyn_tile(mlc_fe_ctx *cx, mlc_value *x, mlc_value *repeats,
+                                        mlc_value **out);
+/* |value|: the one-element fill (a constant) */
+MLC_MUST_USE mlc_status mlc_fe_dyn_const_of_shape(mlc_fe_ctx *cx, mlc_value *value,
+                                                  mlc_value *shape, mlc_value **out);
+/* |axes|, |steps| may be NULL */
+MLC_MUST_USE mlc_status mlc_fe_dyn_slice(mlc_fe_ctx *cx, mlc_value *x, mlc_value *starts,
+                                         mlc_value *ends, mlc_value *axes, mlc_value *steps,
+                                         mlc_value **out);
+/* |value|, |axes| may be NULL; mode from |n| */
+MLC_MUST_USE mlc_status mlc_fe_dyn_pad(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *x,
+                                       mlc_value *pads, mlc_value *value, mlc_value *axes,
+                                       mlc_value **out);
+/* |axis| normalized; one output per used output of |n| */
+MLC_MUST_USE mlc_status mlc_fe_dyn_split(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *x,
+                                         int axis, mlc_value *split, mlc_value **out, int nout);
+MLC_MUST_USE mlc_status mlc_fe_dyn_range(mlc_fe_ctx *cx, mlc_value *start, mlc_value *limit,
+                                         mlc_value *delta, mlc_value **out);
+/* |kind|: sum, mean, max, min or prod */
+MLC_MUST_USE mlc_status mlc_fe_dyn_reduce(mlc_fe_ctx *cx, mlc_value *x, mlc_value *axes,
+                                          const char *kind, int keepdims, int noop_empty,
+                                          mlc_value **out);
+MLC_FE_CVT(nonzero);
+MLC_FE_CVT(compress);
 /* logical.c */
 MLC_FE_CVT(equal);
 MLC_FE_CVT(less);
@@ -327,5 +362,33 @@ MLC_FE_CVT(and);
 MLC_FE_CVT(or);
 MLC_FE_CVT(xor);
 MLC_FE_CVT(not);
+/* misc.c */
+MLC_FE_CVT(nll_loss);
+MLC_FE_CVT(sce_loss);
+MLC_FE_CVT(trilu);
+MLC_FE_CVT(cumsum);
+MLC_FE_CVT(hardmax_v1);
+MLC_FE_CVT(hardmax_v13);
+MLC_FE_CVT(one_hot);
+MLC_FE_CVT(eye_like);
+MLC_FE_CVT(topk);
+MLC_FE_CVT(einsum);
+MLC_FE_CVT(batch_norm_v14);
+MLC_FE_CVT(lrn);
+MLC_FE_CVT(mvn);
+MLC_FE_CVT(reverse_sequence);
+MLC_FE_CHECK(loss);
+MLC_FE_CHECK(eye_like);
+MLC_FE_CHECK(batch_norm_v14);
+/* image.c */
+MLC_FE_CVT(resize_v10);
+MLC_FE_CVT(resize_v11);
+MLC_FE_CVT(upsample);
+MLC_FE_CVT(gather_elements);
+MLC_FE_CVT(gather_nd);
+MLC_FE_CVT(scatter_elements);
+MLC_FE_CVT(scatter_nd);
+MLC_FE_CHECK(resize);
+MLC_FE_CHECK(scatter);
 
 #endif /* MLC_FRONTEND_FRONTEND_INT_H */

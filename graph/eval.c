@@ -951,9 +951,24 @@ static mlc_status dispatch(EVAL_PARAMS) {
   case MLC_OP_PAD: return eval_pad(ci, ot, in, out);
   case MLC_OP_TILE: return eval_tile(ci, ot, in, out);
   case MLC_OP_SHAPE_OF: return eval_shape_of(ci, ot, in, out);
+  case MLC_OP_TRILU: case MLC_OP_CUMSUM: case MLC_OP_TOPK: case MLC_OP_EINSUM:
+  case MLC_OP_REVERSE_SEQUENCE:
+    return mlc_graph_eval_misc(ci, ot, in, out);
   case MLC_OP_LAYER_NORM: case MLC_OP_CONV: case MLC_OP_CONV_TRANSPOSE: case MLC_OP_MAX_POOL:
   case MLC_OP_AVG_POOL: case MLC_OP_COUNT:
     break;
+  /* run-time shapes: values known only when the model runs */
+  case MLC_OP_RESHAPE_DIMS: case MLC_OP_UNSQUEEZE_DIMS: case MLC_OP_SQUEEZE_DIMS:
+  case MLC_OP_REDUCE_DIMS: case MLC_OP_EXPAND_DIMS: case MLC_OP_TILE_DIMS: case MLC_OP_PAD_PARAMS:
+  case MLC_OP_SLICE_PARAMS: case MLC_OP_SPLIT_PARAMS: case MLC_OP_RANGE_LEN:
+  case MLC_OP_NONZERO_COUNT: case MLC_OP_DEFINE_DIMS: case MLC_OP_DYN_RESHAPE:
+  case MLC_OP_DYN_BROADCAST: case MLC_OP_DYN_TILE: case MLC_OP_DYN_SLICE: case MLC_OP_DYN_PAD:
+  case MLC_OP_DYN_REDUCE: case MLC_OP_DYN_RANGE: case MLC_OP_NONZERO: case MLC_OP_COMPRESS_LEN:
+  case MLC_OP_COMPRESS:
+    break;
+  case MLC_OP_RESIZE: case MLC_OP_MAX_POOL_INDICES: case MLC_OP_GATHER_ELEMENTS:
+  case MLC_OP_GATHER_ND: case MLC_OP_SCATTER_ELEMENTS: case MLC_OP_SCATTER_ND:
+    return mlc_graph_eval_image(ci, ot, in, out);
   }
   return ERR(MLC_UNIMPLEMENTED, "no evaluator");
 }

@@ -11,6 +11,9 @@
 **     callee names on call_tir / call_dps_packed;
 **   - struct info: for op calls, inference re-run on the args gives the
 **     outputs' types; every type has a valid dtype, rank and symbols;
+**   - symbol scope: every symbol in an output's type is bound by a dim of
+**     a parameter or defined by an earlier define_dims (which defines each
+**     of its symbols once, and only fresh ones);
 ** and for the constant table: data present and nbytes = numel * dtype size.
 ** Problems are collected (up to a limit) and returned as one MLC_INTERNAL
 ** status whose message names the function, binding index, op and problem.
@@ -32,6 +35,7 @@ typedef struct verifier {
   int *stamp;
   int *pos; /* -1: parameter; k: output of binding k */
   int nids;
+  unsigned char *bound; /* by symbol id: bound in the function being checked */
 } verifier;
 
 static void problem(verifier *vf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -299,8 +303,48 @@ static void collect_defs(verifier *vf, const mlc_func *f, int fi) {
   }
 }
 
+/* Marks the symbols of |t| bound (parameters). */
+static void bind_type_syms(verifier *vf, const mlc_type *t) {
+  for (int i = 0; t->dims && i < t->rank; i++)
+    if (MLC_DIM_IS_SYM(t->dims[i]) && MLC_DIM_SYM_ID(t->dims[i]) < vf->m->nsyms)
+      vf->bound[MLC_DIM_SYM_ID(t->dims[i])] = 1;
+}
+
+/* Symbol scope of binding |k|: its outputs use bound symbols only; a
+** define_dims then binds its attr dims' symbols. */
+static void check_scope(verifier *vf, const mlc_func *f, int k, const mlc_binding *b) {
+  char ctx[512];
+  if (!b || !b->outs) return;
+  for (int o = 0; o < b->nouts; o++) {
+    const mlc_type *t = b->outs[o] ? &b->outs[o]->type : NULL;
+    for (int i = 0; t && t->dims && i < t->rank; i++) {
+      int64_t d = t->dims[i];
+      if (!MLC_DIM_IS_SYM(d) || MLC_DIM_SYM_ID(d) >= vf->m->nsyms || vf->bound[MLC_DIM_SYM_ID(d)])
+        continue;
+      problem(vf, "%s, output %d: dim %d is symbol %s, which no parameter binds and no earlier "
+                  "define_dims defines",
+              where(f, k, b, ctx, sizeof ctx), o, i, mlc_module_sym_name(vf->m, d));
+    }
+  }
+  if (b->kind != MLC_CALL_OP || b->op != MLC_OP_DEFINE_DIMS) return;
+  const mlc_attr *a = mlc_attrs_find(b->attrs, b->nattrs, "dims");
+  for (int i = 0; a && a->kind == MLC_ATTR_INTS && i < a->n; i++) {
+    int64_t d = a->ints[i];
+    if (!MLC_DIM_IS_SYM(d) || MLC_DIM_SYM_ID(d) >= vf->m->nsyms) continue;
+    if (vf->bound[MLC_DIM_SYM_ID(d)])
+      problem(vf, "%s: symbol %s is already bound (define_dims defines fresh symbols only)",
+              where(f, k, b, ctx, sizeof ctx), mlc_module_sym_name(vf->m, d));
+    vf->bound[MLC_DIM_SYM_ID(d)] = 1;
+  }
+}
+
 static void check_func(verifier *vf, const mlc_func *f, int fi) {
   collect_defs(vf, f, fi);
+  if (vf->bound) {
+    memset(vf->bound, 0, (size_t)vf->m->nsyms);
+    for (int i = 0; i < f->nparams; i++)
+      if (f->params[i]) bind_type_syms(vf, &f->params[i]->type);
+  }
   int k = 0;
   for (int bi = 0; bi < f->nblocks; bi++) {
     const mlc_block *blk = &f->blocks[bi];
@@ -308,7 +352,10 @@ static void check_func(verifier *vf, const mlc_func *f, int fi) {
       problem(vf, "function \"%s\", block %d: no binding array", f->name ? f->name : "?", bi);
       continue;
     }
-    for (int j = 0; j < blk->n; j++, k++) check_binding(vf, f, fi, k, blk->bindings[j]);
+    for (int j = 0; j < blk->n; j++, k++) {
+      check_binding(vf, f, fi, k, blk->bindings[j]);
+      if (vf->bound) check_scope(vf, f, k, blk->bindings[j]);
+    }
   }
   for (int i = 0; i < f->nrets; i++) {
     char ctx[300];
@@ -346,7 +393,9 @@ mlc_status mlc_graph_verify(const mlc_module *m) {
   vf.nids = m->next_value_id > 0 ? m->next_value_id : 1;
   vf.stamp = mlc_calloc(m->alloc, (size_t)vf.nids, sizeof *vf.stamp);
   vf.pos = mlc_calloc(m->alloc, (size_t)vf.nids, sizeof *vf.pos);
-  if (!vf.stamp || !vf.pos) {
+  vf.bound = mlc_calloc(m->alloc, (size_t)m->nsyms + 1, 1);
+  if (!vf.stamp || !vf.pos || !vf.bound) {
+    mlc_free(m->alloc, vf.bound, (size_t)m->nsyms + 1);
     mlc_free(m->alloc, vf.stamp, sizeof *vf.stamp * (size_t)vf.nids);
     mlc_free(m->alloc, vf.pos, sizeof *vf.pos * (size_t)vf.nids);
     return mlc_oom();
@@ -365,6 +414,7 @@ mlc_status mlc_graph_verify(const mlc_module *m) {
   }
   mlc_free(m->alloc, vf.stamp, sizeof *vf.stamp * (size_t)vf.nids);
   mlc_free(m->alloc, vf.pos, sizeof *vf.pos * (size_t)vf.nids);
+  mlc_free(m->alloc, vf.bound, (size_t)m->nsyms + 1);
   mlc_status s = NULL;
   if (vf.nproblems) {
     if (vf.nproblems > MAX_REPORTED)

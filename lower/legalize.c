@@ -64,8 +64,18 @@ static const mlc_lg_fn rules[MLC_OP_COUNT] = {
     [MLC_OP_PAD] = mlc_lg_pad,            [MLC_OP_TILE] = mlc_lg_tile,
     [MLC_OP_SHAPE_OF] = mlc_lg_shape_of,
     /* ---- run-time shapes ---- */
+    [MLC_OP_DYN_RESHAPE] = mlc_lg_reshape, [MLC_OP_DYN_BROADCAST] = mlc_lg_broadcast_to,
+    [MLC_OP_DYN_TILE] = mlc_lg_tile,      [MLC_OP_DYN_SLICE] = mlc_lg_dyn_slice,
+    [MLC_OP_DYN_PAD] = mlc_lg_dyn_pad,    [MLC_OP_DYN_REDUCE] = mlc_lg_dyn_reduce,
+    [MLC_OP_DYN_RANGE] = mlc_lg_dyn_range,
     /* ---- image and indexing ops ---- */
+    [MLC_OP_RESIZE] = mlc_lg_resize,      [MLC_OP_GATHER_ELEMENTS] = mlc_lg_gather_elements,
+    [MLC_OP_GATHER_ND] = mlc_lg_gather_nd, [MLC_OP_SCATTER_ELEMENTS] = mlc_lg_scatter_elements,
+    [MLC_OP_SCATTER_ND] = mlc_lg_scatter_nd, [MLC_OP_MAX_POOL_INDICES] = mlc_lg_max_pool_indices,
     /* ---- other math, losses and normalization ---- */
+    [MLC_OP_TRILU] = mlc_lg_trilu,        [MLC_OP_CUMSUM] = mlc_lg_cumsum,
+    [MLC_OP_TOPK] = mlc_lg_topk,          [MLC_OP_EINSUM] = mlc_lg_einsum,
+    [MLC_OP_REVERSE_SEQUENCE] = mlc_lg_reverse_sequence,
 };
 
 mlc_lg_fn mlc_lg_rule(mlc_op op) { return (unsigned)op < MLC_OP_COUNT ? rules[op] : NULL; }
@@ -294,6 +304,9 @@ static mlc_status build_func(lg_state *st, mlc_binding *b, const int *inl, const
 static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {
   int inl[64] = {0};
   double scalar[64] = {0};
+  int builtin;
+  MLC_RETURN_IF_ERROR(mlc_lg_builtin(st->gm, b, &builtin)); /* run-time shapes */
+  if (builtin) return NULL;
   if (b->nargs > 64) return mlc_make_status(MLC_UNIMPLEMENTED, "call with %d arguments", b->nargs);
   int ninl = 0;
   for (int i = 0; i < b->nargs; i++) ninl += inl[i] = inline_scalar(st->gm, b, i, &scalar[i]);

@@ -15,6 +15,16 @@
 #include "graph/graph.h"
 #include "lower/tir.h"
 
+/*
+** Run-time shapes: legalization turns define_dims into
+** call_dps_packed(MLC_LOWER_BIND_SYMS, [v], attrs dims, offset), which the
+** archiver emits as the runtime's BIND_SYMS step, and the shape functions
+** (reshape_dims, slice_params, ...) and nonzero into call_dps_packed of the
+** runtime's built-ins "mlc.<op name>", whose int attributes the archiver
+** passes as trailing immediates in attribute order.
+*/
+#define MLC_LOWER_BIND_SYMS "mlc.define_dims"
+
 typedef struct mlc_lower_options {
   int num_threads;     /* threads the model is expected to run on (0: unknown) */
   int no_parallel;     /* 1: keep every loop serial */

@@ -91,7 +91,26 @@ mlc_status mlc_lg_pad(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_tile(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_shape_of(mlc_lg_call *c, mlc_te_tensor **out);
 /* ---- run-time shapes ---- */
+mlc_status mlc_lg_dyn_slice(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_dyn_pad(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_dyn_reduce(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_dyn_range(mlc_lg_call *c, mlc_te_tensor **out);
+/* Rewrites shape functions, nonzero and define_dims into call_dps_packed of
+** the runtime's built-ins (see lower.h); *done = 1 when |b| was one.
+** Attributes are rebuilt in |gm|'s arena. */
+mlc_status mlc_lg_builtin(mlc_module *gm, mlc_binding *b, int *done);
 /* ---- image and indexing ops ---- */
+mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_gather_elements(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_gather_nd(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_scatter_elements(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_scatter_nd(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_max_pool_indices(mlc_lg_call *c, mlc_te_tensor **out);
 /* ---- other math, losses and normalization ---- */
+mlc_status mlc_lg_trilu(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_cumsum(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_topk(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_einsum(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_reverse_sequence(mlc_lg_call *c, mlc_te_tensor **out);
 
 #endif /* MLC_LOWER_LOWER_INT_H */

@@ -5,9 +5,13 @@
 ** mlc_rt_model_open checks everything a session will rely on, once, so the
 ** run path can index without checks: every tensor id, symbol, storage id,
 ** I/O index and weights range is in bounds, every symbol can be bound from
-** an input dim, I/O tensors and the inputs/outputs tables agree, and every
-** external step resolves to a function in the model's externs table.  It
-** also precomputes the flattened argument codes that all sessions share.
+** an input dim or is defined by exactly one BIND_SYMS step before any step
+** that uses it, I/O tensors and the inputs/outputs tables agree, and every
+** external step resolves to a function in the model's externs table (or,
+** for "mlc.*" names, to one of the runtime's built-ins).  It also
+** precomputes the flattened argument codes that all sessions share and
+** what run-bound symbols need: which tensors have run-bound dims, which
+** storages are sized step by step, and the first step naming each tensor.
 ** After opening, the model is never written, so sessions may share it
 ** across threads.
 */
@@ -147,15 +151,20 @@ static mlc_rt_status check_io(checker *c, int out) {
   return MLC_RT_OK;
 }
 
-/* Finds an input dim that binds each symbol; every symbol needs one. */
+/* Finds an input dim that binds each symbol; every symbol that no
+** BIND_SYMS step defines needs one, and those that one defines have none. */
 static mlc_rt_status find_binders(checker *c, mlc_rt_model *m) {
   const mlc_rt_model_desc *d = c->d;
-  for (int32_t k = 0; k < d->nsyms; k++) m->sym_input[k] = -1;
+  for (int32_t k = 0; k < d->nsyms; k++) m->sym_input[k] = -1, m->sym_dim[k] = -1;
   for (int32_t i = 0; i < d->ninputs; i++) {
     const mlc_rt_tensor_desc *t = &d->tensors[d->inputs[i].tensor];
     for (int32_t j = 0; j < t->ndim; j++) {
       if (t->dims[j] >= 0) continue;
       int64_t k = -1 - t->dims[j];
+      if (m->sym_bind_step[k] >= 0)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": symbolic dim \"%s\" of input %d is also computed by step %d",
+                             MODEL_NAME(d), d->sym_names[k], i, m->sym_bind_step[k]);
       if (m->sym_input[k] < 0) {
         m->sym_input[k] = i;
         m->sym_dim[k] = j;
@@ -163,7 +172,7 @@ static mlc_rt_status find_binders(checker *c, mlc_rt_model *m) {
     }
   }
   for (int32_t k = 0; k < d->nsyms; k++)
-    if (m->sym_input[k] < 0)
+    if (m->sym_input[k] < 0 && m->sym_bind_step[k] < 0)
       return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                            "model \"%s\": symbolic dim \"%s\" is not a dim of any input",
                            MODEL_NAME(d), d->sym_names[k]);
@@ -171,6 +180,7 @@ static mlc_rt_status find_binders(checker *c, mlc_rt_model *m) {
 }
 
 static mlc_kernel_fn find_extern(const mlc_rt_model_desc *d, const char *name) {
+  if (strncmp(name, "mlc.", 4) == 0) return mlc_rt_builtin_find(name);
   for (int32_t i = 0; i < d->nexterns; i++)
     if (d->externs[i].name && strcmp(d->externs[i].name, name) == 0) return d->externs[i].fn;
   return NULL;
@@ -199,7 +209,7 @@ static mlc_rt_status check_steps(checker *c, mlc_rt_model *m) {
         return mlc_rt_errorf(c->err, c->errlen, MLC_RT_NOT_FOUND,
                              "model \"%s\": step %d (node \"%s\"): external function \"%s\" is not registered",
                              MODEL_NAME(d), i, label, st->name);
-    } else {
+    } else if (st->kind != MLC_RT_STEP_BIND_SYMS) {
       return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                            "model \"%s\": step %d (node \"%s\"): unknown step kind %d",
                            MODEL_NAME(d), i, label, st->kind);
@@ -237,6 +247,103 @@ static mlc_rt_status check_steps(checker *c, mlc_rt_model *m) {
   return MLC_RT_OK;
 }
 
+/* An int64 vector tensor id (for BIND_SYMS args); its length in *n. */
+static int int64_vector(const mlc_rt_model_desc *d, const mlc_rt_arg_desc *a, int64_t *n) {
+  if (a->kind != MLC_RT_ARG_TENSOR || a->value < 0 || a->value >= d->ntensors) return 0;
+  const mlc_rt_tensor_desc *t = &d->tensors[a->value];
+  if (t->dtype.code != kDLInt || t->dtype.bits != 64 || t->dtype.lanes != 1 || t->ndim != 1 ||
+      t->dims[0] < 0)
+    return 0;
+  *n = t->dims[0];
+  return 1;
+}
+
+/*
+** Checks the BIND_SYMS steps (args: vector, copy, offset, then SYM/IMM per
+** entry) and records which step defines each run-bound symbol.
+*/
+static mlc_rt_status scan_binds(checker *c, mlc_rt_model *m) {
+  const mlc_rt_model_desc *d = c->d;
+  for (int32_t k = 0; k < d->nsyms; k++) m->sym_bind_step[k] = -1;
+  for (int32_t i = 0; i < d->nsteps; i++) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    if (st->kind != MLC_RT_STEP_BIND_SYMS) continue;
+    const char *label = st->label ? st->label : "";
+    int64_t n0, n1;
+    int ok = st->nargs >= 3 && st->args && int64_vector(d, &st->args[0], &n0) &&
+             int64_vector(d, &st->args[1], &n1) && n0 == n1 &&
+             st->args[2].kind == MLC_RT_ARG_IMM && st->args[2].value >= 0 &&
+             st->args[2].value + (st->nargs - 3) <= n0;
+    for (int32_t a = 3; ok && a < st->nargs; a++) {
+      const mlc_rt_arg_desc *ad = &st->args[a];
+      if (ad->kind == MLC_RT_ARG_IMM) ok = ad->value >= 0;
+      else if (ad->kind != MLC_RT_ARG_SYM || ad->value < 0 || ad->value >= d->nsyms) ok = 0;
+      else if (m->sym_bind_step[ad->value] >= 0)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": step %d (node \"%s\"): symbolic dim \"%s\" is already "
+                             "computed by step %d",
+                             MODEL_NAME(d), i, label, d->sym_names[ad->value],
+                             m->sym_bind_step[ad->value]);
+      else m->sym_bind_step[ad->value] = i;
+    }
+    if (!ok)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": step %d (node \"%s\"): malformed symbol binding (wants an "
+                           "int64 vector, its copy, an offset, then one symbol or extent per entry)",
+                           MODEL_NAME(d), i, label);
+  }
+  return MLC_RT_OK;
+}
+
+/*
+** What run-bound symbols need: tensors with run-bound dims, which storages
+** and outputs are allocated at the step that writes them (the first step
+** naming a tensor), and a check that every step uses a run-bound symbol
+** only after the step that defines it.
+*/
+static mlc_rt_status plan_run_bound(checker *c, mlc_rt_model *m) {
+  const mlc_rt_model_desc *d = c->d;
+  for (int32_t t = 0; t < d->ntensors; t++) {
+    const mlc_rt_tensor_desc *td = &d->tensors[t];
+    m->tensor_first[t] = -1;
+    for (int32_t k = 0; k < td->ndim; k++)
+      if (td->dims[k] < 0 && m->sym_bind_step[-1 - td->dims[k]] >= 0) m->tensor_run[t] = 1;
+    if (m->tensor_run[t]) m->has_run_syms = 1;
+    if (m->tensor_run[t] && td->storage == MLC_RT_STORAGE_ARENA) m->storage_late[td->loc] = 1;
+  }
+  for (int32_t t = 0; t < d->ntensors; t++) {
+    const mlc_rt_tensor_desc *td = &d->tensors[t];
+    m->tensor_late[t] = (td->storage == MLC_RT_STORAGE_ARENA && m->storage_late[td->loc]) ||
+                        (td->storage == MLC_RT_STORAGE_OUTPUT && m->tensor_run[t]);
+  }
+  for (int32_t i = 0; i < d->nsteps; i++) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    for (int32_t a = 0; a < st->nargs; a++) {
+      if (st->args[a].kind != MLC_RT_ARG_TENSOR) continue;
+      int32_t t = (int32_t)st->args[a].value;
+      const mlc_rt_tensor_desc *td = &d->tensors[t];
+      if (m->tensor_first[t] < 0) m->tensor_first[t] = i;
+      if (m->tensor_run[t] || m->tensor_late[t]) m->step_dyn[i] = 1;
+      for (int32_t k = 0; k < td->ndim; k++) {
+        if (td->dims[k] >= 0) continue;
+        int32_t b = m->sym_bind_step[-1 - td->dims[k]];
+        if (b >= i)
+          return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                               "model \"%s\": step %d (node \"%s\"): tensor %d uses symbolic dim "
+                               "\"%s\" before step %d computes it",
+                               MODEL_NAME(d), i, st->label ? st->label : "", t,
+                               d->sym_names[-1 - td->dims[k]], b);
+      }
+    }
+  }
+  for (int32_t t = 0; t < d->ntensors; t++)
+    if (m->tensor_late[t] && m->tensor_first[t] < 0 && d->tensors[t].storage == MLC_RT_STORAGE_OUTPUT)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": output tensor %d has computed dims but no step writes it",
+                           MODEL_NAME(d), t);
+  return MLC_RT_OK;
+}
+
 static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
   const mlc_rt_model_desc *d = c->d;
   if (d->abi_version != MLC_RT_DESC_VERSION || d->kernel_abi != MLC_RT_ABI_VERSION)
@@ -266,8 +373,10 @@ static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
     st = check_tensor(c, i);
     m->nshape_total += d->tensors[i].ndim;
   }
+  if (st == MLC_RT_OK) st = scan_binds(c, m);
   if (st == MLC_RT_OK) st = find_binders(c, m);
   if (st == MLC_RT_OK) st = check_steps(c, m);
+  if (st == MLC_RT_OK) st = plan_run_bound(c, m);
   return st;
 }
 
@@ -287,8 +396,17 @@ mlc_rt_status mlc_rt_model_open(const mlc_rt_model_desc *desc, mlc_rt_model **ou
   m->arg_start = calloc((size_t)nsteps + 1, sizeof *m->arg_start);
   m->sym_input = calloc((size_t)nsyms + 1, sizeof *m->sym_input);
   m->sym_dim = calloc((size_t)nsyms + 1, sizeof *m->sym_dim);
+  int32_t nt = desc->ntensors > 0 ? desc->ntensors : 0;
+  int32_t nst = desc->nstorages > 0 ? desc->nstorages : 0;
+  m->sym_bind_step = calloc((size_t)nsyms + 1, sizeof *m->sym_bind_step);
+  m->tensor_run = calloc((size_t)nt + 1, 1);
+  m->tensor_late = calloc((size_t)nt + 1, 1);
+  m->tensor_first = calloc((size_t)nt + 1, sizeof *m->tensor_first);
+  m->storage_late = calloc((size_t)nst + 1, 1);
+  m->step_dyn = calloc((size_t)nsteps + 1, 1);
   mlc_rt_status st;
-  if (!m->step_fns || !m->arg_start || !m->sym_input || !m->sym_dim)
+  if (!m->step_fns || !m->arg_start || !m->sym_input || !m->sym_dim || !m->sym_bind_step ||
+      !m->tensor_run || !m->tensor_late || !m->tensor_first || !m->storage_late || !m->step_dyn)
     st = mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   else
     st = check_desc(&c, m);
@@ -307,6 +425,12 @@ void mlc_rt_model_close(mlc_rt_model *m) {
   free(m->arg_codes);
   free(m->sym_input);
   free(m->sym_dim);
+  free(m->sym_bind_step);
+  free(m->tensor_run);
+  free(m->tensor_late);
+  free(m->tensor_first);
+  free(m->storage_late);
+  free(m->step_dyn);
   free(m);
 }
 

@@ -42,7 +42,15 @@ struct mlc_rt_model {
   int64_t nimms;             /* immediates among the args */
   int64_t nshape_total;      /* sum of the tensors' ranks */
   int32_t *sym_input;        /* nsyms: an input that binds each symbol ... */
-  int32_t *sym_dim;          /* ... and the dim of it */
+  int32_t *sym_dim;          /* ... and the dim of it (-1, -1: run-bound) */
+  /* run-bound symbols (BIND_SYMS steps) */
+  int32_t *sym_bind_step;    /* nsyms: the step that defines it, -1: input-bound */
+  unsigned char *tensor_run; /* ntensors: 1 when a dim is run-bound */
+  unsigned char *tensor_late;/* ntensors: 1 when allocated at its first step */
+  int32_t *tensor_first;     /* ntensors: first step naming it, -1: none */
+  unsigned char *storage_late; /* nstorages: 1 when sized step by step */
+  unsigned char *step_dyn;   /* nsteps: names a tensor with run-bound dims */
+  int has_run_syms;
 };
 
 /*
@@ -70,6 +78,12 @@ const char *mlc_rt_model_symbol_name(const mlc_rt_model *m, int32_t k);
 
 /* Bytes of |numel| elements of |t| into *|out|; 0 ok, -1 on overflow. */
 int mlc_rt_nbytes(DLDataType t, uint64_t numel, uint64_t *out);
+
+/* ---- built-in functions (shapefn.c) ------------------------------------- */
+
+/* The runtime's own function named |name| ("mlc.reshape_dims", ...), or
+** NULL when |name| names none. */
+mlc_kernel_fn mlc_rt_builtin_find(const char *name);
 
 /* ---- sessions (session.c) ----------------------------------------------- */
 

@@ -8,9 +8,12 @@
 ** static data or functions, nothing that needs code to build.
 **
 ** Tensors are numbered 0..ntensors-1.  Each has a dtype, a rank and dims;
-** a dim d >= 0 is static and d < 0 is symbolic variable k = -1 - d, whose
-** value is bound at run time from the input shapes (every variable must
-** occur in some input's dims).  Each tensor lives in one storage:
+** a dim d >= 0 is static and d < 0 is symbolic variable k = -1 - d.  A
+** variable is either input-bound, its value taken from the input shapes
+** when a run starts (it occurs in some input's dims), or run-bound: defined
+** by exactly one BIND_SYMS step from values the model computed (a Reshape's
+** shape input, a NonZero count), valid from that step on.  Each tensor
+** lives in one storage:
 **
 **   INPUT   loc = input index: the caller's DLTensor (validated, not copied)
 **   OUTPUT  loc = output index: a buffer the session owns and exposes
@@ -18,14 +21,27 @@
 **   ARENA   loc = storage id in [0, nstorages): intermediates that share a
 **           storage id share memory (the compiler's liveness plan says they
 **           are never live together); a storage is sized for its largest
-**           tensor at the bound dims
+**           tensor at the bound dims.  A storage holding a tensor with
+**           run-bound dims cannot be sized before the run: it is allocated
+**           (grown) right before each step that writes one of its tensors,
+**           as are outputs with run-bound dims
 **
 ** Steps run in order.  A step calls a generated kernel (|fn|) or an external
 ** function found by |name| in the |externs| table at load time; both follow
 ** rt_abi.h.  Its arguments are tensor ids (passed as DLTensor*), symbolic
 ** variables (passed as MLC_ARG_INT pointing at the bound value) or
 ** immediates (MLC_ARG_INT pointing at the value).  |label| names the ONNX
-** node for error messages.
+** node for error messages.  Names starting with "mlc." are the runtime's
+** own functions (shape functions such as "mlc.reshape_dims"), found in the
+** runtime rather than in |externs|; they take int attributes as trailing
+** immediates.
+**
+** A BIND_SYMS step calls nothing: args[0] is an int64 vector tensor v,
+** args[1] an int64 tensor of the same length that receives a copy of v,
+** args[2] an immediate offset o, and args[3 + i] either a SYM (a run-bound
+** variable, set to v[o + i]) or an IMM (a static extent v[o + i] must
+** equal).  A negative value or a mismatch is a run error naming the step's
+** node.
 **
 ** The runtime validates the whole description when the model is opened, so
 ** a malformed description is a load error, never a crash at run time.
@@ -39,7 +55,7 @@
 #include "runtime/rt_abi.h"
 
 /* Version of the layout below; bump it whenever a struct here changes. */
-#define MLC_RT_DESC_VERSION 1
+#define MLC_RT_DESC_VERSION 2
 
 /* Where a tensor lives (mlc_rt_tensor_desc.storage). */
 enum mlc_rt_storage {
@@ -59,7 +75,8 @@ enum mlc_rt_arg_kind {
 /* What a step calls (mlc_rt_step_desc.kind). */
 enum mlc_rt_step_kind {
   MLC_RT_STEP_KERNEL = 0, /* fn: a generated kernel in this model */
-  MLC_RT_STEP_EXTERN = 1  /* name: an entry of the model's externs table */
+  MLC_RT_STEP_EXTERN = 1, /* name: an entry of the model's externs table, or "mlc.*" */
+  MLC_RT_STEP_BIND_SYMS = 2 /* defines run-bound symbols from a computed vector */
 };
 
 typedef struct mlc_rt_tensor_desc {

@@ -16,6 +16,15 @@
 ** steps in order with the session's context.  Kernel workspaces freed
 ** during a run are cached for the next, so repeated runs at the same shapes
 ** allocate nothing.
+**
+** Symbols that the model computes (run-bound, defined by BIND_SYMS steps)
+** change within a run: a BIND_SYMS step sets them from a computed vector,
+** and each later step that names a tensor with such dims first refreshes
+** that tensor's shape and, at the step that writes it, sizes its memory.
+** Those tensors live in storages of their own kept outside the arena
+** (grown, never copied: the plan guarantees that a storage's previous
+** tensor is dead when the next one is written), or, for outputs, in the
+** output buffers, grown the same way.
 */
 #include "config.h"
 #include "runtime/rt_int.h"
@@ -44,6 +53,8 @@ struct mlc_rt_session {
   uint64_t arena_cap;
   void **out_buf;          /* noutputs */
   uint64_t *out_cap;
+  void **late_buf;         /* nstorages: storages sized step by step */
+  uint64_t *late_cap;
   int outputs_valid;       /* the last run succeeded */
   int ran;                 /* a run was attempted */
   pthread_mutex_t mu;      /* guards kerr and the workspace cache: kernels run on any thread */
@@ -163,6 +174,10 @@ void mlc_rt_session_free(mlc_rt_session *s) {
     for (int32_t i = 0; i < DESC(s)->noutputs; i++) free(s->out_buf[i]);
   free(s->out_buf);
   free(s->out_cap);
+  if (s->late_buf)
+    for (int32_t i = 0; i < DESC(s)->nstorages; i++) free(s->late_buf[i]);
+  free(s->late_buf);
+  free(s->late_cap);
   free(s->arena);
   free(s->storage_size);
   free(s->storage_off);
@@ -246,8 +261,11 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
   s->storage_off = calloc((size_t)d->nstorages + 1, sizeof *s->storage_off);
   s->out_buf = calloc((size_t)d->noutputs + 1, sizeof *s->out_buf);
   s->out_cap = calloc((size_t)d->noutputs + 1, sizeof *s->out_cap);
+  s->late_buf = calloc((size_t)d->nstorages + 1, sizeof *s->late_buf);
+  s->late_cap = calloc((size_t)d->nstorages + 1, sizeof *s->late_cap);
   if (!s->tensors || !s->shapes || !s->args || !s->imms || !s->syms || !s->bind ||
-      !s->input_set || !s->storage_size || !s->storage_off || !s->out_buf || !s->out_cap) {
+      !s->input_set || !s->storage_size || !s->storage_off || !s->out_buf || !s->out_cap ||
+      !s->late_buf || !s->late_cap) {
     mlc_rt_session_free(s);
     return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   }
@@ -380,7 +398,8 @@ mlc_rt_status mlc_rt_session_set_input_by_name(mlc_rt_session *s, const char *na
 static mlc_rt_status bind_symbols(mlc_rt_session *s) {
   const mlc_rt_model *m = s->model;
   const mlc_rt_model_desc *d = m->desc;
-  for (int32_t k = 0; k < d->nsyms; k++) s->bind[k] = -1;
+  for (int32_t k = 0; k < d->nsyms; k++)
+    s->bind[k] = m->sym_bind_step[k] >= 0 ? s->syms[k] : -1; /* run-bound: never replans */
   for (int32_t i = 0; i < d->ninputs; i++) {
     int32_t tid = d->inputs[i].tensor;
     const mlc_rt_tensor_desc *td = &d->tensors[tid];
@@ -422,6 +441,7 @@ static mlc_rt_status plan(mlc_rt_session *s) {
       else numel *= (uint64_t)v;
     }
     if (td->storage != MLC_RT_STORAGE_ARENA && td->storage != MLC_RT_STORAGE_OUTPUT) continue;
+    if (s->model->tensor_late[i]) continue; /* sized at the step that writes it */
     uint64_t nbytes = 0;
     if ((overflow && numel != 0) || mlc_rt_nbytes(td->dtype, numel, &nbytes) != 0 ||
         nbytes > (uint64_t)INT64_MAX)
@@ -458,12 +478,96 @@ static mlc_rt_status plan(mlc_rt_session *s) {
   }
   for (int32_t i = 0; i < d->ntensors; i++) {
     const mlc_rt_tensor_desc *td = &d->tensors[i];
+    if (s->model->tensor_late[i]) continue;
     if (td->storage == MLC_RT_STORAGE_ARENA)
       s->tensors[i].data = (char *)s->arena + s->storage_off[td->loc];
     else if (td->storage == MLC_RT_STORAGE_OUTPUT)
       s->tensors[i].data = s->out_buf[td->loc];
   }
   s->planned = 1;
+  return MLC_RT_OK;
+}
+
+/* "(5, -1)" of |n| int64 values into |buf|. */
+static void vec_str(const int64_t *v, int64_t n, char *buf, size_t size) {
+  size_t w = (size_t)snprintf(buf, size, "(");
+  for (int64_t i = 0; i < n && w + 24 < size; i++)
+    w += (size_t)snprintf(buf + w, size - w, "%s%lld", i ? ", " : "", (long long)v[i]);
+  if (w + 4 < size) snprintf(buf + w, size - w, "%s", n == 1 ? ",)" : ")");
+}
+
+/* BIND_SYMS step |i|: copies the vector and sets (or checks) the symbols. */
+static mlc_rt_status bind_step(mlc_rt_session *s, int32_t i) {
+  const mlc_rt_step_desc *st = &DESC(s)->steps[i];
+  const DLTensor *v = &s->tensors[st->args[0].value], *o = &s->tensors[st->args[1].value];
+  const int64_t *src = (const int64_t *)(const void *)((const char *)v->data + v->byte_offset);
+  int64_t n = v->shape[0], off = st->args[2].value;
+  const char *label = st->label ? st->label : "";
+  if (n > 0) memcpy((char *)o->data + o->byte_offset, src, (size_t)n * sizeof *src);
+  for (int32_t a = 3; a < st->nargs; a++) {
+    int64_t val = src[off + a - 3];
+    const mlc_rt_arg_desc *ad = &st->args[a];
+    if (val >= 0 && (ad->kind == MLC_RT_ARG_SYM || val == ad->value)) {
+      if (ad->kind == MLC_RT_ARG_SYM) s->syms[ad->value] = val;
+      continue;
+    }
+    char buf[512];
+    vec_str(src + off, st->nargs - 3, buf, sizeof buf);
+    if (val < 0)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                  "step %d (node \"%s\"): computed dimension %d is %lld (computed shape %s)", i,
+                  label, a - 3, (long long)val, buf);
+    return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                "step %d (node \"%s\"): computed dimension %d is %lld, the model was compiled for "
+                "%lld (computed shape %s)",
+                i, label, a - 3, (long long)val, (long long)ad->value, buf);
+  }
+  return MLC_RT_OK;
+}
+
+/*
+** Before step |i|, which names tensors with run-bound dims or sized step by
+** step: refreshes their shapes from the current symbols and gives memory to
+** those it writes (the tensors it names first).
+*/
+static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_model_desc *d = m->desc;
+  const mlc_rt_step_desc *st = &d->steps[i];
+  for (int32_t a = 0; a < st->nargs; a++) {
+    if (st->args[a].kind != MLC_RT_ARG_TENSOR) continue;
+    int32_t t = (int32_t)st->args[a].value;
+    const mlc_rt_tensor_desc *td = &d->tensors[t];
+    DLTensor *dt = &s->tensors[t];
+    if (m->tensor_run[t])
+      for (int32_t k = 0; k < td->ndim; k++)
+        dt->shape[k] = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
+    if (!m->tensor_late[t] || m->tensor_first[t] != i) continue;
+    uint64_t numel = 1, nbytes = 0;
+    int overflow = 0;
+    for (int32_t k = 0; k < dt->ndim; k++) {
+      uint64_t v = (uint64_t)dt->shape[k];
+      if (v != 0 && numel > UINT64_MAX / v) overflow = 1;
+      else numel *= v;
+    }
+    if ((overflow && numel != 0) || mlc_rt_nbytes(td->dtype, numel, &nbytes) != 0 ||
+        nbytes > (uint64_t)INT64_MAX)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "step %d (node \"%s\"): tensor %d is too large", i,
+                  st->label ? st->label : "", t);
+    int out = td->storage == MLC_RT_STORAGE_OUTPUT;
+    void **buf = out ? &s->out_buf[td->loc] : &s->late_buf[td->loc];
+    uint64_t *cap = out ? &s->out_cap[td->loc] : &s->late_cap[td->loc];
+    if (!*buf || nbytes > *cap) {
+      free(*buf); /* the storage's previous tensor is dead: no copy */
+      *cap = 0;
+      *buf = alloc_aligned(nbytes);
+      if (!*buf)
+        return SERR(s, MLC_RT_OUT_OF_MEMORY, "step %d (node \"%s\"): out of memory (%llu bytes)", i,
+                    st->label ? st->label : "", (unsigned long long)nbytes);
+      *cap = round_up(nbytes ? nbytes : 1);
+    }
+    dt->data = *buf;
+  }
   return MLC_RT_OK;
 }
 
@@ -485,6 +589,11 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
   s->kerr_set = 0;
   for (int32_t i = 0; i < d->nsteps; i++) {
     int64_t a = m->arg_start[i];
+    if (m->step_dyn[i] && (st = prepare_step(s, i)) != MLC_RT_OK) return st;
+    if (d->steps[i].kind == MLC_RT_STEP_BIND_SYMS) {
+      if ((st = bind_step(s, i)) != MLC_RT_OK) return st;
+      continue;
+    }
     int rc = m->step_fns[i](s->args + a, m->arg_codes + a, d->steps[i].nargs, &s->ctx);
     if (rc != 0) {
       const char *label = d->steps[i].label ? d->steps[i].label : "";

@@ -162,9 +162,8 @@ MLC_FE_CVT(conv) {
 MLC_FE_CHECK(max_pool) {
   (void)opset;
   check_auto_pad(p, n);
-  if (mlc_fe_output_used(n, 1)) mlc_fe_problem(p, "output Indices not supported");
   int64_t so = mlc_fe_attr_int(n, "storage_order", 0);
-  if (so != 0) mlc_fe_problem(p, "storage_order %lld not supported", (long long)so);
+  if (so != 0 && so != 1) mlc_fe_problem(p, "storage_order %lld not supported", (long long)so);
 }
 
 MLC_FE_CHECK(average_pool) {
@@ -186,9 +185,10 @@ static mlc_status pool_kernel(mlc_fe_ctx *cx, const mlc_onnx_node *n, int nsp, i
   return read_list(cx, n, "kernel_shape", nsp, 1, 1, kernel);
 }
 
-/* ONNX MaxPool-1,8,10,11,12: Y = max over N-d windows (dilations, ceil_mode from 10) */
+/* ONNX MaxPool-1,8,10,11,12: Y = max over N-d windows (dilations, ceil_mode from 10);
+** from 8 Indices: the int64 flat input index of each maximum (storage_order) */
 MLC_FE_CVT(max_pool) {
-  (void)nin, (void)nout;
+  (void)nin;
   mlc_value *x = in[0];
   MLC_RETURN_IF_ERROR(check_rank(cx, x));
   int nsp = x->type.rank - 2;
@@ -199,7 +199,11 @@ MLC_FE_CVT(max_pool) {
   mlc_attr a[5] = {mlc_attr_ints("kernel", w.kernel, nsp), mlc_attr_ints("strides", w.strides, nsp),
                    mlc_attr_ints("pads", w.pads, 2 * nsp), mlc_attr_ints("dilations", w.dilations, nsp),
                    mlc_attr_int("ceil_mode", mlc_fe_attr_int(n, "ceil_mode", 0) != 0)};
-  return mlc_fe_emit(cx, MLC_OP_MAX_POOL, &x, 1, a, 5, &out[0]);
+  MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_MAX_POOL, &x, 1, a, 5, &out[0]));
+  if (nout < 2 || !mlc_fe_output_used(n, 1)) return NULL;
+  mlc_attr ai[6] = {a[0], a[1], a[2], a[3], a[4],
+                    mlc_attr_int("storage_order", mlc_fe_attr_int(n, "storage_order", 0) != 0)};
+  return mlc_fe_emit(cx, MLC_OP_MAX_POOL_INDICES, &x, 1, ai, 6, &out[1]);
 }
 
 /*

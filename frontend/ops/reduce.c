@@ -4,8 +4,9 @@
 ** ArgMin).
 **
 ** Up to opset 17 (ReduceSum: 12) the axes are an attribute; from 18 (13)
-** they are an optional constant input, and noop_with_empty_axes makes an
-** empty list mean "no reduction" instead of "all axes".  The graph ops
+** they are an optional input, and noop_with_empty_axes makes an empty list
+** mean "no reduction" instead of "all axes"; axes computed at run time use
+** dyn_reduce (dynamic.c).  The graph ops
 ** always get the full, sorted, non-negative list of axes.  ReduceSumSquare,
 ** ReduceL1, ReduceL2, ReduceLogSum and ReduceLogSumExp are composed of
 ** elementwise ops around sum (and max).
@@ -97,13 +98,40 @@ static mlc_status reduce_attr(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value 
   return reduce(cx, x, op, kind, axes, k, (int)mlc_fe_attr_int(n, "keepdims", 1), 0, out);
 }
 
+/* Axes computed at run time: dyn_reduce between the composites' elementwise
+** steps (ReduceLogSumExp is not supported in this form). */
+static mlc_status reduce_dyn(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *x, mlc_value *axes,
+                             mlc_op op, rkind kind, mlc_value **out) {
+  const char *k = op == MLC_OP_MEAN ? "mean" : op == MLC_OP_MAX ? "max" : op == MLC_OP_MIN ? "min"
+                : op == MLC_OP_PROD ? "prod" : "sum";
+  mlc_value *t = x, *y;
+  switch (kind) {
+  case RK_PLAIN:
+  case RK_LOG_SUM: break;
+  case RK_SUM_SQUARE:
+  case RK_L2: MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, x, x, &t)); break;
+  case RK_L1: MLC_RETURN_IF_ERROR(mlc_fe_unary(cx, MLC_OP_ABS, x, &t)); break;
+  case RK_LOG_SUM_EXP:
+    return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "axes computed at run time are not supported yet");
+  }
+  MLC_RETURN_IF_ERROR(mlc_fe_dyn_reduce(cx, t, axes, k, (int)mlc_fe_attr_int(n, "keepdims", 1),
+                                        (int)mlc_fe_attr_int(n, "noop_with_empty_axes", 0), &y));
+  if (kind == RK_L2) MLC_RETURN_IF_ERROR(mlc_fe_unary(cx, MLC_OP_SQRT, y, &y));
+  if (kind == RK_LOG_SUM) MLC_RETURN_IF_ERROR(mlc_fe_unary(cx, MLC_OP_LOG, y, &y));
+  *out = y;
+  return NULL;
+}
+
 /* Axes from the optional second input (opset 18; ReduceSum 13); absent
 ** axes are an empty list. */
 static mlc_status reduce_input(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *const *in, int nin,
                                mlc_op op, rkind kind, mlc_value **out) {
   int64_t *axes = NULL;
   int k = 0;
-  if (nin > 1 && in[1]) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "axes", &axes, &k));
+  if (nin > 1 && in[1] && !mlc_fe_const(cx, in[1]) && mlc_type_numel(&in[1]->type) != 0)
+    return reduce_dyn(cx, n, in[0], in[1], op, kind, out);
+  if (nin > 1 && in[1] && !mlc_fe_const(cx, in[1])) k = 0; /* an empty run-time list */
+  else if (nin > 1 && in[1]) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "axes", &axes, &k));
   return reduce(cx, in[0], op, kind, axes, k, (int)mlc_fe_attr_int(n, "keepdims", 1),
                 (int)mlc_fe_attr_int(n, "noop_with_empty_axes", 0), out);
 }

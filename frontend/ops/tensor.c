@@ -3,10 +3,11 @@
 ** Identity, Constant, Cast, Concat, Reshape, Flatten's relatives Squeeze and
 ** Unsqueeze, Transpose, Slice, Gather, Shape and Where.
 **
-** Shape-valued inputs (Reshape's shape, Slice's starts/ends/axes/steps,
-** Squeeze/Unsqueeze axes) must be constants; the graph ops get resolved,
+** Constant shape-valued inputs (Reshape's shape, Slice's starts/ends/
+** axes/steps, Squeeze/Unsqueeze axes, ...) give graph ops with resolved,
 ** normalized attributes (no 0/-1 in shapes, non-negative axes, clamped
-** slice bounds).  Symbolic dims pass through where the result is exactly a
+** slice bounds); inputs computed at run time take the run-time shape forms
+** of dynamic.c.  Symbolic dims pass through where the result is exactly a
 ** known extent or a single symbol.
 */
 #include <math.h>
@@ -223,6 +224,24 @@ static mlc_status reshape(mlc_fe_ctx *cx, mlc_value *x, const int64_t *shape, in
   return mlc_fe_reshape(cx, x, dims, n, out);
 }
 
+/*
+** |st| of a static conversion; when it is MLC_UNIMPLEMENTED (symbolic input
+** dims the static path cannot resolve), the run-time shape form |dyn| on the
+** same (constant) inputs instead.
+*/
+static mlc_status fallback(mlc_fe_ctx *cx, mlc_status st,
+                           mlc_status (*dyn)(mlc_fe_ctx *, mlc_value *, mlc_value *, int, mlc_value **),
+                           mlc_value *x, mlc_value *v, int flag, mlc_value **out) {
+  if (!st || mlc_status_code(st) != MLC_UNIMPLEMENTED) return st;
+  mlc_status d = dyn(cx, x, v, flag, out);
+  if (d) {
+    mlc_status_free(d);
+    return st;
+  }
+  mlc_status_free(st);
+  return NULL;
+}
+
 /* ONNX Reshape-1: Y = X with the shape attribute (0 copies, -1 infers) */
 MLC_FE_CVT(reshape_v1) {
   (void)nin, (void)nout;
@@ -237,8 +256,11 @@ MLC_FE_CVT(reshape_v5) {
   (void)nin, (void)nout;
   int64_t *shape;
   int k;
+  if (!mlc_fe_const(cx, in[1])) /* run-time shape: dims computed while running */
+    return mlc_fe_dyn_reshape(cx, in[0], in[1], (int)mlc_fe_attr_int(n, "allowzero", 0), &out[0]);
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "shape", &shape, &k));
-  return reshape(cx, in[0], shape, k, (int)mlc_fe_attr_int(n, "allowzero", 0), &out[0]);
+  return fallback(cx, reshape(cx, in[0], shape, k, (int)mlc_fe_attr_int(n, "allowzero", 0), &out[0]),
+                  mlc_fe_dyn_reshape, in[0], in[1], (int)mlc_fe_attr_int(n, "allowzero", 0), &out[0]);
 }
 
 /* ---- Squeeze, Unsqueeze ------------------------------------------------- */
@@ -307,6 +329,7 @@ MLC_FE_CVT(squeeze_v13) {
   (void)n, (void)nout;
   int64_t *axes = NULL;
   int k = -1;
+  if (nin > 1 && in[1] && !mlc_fe_const(cx, in[1])) return mlc_fe_dyn_squeeze(cx, in[0], in[1], &out[0]);
   if (nin > 1 && in[1]) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "axes", &axes, &k));
   return squeeze(cx, in[0], axes, k, &out[0]);
 }
@@ -325,6 +348,7 @@ MLC_FE_CVT(unsqueeze_v13) {
   (void)n, (void)nin, (void)nout;
   int64_t *axes;
   int k;
+  if (!mlc_fe_const(cx, in[1])) return mlc_fe_dyn_unsqueeze(cx, in[0], in[1], &out[0]);
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "axes", &axes, &k));
   return unsqueeze(cx, in[0], axes, k, &out[0]);
 }
@@ -441,6 +465,10 @@ MLC_FE_CVT(slice_v10) {
   (void)n, (void)nout;
   int64_t *st, *en, *ax = NULL, *sp = NULL;
   int ks, ke, ka = -1, kp = -1;
+  int dyn = !mlc_fe_const(cx, in[1]) || !mlc_fe_const(cx, in[2]);
+  for (int i = 3; i < nin && i < 5; i++) dyn |= in[i] && !mlc_fe_const(cx, in[i]);
+  if (dyn) /* run-time starts/ends/axes/steps */
+    return mlc_fe_dyn_slice(cx, in[0], in[1], in[2], nin > 3 ? in[3] : NULL, nin > 4 ? in[4] : NULL, &out[0]);
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "starts", &st, &ks));
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[2], "ends", &en, &ke));
   if (nin > 3 && in[3]) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[3], "axes", &ax, &ka));
@@ -448,7 +476,17 @@ MLC_FE_CVT(slice_v10) {
   if (ks != ke || (ka >= 0 && ka != ks) || (kp >= 0 && kp != ks))
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "starts, ends, axes and steps have %d, %d, %d and %d entries",
                         ks, ke, ka, kp);
-  return slice(cx, in[0], st, en, ax, sp, ks, &out[0]);
+  mlc_status s = slice(cx, in[0], st, en, ax, sp, ks, &out[0]);
+  if (s && mlc_status_code(s) == MLC_UNIMPLEMENTED) { /* a symbolic dim: slice at run time */
+    mlc_status d = mlc_fe_dyn_slice(cx, in[0], in[1], in[2], nin > 3 ? in[3] : NULL, nin > 4 ? in[4] : NULL,
+                                    &out[0]);
+    if (!d) {
+      mlc_status_free(s);
+      return NULL;
+    }
+    mlc_status_free(d);
+  }
+  return s;
 }
 
 /* ---- Gather, Shape, Where ----------------------------------------------- */
@@ -530,9 +568,9 @@ static mlc_status broadcast_to(mlc_fe_ctx *cx, mlc_value *x, const int64_t *dims
 ** (a one-element tensor; default float32 0) */
 MLC_FE_CVT(constant_of_shape) {
   (void)nin, (void)nout;
-  int64_t *shape;
-  int k;
-  MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[0], "shape", &shape, &k));
+  int64_t *shape = NULL;
+  int k = 0, dyn = !mlc_fe_const(cx, in[0]); /* run-time shape */
+  if (!dyn) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[0], "shape", &shape, &k));
   for (int i = 0; i < k; i++)
     if (shape[i] < 0)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "shape[%d] = %lld is negative", i, (long long)shape[i]);
@@ -547,6 +585,7 @@ MLC_FE_CVT(constant_of_shape) {
   } else {
     MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_F32, 0, &s));
   }
+  if (dyn) return mlc_fe_dyn_const_of_shape(cx, s, in[0], &out[0]);
   return broadcast_to(cx, s, shape, k, &out[0]);
 }
 
@@ -556,6 +595,7 @@ MLC_FE_CVT(expand) {
   mlc_value *x = in[0];
   int64_t *shape;
   int k;
+  if (!mlc_fe_const(cx, in[1])) return mlc_fe_dyn_expand(cx, x, in[1], &out[0]); /* run-time shape */
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "shape", &shape, &k));
   int rx = x->type.rank, r = rx > k ? rx : k;
   int64_t *dims = MLC_ARENA_ARRAY(cx->scratch, r > 0 ? (size_t)r : 1, int64_t);
@@ -668,10 +708,19 @@ MLC_FE_CVT(split_v1) {
   return split(cx, n, in[0], mlc_fe_attr_int(n, "axis", 0), k >= 0 ? sizes : NULL, k, 0, out, nout);
 }
 
+/* Split with a run-time split input: one dynamic slice per output. */
+static mlc_status split_dyn(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *const *in, mlc_value **out,
+                            int nout) {
+  int axis;
+  MLC_RETURN_IF_ERROR(mlc_fe_axis(cx, mlc_fe_attr_int(n, "axis", 0), in[0]->type.rank, "axis", &axis));
+  return mlc_fe_dyn_split(cx, n, in[0], axis, in[1], out, nout);
+}
+
 /* ONNX Split-13: as Split-11 with split as an optional constant input */
 MLC_FE_CVT(split_v13) {
   int64_t *sizes = NULL;
   int k = -1;
+  if (nin > 1 && in[1] && !mlc_fe_const(cx, in[1])) return split_dyn(cx, n, in, out, nout);
   if (nin > 1 && in[1]) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "split", &sizes, &k));
   return split(cx, n, in[0], mlc_fe_attr_int(n, "axis", 0), sizes, k, 0, out, nout);
 }
@@ -681,6 +730,7 @@ MLC_FE_CVT(split_v13) {
 MLC_FE_CVT(split_v18) {
   int64_t *sizes = NULL;
   int k = -1;
+  if (nin > 1 && in[1] && !mlc_fe_const(cx, in[1])) return split_dyn(cx, n, in, out, nout);
   if (nin > 1 && in[1]) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "split", &sizes, &k));
   if (!sizes && mlc_fe_attr_int(n, "num_outputs", nout) != nout)
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "num_outputs is %lld, the node has %d outputs",
@@ -726,6 +776,7 @@ MLC_FE_CVT(tile_v6) {
   (void)n, (void)nin, (void)nout;
   int64_t *rep;
   int k;
+  if (!mlc_fe_const(cx, in[1])) return mlc_fe_dyn_tile(cx, in[0], in[1], &out[0]); /* run-time repeats */
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "repeats", &rep, &k));
   return tile(cx, in[0], rep, k, &out[0]);
 }
@@ -771,6 +822,9 @@ MLC_FE_CVT(pad_v11) {
   int64_t *pads, *axes = NULL;
   int k, ka = -1, r = x->type.rank;
   double value = 0;
+  mlc_value *vin = nin > 2 ? in[2] : NULL, *ain = nin > 3 ? in[3] : NULL;
+  if (!mlc_fe_const(cx, in[1]) || (vin && !mlc_fe_const(cx, vin)) || (ain && !mlc_fe_const(cx, ain)))
+    return mlc_fe_dyn_pad(cx, n, x, in[1], vin, ain, &out[0]); /* run-time pads or value */
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "pads", &pads, &k));
   if (nin > 2 && in[2]) MLC_RETURN_IF_ERROR(mlc_fe_const_scalar(cx, in[2], "constant_value", &value));
   if (nin > 3 && in[3]) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[3], "axes", &axes, &ka));
@@ -797,6 +851,8 @@ MLC_FE_CVT(range) {
   (void)n, (void)nin, (void)nout;
   double v[3];
   static const char *const what[3] = {"start", "limit", "delta"};
+  if (!mlc_fe_const(cx, in[0]) || !mlc_fe_const(cx, in[1]) || !mlc_fe_const(cx, in[2]))
+    return mlc_fe_dyn_range(cx, in[0], in[1], in[2], &out[0]); /* length computed at run time */
   for (int i = 0; i < 3; i++) MLC_RETURN_IF_ERROR(mlc_fe_const_scalar(cx, in[i], what[i], &v[i]));
   mlc_dtype dt = in[0]->type.dtype;
   if (v[2] == 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "delta is 0");

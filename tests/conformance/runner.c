@@ -66,6 +66,20 @@ extern char **environ;
 #define REASON_MAX 400
 #define MAX_JOBS 64
 
+/*
+** In a sanitizer build, the sanitizer runtime of GCC <= 13 may take a
+** dynamic TLS block of a dlopen'ed model for one with a pre-2.25 glibc
+** header (when the block happens to start 16 bytes into a page) and read a
+** garbage range from it; the leak checker then crashes at exit ("Tracer
+** caught signal 11") on a test that passed.  Not intercepting
+** __tls_get_addr avoids that.  ASAN_OPTIONS still overrides this; in a
+** build without sanitizers the function is never called.
+*/
+const char *__asan_default_options(void);
+__attribute__((visibility("default"), used)) const char *__asan_default_options(void) {
+  return "intercept_tls_get_addr=0";
+}
+
 /* ---- small helpers ------------------------------------------------------ */
 
 static void *xcalloc(size_t n, size_t size) {
@@ -785,6 +799,7 @@ typedef struct test {
   status_kind st;
   int crash, timeout; /* kinds of FAIL that make the run fail */
   char *reason;
+  double seconds; /* wall time of its child */
 } test;
 
 typedef struct job {
@@ -955,6 +970,7 @@ static void finish_job(job *j, test *t, int status, int timed_out, int timeout_s
   drain(j);
   close(j->fd);
   j->active = 0;
+  t->seconds = now_s() - j->t0;
   char *line = j->buf;
   char *nl = strchr(line, '\n');
   if (nl) *nl = 0;
@@ -1416,6 +1432,33 @@ int main(int argc, char **argv) {
     printf("\nmost common failure reasons (tests):\n");
     for (size_t i = 0; i < g_ngroups && i < 40; i++) printf("  %4d  %s\n", g_groups[i].n, g_groups[i].key);
     if (g_ngroups > 40) printf("  ... %zu more\n", g_ngroups - 40);
+  }
+
+  /* The slowest tests, to keep the suite's time in view. */
+  {
+    size_t top[5];
+    int ntop = 0;
+    for (size_t i = 0; i < nnames; i++) {
+      if (ts[i].seconds <= 0) continue;
+      int at;
+      if (ntop < 5)
+        at = ntop++;
+      else if (ts[i].seconds > ts[top[4]].seconds)
+        at = 4;
+      else
+        continue;
+      top[at] = i;
+      for (; at > 0 && ts[top[at - 1]].seconds < ts[top[at]].seconds; at--) {
+        size_t tmp = top[at - 1];
+        top[at - 1] = top[at];
+        top[at] = tmp;
+      }
+    }
+    if (ntop) {
+      printf("\nslowest tests:");
+      for (int i = 0; i < ntop; i++) printf("%s %s %.1f s", i ? "," : "", ts[top[i]].name, ts[top[i]].seconds);
+      printf("\n");
+    }
   }
 
   /* Crashes and timeouts, listed again. */
