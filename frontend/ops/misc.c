@@ -16,7 +16,6 @@
 ** Trilu, CumSum, TopK, Einsum and ReverseSequence have their own graph ops.
 ** EyeLike becomes a constant.
 */
-#include <math.h>
 #include <string.h>
 
 #include "frontend/frontend_int.h"
@@ -25,8 +24,8 @@
 
 #define ERR(code, ...) mlc_fe_error(cx, (code), __VA_ARGS__)
 
-/* An int64 constant of shape [n, 1 x ones] holding 0..n-1 (an iota along
-** its first axis), in |dt| (an integer dtype). */
+/* A constant of integer dtype |dt| and shape [n, 1 x ones] holding 0..n-1
+** (an iota along its first axis). */
 static mlc_status iota(mlc_fe_ctx *cx, mlc_dtype dt, int64_t n, int ones, mlc_value **out) {
   int64_t dims[MAX_RANK];
   if (MLC_DIM_IS_SYM(n)) return ERR(MLC_UNIMPLEMENTED, "a symbolic extent along the indexed axis is not supported");
@@ -79,7 +78,7 @@ static mlc_status cast(mlc_fe_ctx *cx, mlc_value *x, mlc_dtype dt, mlc_value **o
   return mlc_fe_emit(cx, MLC_OP_CAST, &x, 1, &a, 1, out);
 }
 
-/* A one-element integer |v| as an int64 [1] vector. */
+/* The one-element numeric |v| as an int64 [1] vector (floats truncated). */
 static mlc_status as_i64_vec(mlc_fe_ctx *cx, mlc_value *v, const char *what, mlc_value **out) {
   int64_t one = 1;
   if (!mlc_dtype_is_int(v->type.dtype) && !mlc_dtype_is_float(v->type.dtype))
