@@ -199,18 +199,6 @@ static int is_real_input(const facts *f, const mlc_onnx_value_info *v) {
 
 /* ---- types and shapes --------------------------------------------------- */
 
-static const char *kind_name(mlc_onnx_value_kind k) {
-  switch (k) {
-    case MLC_ONNX_VALUE_TENSOR: return "tensor";
-    case MLC_ONNX_VALUE_SEQUENCE: return "sequence";
-    case MLC_ONNX_VALUE_MAP: return "map";
-    case MLC_ONNX_VALUE_OPTIONAL: return "optional";
-    case MLC_ONNX_VALUE_SPARSE_TENSOR: return "sparse_tensor";
-    case MLC_ONNX_VALUE_UNKNOWN: return "unknown";
-  }
-  return "unknown";
-}
-
 /* The element type: "float32", an ONNX name in lower case ("complex64") for
 ** types mlc does not compute with, or "unknown". */
 static void put_dtype(mlc_strbuf *b, const mlc_onnx_value_info *v) {
@@ -234,11 +222,11 @@ static void put_type_text(mlc_strbuf *b, const mlc_onnx_value_info *v) {
   switch (v->kind) {
     case MLC_ONNX_VALUE_TENSOR: put_dtype(b, v); return;
     case MLC_ONNX_VALUE_MAP:
-    case MLC_ONNX_VALUE_UNKNOWN: mlc_sb_puts(b, kind_name(v->kind)); return;
+    case MLC_ONNX_VALUE_UNKNOWN: mlc_sb_puts(b, mlc_onnx_value_kind_name(v->kind)); return;
     case MLC_ONNX_VALUE_SEQUENCE:
     case MLC_ONNX_VALUE_OPTIONAL:
     case MLC_ONNX_VALUE_SPARSE_TENSOR:
-      mlc_sb_printf(b, "%s(", kind_name(v->kind));
+      mlc_sb_printf(b, "%s(", mlc_onnx_value_kind_name(v->kind));
       put_dtype(b, v);
       mlc_sb_putc(b, ')');
       return;
@@ -381,7 +369,7 @@ static void put_io_json(mlc_strbuf *b, const facts *f, const mlc_onnx_value_info
     mlc_sb_puts(b, "{\"name\":");
     mlc_sb_json_str(b, str_or_empty(v->name));
     mlc_sb_puts(b, ",\"kind\":");
-    mlc_sb_json_str(b, kind_name(v->kind));
+    mlc_sb_json_str(b, mlc_onnx_value_kind_name(v->kind));
     mlc_sb_puts(b, ",\"dtype\":\"");
     put_dtype(b, v);
     mlc_sb_puts(b, "\",\"shape\":");

@@ -155,18 +155,6 @@ static void check_graph(mlc_fe_problems *p, const mlc_onnx_model *om, const mlc_
   for (int i = 0; i < g->nnodes; i++) check_node(p, om, &g->nodes[i], opset, graph_label, depth);
 }
 
-static const char *kind_name(mlc_onnx_value_kind k) {
-  switch (k) {
-  case MLC_ONNX_VALUE_TENSOR: return "tensor";
-  case MLC_ONNX_VALUE_SEQUENCE: return "sequence";
-  case MLC_ONNX_VALUE_MAP: return "map";
-  case MLC_ONNX_VALUE_OPTIONAL: return "optional";
-  case MLC_ONNX_VALUE_SPARSE_TENSOR: return "sparse tensor";
-  case MLC_ONNX_VALUE_UNKNOWN: break;
-  }
-  return "untyped";
-}
-
 /* Graph inputs (|is_input|) and outputs. */
 static void check_value_info(mlc_fe_problems *p, const mlc_onnx_value_info *v, int is_input) {
   char where[512];
@@ -176,7 +164,7 @@ static void check_value_info(mlc_fe_problems *p, const mlc_onnx_value_info *v, i
   if (v->kind == MLC_ONNX_VALUE_UNKNOWN) {
     if (is_input) mlc_fe_problem(p, "no type given (untyped inputs are not supported)");
   } else if (v->kind != MLC_ONNX_VALUE_TENSOR) {
-    mlc_fe_problem(p, "%s %s not supported", kind_name(v->kind), what);
+    mlc_fe_problem(p, "%s %s not supported", mlc_onnx_value_kind_name(v->kind), what);
   } else if (v->onnx_type && (v->dtype == MLC_DTYPE_INVALID || v->dtype == MLC_DTYPE_STRING)) {
     mlc_fe_problem(p, "element type %s not supported", mlc_onnx_dtype_name(v->onnx_type));
   } else if (is_input && v->onnx_type == 0) {

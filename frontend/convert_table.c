@@ -109,6 +109,33 @@ static const char *const A_UPSAMPLE7[] = {"mode:s", "scales:F", NULL};
 static const char *const A_BATCH_DIMS[] = {"batch_dims:i", NULL};
 static const char *const A_SCATTER16[] = {"axis:i", "reduction:s", NULL};
 static const char *const A_REDUCTION[] = {"reduction:s", NULL};
+/* recurrent and quantized ops */
+#define A_RNN_COMMON "activation_alpha:F", "activation_beta:F", "activations:S", "clip:f", "direction:s", \
+                     "hidden_size:i"
+static const char *const A_RNN1[] = {A_RNN_COMMON, "output_sequence:i", NULL};
+static const char *const A_RNN7[] = {A_RNN_COMMON, NULL};
+static const char *const A_RNN14[] = {A_RNN_COMMON, "layout:i", NULL};
+static const char *const A_LSTM1[] = {A_RNN_COMMON, "input_forget:i", "output_sequence:i", NULL};
+static const char *const A_LSTM7[] = {A_RNN_COMMON, "input_forget:i", NULL};
+static const char *const A_LSTM14[] = {A_RNN_COMMON, "input_forget:i", "layout:i", NULL};
+static const char *const A_GRU3[] = {A_RNN_COMMON, "linear_before_reset:i", "output_sequence:i", NULL};
+static const char *const A_GRU7[] = {A_RNN_COMMON, "linear_before_reset:i", NULL};
+static const char *const A_GRU14[] = {A_RNN_COMMON, "layout:i", "linear_before_reset:i", NULL};
+
+/* signal and vision ops */
+static const char *const A_DFT17[] = {"axis:i", "inverse:i", "onesided:i", NULL};
+static const char *const A_DFT20[] = {"inverse:i", "onesided:i", NULL};
+static const char *const A_ONESIDED[] = {"onesided:i", NULL};
+static const char *const A_WINDOW[] = {"output_datatype:i", "periodic:i", NULL};
+static const char *const A_OUT_DTYPE[] = {"output_datatype:i", NULL};
+static const char *const A_GRIDSAMPLE[] = {"align_corners:i", "mode:s", "padding_mode:s", NULL};
+static const char *const A_ROIALIGN10[] = {"mode:s", "output_height:i", "output_width:i", "sampling_ratio:i",
+                                           "spatial_scale:f", NULL};
+static const char *const A_ROIALIGN16[] = {"coordinate_transformation_mode:s", "mode:s", "output_height:i",
+                                           "output_width:i", "sampling_ratio:i", "spatial_scale:f", NULL};
+static const char *const A_MAXUNPOOL[] = {"kernel_shape:I", "pads:I", "strides:I", NULL};
+static const char *const A_NMS[] = {"center_point_box:i", NULL};
+static const char *const A_UNIQUE[] = {"axis:i", "sorted:i", NULL};
 
 #define VAR (-1)
 #define R(op, since, fn, mn, mx, mo, attrs, chk) {op, since, fn, mn, mx, mo, attrs, chk}
@@ -162,6 +189,7 @@ static const mlc_fe_row table[] = {
     R("BatchNormalization", 14, mlc_fe_cvt_batch_norm_v14, 5, 5, 3, A_BN14, mlc_fe_chk_batch_norm_v14),
     R("BatchNormalization", 15, mlc_fe_cvt_batch_norm_v14, 5, 5, 3, A_BN14, mlc_fe_chk_batch_norm_v14),
     R("BitShift", 11, mlc_fe_cvt_bitshift, 2, 2, 1, A_DIRECTION, mlc_fe_chk_bitshift),
+    R("BlackmanWindow", 17, mlc_fe_cvt_blackman_window, 1, 1, 1, A_WINDOW, NULL),
     R("Cast", 1, mlc_fe_cvt_cast, 1, 1, 1, A_CAST1, mlc_fe_chk_cast),
     R("Cast", 6, mlc_fe_cvt_cast, 1, 1, 1, A_CAST6, mlc_fe_chk_cast),
     R("Cast", 9, mlc_fe_cvt_cast, 1, 1, 1, A_CAST6, mlc_fe_chk_cast),
@@ -188,15 +216,21 @@ static const mlc_fe_row table[] = {
     R("ConstantOfShape", 9, mlc_fe_cvt_constant_of_shape, 1, 1, 1, A_COS, mlc_fe_chk_constant_of_shape),
     R("Conv", 1, mlc_fe_cvt_conv, 2, 3, 1, A_CONV, mlc_fe_chk_conv),
     R("Conv", 11, mlc_fe_cvt_conv, 2, 3, 1, A_CONV, mlc_fe_chk_conv),
+    R("ConvInteger", 10, mlc_fe_cvt_conv_integer, 2, 4, 1, A_CONV, mlc_fe_chk_conv),
     R("ConvTranspose", 1, mlc_fe_cvt_conv_transpose, 2, 3, 1, A_CONVT, mlc_fe_chk_conv_transpose),
     R("ConvTranspose", 11, mlc_fe_cvt_conv_transpose, 2, 3, 1, A_CONVT, mlc_fe_chk_conv_transpose),
     R("Cos", 7, mlc_fe_cvt_cos, 1, 1, 1, A_NONE, NULL),
     R("Cosh", 9, mlc_fe_cvt_cosh, 1, 1, 1, A_NONE, NULL),
     R("CumSum", 11, mlc_fe_cvt_cumsum, 2, 2, 1, A_CUMSUM, NULL),
     R("CumSum", 14, mlc_fe_cvt_cumsum, 2, 2, 1, A_CUMSUM, NULL),
+    R("DFT", 17, mlc_fe_cvt_dft_v17, 1, 2, 1, A_DFT17, NULL),
+    R("DFT", 20, mlc_fe_cvt_dft_v20, 1, 3, 1, A_DFT20, NULL),
     R("DepthToSpace", 1, mlc_fe_cvt_depth_to_space, 1, 1, 1, A_BLOCK, NULL),
     R("DepthToSpace", 11, mlc_fe_cvt_depth_to_space, 1, 1, 1, A_BLOCK11, mlc_fe_chk_depth_to_space),
     R("DepthToSpace", 13, mlc_fe_cvt_depth_to_space, 1, 1, 1, A_BLOCK11, mlc_fe_chk_depth_to_space),
+    R("DequantizeLinear", 10, mlc_fe_cvt_dequantize_linear, 2, 3, 1, A_NONE, NULL),
+    R("DequantizeLinear", 13, mlc_fe_cvt_dequantize_linear, 2, 3, 1, A_AXIS, NULL),
+    R("Det", 11, mlc_fe_cvt_det, 1, 1, 1, A_NONE, NULL),
     ARITH("Div", div),
     R("Dropout", 1, mlc_fe_cvt_dropout, 1, 1, 2, A_DROPOUT1, NULL),
     R("Dropout", 6, mlc_fe_cvt_dropout, 1, 1, 2, A_DROPOUT6, NULL),
@@ -204,6 +238,7 @@ static const mlc_fe_row table[] = {
     R("Dropout", 10, mlc_fe_cvt_dropout, 1, 1, 2, A_DROPOUT7, NULL),
     R("Dropout", 12, mlc_fe_cvt_dropout, 1, 3, 2, A_DROPOUT12, NULL),
     R("Dropout", 13, mlc_fe_cvt_dropout, 1, 3, 2, A_DROPOUT12, NULL),
+    R("DynamicQuantizeLinear", 11, mlc_fe_cvt_dynamic_quantize_linear, 1, 1, 3, A_NONE, NULL),
     R("Einsum", 12, mlc_fe_cvt_einsum, 1, VAR, 1, A_EINSUM, NULL),
     R("Elu", 1, mlc_fe_cvt_elu, 1, 1, 1, A_ALPHA1, NULL),
     R("Elu", 6, mlc_fe_cvt_elu, 1, 1, 1, A_ALPHA, NULL),
@@ -222,6 +257,10 @@ static const mlc_fe_row table[] = {
     R("Flatten", 11, mlc_fe_cvt_flatten, 1, 1, 1, A_AXIS, NULL),
     R("Flatten", 13, mlc_fe_cvt_flatten, 1, 1, 1, A_AXIS, NULL),
     UNARY3("Floor", floor),
+    R("GRU", 1, mlc_fe_cvt_gru, 3, 6, 2, A_RNN1, mlc_fe_chk_rnn),
+    R("GRU", 3, mlc_fe_cvt_gru, 3, 6, 2, A_GRU3, mlc_fe_chk_rnn),
+    R("GRU", 7, mlc_fe_cvt_gru, 3, 6, 2, A_GRU7, mlc_fe_chk_rnn),
+    R("GRU", 14, mlc_fe_cvt_gru, 3, 6, 2, A_GRU14, mlc_fe_chk_rnn),
     R("Gather", 1, mlc_fe_cvt_gather, 2, 2, 1, A_AXIS, NULL),
     R("Gather", 11, mlc_fe_cvt_gather, 2, 2, 1, A_AXIS, NULL),
     R("Gather", 13, mlc_fe_cvt_gather, 2, 2, 1, A_AXIS, NULL),
@@ -244,6 +283,10 @@ static const mlc_fe_row table[] = {
     R("Greater", 13, mlc_fe_cvt_greater, 2, 2, 1, A_NONE, NULL),
     R("GreaterOrEqual", 12, mlc_fe_cvt_greater_equal, 2, 2, 1, A_NONE, NULL),
     R("GreaterOrEqual", 16, mlc_fe_cvt_greater_equal, 2, 2, 1, A_NONE, NULL),
+    R("GridSample", 16, mlc_fe_cvt_grid_sample, 2, 2, 1, A_GRIDSAMPLE, mlc_fe_chk_grid_sample),
+    R("GridSample", 20, mlc_fe_cvt_grid_sample, 2, 2, 1, A_GRIDSAMPLE, mlc_fe_chk_grid_sample),
+    R("HammingWindow", 17, mlc_fe_cvt_hamming_window, 1, 1, 1, A_WINDOW, NULL),
+    R("HannWindow", 17, mlc_fe_cvt_hann_window, 1, 1, 1, A_WINDOW, NULL),
     R("HardSigmoid", 1, mlc_fe_cvt_hard_sigmoid, 1, 1, 1, A_HSIG1, NULL),
     R("HardSigmoid", 6, mlc_fe_cvt_hard_sigmoid, 1, 1, 1, A_HSIG6, NULL),
     R("HardSwish", 14, mlc_fe_cvt_hard_swish, 1, 1, 1, A_NONE, NULL),
@@ -261,6 +304,9 @@ static const mlc_fe_row table[] = {
     R("IsNaN", 13, mlc_fe_cvt_isnan, 1, 1, 1, A_NONE, NULL),
     R("LRN", 1, mlc_fe_cvt_lrn, 1, 1, 1, A_LRN, NULL),
     R("LRN", 13, mlc_fe_cvt_lrn, 1, 1, 1, A_LRN, NULL),
+    R("LSTM", 1, mlc_fe_cvt_lstm, 3, 8, 3, A_LSTM1, mlc_fe_chk_rnn),
+    R("LSTM", 7, mlc_fe_cvt_lstm, 3, 8, 3, A_LSTM7, mlc_fe_chk_rnn),
+    R("LSTM", 14, mlc_fe_cvt_lstm, 3, 8, 3, A_LSTM14, mlc_fe_chk_rnn),
     R("LayerNormalization", 17, mlc_fe_cvt_layer_norm, 2, 3, 3, A_LN, mlc_fe_chk_layer_norm),
     R("LeakyRelu", 1, mlc_fe_cvt_leaky_relu, 1, 1, 1, A_ALPHA1, NULL),
     R("LeakyRelu", 6, mlc_fe_cvt_leaky_relu, 1, 1, 1, A_ALPHA, NULL),
@@ -278,6 +324,7 @@ static const mlc_fe_row table[] = {
     R("MatMul", 1, mlc_fe_cvt_matmul, 2, 2, 1, A_NONE, NULL),
     R("MatMul", 9, mlc_fe_cvt_matmul, 2, 2, 1, A_NONE, NULL),
     R("MatMul", 13, mlc_fe_cvt_matmul, 2, 2, 1, A_NONE, NULL),
+    R("MatMulInteger", 10, mlc_fe_cvt_matmul_integer, 2, 4, 1, A_NONE, NULL),
     VARIADIC("Max", max),
     R("Max", 12, mlc_fe_cvt_max, 1, VAR, 1, A_NONE, NULL),
     R("Max", 13, mlc_fe_cvt_max, 1, VAR, 1, A_NONE, NULL),
@@ -286,10 +333,13 @@ static const mlc_fe_row table[] = {
     R("MaxPool", 10, mlc_fe_cvt_max_pool, 1, 1, 2, A_MAXPOOL10, mlc_fe_chk_max_pool),
     R("MaxPool", 11, mlc_fe_cvt_max_pool, 1, 1, 2, A_MAXPOOL10, mlc_fe_chk_max_pool),
     R("MaxPool", 12, mlc_fe_cvt_max_pool, 1, 1, 2, A_MAXPOOL10, mlc_fe_chk_max_pool),
+    R("MaxUnpool", 9, mlc_fe_cvt_max_unpool, 2, 3, 1, A_MAXUNPOOL, NULL),
+    R("MaxUnpool", 11, mlc_fe_cvt_max_unpool, 2, 3, 1, A_MAXUNPOOL, NULL),
     VARIADIC("Mean", mean),
     R("Mean", 13, mlc_fe_cvt_mean, 1, VAR, 1, A_NONE, NULL),
     R("MeanVarianceNormalization", 9, mlc_fe_cvt_mvn, 1, 1, 1, A_AXES, NULL),
     R("MeanVarianceNormalization", 13, mlc_fe_cvt_mvn, 1, 1, 1, A_AXES, NULL),
+    R("MelWeightMatrix", 17, mlc_fe_cvt_mel_weight_matrix, 5, 5, 1, A_OUT_DTYPE, NULL),
     VARIADIC("Min", min),
     R("Min", 12, mlc_fe_cvt_min, 1, VAR, 1, A_NONE, NULL),
     R("Min", 13, mlc_fe_cvt_min, 1, VAR, 1, A_NONE, NULL),
@@ -299,6 +349,8 @@ static const mlc_fe_row table[] = {
     UNARY3("Neg", neg),
     R("NegativeLogLikelihoodLoss", 12, mlc_fe_cvt_nll_loss, 2, 3, 1, A_LOSS, mlc_fe_chk_loss),
     R("NegativeLogLikelihoodLoss", 13, mlc_fe_cvt_nll_loss, 2, 3, 1, A_LOSS, mlc_fe_chk_loss),
+    R("NonMaxSuppression", 10, mlc_fe_cvt_nms, 2, 5, 1, A_NMS, NULL),
+    R("NonMaxSuppression", 11, mlc_fe_cvt_nms, 2, 5, 1, A_NMS, NULL),
     R("NonZero", 9, mlc_fe_cvt_nonzero, 1, 1, 1, A_NONE, NULL),
     R("NonZero", 13, mlc_fe_cvt_nonzero, 1, 1, 1, A_NONE, NULL),
     R("Not", 1, mlc_fe_cvt_not, 1, 1, 1, A_NONE, NULL),
@@ -321,6 +373,13 @@ static const mlc_fe_row table[] = {
     R("Pow", 12, mlc_fe_cvt_pow, 2, 2, 1, A_NONE, NULL),
     R("Pow", 13, mlc_fe_cvt_pow, 2, 2, 1, A_NONE, NULL),
     R("Pow", 15, mlc_fe_cvt_pow, 2, 2, 1, A_NONE, NULL),
+    R("QLinearConv", 10, mlc_fe_cvt_qlinear_conv, 8, 9, 1, A_CONV, mlc_fe_chk_conv),
+    R("QLinearMatMul", 10, mlc_fe_cvt_qlinear_matmul, 8, 8, 1, A_NONE, NULL),
+    R("QuantizeLinear", 10, mlc_fe_cvt_quantize_linear, 2, 3, 1, A_NONE, NULL),
+    R("QuantizeLinear", 13, mlc_fe_cvt_quantize_linear, 2, 3, 1, A_AXIS, NULL),
+    R("RNN", 1, mlc_fe_cvt_rnn, 3, 6, 2, A_RNN1, mlc_fe_chk_rnn),
+    R("RNN", 7, mlc_fe_cvt_rnn, 3, 6, 2, A_RNN7, mlc_fe_chk_rnn),
+    R("RNN", 14, mlc_fe_cvt_rnn, 3, 6, 2, A_RNN14, mlc_fe_chk_rnn),
     R("Range", 11, mlc_fe_cvt_range, 3, 3, 1, A_NONE, NULL),
     UNARY3("Reciprocal", reciprocal),
     R("ReduceL1", 1, mlc_fe_cvt_reduce_l1_v1, 1, 1, 1, A_REDUCE, NULL),
@@ -376,7 +435,10 @@ static const mlc_fe_row table[] = {
     R("Resize", 11, mlc_fe_cvt_resize_v11, 3, 4, 1, A_RESIZE11, mlc_fe_chk_resize),
     R("Resize", 13, mlc_fe_cvt_resize_v11, 1, 4, 1, A_RESIZE11, mlc_fe_chk_resize),
     R("ReverseSequence", 10, mlc_fe_cvt_reverse_sequence, 2, 2, 1, A_REVSEQ, NULL),
+    R("RoiAlign", 10, mlc_fe_cvt_roi_align, 3, 3, 1, A_ROIALIGN10, mlc_fe_chk_roi_align),
+    R("RoiAlign", 16, mlc_fe_cvt_roi_align, 3, 3, 1, A_ROIALIGN16, mlc_fe_chk_roi_align),
     R("Round", 11, mlc_fe_cvt_round, 1, 1, 1, A_NONE, NULL),
+    R("STFT", 17, mlc_fe_cvt_stft, 2, 4, 1, A_ONESIDED, NULL),
     R("Scatter", 9, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
     R("Scatter", 11, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
     R("ScatterElements", 11, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
@@ -437,6 +499,7 @@ static const mlc_fe_row table[] = {
     R("Transpose", 1, mlc_fe_cvt_transpose, 1, 1, 1, A_PERM, NULL),
     R("Transpose", 13, mlc_fe_cvt_transpose, 1, 1, 1, A_PERM, NULL),
     R("Trilu", 14, mlc_fe_cvt_trilu, 1, 2, 1, A_TRILU, NULL),
+    R("Unique", 11, mlc_fe_cvt_unique, 1, 1, 4, A_UNIQUE, NULL),
     R("Unsqueeze", 1, mlc_fe_cvt_unsqueeze_v1, 1, 1, 1, A_AXES, NULL),
     R("Unsqueeze", 11, mlc_fe_cvt_unsqueeze_v1, 1, 1, 1, A_AXES, NULL),
     R("Unsqueeze", 13, mlc_fe_cvt_unsqueeze_v13, 2, 2, 1, A_NONE, NULL),

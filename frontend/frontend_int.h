@@ -390,5 +390,34 @@ MLC_FE_CVT(scatter_elements);
 MLC_FE_CVT(scatter_nd);
 MLC_FE_CHECK(resize);
 MLC_FE_CHECK(scatter);
+/* rnn.c: recurrent ops, the time loop unrolled */
+MLC_FE_CVT(rnn);
+MLC_FE_CVT(lstm);
+MLC_FE_CVT(gru);
+MLC_FE_CHECK(rnn);
+/* quant.c: quantization ops, decomposed */
+MLC_FE_CVT(quantize_linear);
+MLC_FE_CVT(dequantize_linear);
+MLC_FE_CVT(dynamic_quantize_linear);
+MLC_FE_CVT(matmul_integer);
+MLC_FE_CVT(conv_integer);
+MLC_FE_CVT(qlinear_matmul);
+MLC_FE_CVT(qlinear_conv);
+/* signal.c: signal and vision ops */
+MLC_FE_CVT(dft_v17);
+MLC_FE_CVT(dft_v20);
+MLC_FE_CVT(stft);
+MLC_FE_CVT(hann_window);
+MLC_FE_CVT(hamming_window);
+MLC_FE_CVT(blackman_window);
+MLC_FE_CVT(mel_weight_matrix);
+MLC_FE_CVT(grid_sample);
+MLC_FE_CVT(roi_align);
+MLC_FE_CVT(det);
+MLC_FE_CVT(max_unpool);
+MLC_FE_CVT(nms);
+MLC_FE_CVT(unique);
+MLC_FE_CHECK(grid_sample);
+MLC_FE_CHECK(roi_align);
 
 #endif /* MLC_FRONTEND_FRONTEND_INT_H */

@@ -964,11 +964,17 @@ static mlc_status dispatch(EVAL_PARAMS) {
   case MLC_OP_NONZERO_COUNT: case MLC_OP_DEFINE_DIMS: case MLC_OP_DYN_RESHAPE:
   case MLC_OP_DYN_BROADCAST: case MLC_OP_DYN_TILE: case MLC_OP_DYN_SLICE: case MLC_OP_DYN_PAD:
   case MLC_OP_DYN_REDUCE: case MLC_OP_DYN_RANGE: case MLC_OP_NONZERO: case MLC_OP_COMPRESS_LEN:
-  case MLC_OP_COMPRESS:
+  case MLC_OP_COMPRESS: case MLC_OP_RESIZE_DIMS:
     break;
   case MLC_OP_RESIZE: case MLC_OP_MAX_POOL_INDICES: case MLC_OP_GATHER_ELEMENTS:
   case MLC_OP_GATHER_ND: case MLC_OP_SCATTER_ELEMENTS: case MLC_OP_SCATTER_ND:
     return mlc_graph_eval_image(ci, ot, in, out);
+  /* signal and vision: computed by their kernels only */
+  case MLC_OP_DFT: case MLC_OP_STFT: case MLC_OP_WINDOW: case MLC_OP_MEL_WEIGHTS:
+  case MLC_OP_SIGNAL_DIMS: case MLC_OP_GRID_SAMPLE: case MLC_OP_ROI_ALIGN: case MLC_OP_DET:
+  case MLC_OP_MAX_UNPOOL: case MLC_OP_NMS_COUNT: case MLC_OP_NMS: case MLC_OP_UNIQUE_COUNT:
+  case MLC_OP_UNIQUE:
+    break;
   }
   return ERR(MLC_UNIMPLEMENTED, "no evaluator");
 }

@@ -135,6 +135,21 @@ mlc_status mlc_infer_shape_fn(const mlc_call_info *ci, mlc_type *outs, int *nout
       n = 1;
       break;
     }
+    case MLC_OP_RESIZE_DIMS: {
+      const mlc_type *v = arg(ci, 1);
+      if (r < 1) return ERR("the input must have rank >= 1");
+      if (v->dtype == MLC_DTYPE_F32 || v->dtype == MLC_DTYPE_F64) {
+        if (v->rank != 1 || v->dims[0] != r)
+          return ERR("scales (argument 1) must be a vector of %lld entries", LL(r));
+      } else if (mlc_dtype_is_float(v->dtype)) {
+        return ERR("scales (argument 1) must be float32 or float64, it is %s", mlc_dtype_name(v->dtype));
+      } else {
+        MLC_RETURN_IF_ERROR(int_vector(ci, 1, "sizes", &k));
+        if (v->rank != 1 || k != r) return ERR("sizes (argument 1) must be a vector of %lld entries", LL(r));
+      }
+      n = r;
+      break;
+    }
     default: return mlc_graph_call_error(ci, MLC_INTERNAL, "not a shape function");
   }
   return ret1(ci, outs, nouts, MLC_DTYPE_I64, &n, 1);

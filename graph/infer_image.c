@@ -9,8 +9,11 @@
 ** ONNX node and the op.  Output dims live in the module arena.
 **
 ** resize takes its output shape from attr sizes (the frontend resolves it
-** from the ONNX sizes or scales); an input dim may be symbolic only where
-** the resize leaves it alone (the same extent and a known scale of 1).
+** from the ONNX sizes or scales, or binds symbols to the values resize_dims
+** computes at run time); an input dim may be symbolic only where the resize
+** leaves it alone (the same extent and a known scale of 1), unless the
+** resize takes define_dims' output (attr dims_arg), whose resize_dims has
+** checked the extents at run time.
 */
 #include <stdio.h>
 #include <string.h>
@@ -155,11 +158,11 @@ static mlc_status float_vec_arg(const mlc_call_info *ci, int i, const char *what
   return NULL;
 }
 
-/* y = resize(x[, roi][, scales]) to attr sizes. */
+/* y = resize(x[, roi][, scales][, dims]) to attr sizes. */
 mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const mlc_type *x = arg(ci, 0);
   const char *mode, *coord, *nearest;
-  int roi_arg, scales_arg, excl, has_scales, has_roi;
+  int roi_arg, scales_arg, dims_arg, derived, excl, has_scales, has_roi;
   const double *scales, *roi;
   MLC_RETURN_IF_ERROR(check_args(ci));
   int r = x->rank;
@@ -170,20 +173,29 @@ mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   MLC_RETURN_IF_ERROR(attr_flag(ci, "exclude_outside", 0, &excl));
   MLC_RETURN_IF_ERROR(attr_flag(ci, "roi_arg", 0, &roi_arg));
   MLC_RETURN_IF_ERROR(attr_flag(ci, "scales_arg", 0, &scales_arg));
+  MLC_RETURN_IF_ERROR(attr_flag(ci, "scales_from_sizes", 0, &derived));
+  MLC_RETURN_IF_ERROR(attr_flag(ci, "dims_arg", 0, &dims_arg));
   MLC_RETURN_IF_ERROR(attr_number(ci, "cubic_coeff_a"));
   MLC_RETURN_IF_ERROR(attr_number(ci, "extrapolation_value"));
   if (strcmp(mode, "nearest") != 0 && !is_num(x->dtype))
     return ERR("%s resize of dtype %s (numeric types only)", mode, mlc_dtype_name(x->dtype));
-  if (ci->nargs != 1 + roi_arg + scales_arg)
-    return ERR("takes %d arguments with roi_arg = %d and scales_arg = %d, got %d", 1 + roi_arg + scales_arg,
-               roi_arg, scales_arg, ci->nargs);
+  int want = 1 + roi_arg + scales_arg + dims_arg;
+  if (ci->nargs != want)
+    return ERR("takes %d arguments with roi_arg = %d, scales_arg = %d and dims_arg = %d, got %d", want,
+               roi_arg, scales_arg, dims_arg, ci->nargs);
   if (roi_arg) MLC_RETURN_IF_ERROR(float_vec_arg(ci, 1, "roi", 2 * (int64_t)r));
   if (scales_arg) MLC_RETURN_IF_ERROR(float_vec_arg(ci, 1 + roi_arg, "scales", r));
+  if (dims_arg) {
+    const mlc_type *t = arg(ci, want - 1);
+    if (t->dtype != MLC_DTYPE_I64 || t->rank != 1 || t->dims[0] < 0)
+      return ERR("argument %d must be a static int64 vector (from define_dims)", want - 1);
+  }
   MLC_RETURN_IF_ERROR(attr_floats(ci, "scales", r, &scales, &has_scales));
   MLC_RETURN_IF_ERROR(attr_floats(ci, "roi", 2 * r, &roi, &has_roi));
-  if (scales_arg && has_scales) return ERR("scales is both an argument and an attribute");
+  if (scales_arg + has_scales + derived > 1)
+    return ERR("scales must be one of an argument, an attribute or scales_from_sizes");
   if (roi_arg && has_roi) return ERR("roi is both an argument and an attribute");
-  if (!scales_arg && !has_scales) return ERR("attribute scales is missing");
+  if (!scales_arg && !has_scales && !derived) return ERR("attribute scales is missing");
   const mlc_attr *sz = mlc_attrs_find(ci->attrs, ci->nattrs, "sizes");
   if (!sz) return ERR("attribute sizes is missing");
   if (sz->kind != MLC_ATTR_INTS || sz->n != r || (r > 0 && !sz->ints))
@@ -193,11 +205,15 @@ mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts)
     int64_t in = x->dims[d], o = sz->ints[d];
     if (o < -(int64_t)ci->mod->nsyms) return ERR("sizes[%d] = %lld is not a valid dim", d, LL(o));
     if (has_scales && !(scales[d] > 0)) return ERR("scales[%d] = %g must be > 0", d, scales[d]);
+    /* A resized symbolic axis, or a symbolic size of a static empty axis,
+    ** needs the sizes computed and checked at run time (resize_dims). */
     if (in < 0) {
-      if (o != in || !has_scales || scales[d] != 1.0 || !identity_coord)
+      int kept = o == in && identity_coord && ((has_scales && scales[d] == 1.0) || derived);
+      if (!kept && !dims_arg)
         return UNIMPL("resizing axis %d of symbolic extent %s", d, mlc_module_sym_name(ci->mod, in));
-    } else if (in == 0 && o != 0) {
-      return ERR("axis %d has extent 0 but the output extent is %lld", d, LL(o));
+    } else if (in == 0 && o != 0 && !(o < 0 && dims_arg)) {
+      return ERR("axis %d has extent 0 but the output extent is %s", d,
+                 o < 0 ? mlc_module_sym_name(ci->mod, o) : "nonzero");
     }
   }
   return ret1(ci, outs, nouts, x->dtype, sz->ints, r);

@@ -172,9 +172,9 @@ static void put_types(const mlc_module *m, mlc_value *const *vs, int n, mlc_strb
 
 static void put_attr(const mlc_module *m, const mlc_attr *a, mlc_strbuf *b) {
   mlc_sb_printf(b, "%s=", a->name ? a->name : "?");
-  /* Shape attributes (reshape, broadcast_to) may hold symbolic dims. */
+  /* Shape attributes (reshape, broadcast_to, resize) may hold symbolic dims. */
   if (a->kind == MLC_ATTR_INTS && a->name &&
-      (strcmp(a->name, "shape") == 0 || strcmp(a->name, "dims") == 0)) {
+      (strcmp(a->name, "shape") == 0 || strcmp(a->name, "dims") == 0 || strcmp(a->name, "sizes") == 0)) {
     mlc_sb_putc(b, '[');
     for (int i = 0; i < a->n; i++) {
       if (i) mlc_sb_puts(b, ", ");

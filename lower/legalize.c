@@ -76,6 +76,13 @@ static const mlc_lg_fn rules[MLC_OP_COUNT] = {
     [MLC_OP_TRILU] = mlc_lg_trilu,        [MLC_OP_CUMSUM] = mlc_lg_cumsum,
     [MLC_OP_TOPK] = mlc_lg_topk,          [MLC_OP_EINSUM] = mlc_lg_einsum,
     [MLC_OP_REVERSE_SEQUENCE] = mlc_lg_reverse_sequence,
+    /* ---- signal and vision ---- */
+    [MLC_OP_DFT] = mlc_lg_dft,            [MLC_OP_STFT] = mlc_lg_stft,
+    [MLC_OP_WINDOW] = mlc_lg_window,      [MLC_OP_MEL_WEIGHTS] = mlc_lg_mel_weights,
+    [MLC_OP_SIGNAL_DIMS] = mlc_lg_signal_dims, [MLC_OP_GRID_SAMPLE] = mlc_lg_grid_sample,
+    [MLC_OP_ROI_ALIGN] = mlc_lg_roi_align, [MLC_OP_DET] = mlc_lg_det,
+    [MLC_OP_MAX_UNPOOL] = mlc_lg_max_unpool, [MLC_OP_UNIQUE_COUNT] = mlc_lg_unique_count,
+    [MLC_OP_UNIQUE] = mlc_lg_unique,
 };
 
 mlc_lg_fn mlc_lg_rule(mlc_op op) { return (unsigned)op < MLC_OP_COUNT ? rules[op] : NULL; }

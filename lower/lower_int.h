@@ -112,5 +112,17 @@ mlc_status mlc_lg_cumsum(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_topk(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_einsum(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_reverse_sequence(mlc_lg_call *c, mlc_te_tensor **out);
+/* ---- signal and vision ---- */
+mlc_status mlc_lg_dft(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_stft(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_window(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_mel_weights(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_signal_dims(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_grid_sample(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_roi_align(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_det(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_max_unpool(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_unique_count(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_unique(mlc_lg_call *c, mlc_te_tensor **out);
 
 #endif /* MLC_LOWER_LOWER_INT_H */

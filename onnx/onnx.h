@@ -176,6 +176,8 @@ void mlc_onnx_tensor_file_free(mlc_onnx_tensor_file *h);
 mlc_dtype mlc_onnx_dtype(int onnx_type);
 /* The ONNX name of a TensorProto.DataType code ("FLOAT", "COMPLEX64", ...). */
 const char *mlc_onnx_dtype_name(int onnx_type);
+/* "tensor", "sequence", "map", "optional", "sparse_tensor" or "unknown". */
+const char *mlc_onnx_value_kind_name(mlc_onnx_value_kind k);
 /* Finds an attribute of |n| by name; NULL when absent. */
 const mlc_onnx_attr *mlc_onnx_node_attr(const mlc_onnx_node *n, const char *name);
 

@@ -55,6 +55,18 @@ mlc_dtype mlc_onnx_dtype(int onnx_type) {
   return onnx_type >= 0 && onnx_type < NTYPES ? onnx_types[onnx_type].dtype : MLC_DTYPE_INVALID;
 }
 
+const char *mlc_onnx_value_kind_name(mlc_onnx_value_kind k) {
+  switch (k) {
+    case MLC_ONNX_VALUE_TENSOR: return "tensor";
+    case MLC_ONNX_VALUE_SEQUENCE: return "sequence";
+    case MLC_ONNX_VALUE_MAP: return "map";
+    case MLC_ONNX_VALUE_OPTIONAL: return "optional";
+    case MLC_ONNX_VALUE_SPARSE_TENSOR: return "sparse_tensor";
+    case MLC_ONNX_VALUE_UNKNOWN: break;
+  }
+  return "unknown";
+}
+
 const char *mlc_onnx_dtype_name(int onnx_type) {
   return onnx_type >= 0 && onnx_type < NTYPES ? onnx_types[onnx_type].name : "UNKNOWN";
 }

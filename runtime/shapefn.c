@@ -20,6 +20,12 @@
 **   mlc.compress_len(x, cond, out, axis)          [true entries of cond within the axis]
 **   mlc.compress(x, cond, n, out, axis)           the slices of x where cond is true
 **                                                 (axis -1: x flattened)
+**   mlc.nms_count(boxes, scores, max, iou, score, out, center_point_box)
+**                                                 [boxes NonMaxSuppression keeps]
+**   mlc.nms(boxes, scores, max, iou, score, n, out, center_point_box)
+**                                                 int64 [n, 3] rows [batch, class, box]
+**   mlc.resize_dims(x, v, out)                    Resize's output dims: v = sizes
+**                                                 (integers) or scales (floats)
 **
 ** Tensor args are DLTensor*, trailing int attributes pointers to int64.
 ** The values are validated as ONNX specifies; a bad one is an error that
@@ -32,6 +38,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAXR MLC_RT_MAX_NDIM
@@ -516,6 +523,163 @@ static int compress(void **args, const int32_t *codes, int32_t n, mlc_rt_ctx *ct
   return 0;
 }
 
+/* resize_dims(x, v, out): ONNX Resize's output dims, v = sizes (integers)
+** or scales (float32/float64: floor(x_d * v[d]) computed in double, as the
+** ONNX reference does). */
+static int resize_dims(void **args, const int32_t *codes, int32_t n, mlc_rt_ctx *ctx) {
+  (void)codes;
+  if (n != 3) return fail(ctx, "resize_dims: %d args", n);
+  const DLTensor *x = T(args, 0), *v = T(args, 1);
+  int64_t r = x->ndim, k = numel(v), d[MAXR];
+  int is_float = v->dtype.code == kDLFloat && (v->dtype.bits == 32 || v->dtype.bits == 64);
+  const char *what = is_float ? "scales" : "sizes";
+  char b[256];
+  if (k != r || r > MAXR)
+    return fail(ctx, "%s has %lld entries, the input %s has rank %lld", what, (long long)k,
+                dims_str(x, b, sizeof b), (long long)r);
+  for (int64_t i = 0; i < r; i++) {
+    int64_t in = x->shape[i];
+    if (is_float) {
+      double sc = v->dtype.bits == 32 ? (double)((const float *)(const void *)base(v))[i]
+                                      : ((const double *)(const void *)base(v))[i];
+      if (!(sc > 0) || isinf(sc))
+        return fail(ctx, "scales[%lld] = %g must be a finite number > 0", (long long)i, sc);
+      double o = floor(sc * (double)in);
+      if (o > (double)(INT64_C(1) << 40))
+        return fail(ctx, "scales[%lld] = %g makes axis %lld of the input %s too large", (long long)i, sc,
+                    (long long)i, dims_str(x, b, sizeof b));
+      d[i] = (int64_t)o;
+    } else if (v->dtype.code == kDLInt || v->dtype.code == kDLUInt) {
+      d[i] = get_i(v, i);
+      if (d[i] < 0) return fail(ctx, "sizes[%lld] = %lld is negative", (long long)i, (long long)d[i]);
+      if (in == 0 && d[i] != 0)
+        return fail(ctx, "sizes[%lld] = %lld: axis %lld of the input %s is empty", (long long)i,
+                    (long long)d[i], (long long)i, dims_str(x, b, sizeof b));
+    } else {
+      return fail(ctx, "resize_dims: sizes or scales of an unsupported dtype");
+    }
+  }
+  if (check_out(ctx, T(args, 2), r)) return -1;
+  memcpy(out64(T(args, 2)), d, sizeof *d * (size_t)r);
+  return 0;
+}
+
+/* ---- non_max_suppression ------------------------------------------------- */
+
+typedef struct nms_cand {
+  double score;
+  int64_t box;
+} nms_cand;
+
+/* Descending score, then ascending box index. */
+static int nms_order(const void *a, const void *b) {
+  const nms_cand *x = a, *y = b;
+  if (x->score != y->score) return x->score > y->score ? -1 : 1;
+  return (x->box > y->box) - (x->box < y->box);
+}
+
+/* Element |i| of a float32 or float64 tensor. */
+static double get_f(const DLTensor *t, int64_t i) {
+  const void *p = base(t);
+  return t->dtype.bits == 64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* The corners [ymin, xmin, ymax, xmax] of the box at element |off| of |bx|:
+** [y1, x1, y2, x2] (any diagonal) or, with |cpb|, [xc, yc, w, h]. */
+static void nms_box(const DLTensor *bx, int64_t off, int64_t cpb, double *c) {
+  double v[4];
+  for (int k = 0; k < 4; k++) v[k] = get_f(bx, off + k);
+  if (cpb) {
+    c[0] = v[1] - v[3] / 2, c[2] = v[1] + v[3] / 2;
+    c[1] = v[0] - v[2] / 2, c[3] = v[0] + v[2] / 2;
+  } else {
+    c[0] = fmin(v[0], v[2]), c[2] = fmax(v[0], v[2]);
+    c[1] = fmin(v[1], v[3]), c[3] = fmax(v[1], v[3]);
+  }
+}
+
+/* Whether boxes |a| and |b| overlap with IoU > |thr| (onnxruntime's rule:
+** empty boxes and intersections never suppress). */
+static int nms_suppress(const double *a, const double *b, double thr) {
+  double ymin = fmax(a[0], b[0]), ymax = fmin(a[2], b[2]);
+  double xmin = fmax(a[1], b[1]), xmax = fmin(a[3], b[3]);
+  if (xmax <= xmin || ymax <= ymin) return 0;
+  double inter = (xmax - xmin) * (ymax - ymin);
+  double a1 = (a[2] - a[0]) * (a[3] - a[1]), a2 = (b[2] - b[0]) * (b[3] - b[1]);
+  double uni = a1 + a2 - inter;
+  if (inter <= 0 || a1 <= 0 || a2 <= 0 || uni <= 0) return 0;
+  return inter / uni > thr;
+}
+
+/* Greedy NMS of every batch and class: args boxes [B, N, 4], scores
+** [B, C, N], max_output_boxes, iou_threshold, score_threshold.  The kept
+** rows [batch, class, box] go to |rows| (|cap| rows; NULL: count only);
+** their number to *count. */
+static int nms_run(mlc_rt_ctx *ctx, void **args, int64_t cpb, int64_t *rows, int64_t cap, int64_t *count) {
+  const DLTensor *bx = T(args, 0), *sc = T(args, 1);
+  int64_t B = bx->shape[0], N = bx->shape[1], C = sc->shape[1], maxo = get_i(T(args, 2), 0);
+  double iou = get_d(T(args, 3)), thr = get_d(T(args, 4));
+  *count = 0;
+  if (maxo <= 0 || N == 0 || B == 0 || C == 0) return 0;
+  if (maxo > N) maxo = N;
+  nms_cand *cand = malloc(sizeof *cand * (size_t)N);
+  int64_t *kept = malloc(sizeof *kept * (size_t)maxo);
+  double *corners = malloc(sizeof *corners * 4 * (size_t)N);
+  int rc = 0;
+  if (!cand || !kept || !corners) rc = fail(ctx, "non_max_suppression: out of memory for %lld boxes", (long long)N);
+  for (int64_t b = 0; b < B && !rc; b++) {
+    for (int64_t i = 0; i < N; i++) nms_box(bx, (b * N + i) * 4, cpb, corners + 4 * i);
+    for (int64_t c = 0; c < C && !rc; c++) {
+      int64_t n = 0, nk = 0;
+      for (int64_t i = 0; i < N; i++) {
+        double s = get_f(sc, (b * C + c) * N + i);
+        if (s > thr) cand[n].score = s, cand[n++].box = i;
+      }
+      qsort(cand, (size_t)n, sizeof *cand, nms_order);
+      for (int64_t j = 0; j < n && nk < maxo; j++) {
+        int keep = 1;
+        for (int64_t k = 0; k < nk && keep; k++) keep = !nms_suppress(corners + 4 * kept[k], corners + 4 * cand[j].box, iou);
+        if (keep) kept[nk++] = cand[j].box;
+      }
+      for (int64_t k = 0; k < nk && !rc; k++, (*count)++) {
+        if (!rows) continue;
+        if (*count >= cap) {
+          rc = fail(ctx, "non_max_suppression: more boxes kept than counted");
+          break;
+        }
+        rows[3 * *count] = b, rows[3 * *count + 1] = c, rows[3 * *count + 2] = kept[k];
+      }
+    }
+  }
+  free(cand);
+  free(kept);
+  free(corners);
+  return rc;
+}
+
+/* nms_count(boxes, scores, max, iou, score, out, center_point_box). */
+static int nms_count(void **args, const int32_t *codes, int32_t n, mlc_rt_ctx *ctx) {
+  (void)codes;
+  int64_t cnt;
+  if (n != 7) return fail(ctx, "nms_count: %d args", n);
+  if (nms_run(ctx, args, IMM(args, 6), NULL, 0, &cnt)) return -1;
+  if (check_out(ctx, T(args, 5), 1)) return -1;
+  out64(T(args, 5))[0] = cnt;
+  return 0;
+}
+
+/* nms(boxes, scores, max, iou, score, n, out, center_point_box): the rows. */
+static int nms(void **args, const int32_t *codes, int32_t n, mlc_rt_ctx *ctx) {
+  (void)codes;
+  int64_t cnt;
+  if (n != 8) return fail(ctx, "nms: %d args", n);
+  const DLTensor *o = T(args, 6);
+  if (o->ndim != 2 || o->shape[1] != 3) return fail(ctx, "internal: output of nms is not (n, 3)");
+  if (nms_run(ctx, args, IMM(args, 7), out64(o), o->shape[0], &cnt)) return -1;
+  if (cnt != o->shape[0]) return fail(ctx, "non_max_suppression: fewer boxes kept than counted");
+  return 0;
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 static const struct {
@@ -529,6 +693,8 @@ static const struct {
     {"mlc.split_params", split_params},   {"mlc.range_len", range_len},
     {"mlc.nonzero_count", nonzero_count}, {"mlc.nonzero", nonzero},
     {"mlc.compress_len", compress_len},   {"mlc.compress", compress},
+    {"mlc.nms_count", nms_count},         {"mlc.nms", nms},
+    {"mlc.resize_dims", resize_dims},
 };
 
 mlc_kernel_fn mlc_rt_builtin_find(const char *name) {

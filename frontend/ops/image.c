@@ -4,14 +4,18 @@
 ** Scatter), ScatterND.  MaxPool's Indices output is converted in nn.c.
 **
 ** Resize's output shape comes from its sizes input, or floor(input *
-** scales); both must be constants at compile time, except when the node's
-** output has a fully static declared shape (a graph output or a value_info
-** entry), which then gives the output shape: a scales input computed at
-** run time is read by the kernel (coordinates use the given scales, not
-** output / input), a sizes input computed at run time is not read at all
-** (scales are output / input of the declared shape).  A roi input is used
+** scales) (in double, as the ONNX reference computes it).  When those are
+** constants (or sizes is built from Shape of tensors, the way exporters
+** write it, and fits the input) the shape is known when compiling.
+** Otherwise it is computed while the model runs: resize_dims, then
+** define_dims, which checks the node's declared static output dims (a graph
+** output or a value_info entry) and binds fresh symbols for the others,
+** then the resize typed with them.  A scales input computed at run time is
+** read by the kernel (coordinates use the given scales, not output /
+** input); run-time sizes give scales output / input.  A roi input is used
 ** only by tf_crop_and_resize, as an attribute when constant, else read by
-** the kernel.
+** the kernel; it does not change the output shape (as in the ONNX
+** reference).
 */
 #include <math.h>
 #include <string.h>
@@ -47,11 +51,13 @@ MLC_FE_CHECK(resize) {
   if (ex != 0 && ex != 1) mlc_fe_problem(p, "exclude_outside %lld must be 0 or 1", (long long)ex);
 }
 
-/* The declared static shape of the node's output 0 (a graph output or a
-** value_info entry) of rank |rank| into |dims|; 0 when there is none. */
-static int declared_shape(const mlc_fe_ctx *cx, const mlc_onnx_node *n, int rank, int64_t *dims) {
+/* The dims of the node's declared output 0 (a graph output or a value_info
+** entry of rank |rank|) into |dims|: >= 0 where static, -1 elsewhere (all
+** -1 when none is declared). */
+static void declared_dims(const mlc_fe_ctx *cx, const mlc_onnx_node *n, int rank, int64_t *dims) {
   const mlc_onnx_graph *g = cx->graph;
-  if (!g || n->noutputs < 1) return 0;
+  for (int d = 0; d < rank; d++) dims[d] = -1;
+  if (!g || n->noutputs < 1) return;
   const char *name = n->outputs[0];
   for (int pass = 0; pass < 2; pass++) {
     int cnt = pass == 0 ? g->noutputs : g->nvalue_infos;
@@ -61,15 +67,10 @@ static int declared_shape(const mlc_fe_ctx *cx, const mlc_onnx_node *n, int rank
       if (strcmp(vi->name, name) != 0 || vi->kind != MLC_ONNX_VALUE_TENSOR || !vi->has_shape ||
           vi->rank != rank)
         continue;
-      int ok = 1;
-      for (int d = 0; d < rank && ok; d++) {
-        ok = vi->dims[d].value >= 0;
-        dims[d] = vi->dims[d].value;
-      }
-      if (ok) return 1;
+      for (int d = 0; d < rank; d++) dims[d] = vi->dims[d].value >= 0 ? vi->dims[d].value : -1;
+      return;
     }
   }
-  return 0;
 }
 
 /* An optional input counts as absent when omitted or empty. */
@@ -91,6 +92,69 @@ static mlc_status const_floats(mlc_fe_ctx *cx, const mlc_value *v, const char *w
   return NULL;
 }
 
+/*
+** Element |i| (row-major) of the integer tensor |v| when the graph shows
+** it: a constant >= 0, or a dim (static or symbolic) of a tensor that
+** shape_of read, passed through strided_slice, concat, take with constant
+** indices, reshape and casts to int64 -- the way exporters build Resize's
+** sizes from Shape(x).  1 with the dim in *out; 0 when not known.
+*/
+static int trace_dim(mlc_fe_ctx *cx, const mlc_value *v, int64_t i, int depth, int64_t *out) {
+  const mlc_type *t = &v->type;
+  int64_t ne = mlc_type_numel(t);
+  if (depth > 16 || i < 0 || i >= ne || !mlc_dtype_is_int(t->dtype) || t->dtype == MLC_DTYPE_BOOL) return 0;
+  const mlc_const *k = mlc_fe_const(cx, v);
+  if (k) {
+    double e = mlc_fe_elem_get(k->type.dtype, k->data, i);
+    if (!(e >= 0 && e < 9.0e15)) return 0;
+    *out = (int64_t)e;
+    return 1;
+  }
+  const mlc_binding *b = v->kind == MLC_VALUE_VAR ? v->def : NULL;
+  if (!b || b->kind != MLC_CALL_OP || b->nouts != 1) return 0;
+  const mlc_type *a0 = &b->args[0]->type;
+  switch (b->op) {
+    case MLC_OP_SHAPE_OF:
+      if (i >= a0->rank) return 0;
+      *out = a0->dims[i];
+      return 1;
+    case MLC_OP_RESHAPE: return trace_dim(cx, b->args[0], i, depth + 1, out);
+    case MLC_OP_CAST:
+      if (t->dtype != MLC_DTYPE_I64) return 0;
+      return trace_dim(cx, b->args[0], i, depth + 1, out);
+    case MLC_OP_SLICE: { /* a 1-D slice: begin + i*step, begin clamped as infer_slice does */
+      const mlc_attr *ba = mlc_attrs_find(b->attrs, b->nattrs, "begin");
+      const mlc_attr *sa = mlc_attrs_find(b->attrs, b->nattrs, "step");
+      if (a0->rank != 1 || a0->dims[0] < 0 || !ba || !sa || ba->kind != MLC_ATTR_INTS ||
+          sa->kind != MLC_ATTR_INTS || ba->n != 1 || sa->n != 1 || sa->ints[0] == 0)
+        return 0;
+      int64_t len = a0->dims[0], step = sa->ints[0], lo = step > 0 ? 0 : -1, hi = step > 0 ? len : len - 1;
+      int64_t at = ba->ints[0] < lo ? lo : ba->ints[0] > hi ? hi : ba->ints[0];
+      if (step > INT32_MAX || step < -INT32_MAX || i > INT32_MAX) return 0;
+      return trace_dim(cx, b->args[0], at + i * step, depth + 1, out);
+    }
+    case MLC_OP_CONCAT: /* 1-D parts */
+      if (t->rank != 1) return 0;
+      for (int a = 0; a < b->nargs; a++) {
+        int64_t len = b->args[a]->type.rank == 1 ? b->args[a]->type.dims[0] : -1;
+        if (len < 0) return 0;
+        if (i < len) return trace_dim(cx, b->args[a], i, depth + 1, out);
+        i -= len;
+      }
+      return 0;
+    case MLC_OP_GATHER: { /* take from a 1-D vector at constant indices */
+      const mlc_const *ix = mlc_fe_const(cx, b->args[1]);
+      if (a0->rank != 1 || a0->dims[0] < 0 || !ix || mlc_attrs_int(b->attrs, b->nattrs, "axis", 0) != 0)
+        return 0;
+      double e = mlc_fe_elem_get(ix->type.dtype, ix->data, i);
+      if (e < 0) e += (double)a0->dims[0];
+      if (!(e >= 0 && e < (double)a0->dims[0])) return 0;
+      return trace_dim(cx, b->args[0], (int64_t)e, depth + 1, out);
+    }
+    default: return 0;
+  }
+}
+
 #define MAX_RESIZE_RANK 16
 
 /* What a Resize or Upsample node asks for, before emitting. */
@@ -101,37 +165,101 @@ typedef struct rs_node {
   int has_scales_attr;
 } rs_node;
 
-/* Emits resize for |r| (scales or sizes, not both). */
-static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r, mlc_value **out) {
-  mlc_value *x = r->x;
+/*
+** The output dims of a resize whose dims are computed at run time from |v|
+** (sizes or scales):
+**
+**   p = resize_dims(x, v)                        validated at run time
+**   t = define_dims(p, dims=[2, s0, ...])        declared static dims checked
+**
+** Into |dims| go, per axis, the dim |known| has (>= 0 static, or a symbol
+** that equals the computed value by construction), else the declared
+** static dim, else a fresh symbol; *tok receives t.
+*/
+static mlc_status runtime_dims(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *x, mlc_value *v,
+                               const int64_t *known, const int *is_known, int64_t *dims, mlc_value **tok) {
   int rank = x->type.rank;
-  int64_t dims[MAX_RESIZE_RANK];
+  int64_t decl[MAX_RESIZE_RANK], bind[MAX_RESIZE_RANK];
+  mlc_value *args[2] = {x, v}, *p;
+  declared_dims(cx, n, rank, decl);
+  for (int d = 0; d < rank; d++) {
+    if (is_known[d] && known[d] >= 0 && decl[d] >= 0 && known[d] != decl[d])
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT,
+                          "the declared output shape has %lld on axis %d, the resize gives %lld",
+                          (long long)decl[d], d, (long long)known[d]);
+    if (is_known[d] && known[d] >= 0) bind[d] = known[d];
+    else if (decl[d] >= 0) bind[d] = decl[d];
+    else MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(cx->mod, &bind[d]));
+    dims[d] = is_known[d] && decl[d] < 0 ? known[d] : bind[d];
+  }
+  MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_RESIZE_DIMS, args, 2, NULL, 0, &p));
+  mlc_attr a[2] = {mlc_attr_ints("dims", bind, rank), mlc_attr_int("offset", 0)};
+  return mlc_fe_emit(cx, MLC_OP_DEFINE_DIMS, &p, 1, a, 2, tok);
+}
+
+/* A 1-D float64 constant of |v|[0..n). */
+static mlc_status const_f64(mlc_fe_ctx *cx, const double *v, int n, mlc_value **out) {
+  int64_t dim = n;
+  mlc_type t = {MLC_DTYPE_F64, 1, &dim};
+  return mlc_module_add_const(cx->mod, NULL, &t, v, sizeof(double) * (size_t)n, out);
+}
+
+/*
+** Emits resize for |r| (scales or sizes, not both).  Constant sizes or
+** scales on a static input give static output dims here.  Otherwise (run
+** time values, or a symbolic input axis that changes) the dims come from
+** runtime_dims and the resize takes its token (dims_arg): run-time sizes
+** give scales output / input per axis (scales_from_sizes), run-time scales
+** are read by the kernel.
+*/
+static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r, mlc_value **out) {
+  mlc_value *x = r->x, *v = NULL, *tok = NULL;
+  int rank = x->type.rank;
+  int64_t dims[MAX_RESIZE_RANK], known[MAX_RESIZE_RANK];
+  int is_known[MAX_RESIZE_RANK] = {0};
   double scales[MAX_RESIZE_RANK], roi[2 * MAX_RESIZE_RANK];
-  int scales_arg = 0, roi_arg = 0, has_roi = 0, is_const;
+  int scales_arg = 0, scales_attr = 1, roi_arg = 0, has_roi = 0, is_const;
+  /* coordinate modes that map a kept axis onto itself (a symbolic one then
+  ** needs no run-time dims) */
+  int ident = strcmp(r->coord, "tf_crop_and_resize") != 0 && strcmp(r->coord, "tf_half_pixel_for_nn") != 0;
   if (rank < 1 || rank > MAX_RESIZE_RANK)
     return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "input rank %d (1 to %d)", rank, MAX_RESIZE_RANK);
   if (!!r->sizes + (!!r->scales || r->has_scales_attr) != 1)
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "exactly one of scales and sizes must be given");
   if (r->sizes) {
-    int64_t *sz;
-    int cnt;
-    if (mlc_fe_const(cx, r->sizes)) {
-      MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, r->sizes, "sizes", &sz, &cnt));
-      if (cnt != rank)
-        return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes has %d entries, the input %s has rank %d", cnt,
-                            mlc_fe_shape_str(cx, &x->type), rank);
-      memcpy(dims, sz, sizeof *dims * (size_t)rank);
-    } else if (!declared_shape(cx, n, rank, dims)) {
-      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                          "sizes computed at run time needs a declared static output shape");
-    }
+    const mlc_type *st = &r->sizes->type;
+    if (st->rank != 1 || st->dims[0] != rank)
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes %s must have %d entries (the rank of %s)",
+                          mlc_fe_shape_str(cx, st), rank, mlc_fe_shape_str(cx, &x->type));
+    int all = 1;
     for (int d = 0; d < rank; d++) {
+      is_known[d] = trace_dim(cx, r->sizes, d, 0, &known[d]);
       int64_t in = x->type.dims[d];
-      if (dims[d] < 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes[%d] = %lld is negative", d, (long long)dims[d]);
-      if (MLC_DIM_IS_SYM(in))
-        return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "resizing the symbolic axis %d of %s to a fixed size", d,
-                            mlc_fe_shape_str(cx, &x->type));
-      scales[d] = in > 0 ? (double)dims[d] / (double)in : 1.0;
+      /* statically right: a static size of a static axis, or the axis' own symbol */
+      all &= is_known[d] && ((known[d] == in && (in >= 0 || ident)) ||
+                             (known[d] >= 0 && in >= 0 && (in > 0 || known[d] == 0)));
+    }
+    if (all) {
+      memcpy(dims, known, sizeof *dims * (size_t)rank);
+      for (int d = 0; d < rank; d++) {
+        int64_t in = x->type.dims[d];
+        scales[d] = in == dims[d] ? 1.0 : (double)dims[d] / (double)in;
+      }
+    } else {
+      if (mlc_fe_const(cx, r->sizes)) { /* a bad entry: say which */
+        int64_t *sz;
+        int cnt;
+        MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, r->sizes, "sizes", &sz, &cnt));
+        for (int d = 0; d < rank; d++)
+          if (sz[d] < 0)
+            return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes[%d] = %lld is negative", d,
+                                (long long)sz[d]);
+          else if (x->type.dims[d] == 0 && sz[d] != 0)
+            return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes[%d] = %lld for the empty axis %d of %s", d,
+                                (long long)sz[d], d, mlc_fe_shape_str(cx, &x->type));
+      }
+      v = r->sizes;
+      scales_attr = 0;
     }
   } else {
     if (r->has_scales_attr) {
@@ -146,10 +274,8 @@ static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r
         if (!(scales[d] > 0) || !isfinite(scales[d]))
           return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "scales[%d] = %g must be > 0", d, scales[d]);
         if (MLC_DIM_IS_SYM(in)) {
-          if (scales[d] != 1.0)
-            return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "scaling the symbolic axis %d of %s", d,
-                                mlc_fe_shape_str(cx, &x->type));
           dims[d] = in;
+          if ((scales[d] != 1.0 || !ident) && !v) MLC_RETURN_IF_ERROR(const_f64(cx, scales, rank, &v));
         } else {
           double o = floor(scales[d] * (double)in);
           if (o > (double)(INT64_C(1) << 40))
@@ -157,13 +283,18 @@ static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r
           dims[d] = (int64_t)o;
         }
       }
-    } else if (declared_shape(cx, n, rank, dims)) {
-      scales_arg = 1;
+      /* a symbolic axis scaled: its dims at run time; the rest are static */
+      for (int d = 0; v && d < rank; d++) {
+        is_known[d] = !MLC_DIM_IS_SYM(x->type.dims[d]) || scales[d] == 1.0;
+        known[d] = dims[d];
+      }
     } else {
-      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                          "scales computed at run time needs a declared static output shape");
+      v = r->scales;
+      scales_arg = 1;
+      scales_attr = 0;
     }
   }
+  if (v) MLC_RETURN_IF_ERROR(runtime_dims(cx, n, x, v, known, is_known, dims, &tok));
   if (strcmp(r->coord, "tf_crop_and_resize") == 0 && r->roi) {
     MLC_RETURN_IF_ERROR(const_floats(cx, r->roi, "roi", 2 * rank, roi, &is_const));
     has_roi = is_const;
@@ -180,14 +311,17 @@ static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r
   a[na++] = mlc_attr_int("exclude_outside", mlc_fe_attr_int(n, "exclude_outside", 0) != 0);
   a[na++] = mlc_attr_float("extrapolation_value", mlc_fe_attr_float(n, "extrapolation_value", 0.0));
   if (scales_arg) a[na++] = mlc_attr_int("scales_arg", 1);
-  else a[na++] = mlc_attr_floats("scales", scales, rank);
+  else if (scales_attr) a[na++] = mlc_attr_floats("scales", scales, rank);
+  else a[na++] = mlc_attr_int("scales_from_sizes", 1);
   if (roi_arg) a[na++] = mlc_attr_int("roi_arg", 1);
   if (has_roi) a[na++] = mlc_attr_floats("roi", roi, 2 * rank);
-  mlc_value *args[3];
+  if (tok) a[na++] = mlc_attr_int("dims_arg", 1);
+  mlc_value *args[4];
   int nargs = 0;
   args[nargs++] = x;
   if (roi_arg) args[nargs++] = r->roi;
   if (scales_arg) args[nargs++] = r->scales;
+  if (tok) args[nargs++] = tok;
   return mlc_fe_emit(cx, MLC_OP_RESIZE, args, nargs, a, na, out);
 }
 

@@ -2,13 +2,12 @@
 ** dynamic.c: lowering of the run-time shape ops (ops.def section "run-time
 ** shapes").
 **
-** Shape functions (reshape_dims, slice_params, ...), nonzero and compress
-** are not
-** loop nests: they are a handful of host computations with validation and
-** error messages, so legalization turns them into call_dps_packed of the
-** runtime's built-ins "mlc.<op>" (runtime/shapefn.c), with their int
-** attributes put in the order the built-in reads them (the archiver passes
-** them as trailing immediates).  define_dims becomes
+** Shape functions (reshape_dims, slice_params, resize_dims, ...), nonzero
+** and compress are not loop nests: they are a handful of host computations
+** with validation and error messages, so legalization turns them into
+** call_dps_packed of the runtime's built-ins "mlc.<op>" (runtime/shapefn.c),
+** with their int attributes put in the order the built-in reads them (the
+** archiver passes them as trailing immediates).  define_dims becomes
 ** call_dps_packed(MLC_LOWER_BIND_SYMS), the runtime's BIND_SYMS step.
 **
 ** The data ops are te computes whose output extents are the symbols
@@ -79,6 +78,9 @@ static const builtin builtins[] = {
     {MLC_OP_NONZERO, "mlc.nonzero", {NULL, NULL}, {0, 0}},
     {MLC_OP_COMPRESS_LEN, "mlc.compress_len", {"axis", NULL}, {-1, 0}},
     {MLC_OP_COMPRESS, "mlc.compress", {"axis", NULL}, {-1, 0}},
+    {MLC_OP_NMS_COUNT, "mlc.nms_count", {"center_point_box", NULL}, {0, 0}},
+    {MLC_OP_NMS, "mlc.nms", {"center_point_box", NULL}, {0, 0}},
+    {MLC_OP_RESIZE_DIMS, "mlc.resize_dims", {NULL, NULL}, {0, 0}},
 };
 
 /* Rewrites |b| into call_dps_packed of its built-in when it has one

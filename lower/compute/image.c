@@ -5,13 +5,16 @@
 **
 ** resize: each output coordinate is mapped back to the input per axis in
 ** float64 (the coordinate transformation modes of ONNX Resize, with the
-** scale and roi immediates or loads of the scales / roi arguments); nearest
+** scale and roi immediates or loads of the scales / roi arguments, or the
+** scale output extent / input extent, symbolic extents included); nearest
 ** rounds it to one index, linear and cubic sum 2 or 4 taps per axis with
 ** edge-clamped reads (one te reduction over the taps of every resized
 ** axis, weights multiplied across axes), cubic with the cubic_coeff_a
 ** kernel and, with exclude_outside, the taps outside the input dropped and
 ** the rest renormalized.  Axes whose extent and scale stay the same (known
-** at compile time) read straight through.  tf_crop_and_resize gives
+** at compile time) read straight through.  An argument after those (attr
+** dims_arg) is define_dims' output: it orders the kernel after the binding
+** of the output extents and is not read.  tf_crop_and_resize gives
 ** extrapolation_value where a coordinate falls outside the input.  The sum
 ** runs in the output dtype for float32/float64 and in float64 otherwise,
 ** followed by a converting stage.
@@ -97,6 +100,7 @@ typedef struct rs_ctx {
   int rank, mode, coord, nearest, excl;
   double a, extrap;
   int roi_arg, scales_arg;      /* argument index, 0 when an attribute */
+  int derived;                  /* scale = output extent / input extent */
   const double *scales, *roi;   /* attributes (roi may be NULL: 0..0, 1..1) */
   unsigned char same[MAX_RANK]; /* axis read straight through */
   mlc_dtype acc;
@@ -115,8 +119,15 @@ static mlc_tir_expr *vec_elem(mlc_lg_call *c, int a, int64_t i) {
   return mlc_tir_cast(M, MLC_DTYPE_F64, mlc_lg_arg_load(c, a, &ix));
 }
 
+/* Extent |d| of |t| as float64. */
+static mlc_tir_expr *dim_f64(mlc_lg_call *c, const mlc_type *t, int d) {
+  return mlc_tir_cast(M, MLC_DTYPE_F64, mlc_lg_dim(c, t, d));
+}
+
 static mlc_tir_expr *rs_scale(rs_ctx *r, int d) {
   mlc_lg_call *c = r->c;
+  if (r->derived)
+    return bin(c, MLC_TIR_DIV, dim_f64(c, &c->out_types[0], d), dim_f64(c, &c->arg_types[0], d));
   return r->scales_arg ? vec_elem(c, r->scales_arg, d) : f64(c, r->scales[d]);
 }
 
@@ -133,7 +144,7 @@ static mlc_tir_expr *rs_coord(rs_ctx *r, int d, mlc_tir_expr *o) {
   mlc_lg_call *c = r->c;
   const mlc_type *x = &c->arg_types[0];
   mlc_tir_expr *of = mlc_tir_cast(M, MLC_DTYPE_F64, o);
-  mlc_tir_expr *in1 = f64(c, (double)(x->dims[d] - 1));
+  mlc_tir_expr *in1 = bin(c, MLC_TIR_SUB, dim_f64(c, x, d), f64(c, 1));
   mlc_tir_expr *olen = mlc_lg_dim(c, &c->out_types[0], d);
   mlc_tir_expr *one_out = bin(c, MLC_TIR_EQ, olen, i64(c, 1));
   mlc_tir_expr *olen1 = mlc_tir_cast(M, MLC_DTYPE_F64, mlc_tir_sub(M, olen, i64(c, 1)));
@@ -168,7 +179,7 @@ static mlc_tir_expr *rs_outside(rs_ctx *r, mlc_tir_expr *const *idx) {
     if (r->same[d]) continue;
     mlc_tir_expr *v = rs_coord(r, d, idx[d]);
     cond = or2(c, cond, or2(c, bin(c, MLC_TIR_LT, v, f64(c, 0)),
-                            bin(c, MLC_TIR_GT, v, f64(c, (double)(x->dims[d] - 1)))));
+                            bin(c, MLC_TIR_GT, v, bin(c, MLC_TIR_SUB, dim_f64(c, x, d), f64(c, 1)))));
   }
   return cond;
 }
@@ -307,14 +318,17 @@ mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out) {
   r.a = mlc_lg_float(c, "cubic_coeff_a", -0.75);
   r.extrap = mlc_lg_float(c, "extrapolation_value", 0.0);
   int roi_arg = mlc_lg_int(c, "roi_arg", 0) != 0, scales_arg = mlc_lg_int(c, "scales_arg", 0) != 0;
+  int dims_arg = mlc_lg_int(c, "dims_arg", 0) != 0;
   r.roi_arg = roi_arg ? 1 : 0;
   r.scales_arg = scales_arg ? 1 + roi_arg : 0;
-  if (c->nargs != 1 + roi_arg + scales_arg)
-    return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "argument count does not match roi_arg and scales_arg");
+  r.derived = !scales_arg && mlc_lg_int(c, "scales_from_sizes", 0) != 0;
+  if (c->nargs != 1 + roi_arg + scales_arg + dims_arg)
+    return mlc_lg_error(c, MLC_INVALID_ARGUMENT,
+                        "argument count does not match roi_arg, scales_arg and dims_arg");
   for (int i = 1; i < c->nargs; i++)
     if (!c->in[i]) return mlc_lg_error(c, MLC_INTERNAL, "roi or scales argument inlined");
   const mlc_attr *sa = mlc_lg_attr(c, "scales"), *ra = mlc_lg_attr(c, "roi");
-  if (!scales_arg) {
+  if (!scales_arg && !r.derived) {
     if (!sa || sa->kind != MLC_ATTR_FLOATS || sa->n != r.rank)
       return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "attribute scales needs %d entries", r.rank);
     r.scales = sa->floats;
@@ -326,8 +340,9 @@ mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out) {
   }
   for (int d = 0; d < r.rank; d++) {
     int64_t in = x->dims[d];
-    r.same[d] = in == y->dims[d] && r.scales && r.scales[d] == 1.0 && r.coord != CT_CROP && r.coord != CT_TF_NN;
-    if (!r.same[d] && MLC_DIM_IS_SYM(in))
+    int unit = r.derived || (r.scales && r.scales[d] == 1.0); /* a scale of exactly 1 */
+    r.same[d] = in == y->dims[d] && unit && r.coord != CT_CROP && r.coord != CT_TF_NN;
+    if (!r.same[d] && MLC_DIM_IS_SYM(in) && !dims_arg)
       return mlc_lg_error(c, MLC_UNIMPLEMENTED, "resizing axis %d of symbolic extent", d);
     if (!r.same[d] && in == 0) r.same[d] = 1; /* nothing to read: the output is empty too */
   }

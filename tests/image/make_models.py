@@ -8,8 +8,11 @@ with scales as a graph input and a declared output shape, Upsample-7/9 and
 Resize-10, MaxPool with its Indices output, GatherElements, GatherND,
 ScatterElements (with a reduction), Scatter-9 and ScatterND.  The expected
 outputs come from onnx's reference implementations (the functions the ONNX
-backend tests use).  resize_dyn_undeclared.onnx has run-time scales and no
-declared output shape: the compiler must refuse it with a clear error.
+backend tests use).  The models whose output shapes are computed at run time
+(run-time scales or sizes with or without a declared output shape, a
+symbolic batch with sizes built from Shape(x), constant scales on symbolic
+axes, Upsample-9 with run-time scales) have several input sets each,
+recorded as "<model>.<k>", which the test runs in one session.
 
 expected.txt lines: <model> in|out <index> <dtype> <rank> <dims...> : <values...>
 
@@ -84,8 +87,117 @@ save("resize_dyn_scales", [helper.make_node("Resize", ["x", "", "sc"], ["y"], na
                                             coordinate_transformation_mode="asymmetric",
                                             nearest_mode="round_prefer_ceil")],
      [vi("x", F, x.shape), vi("sc", F, [4])], [vi("y", F, y.shape)], 13, feeds=[x, sc], expect=[y])
-save("resize_dyn_undeclared", [helper.make_node("Resize", ["x", "", "sc"], ["y"], name="rs")],
+
+# Shapes computed at run time (one model, several input sets "<model>.<k>",
+# run in one session; their own random numbers):
+rng2 = np.random.RandomState(11)
+
+# Run-time scales without a declared output shape (linear, half_pixel).
+for k, sc in enumerate([np.array([1, 1, 2, 1.5], np.float32), np.array([1, 1, 0.6, 0.5], np.float32)]):
+    y = interpolate_nd(x, linear_coeffs, scale_factors=sc).astype(np.float32)
+    record("resize_dyn_undeclared.%d" % (k + 1), "in", [x, sc])
+    record("resize_dyn_undeclared.%d" % (k + 1), "out", [y])
+save("resize_dyn_undeclared", [helper.make_node("Resize", ["x", "", "sc"], ["y"], name="rs", mode="linear")],
      [vi("x", F, x.shape), vi("sc", F, [4])], [vi("y", F, None)], 13)
+
+# Run-time sizes without a declared output shape (cubic, align_corners).
+for k, sz in enumerate([np.array([1, 2, 6, 8], np.int64), np.array([1, 1, 2, 3], np.int64)]):
+    y = interpolate_nd(x, cubic_coeffs, output_size=sz,
+                       coordinate_transformation_mode="align_corners").astype(np.float32)
+    record("resize_dyn_sizes.%d" % (k + 1), "in", [x, sz])
+    record("resize_dyn_sizes.%d" % (k + 1), "out", [y])
+save("resize_dyn_sizes", [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rs", mode="cubic",
+                                           coordinate_transformation_mode="align_corners")],
+     [vi("x", F, x.shape), vi("sz", I64, [4])], [vi("y", F, None)], 13)
+
+# Run-time sizes with a declared output shape (1, 2, 6, 8): sizes that
+# contradict it are a run error (test_image_models.c changes them).
+sz = np.array([1, 2, 6, 8], np.int64)
+y = interpolate_nd(x, lambda r: nearest_coeffs(r, "floor"), output_size=sz).astype(np.float32)
+save("resize_dyn_declared", [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rs",
+                                              nearest_mode="floor")],
+     [vi("x", F, x.shape), vi("sz", I64, [4])], [vi("y", F, [1, 2, 6, 8])], 13, feeds=[x, sz], expect=[y])
+
+# Symbolic batch, sizes = Concat(Slice(Shape(x), 0, 2), (6, 8)) as exporters
+# write it: the output is (N, 2, 6, 8) and multiplies a (N, 1, 1, 1) input.
+shape_nodes = [helper.make_node("Shape", ["x"], ["shp"], name="shape"),
+               helper.make_node("Slice", ["shp", "s0", "s2"], ["nc"], name="slice")]
+shape_inits = [numpy_helper.from_array(np.array([0], np.int64), "s0"),
+               numpy_helper.from_array(np.array([2], np.int64), "s2")]
+for k, n in enumerate([1, 2]):
+    xb = rng2.uniform(-2, 2, (n, 2, 3, 4)).astype(np.float32)
+    w = rng2.uniform(-1, 1, (n, 1, 1, 1)).astype(np.float32)
+    y = interpolate_nd(xb, linear_coeffs, output_size=[n, 2, 6, 8]).astype(np.float32) * w
+    record("resize_batch_shape.%d" % (k + 1), "in", [xb, w])
+    record("resize_batch_shape.%d" % (k + 1), "out", [y])
+save("resize_batch_shape",
+     shape_nodes + [helper.make_node("Concat", ["nc", "hw"], ["sz"], name="concat", axis=0),
+                    helper.make_node("Resize", ["x", "", "", "sz"], ["r"], name="rs", mode="linear"),
+                    helper.make_node("Mul", ["r", "w"], ["y"], name="mul")],
+     [vi("x", F, ["N", 2, 3, 4]), vi("w", F, ["N", 1, 1, 1])], [vi("y", F, ["N", 2, 6, 8])], 13,
+     inits=shape_inits + [numpy_helper.from_array(np.array([6, 8], np.int64), "hw")])
+
+# Symbolic batch, sizes = Concat(Unsqueeze(Gather(Shape(x), 0)),
+# Unsqueeze(Gather(Shape(x), 1)), hw) with hw a graph input: (N, 2, s2, s3)
+# computed at run time; the batch stays N.
+for k, (n, hw) in enumerate([(1, [5, 7]), (2, [2, 9])]):
+    xb = rng2.uniform(-2, 2, (n, 2, 3, 4)).astype(np.float32)
+    w = rng2.uniform(-1, 1, (n, 1, 1, 1)).astype(np.float32)
+    hw = np.array(hw, np.int64)
+    y = interpolate_nd(xb, lambda r: nearest_coeffs(r, "round_prefer_ceil"),
+                       output_size=[n, 2] + list(hw)).astype(np.float32) * w
+    record("resize_batch_dyn.%d" % (k + 1), "in", [xb, w, hw])
+    record("resize_batch_dyn.%d" % (k + 1), "out", [y])
+gather_nodes = [helper.make_node("Shape", ["x"], ["shp"], name="shape")]
+for i in range(2):
+    gather_nodes += [helper.make_node("Gather", ["shp", "i%d" % i], ["g%d" % i], name="gather%d" % i, axis=0),
+                     helper.make_node("Unsqueeze", ["g%d" % i, "ax0"], ["u%d" % i], name="unsqueeze%d" % i)]
+save("resize_batch_dyn",
+     gather_nodes + [helper.make_node("Concat", ["u0", "u1", "hw"], ["sz"], name="concat", axis=0),
+                    helper.make_node("Resize", ["x", "", "", "sz"], ["r"], name="rs",
+                                     nearest_mode="round_prefer_ceil"),
+                    helper.make_node("Mul", ["r", "w"], ["y"], name="mul")],
+     [vi("x", F, ["N", 2, 3, 4]), vi("w", F, ["N", 1, 1, 1]), vi("hw", I64, [2])], [vi("y", F, None)], 13,
+     inits=[numpy_helper.from_array(np.array(0, np.int64), "i0"),
+            numpy_helper.from_array(np.array(1, np.int64), "i1"),
+            numpy_helper.from_array(np.array([0], np.int64), "ax0")])
+
+# Constant scales on symbolic spatial axes: (N, 2, H, W) -> (N, 2, floor(1.5 H), 2 W).
+sc = np.array([1, 1, 1.5, 2], np.float32)
+for k, shp in enumerate([(1, 2, 3, 4), (2, 2, 2, 3)]):
+    xb = rng2.uniform(-2, 2, shp).astype(np.float32)
+    y = interpolate_nd(xb, linear_coeffs, scale_factors=sc,
+                       coordinate_transformation_mode="pytorch_half_pixel").astype(np.float32)
+    record("resize_sym_scales.%d" % (k + 1), "in", [xb])
+    record("resize_sym_scales.%d" % (k + 1), "out", [y])
+save("resize_sym_scales", [helper.make_node("Resize", ["x", "", "sc"], ["y"], name="rs", mode="linear",
+                                            coordinate_transformation_mode="pytorch_half_pixel")],
+     [vi("x", F, ["N", 2, "H", "W"])], [vi("y", F, None)], 13, inits=[numpy_helper.from_array(sc, "sc")])
+
+# tf_crop_and_resize (a constant roi) with constant scales on a symbolic
+# batch: the batch axis goes through the crop too, its dims at run time.
+roi = np.array([0, 0, 0.2, 0.5, 1, 1, 1.1, 0.9], np.float32)
+sc = np.array([1, 1, 2, 1], np.float32)  # in * scale integral: the reference uses it as the length
+for k, n in enumerate([1, 3]):
+    xb = rng2.uniform(-2, 2, (n, 2, 3, 4)).astype(np.float32)
+    y = interpolate_nd(xb, linear_coeffs, scale_factors=sc, roi=roi, extrapolation_value=-5.0,
+                       coordinate_transformation_mode="tf_crop_and_resize").astype(np.float32)
+    record("resize_sym_crop.%d" % (k + 1), "in", [xb])
+    record("resize_sym_crop.%d" % (k + 1), "out", [y])
+save("resize_sym_crop", [helper.make_node("Resize", ["x", "roi", "sc"], ["y"], name="rs", mode="linear",
+                                          coordinate_transformation_mode="tf_crop_and_resize",
+                                          extrapolation_value=-5.0)],
+     [vi("x", F, ["N", 2, 3, 4])], [vi("y", F, None)], 13,
+     inits=[numpy_helper.from_array(roi, "roi"), numpy_helper.from_array(sc, "sc")])
+
+# Upsample-9 with run-time scales, no declared output shape.
+for k, sc in enumerate([np.array([1, 1, 2, 3], np.float32), np.array([1, 1, 1.5, 1], np.float32)]):
+    y = interpolate_nd(x, lambda r: nearest_coeffs(r, "floor"), scale_factors=sc,
+                       coordinate_transformation_mode="asymmetric").astype(np.float32)
+    record("upsample9_dyn.%d" % (k + 1), "in", [x, sc])
+    record("upsample9_dyn.%d" % (k + 1), "out", [y])
+save("upsample9_dyn", [helper.make_node("Upsample", ["x", "sc"], ["y"], name="up", mode="nearest")],
+     [vi("x", F, x.shape), vi("sc", F, [4])], [vi("y", F, None)], 9)
 
 # tf_crop_and_resize with a constant roi and extrapolation.
 roi = np.array([0, 0, 0.2, 0.5, 1, 1, 1.1, 0.9], np.float32)

@@ -6,9 +6,16 @@
 ** through mlc_model_load, binds the inputs listed in tests/image/expected.txt
 ** and compares every output (shape exactly, floats within 1e-4 relative and
 ** 1e-5 absolute, integers exactly) with the expected values computed there
-** by onnx's reference implementations.  A Resize whose scales are computed
-** at run time and whose output shape is not declared must be refused with
-** an error naming the node.
+** by onnx's reference implementations.
+**
+** Output shapes computed at run time: run-time scales and sizes without a
+** declared output shape, each run with several input sets ("<model>.<k>")
+** in one session; run-time sizes that contradict the declared output shape,
+** negative sizes and NaN or zero scales are run errors naming the node
+** (and the session runs again afterwards); a symbolic batch whose sizes
+** come from Shape(x) keeps the batch symbol (a static path when the rest
+** is constant); constant scales on symbolic axes (tf_crop_and_resize
+** included); Upsample-9 with run-time scales.
 */
 #include <math.h>
 #include <stdio.h>
@@ -140,47 +147,114 @@ static int64_t compare(const char *name, int k, const DLTensor *y, const ttensor
   return bad;
 }
 
-/* Compiles, runs and checks tests/image/<name>.onnx. */
-static void run_model(const char *name) {
+/* Compiles tests/image/<name>.onnx and opens a session on it: *m and *ss
+** (NULL after a failed assertion). */
+static void open_model(const char *name, mlc_model **m, mlc_session **ss) {
   char onnx[4096], so[4096], err[512];
-  tmodel tm;
   snprintf(onnx, sizeof onnx, "%s%s.onnx", mlc_test_src_path("tests/image/"), name);
   snprintf(so, sizeof so, "%s/%s.so", tmpdir, name);
-  CU_ASSERT_EQUAL_FATAL(read_expected(name, &tm), 0);
-  CU_ASSERT(tm.nout > 0);
+  *m = NULL;
+  *ss = NULL;
   mlc_status s = mlc_compile_file(onnx, so, NULL);
   if (s) fprintf(stderr, "\ncompile %s: %s\n", name, mlc_status_message(s));
   CU_ASSERT_PTR_NULL(s);
   mlc_status_free(s);
-  mlc_model *m = NULL;
-  if (!s && mlc_model_load(so, &m, err, sizeof err) != MLC_RT_OK) {
+  if (!s && mlc_model_load(so, m, err, sizeof err) != MLC_RT_OK) {
     fprintf(stderr, "\nload %s: %s\n", name, err);
-    m = NULL;
+    *m = NULL;
   }
-  mlc_session *ss = NULL;
-  if (m) CU_ASSERT_EQUAL(mlc_session_create(m, NULL, &ss), MLC_RT_OK);
-  if (ss) {
-    int64_t shapes[MAXT][MAXR];
-    DLTensor in[MAXT];
-    int ok = 1;
-    for (int i = 0; i < tm.nin; i++) {
-      in[i] = dl(&tm.in[i], shapes[i]);
-      ok &= mlc_session_set_input(ss, i, &in[i]) == MLC_RT_OK;
-    }
-    CU_ASSERT(ok);
-    int rc = mlc_session_run(ss);
-    if (rc != MLC_RT_OK) fprintf(stderr, "\nrun %s: %s\n", name, mlc_session_last_error(ss));
-    CU_ASSERT_EQUAL(rc, MLC_RT_OK);
-    for (int k = 0; rc == MLC_RT_OK && k < tm.nout; k++) {
-      const DLTensor *y = NULL;
-      CU_ASSERT_EQUAL(mlc_session_get_output(ss, k, &y), MLC_RT_OK);
-      if (y) CU_ASSERT_EQUAL(compare(name, k, y, &tm.out[k]), 0);
-    }
-    mlc_session_free(ss);
-  }
-  mlc_model_free(m);
+  if (*m) CU_ASSERT_EQUAL(mlc_session_create(*m, NULL, ss), MLC_RT_OK);
   remove(so);
+}
+
+/* Binds the inputs of |set| in expected.txt (input |patch| replaced by the
+** |npatch| values |patch_vals| when |patch_vals| is not NULL) and runs;
+** returns the run's status.  |tm| receives the set. */
+static int bind_run(mlc_session *ss, const char *set, tmodel *tm, int patch, const double *patch_vals,
+                    int npatch) {
+  int64_t shapes[MAXT][MAXR];
+  DLTensor in[MAXT];
+  int ok = 1;
+  CU_ASSERT_EQUAL_FATAL(read_expected(set, tm), 0);
+  CU_ASSERT(tm->nout > 0);
+  for (int i = 0; i < tm->nin; i++) {
+    ttensor *t = &tm->in[i];
+    for (int64_t k = 0; patch_vals && i == patch && k < t->n && k < npatch; k++) {
+      if (t->is_float) ((float *)t->data)[k] = (float)patch_vals[k];
+      else if (t->is_i32) ((int32_t *)t->data)[k] = (int32_t)patch_vals[k];
+      else ((int64_t *)t->data)[k] = (int64_t)patch_vals[k];
+    }
+    in[i] = dl(t, shapes[i]);
+    ok &= mlc_session_set_input(ss, i, &in[i]) == MLC_RT_OK;
+  }
+  CU_ASSERT(ok);
+  return mlc_session_run(ss);
+}
+
+/* Runs input set |set| in |ss| and checks every output. */
+static void check_set(mlc_session *ss, const char *set) {
+  tmodel tm;
+  int rc = bind_run(ss, set, &tm, -1, NULL, 0);
+  if (rc != MLC_RT_OK) fprintf(stderr, "\nrun %s: %s\n", set, mlc_session_last_error(ss));
+  CU_ASSERT_EQUAL(rc, MLC_RT_OK);
+  for (int k = 0; rc == MLC_RT_OK && k < tm.nout; k++) {
+    const DLTensor *y = NULL;
+    CU_ASSERT_EQUAL(mlc_session_get_output(ss, k, &y), MLC_RT_OK);
+    if (y) CU_ASSERT_EQUAL(compare(set, k, y, &tm.out[k]), 0);
+  }
   tm_free(&tm);
+}
+
+/* Set |set| with input |idx| replaced by |vals| must fail to run with a
+** message containing |a| and |b|. */
+static void check_fails(mlc_session *ss, const char *set, int idx, const double *vals, int n, const char *a,
+                        const char *b) {
+  tmodel tm;
+  int rc = bind_run(ss, set, &tm, idx, vals, n);
+  tm_free(&tm);
+  CU_ASSERT_NOT_EQUAL(rc, MLC_RT_OK);
+  if (rc == MLC_RT_OK) return;
+  const char *e = mlc_session_last_error(ss);
+  if (!strstr(e, a) || !strstr(e, b)) fprintf(stderr, "\n%s: unexpected error: %s\n", set, e);
+  CU_ASSERT_PTR_NOT_NULL(strstr(e, a));
+  CU_ASSERT_PTR_NOT_NULL(strstr(e, b));
+  const DLTensor *y = NULL;
+  CU_ASSERT_NOT_EQUAL(mlc_session_get_output(ss, 0, &y), MLC_RT_OK);
+}
+
+/* Compiles, runs and checks tests/image/<name>.onnx. */
+static void run_model(const char *name) {
+  mlc_model *m;
+  mlc_session *ss;
+  open_model(name, &m, &ss);
+  if (ss) check_set(ss, name);
+  mlc_session_free(ss);
+  mlc_model_free(m);
+}
+
+/* Compiles <name>.onnx once and runs its input sets <name>.1 .. <name>.<n>
+** in one session (twice over, so each shape comes back). */
+static void run_sets(const char *name, int n) {
+  mlc_model *m;
+  mlc_session *ss;
+  char set[256];
+  open_model(name, &m, &ss);
+  for (int k = 0; ss && k < 2 * n; k++) {
+    snprintf(set, sizeof set, "%s.%d", name, k % n + 1);
+    check_set(ss, set);
+  }
+  mlc_session_free(ss);
+  mlc_model_free(m);
+}
+
+/* The IR of tests/image/<name>.onnx (free with mlc_string_free). */
+static char *model_ir(const char *name) {
+  char onnx[4096], *ir = NULL;
+  snprintf(onnx, sizeof onnx, "%s%s.onnx", mlc_test_src_path("tests/image/"), name);
+  mlc_status s = mlc_inspect_file(onnx, MLC_INSPECT_IR, &ir);
+  CU_ASSERT_PTR_NULL(s);
+  mlc_status_free(s);
+  return ir;
 }
 
 static void t_resize(void) {
@@ -206,20 +280,76 @@ static void t_gather_scatter(void) {
   run_model("scatter_nd");
 }
 
-/* Run-time scales without a declared output shape: a clear error. */
+/* Run-time scales or sizes and no declared output shape: the output dims
+** are symbols bound when the model runs. */
 static void t_resize_undeclared(void) {
-  char so[4096];
-  snprintf(so, sizeof so, "%s/undeclared.so", tmpdir);
-  mlc_status s = mlc_compile_file(mlc_test_src_path("tests/image/resize_dyn_undeclared.onnx"), so, NULL);
-  CU_ASSERT_PTR_NOT_NULL(s);
-  if (!s) return;
-  const char *msg = mlc_status_message(s);
-  if (!strstr(msg, "node \"rs\" (Resize, opset 13)") || !strstr(msg, "declared static output shape"))
-    fprintf(stderr, "\nunexpected message: %s\n", msg);
-  CU_ASSERT_EQUAL(mlc_status_code(s), MLC_UNIMPLEMENTED);
-  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "node \"rs\" (Resize, opset 13)"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "scales computed at run time needs a declared static output shape"));
-  mlc_status_free(s);
+  run_sets("resize_dyn_undeclared", 2);
+  run_sets("resize_dyn_sizes", 2);
+  run_sets("upsample9_dyn", 2);
+  char *ir = model_ir("resize_dyn_sizes");
+  if (ir) {
+    if (!strstr(ir, "R.resize_dims(") || !strstr(ir, "dims=[s0, s1, s2, s3]")) fprintf(stderr, "\n%s\n", ir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "R.resize_dims("));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "R.define_dims("));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "dims=[s0, s1, s2, s3]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "R.Tensor((s0, s1, s2, s3), \"float32\")"));
+    mlc_string_free(ir);
+  }
+}
+
+/* Bad run-time values: a run error naming the node, then good runs again. */
+static void t_resize_run_errors(void) {
+  mlc_model *m;
+  mlc_session *ss;
+  open_model("resize_dyn_declared", &m, &ss);
+  if (ss) {
+    static const double wrong[] = {1, 2, 5, 8}, neg[] = {1, 2, -6, 8}, batch[] = {2, 2, 6, 8};
+    check_set(ss, "resize_dyn_declared");
+    check_fails(ss, "resize_dyn_declared", 1, wrong, 4, "node \"rs\"", "compiled for 6");
+    check_fails(ss, "resize_dyn_declared", 1, neg, 4, "node \"rs\"", "sizes[2] = -6 is negative");
+    check_fails(ss, "resize_dyn_declared", 1, batch, 4, "node \"rs\"", "computed dimension 0 is 2");
+    check_set(ss, "resize_dyn_declared");
+  }
+  mlc_session_free(ss);
+  mlc_model_free(m);
+  open_model("resize_dyn_undeclared", &m, &ss);
+  if (ss) {
+    static const double nan_sc[] = {1, 1, NAN, 2}, zero[] = {1, 1, 2, 0}, huge[] = {1, 1, 1e30, 1};
+    check_fails(ss, "resize_dyn_undeclared.1", 1, nan_sc, 4, "node \"rs\"", "scales[2] = nan");
+    check_fails(ss, "resize_dyn_undeclared.1", 1, zero, 4, "node \"rs\"", "scales[3] = 0");
+    check_fails(ss, "resize_dyn_undeclared.1", 1, huge, 4, "node \"rs\"", "too large");
+    check_set(ss, "resize_dyn_undeclared.2");
+  }
+  mlc_session_free(ss);
+  mlc_model_free(m);
+  char *ir = model_ir("resize_dyn_declared");
+  if (ir) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "dims=[1, 2, 6, 8]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "R.Tensor((1, 2, 6, 8), \"float32\")"));
+    mlc_string_free(ir);
+  }
+}
+
+/* A symbolic batch: sizes from Shape(x) keep it (static when the rest is
+** constant); constant scales on symbolic axes. */
+static void t_resize_symbolic(void) {
+  run_sets("resize_batch_shape", 2);
+  run_sets("resize_batch_dyn", 2);
+  run_sets("resize_sym_scales", 2);
+  run_sets("resize_sym_crop", 2);
+  char *ir = model_ir("resize_batch_shape");
+  if (ir) {
+    CU_ASSERT_PTR_NULL(strstr(ir, "resize_dims"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "R.Tensor((N, 2, 6, 8), \"float32\")"));
+    mlc_string_free(ir);
+  }
+  ir = model_ir("resize_batch_dyn");
+  if (ir) {
+    if (!strstr(ir, "R.Tensor((N, 2, s2, s3), \"float32\")")) fprintf(stderr, "\n%s\n", ir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "R.resize_dims("));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "R.Tensor((N, 2, s2, s3), \"float32\")"));
+    mlc_string_free(ir);
+  }
 }
 
 static int suite_init(void) {
@@ -241,6 +371,8 @@ static void register_suites(void) {
       {"maxpool_indices", t_maxpool_indices},
       {"gather_scatter", t_gather_scatter},
       {"resize_undeclared", t_resize_undeclared},
+      {"resize_run_errors", t_resize_run_errors},
+      {"resize_symbolic", t_resize_symbolic},
       CU_TEST_INFO_NULL,
   };
   CU_pSuite s = CU_add_suite("image_models", suite_init, suite_clean);
