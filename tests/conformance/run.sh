@@ -64,3 +64,20 @@ if [ -n "${MLC_CONFORMANCE_ONLY:-}" ]; then
   set +f
 fi
 "$runner" "$@"
+rc=$?
+# Every tier-1 test that does not pass must be explained in EXPECTED_FAILURES.
+expected=$MLC_SRCDIR/tests/conformance/EXPECTED_FAILURES
+if [ -z "${MLC_CONFORMANCE_ONLY:-}" ] && [ -f "$results" ]; then
+  unexplained=$(awk -F'\t' 'FILENAME == ARGV[1] { if (FNR > 1 && $7 == 1) t1[$1] = 1; next }
+                           FILENAME == ARGV[2] { split($0, e, " "); if ($0 !~ /^#/ && NF) ok[e[1]] = 1; next }
+                           { split($0, f, " ") }
+                           (f[1] in t1) && f[2] == "FAIL" && !(f[1] in ok) { print f[1] }' \
+                  "$conf/ops.tsv" "$expected" "$results")
+  if [ -n "$unexplained" ]; then
+    echo "conformance: tier-1 failures missing from tests/conformance/EXPECTED_FAILURES:"
+    echo "$unexplained" | sed 's/^/  /'
+    echo "conformance: 0 passed, 1 failed"
+    exit 1
+  fi
+fi
+exit $rc
