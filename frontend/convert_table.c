@@ -86,6 +86,16 @@ static const char *const A_FMOD[] = {"fmod:i", NULL};
 static const char *const A_DIRECTION[] = {"direction:s", NULL};
 static const char *const A_SHRINK[] = {"bias:f", "lambd:f", NULL};
 static const char *const A_COS[] = {"value:t", NULL};
+/* control flow (subgraph.c) and text */
+static const char *const A_IF[] = {"else_branch:g", "then_branch:g", NULL};
+static const char *const A_LOOP[] = {"body:g", NULL};
+static const char *const A_SCAN8[] = {"body:g", "directions:I", "num_scan_inputs:i", NULL};
+static const char *const A_SCAN9[] = {"body:g", "num_scan_inputs:i", "scan_input_axes:I",
+                                      "scan_input_directions:I", "scan_output_axes:I",
+                                      "scan_output_directions:I", NULL};
+static const char *const A_TFIDF[] = {"max_gram_length:i", "max_skip_count:i", "min_gram_length:i",
+                                      "mode:s", "ngram_counts:I", "ngram_indexes:I", "pool_int64s:I",
+                                      "pool_strings:S", "weights:F", NULL};
 
 static const char *const A_IN1[] = {"consumed_inputs:I", "epsilon:f", NULL};
 static const char *const A_IN6[] = {"epsilon:f", NULL};
@@ -297,6 +307,10 @@ static const mlc_fe_row table[] = {
     R("Identity", 13, mlc_fe_cvt_identity, 1, 1, 1, A_NONE, NULL),
     R("Identity", 14, mlc_fe_cvt_identity, 1, 1, 1, A_NONE, NULL),
     R("Identity", 16, mlc_fe_cvt_identity, 1, 1, 1, A_NONE, NULL),
+    R("If", 1, mlc_fe_cvt_if, 1, 1, VAR, A_IF, NULL),
+    R("If", 11, mlc_fe_cvt_if, 1, 1, VAR, A_IF, NULL),
+    R("If", 13, mlc_fe_cvt_if, 1, 1, VAR, A_IF, NULL),
+    R("If", 16, mlc_fe_cvt_if, 1, 1, VAR, A_IF, NULL),
     R("InstanceNormalization", 1, mlc_fe_cvt_instance_norm, 3, 3, 1, A_IN1, NULL),
     R("InstanceNormalization", 6, mlc_fe_cvt_instance_norm, 3, 3, 1, A_IN6, NULL),
     R("IsInf", 10, mlc_fe_cvt_isinf, 1, 1, 1, A_ISINF, NULL),
@@ -321,6 +335,10 @@ static const mlc_fe_row table[] = {
     R("LogSoftmax", 1, mlc_fe_cvt_log_softmax_v1, 1, 1, 1, A_AXIS, NULL),
     R("LogSoftmax", 11, mlc_fe_cvt_log_softmax_v1, 1, 1, 1, A_AXIS, NULL),
     R("LogSoftmax", 13, mlc_fe_cvt_log_softmax_v13, 1, 1, 1, A_AXIS, NULL),
+    R("Loop", 1, mlc_fe_cvt_loop, 0, VAR, VAR, A_LOOP, NULL),
+    R("Loop", 11, mlc_fe_cvt_loop, 0, VAR, VAR, A_LOOP, NULL),
+    R("Loop", 13, mlc_fe_cvt_loop, 0, VAR, VAR, A_LOOP, NULL),
+    R("Loop", 16, mlc_fe_cvt_loop, 0, VAR, VAR, A_LOOP, NULL),
     R("MatMul", 1, mlc_fe_cvt_matmul, 2, 2, 1, A_NONE, NULL),
     R("MatMul", 9, mlc_fe_cvt_matmul, 2, 2, 1, A_NONE, NULL),
     R("MatMul", 13, mlc_fe_cvt_matmul, 2, 2, 1, A_NONE, NULL),
@@ -439,6 +457,10 @@ static const mlc_fe_row table[] = {
     R("RoiAlign", 16, mlc_fe_cvt_roi_align, 3, 3, 1, A_ROIALIGN16, mlc_fe_chk_roi_align),
     R("Round", 11, mlc_fe_cvt_round, 1, 1, 1, A_NONE, NULL),
     R("STFT", 17, mlc_fe_cvt_stft, 2, 4, 1, A_ONESIDED, NULL),
+    R("Scan", 8, mlc_fe_cvt_scan_v8, 0, VAR, VAR, A_SCAN8, NULL),
+    R("Scan", 9, mlc_fe_cvt_scan_v9, 1, VAR, VAR, A_SCAN9, NULL),
+    R("Scan", 11, mlc_fe_cvt_scan_v9, 1, VAR, VAR, A_SCAN9, NULL),
+    R("Scan", 16, mlc_fe_cvt_scan_v9, 1, VAR, VAR, A_SCAN9, NULL),
     R("Scatter", 9, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
     R("Scatter", 11, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
     R("ScatterElements", 11, mlc_fe_cvt_scatter_elements, 3, 3, 1, A_AXIS, NULL),
@@ -489,6 +511,7 @@ static const mlc_fe_row table[] = {
     R("Sum", 13, mlc_fe_cvt_sum, 1, VAR, 1, A_NONE, NULL),
     R("Tan", 7, mlc_fe_cvt_tan, 1, 1, 1, A_NONE, NULL),
     UNARY3("Tanh", tanh),
+    R("TfIdfVectorizer", 9, mlc_fe_cvt_tfidf, 1, 1, 1, A_TFIDF, mlc_fe_chk_tfidf),
     R("ThresholdedRelu", 10, mlc_fe_cvt_thresholded_relu, 1, 1, 1, A_ALPHA, NULL),
     R("Tile", 1, mlc_fe_cvt_tile_v1, 3, 3, 1, A_NONE, NULL),
     R("Tile", 6, mlc_fe_cvt_tile_v6, 2, 2, 1, A_NONE, NULL),

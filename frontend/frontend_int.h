@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/hash.h"
 #include "base/strbuf.h"
 #include "frontend/frontend.h"
 
@@ -34,6 +35,7 @@ typedef struct mlc_fe_ctx {
   mlc_origin origin;          /* its origin, passed to every emit */
   mlc_arena *scratch;         /* reset after each node */
   const mlc_onnx_graph *graph; /* the graph being converted (declared types); may be NULL */
+  const struct mlc_fe_scope *scope; /* ONNX names visible to the node (subgraph.c); may be NULL */
 } mlc_fe_ctx;
 
 typedef mlc_status (*mlc_fe_cvt_fn)(mlc_fe_ctx *cx, const mlc_onnx_node *n,
@@ -419,5 +421,31 @@ MLC_FE_CVT(nms);
 MLC_FE_CVT(unique);
 MLC_FE_CHECK(grid_sample);
 MLC_FE_CHECK(roi_align);
+/* subgraph.c: control flow, its subgraphs inlined into the function */
+/* A name scope: ONNX value names -> values (|values| borrowed), with the
+** enclosing scope searched after it. */
+typedef struct mlc_fe_scope {
+  const mlc_hash *values;
+  const struct mlc_fe_scope *parent;
+} mlc_fe_scope;
+/* The value named |name| in |scope| or an enclosing one; NULL if none
+** (borrowed from the module). */
+mlc_value *mlc_fe_scope_get(const mlc_fe_scope *scope, const char *name);
+/*
+** Converts the subgraph |g| (borrowed) into cx's function: its formal inputs
+** bound to |args|[0..nargs) (borrowed; nargs must equal g's input count),
+** its initializers and Constant nodes as constants, other names looked up in
+** cx->scope.  outs[0..g->noutputs) receive its outputs (owned by the module).
+** |what| names the subgraph in errors ("then_branch").
+*/
+MLC_MUST_USE mlc_status mlc_fe_inline_graph(mlc_fe_ctx *cx, const mlc_onnx_graph *g, const char *what,
+                                            mlc_value *const *args, int nargs, mlc_value **outs);
+MLC_FE_CVT(if);
+MLC_FE_CVT(loop);
+MLC_FE_CVT(scan_v8);
+MLC_FE_CVT(scan_v9);
+/* text.c */
+MLC_FE_CVT(tfidf);
+MLC_FE_CHECK(tfidf);
 
 #endif /* MLC_FRONTEND_FRONTEND_INT_H */

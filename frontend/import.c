@@ -235,7 +235,9 @@ static mlc_status convert_node(importer *im, const mlc_onnx_node *n) {
   if (!r || !r->cvt) /* the pre-flight check lets no such node through */
     return node_error(im, n, MLC_INTERNAL, "%s", "no converter");
   mlc_fe_ctx cx = {im->m, im->f, im->opset, n, {n->name, n->op_type, im->opset, n->index}, im->work,
-                   im->g};
+                   im->g, NULL};
+  mlc_fe_scope top = {&im->values, NULL};
+  cx.scope = &top;
   if (n->ninputs < r->min_in || (r->max_in >= 0 && n->ninputs > r->max_in)) {
     if (r->max_in == r->min_in)
       return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d input%s, got %d", r->min_in,

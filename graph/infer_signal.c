@@ -1,7 +1,8 @@
 /*
 ** infer_signal.c: struct-info inference of the signal and vision ops of
 ** ops.def: dft, stft, window, mel_weight_matrix, signal_dims, grid_sample,
-** roi_align, det and max_unpool.
+** roi_align, det, max_unpool, nms_count, non_max_suppression, unique_count
+** and unique.
 **
 ** As in infer.c, a rule validates its arguments' dtypes and ranks and every
 ** attribute it reads and reports problems through mlc_graph_call_error,
@@ -14,7 +15,10 @@
 ** op takes define_dims' output as its last argument (which orders it after
 ** the binding) and its output dims as attributes.  As with the run-time
 ** shape ops of infer_dyn.c, a rule cannot check symbolic output dims
-** against values it does not know; it checks every static relation.
+** against values it does not know; it checks every static relation.  The
+** ops whose output sizes depend on the data (non_max_suppression, unique)
+** come in pairs: a count (int64 [1]) for define_dims, then the op typed
+** with the symbol it binds.
 */
 #include <stdio.h>
 #include <string.h>

@@ -622,26 +622,29 @@ static int nms_run(mlc_rt_ctx *ctx, void **args, int64_t cpb, int64_t *rows, int
   *count = 0;
   if (maxo <= 0 || N == 0 || B == 0 || C == 0) return 0;
   if (maxo > N) maxo = N;
-  nms_cand *cand = malloc(sizeof *cand * (size_t)N);
-  int64_t *kept = malloc(sizeof *kept * (size_t)maxo);
-  double *corners = malloc(sizeof *corners * 4 * (size_t)N);
+  /* scratch from the session's workspace: candidates, kept boxes, corners */
+  uint64_t nc = sizeof(nms_cand) * (uint64_t)N, nk = sizeof(int64_t) * (uint64_t)maxo;
+  char *ws = ctx->api->workspace_alloc(ctx, nc + nk + sizeof(double) * 4 * (uint64_t)N);
+  if (!ws) return fail(ctx, "non_max_suppression: out of memory for %lld boxes", (long long)N);
+  nms_cand *cand = (nms_cand *)(void *)ws;
+  int64_t *kept = (int64_t *)(void *)(ws + nc);
+  double *corners = (double *)(void *)(ws + nc + nk);
   int rc = 0;
-  if (!cand || !kept || !corners) rc = fail(ctx, "non_max_suppression: out of memory for %lld boxes", (long long)N);
   for (int64_t b = 0; b < B && !rc; b++) {
     for (int64_t i = 0; i < N; i++) nms_box(bx, (b * N + i) * 4, cpb, corners + 4 * i);
     for (int64_t c = 0; c < C && !rc; c++) {
-      int64_t n = 0, nk = 0;
+      int64_t n = 0, nkept = 0;
       for (int64_t i = 0; i < N; i++) {
         double s = get_f(sc, (b * C + c) * N + i);
         if (s > thr) cand[n].score = s, cand[n++].box = i;
       }
       qsort(cand, (size_t)n, sizeof *cand, nms_order);
-      for (int64_t j = 0; j < n && nk < maxo; j++) {
+      for (int64_t j = 0; j < n && nkept < maxo; j++) {
         int keep = 1;
-        for (int64_t k = 0; k < nk && keep; k++) keep = !nms_suppress(corners + 4 * kept[k], corners + 4 * cand[j].box, iou);
-        if (keep) kept[nk++] = cand[j].box;
+        for (int64_t k = 0; k < nkept && keep; k++) keep = !nms_suppress(corners + 4 * kept[k], corners + 4 * cand[j].box, iou);
+        if (keep) kept[nkept++] = cand[j].box;
       }
-      for (int64_t k = 0; k < nk && !rc; k++, (*count)++) {
+      for (int64_t k = 0; k < nkept && !rc; k++, (*count)++) {
         if (!rows) continue;
         if (*count >= cap) {
           rc = fail(ctx, "non_max_suppression: more boxes kept than counted");
@@ -651,9 +654,7 @@ static int nms_run(mlc_rt_ctx *ctx, void **args, int64_t cpb, int64_t *rows, int
       }
     }
   }
-  free(cand);
-  free(kept);
-  free(corners);
+  ctx->api->workspace_free(ctx, ws);
   return rc;
 }
 

@@ -1,7 +1,9 @@
 /*
 ** signal.c: lowering rules of the signal and vision ops: dft, stft,
-** window, mel_weight_matrix, signal_dims, grid_sample, roi_align, det and
-** max_unpool.
+** window, mel_weight_matrix, signal_dims, grid_sample, roi_align, det,
+** max_unpool, unique_count and unique.  nms_count and non_max_suppression,
+** a sequential greedy search, become the runtime's built-ins (dynamic.c's
+** table, runtime/shapefn.c).
 **
 ** Every rule computes in float64 and ends with a stage converting to the
 ** output dtype (skipped when the output is float64), so float32 results
@@ -30,12 +32,13 @@
 **                unnormalized, then clipped or reflected for border and
 **                reflection padding (bicubic: each tap), and taps outside
 **                the input read 0.
-**   roi_align    a te reduction over the sampling grid of each bin (its
-**                extent read from the roi when sampling_ratio is 0: at
-**                least one point, masked when the grid is empty), each
+**   roi_align    a te reduction over the sampling grid of each bin, each
 **                point a bilinear sample as onnxruntime computes it; avg
 **                divides by the point count, max takes the largest
-**                weighted corner.
+**                weighted corner.  With sampling_ratio 0 the grid follows
+**                each roi's size: a first stage finds the largest grid over
+**                the rois, the reduction runs over that and masks the
+**                points past the roi's own grid (an empty grid gives 0).
 **   det          Gaussian elimination with partial pivoting, three stages
 **                per column k (the largest |a[i, k]|, i >= k; its first
 **                row; the eliminated matrix with that row swapped into row
@@ -51,6 +54,13 @@
 **                extent is 1 unless stage 1 counted any, so it costs
 **                nothing for indices max_pool made -- and stage 4 reads
 **                the value (0 where no index points).
+**   unique       over the slices x[:, j, :] of x viewed as [A, N, B]: the
+**                first element where two slices differ (a [N, N] stage,
+**                skipped for one-element slices), each slice's first equal
+**                slice, its output position (the distinct slices that sort
+**                before it, or that were first seen before it), then the
+**                first index, count and values of each position.  O(N^2)
+**                comparisons; unique_count shares the first two stages.
 */
 #include <math.h>
 #include <stdio.h>
@@ -536,6 +546,7 @@ typedef struct roi_ctx {
   int max, half_pixel;
   int64_t sr, oh, ow;
   double scale;
+  mlc_te_tensor *grid; /* adaptive sampling: the largest grid (NULL: attr sampling_ratio) */
 } roi_ctx;
 
 static mlc_tir_expr *roi_coord(roi_ctx *s, mlc_tir_expr *r, int k) {
@@ -583,20 +594,46 @@ static mlc_tir_expr *roi_grid(roi_ctx *s, mlc_tir_expr *size, int64_t bins) {
   return mlc_tir_max(M, g, i64(c, 0));
 }
 
+/* Roi |r|'s start (x1, y1) and extent (rw, rh) in input pixels. */
+static void roi_geom(roi_ctx *s, mlc_tir_expr *r, mlc_tir_expr **x1, mlc_tir_expr **y1, mlc_tir_expr **rw,
+                     mlc_tir_expr **rh) {
+  mlc_lg_call *c = s->c;
+  *x1 = roi_coord(s, r, 0), *y1 = roi_coord(s, r, 1);
+  *rw = sub(c, roi_coord(s, r, 2), *x1), *rh = sub(c, roi_coord(s, r, 3), *y1);
+  if (!s->half_pixel) {
+    *rw = mlc_tir_max(M, *rw, f64(c, 1));
+    *rh = mlc_tir_max(M, *rh, f64(c, 1));
+  }
+}
+
+/* grid[0], grid[1] = the largest adaptive sampling grid over the rois (the
+** reduction runs at least once, masked) */
+static mlc_tir_expr *roi_grid_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  roi_ctx *s = user;
+  mlc_lg_call *c = s->c;
+  mlc_tir_expr *R = adim(c, 1, 0), *x1, *y1, *rw, *rh;
+  mlc_tir_expr *r = mlc_te_reduce_axis(b, mlc_tir_max(M, R, i64(c, 1)), "r");
+  roi_geom(s, mlc_tir_min(M, r, mlc_tir_max(M, sub(c, R, i64(c, 1)), i64(c, 0))), &x1, &y1, &rw, &rh);
+  mlc_tir_expr *g = sel(c, bin(c, MLC_TIR_EQ, idx[0], i64(c, 0)), roi_grid(s, rh, s->oh), roi_grid(s, rw, s->ow));
+  return mlc_te_max(b, sel(c, bin(c, MLC_TIR_LT, r, R), g, i64(c, 0)), &r, 1);
+}
+
 static mlc_tir_expr *roi_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
   roi_ctx *s = user;
   mlc_lg_call *c = s->c;
-  mlc_tir_expr *r = idx[0];
-  mlc_tir_expr *x1 = roi_coord(s, r, 0), *y1 = roi_coord(s, r, 1);
-  mlc_tir_expr *rw = sub(c, roi_coord(s, r, 2), x1), *rh = sub(c, roi_coord(s, r, 3), y1);
-  if (!s->half_pixel) {
-    rw = mlc_tir_max(M, rw, f64(c, 1));
-    rh = mlc_tir_max(M, rh, f64(c, 1));
-  }
+  mlc_tir_expr *r = idx[0], *x1, *y1, *rw, *rh;
+  roi_geom(s, r, &x1, &y1, &rw, &rh);
   mlc_tir_expr *bh = fdiv(c, rh, f64(c, (double)s->oh)), *bw = fdiv(c, rw, f64(c, (double)s->ow));
   mlc_tir_expr *gh = roi_grid(s, rh, s->oh), *gw = roi_grid(s, rw, s->ow);
   mlc_tir_expr *ghe = mlc_tir_max(M, gh, i64(c, 1)), *gwe = mlc_tir_max(M, gw, i64(c, 1));
-  mlc_tir_expr *iy = mlc_te_reduce_axis(b, ghe, "iy"), *ix = mlc_te_reduce_axis(b, gwe, "ix");
+  /* the points of the largest grid, those past this roi's grid masked */
+  mlc_tir_expr *eh = ghe, *ew = gwe;
+  if (s->grid) {
+    mlc_tir_expr *z = i64(c, 0), *o = i64(c, 1);
+    eh = mlc_tir_max(M, mlc_te_load(b, s->grid, 1, &z), i64(c, 1));
+    ew = mlc_tir_max(M, mlc_te_load(b, s->grid, 1, &o), i64(c, 1));
+  }
+  mlc_tir_expr *iy = mlc_te_reduce_axis(b, eh, "iy"), *ix = mlc_te_reduce_axis(b, ew, "ix");
   mlc_tir_expr *axes[2] = {iy, ix};
   mlc_tir_expr *y = add(c, add(c, y1, mul(c, as_f64(c, idx[2]), bh)),
                         fdiv(c, mul(c, add(c, as_f64(c, iy), f64(c, 0.5)), bh), as_f64(c, ghe)));
@@ -604,7 +641,9 @@ static mlc_tir_expr *roi_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void 
                         fdiv(c, mul(c, add(c, as_f64(c, ix), f64(c, 0.5)), bw), as_f64(c, gwe)));
   mlc_tir_expr *bi = as_i64(c, mlc_lg_arg_load(c, 2, &r));
   bi = clamp(c, bi, i64(c, 0), sub(c, adim(c, 0, 0), i64(c, 1)));
-  mlc_tir_expr *valid = and2(c, bin(c, MLC_TIR_GT, gh, i64(c, 0)), bin(c, MLC_TIR_GT, gw, i64(c, 0)));
+  /* (gh <= eh: the min only makes the body read the grid stage, which te
+  ** does not see in reduction extents) */
+  mlc_tir_expr *valid = and2(c, bin(c, MLC_TIR_LT, iy, mlc_tir_min(M, gh, eh)), bin(c, MLC_TIR_LT, ix, mlc_tir_min(M, gw, ew)));
   mlc_tir_expr *v = roi_sample(s, bi, idx[1], y, x, valid);
   if (s->max) return mlc_te_max(b, v, axes, 2);
   mlc_tir_expr *count = as_f64(c, mul(c, ghe, gwe));
@@ -617,14 +656,20 @@ mlc_status mlc_lg_roi_align(mlc_lg_call *c, mlc_te_tensor **out) {
   const char *mode = mlc_attrs_str(c->attrs, c->nattrs, "mode", "avg");
   roi_ctx s = {c, strcmp(mode, "max") == 0, mlc_lg_int(c, "half_pixel", 1) != 0, mlc_lg_int(c, "sampling_ratio", 0),
                mlc_lg_int(c, "output_height", 1), mlc_lg_int(c, "output_width", 1),
-               mlc_lg_float(c, "spatial_scale", 1.0)};
+               mlc_lg_float(c, "spatial_scale", 1.0), NULL};
   const mlc_type *x = &c->arg_types[0];
   if (x->rank != 4 || s.oh < 1 || s.ow < 1) return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "malformed call");
   mlc_te_tensor *acc;
-  if (x->dims[0] == 0 || x->dims[2] == 0 || x->dims[3] == 0)
+  if (x->dims[0] == 0 || x->dims[2] == 0 || x->dims[3] == 0) {
     MLC_RETURN_IF_ERROR(stage(c, 0, "T_roi_align_acc", zero_body, c, &acc));
-  else
-    MLC_RETURN_IF_ERROR(stage(c, 0, "T_roi_align_acc", roi_body, &s, &acc));
+    return finish(c, acc, NULL, out);
+  }
+  if (s.sr <= 0) {
+    mlc_tir_expr *two = i64(c, 2);
+    MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_roi_grid", 1, &two, NULL, roi_grid_body, &s, &acc));
+    s.grid = acc;
+  }
+  MLC_RETURN_IF_ERROR(stage(c, 0, "T_roi_align_acc", roi_body, &s, &acc));
   return finish(c, acc, NULL, out);
 }
 

@@ -101,7 +101,7 @@ static void pb_float(pb *b, int field, float f) {
 
 /* A tensor of a case: an input (graph input, or an initializer when |init|),
 ** or an expected output.  Values are doubles, converted to the dtype.
-** Dims whose bit is set in |sym| are declared as dim_params. */
+** Dims whose bit is set in |sym| are declared as dim_params ("d<i>"). */
 typedef struct ten {
   const char *name; /* "" marks an omitted optional input */
   int type;         /* ONNX data type */
@@ -183,7 +183,7 @@ static void value_info(pb *g, int field, const ten *t) {
     pb dim = {0};
     if (t->sym >> i & 1) {
       char nm[32];
-      snprintf(nm, sizeof nm, "%s_d%d", t->name, i);
+      snprintf(nm, sizeof nm, "d%d", i); /* dims at one position share a name */
       pb_str(&dim, 2, nm);
     } else {
       pb_int(&dim, 1, t->dims[i]);
