@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "frontend/frontend_int.h"
 
 /* ---- attributes --------------------------------------------------------- */
@@ -70,59 +71,13 @@ mlc_status mlc_fe_error(const mlc_fe_ctx *cx, mlc_code code, const char *fmt, ..
                          msg);
 }
 
-/* ---- half-precision conversions (for scalars of f16/bf16 models) -------- */
-
-static float half_to_float(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 31, man = h & 1023;
-  float v;
-  if (exp == 0) v = ldexpf((float)man, -24);
-  else if (exp == 31) v = man ? NAN : INFINITY;
-  else v = ldexpf((float)(man | 1024), exp - 25);
-  return sign ? -v : v;
-}
-
-static uint16_t float_to_half(float f) {
-  /* Round to nearest even through the exact value. */
-  uint16_t sign = signbit(f) ? 0x8000 : 0;
-  float a = fabsf(f);
-  if (isnan(f)) return sign | 0x7e00;
-  if (a >= 65520.0f) return sign | 0x7c00;
-  if (a < ldexpf(1, -14)) { /* subnormal: multiples of 2^-24 */
-    float q = nearbyintf(a * ldexpf(1, 24));
-    return sign | (uint16_t)q;
-  }
-  int e;
-  float m = frexpf(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-  float q = nearbyintf(m * 2048.0f); /* 11 significant bits */
-  if (q >= 2048.0f) {
-    q /= 2;
-    e++;
-  }
-  return sign | (uint16_t)((e + 14) << 10) | ((uint16_t)q & 1023);
-}
-
-static float bf16_to_float(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  if (isnan(f)) return (uint16_t)((u >> 16) | 0x40);
-  u += 0x7fff + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
-
 /* Element |i| of |data| (of |dt|) as a double; 0 for non-numeric types. */
 static double load(mlc_dtype dt, const void *data, int64_t i) {
   switch (dt) {
   case MLC_DTYPE_F32: return ((const float *)data)[i];
   case MLC_DTYPE_F64: return ((const double *)data)[i];
-  case MLC_DTYPE_F16: return half_to_float(((const uint16_t *)data)[i]);
-  case MLC_DTYPE_BF16: return bf16_to_float(((const uint16_t *)data)[i]);
+  case MLC_DTYPE_F16: return mlc_f16_to_f32(((const uint16_t *)data)[i]);
+  case MLC_DTYPE_BF16: return mlc_bf16_to_f32(((const uint16_t *)data)[i]);
   case MLC_DTYPE_I8: return ((const int8_t *)data)[i];
   case MLC_DTYPE_I16: return ((const int16_t *)data)[i];
   case MLC_DTYPE_I32: return ((const int32_t *)data)[i];
@@ -169,8 +124,8 @@ static void store(mlc_dtype dt, void *data, double x) {
   switch (dt) {
   case MLC_DTYPE_F32: *(float *)data = (float)x; break;
   case MLC_DTYPE_F64: *(double *)data = x; break;
-  case MLC_DTYPE_F16: *(uint16_t *)data = float_to_half((float)x); break;
-  case MLC_DTYPE_BF16: *(uint16_t *)data = float_to_bf16((float)x); break;
+  case MLC_DTYPE_F16: *(uint16_t *)data = mlc_f32_to_f16((float)x); break;
+  case MLC_DTYPE_BF16: *(uint16_t *)data = mlc_f32_to_bf16((float)x); break;
   case MLC_DTYPE_I8: *(int8_t *)data = (int8_t)clamp_int(x, INT8_MIN, INT8_MAX); break;
   case MLC_DTYPE_I16: *(int16_t *)data = (int16_t)clamp_int(x, INT16_MIN, INT16_MAX); break;
   case MLC_DTYPE_I32: *(int32_t *)data = (int32_t)clamp_int(x, INT32_MIN, INT32_MAX); break;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "graph/graph_int.h"
 
 /* Largest rank evaluated (the inference rules allow the same). */
@@ -35,54 +36,6 @@
 
 static const mlc_type *arg(const mlc_call_info *ci, int i) { return &ci->args[i]->type; }
 
-/* ---- float16 / bfloat16 ------------------------------------------------- */
-
-static float bits_f32(uint32_t x) {
-  float f;
-  memcpy(&f, &x, sizeof f);
-  return f;
-}
-
-static uint32_t f32_bits(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  return x;
-}
-
-static float f16_to_f32(uint16_t h) {
-  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  if (e == 0x1f) return bits_f32(s | 0x7f800000 | (m << 13));
-  if (e) return bits_f32(s | ((e + 112) << 23) | (m << 13));
-  float f = ldexpf((float)m, -24); /* zero or subnormal: m * 2^-24 */
-  return s ? -f : f;
-}
-
-/* Keeps the top bits of |m| above |shift|, rounding to nearest even. */
-static uint32_t round_shift(uint32_t m, int shift) {
-  uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-  return r + (rem > half || (rem == half && (r & 1)));
-}
-
-static uint16_t f32_to_f16(float f) {
-  uint32_t x = f32_bits(f), e = (x >> 23) & 0xff, m = x & 0x7fffff;
-  uint16_t s = (uint16_t)((x >> 16) & 0x8000);
-  int he = (int)e - 127 + 15;
-  if (e == 0xff) return (uint16_t)(s | 0x7c00 | (m ? 0x200 | (m >> 13) : 0));
-  if (he >= 0x1f) return (uint16_t)(s | 0x7c00);
-  if (he <= 0) /* subnormal half (or zero) */
-    return (uint16_t)(s | (he < -10 ? 0 : round_shift(m | 0x800000, 14 - he)));
-  /* A carry out of the mantissa bumps the exponent, up to infinity. */
-  return (uint16_t)(s | round_shift(((uint32_t)he << 23) | m, 13));
-}
-
-static float bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
-
-static uint16_t f32_to_bf16(float f) {
-  uint32_t x = f32_bits(f);
-  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
-  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
 /* ---- loading and storing elements --------------------------------------- */
 
 static int is_f(mlc_dtype t) { return mlc_dtype_is_float(t); }
@@ -92,8 +45,8 @@ static double ldf(const void *p, mlc_dtype t, int64_t i) {
   switch (t) {
   case MLC_DTYPE_F32: return ((const float *)p)[i];
   case MLC_DTYPE_F64: return ((const double *)p)[i];
-  case MLC_DTYPE_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-  case MLC_DTYPE_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+  case MLC_DTYPE_F16: return mlc_f16_to_f32(((const uint16_t *)p)[i]);
+  case MLC_DTYPE_BF16: return mlc_bf16_to_f32(((const uint16_t *)p)[i]);
   case MLC_DTYPE_I8: return ((const int8_t *)p)[i];
   case MLC_DTYPE_I16: return ((const int16_t *)p)[i];
   case MLC_DTYPE_I32: return ((const int32_t *)p)[i];
@@ -138,8 +91,8 @@ static void sti(void *p, mlc_dtype t, int64_t i, int64_t v, int uns) {
   switch (t) {
   case MLC_DTYPE_F32: ((float *)p)[i] = uns ? (float)(uint64_t)v : (float)v; break;
   case MLC_DTYPE_F64: ((double *)p)[i] = uns ? (double)(uint64_t)v : (double)v; break;
-  case MLC_DTYPE_F16: ((uint16_t *)p)[i] = f32_to_f16(uns ? (float)(uint64_t)v : (float)v); break;
-  case MLC_DTYPE_BF16: ((uint16_t *)p)[i] = f32_to_bf16(uns ? (float)(uint64_t)v : (float)v); break;
+  case MLC_DTYPE_F16: ((uint16_t *)p)[i] = mlc_f32_to_f16(uns ? (float)(uint64_t)v : (float)v); break;
+  case MLC_DTYPE_BF16: ((uint16_t *)p)[i] = mlc_f32_to_bf16(uns ? (float)(uint64_t)v : (float)v); break;
   case MLC_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v; break;
   case MLC_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
   case MLC_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
@@ -158,8 +111,8 @@ static void stf(void *p, mlc_dtype t, int64_t i, double v) {
   switch (t) {
   case MLC_DTYPE_F32: ((float *)p)[i] = (float)v; break;
   case MLC_DTYPE_F64: ((double *)p)[i] = v; break;
-  case MLC_DTYPE_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v); break;
-  case MLC_DTYPE_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
+  case MLC_DTYPE_F16: ((uint16_t *)p)[i] = mlc_f32_to_f16((float)v); break;
+  case MLC_DTYPE_BF16: ((uint16_t *)p)[i] = mlc_f32_to_bf16((float)v); break;
   case MLC_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
   default: sti(p, t, i, f2i(v, t == MLC_DTYPE_U64), 0); break;
   }

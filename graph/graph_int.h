@@ -33,4 +33,58 @@ mlc_status mlc_graph_eval_misc(const mlc_call_info *ci, const mlc_type *ot, cons
 mlc_status mlc_graph_eval_image(const mlc_call_info *ci, const mlc_type *ot, const void *const *in,
                                 void **out);
 
+/* ---- helpers of the inference rules (graph/infer_util.c) ---------------
+** They take the call |ci| (borrowed) and report errors through
+** mlc_graph_call_error, so messages name the node and the op. */
+
+/* The type of argument |i| (borrowed from the call). */
+static inline const mlc_type *mlc_graph_arg(const mlc_call_info *ci, int i) {
+  return &ci->args[i]->type;
+}
+
+/* |t| is a dtype of the enum (not INVALID or COUNT). */
+static inline int mlc_graph_valid_dtype(mlc_dtype t) {
+  return t > MLC_DTYPE_INVALID && t < MLC_DTYPE_COUNT;
+}
+
+/* |t| is an integer or float dtype (not bool or string). */
+static inline int mlc_graph_is_num(mlc_dtype t) {
+  return mlc_dtype_is_float(t) || mlc_dtype_is_int(t);
+}
+
+/* Output |k| gets |dt| and |dims| (borrowed) copied into the module arena. */
+mlc_status mlc_graph_set_out(const mlc_call_info *ci, mlc_type *outs, int k, mlc_dtype dt,
+                             const int64_t *dims, int rank);
+/* The single output gets |dt| and |dims| (copied, as mlc_graph_set_out);
+** *nouts = 1. */
+mlc_status mlc_graph_ret1(const mlc_call_info *ci, mlc_type *outs, int *nouts, mlc_dtype dt,
+                          const int64_t *dims, int rank);
+/* Every argument has a valid non-string dtype and a rank <= |max_rank|
+** (MLC_UNIMPLEMENTED above it). */
+mlc_status mlc_graph_check_args(const mlc_call_info *ci, int max_rank);
+
+/* An int attribute (|dflt| when absent). */
+mlc_status mlc_graph_attr_int(const mlc_call_info *ci, const char *name, int64_t dflt, int64_t *out);
+/* An int attribute that must be 0 or 1 (|dflt| when absent); |out| may be
+** NULL to only check it. */
+mlc_status mlc_graph_attr_flag(const mlc_call_info *ci, const char *name, int dflt, int *out);
+/* Checks that attribute |name|, when present, is a number (float or int). */
+mlc_status mlc_graph_attr_number(const mlc_call_info *ci, const char *name);
+/* An axis attribute in [0, rank) (|dflt| when absent); no negative axes
+** (the frontend normalizes them). */
+mlc_status mlc_graph_attr_axis(const mlc_call_info *ci, const char *name, int rank, int64_t dflt,
+                               int *out);
+/* A string attribute that must be one of |allowed| (NULL-terminated);
+** *out borrows the matching entry of |allowed| (or |dflt| when absent). */
+mlc_status mlc_graph_attr_choice(const mlc_call_info *ci, const char *name, const char *dflt,
+                                 const char *const *allowed, const char **out);
+
+/* Shorthands of the inference rule files, which name their call |ci|:
+** they define MLC_GRAPH_INFER_SHORTHANDS before including this header. */
+#ifdef MLC_GRAPH_INFER_SHORTHANDS
+#define ERR(...) mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, __VA_ARGS__)
+#define UNIMPL(...) mlc_graph_call_error(ci, MLC_UNIMPLEMENTED, __VA_ARGS__)
+#define LL(x) ((long long)(x))
+#endif
+
 #endif /* MLC_GRAPH_GRAPH_INT_H */

@@ -18,14 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MLC_GRAPH_INFER_SHORTHANDS
 #include "graph/graph_int.h"
 
 /* Largest rank a rule handles (stack buffers). */
 #define MAX_RANK 64
 
-#define ERR(...) mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, __VA_ARGS__)
-#define UNIMPL(...) mlc_graph_call_error(ci, MLC_UNIMPLEMENTED, __VA_ARGS__)
-#define LL(x) ((long long)(x))
 
 /* ---- text of shapes for messages ---------------------------------------- */
 
@@ -69,26 +67,10 @@ static const char *type_shape(const mlc_call_info *ci, const mlc_type *t, sbuf *
   return shape_str(ci, t->dims, t->rank, b);
 }
 
-/* ---- outputs, arguments, dtypes ----------------------------------------- */
-
-/* Sets the single output to |dt| with |dims| copied into the module arena. */
-static mlc_status ret1(const mlc_call_info *ci, mlc_type *outs, int *nouts, mlc_dtype dt,
-                       const int64_t *dims, int rank) {
-  int64_t *d = mlc_module_dims(ci->mod, dims, rank);
-  if (!d) return mlc_oom();
-  outs[0].dtype = dt;
-  outs[0].rank = rank;
-  outs[0].dims = d;
-  *nouts = 1;
-  return NULL;
-}
-
-static const mlc_type *arg(const mlc_call_info *ci, int i) { return &ci->args[i]->type; }
-
 /* Every argument has a valid dtype and a rank this file handles. */
 static mlc_status check_args(const mlc_call_info *ci) {
   for (int i = 0; i < ci->nargs; i++) {
-    const mlc_type *t = arg(ci, i);
+    const mlc_type *t = mlc_graph_arg(ci, i);
     if (t->dtype <= MLC_DTYPE_INVALID || t->dtype >= MLC_DTYPE_COUNT)
       return ERR("argument %d has an invalid dtype (%d)", i, (int)t->dtype);
     if (t->rank < 0) return ERR("argument %d has negative rank %d", i, t->rank);
@@ -127,43 +109,16 @@ static int dkind_ok(mlc_dtype t, dkind k) {
 }
 
 static mlc_status need(const mlc_call_info *ci, int i, dkind k) {
-  mlc_dtype t = arg(ci, i)->dtype;
+  mlc_dtype t = mlc_graph_arg(ci, i)->dtype;
   if (dkind_ok(t, k)) return NULL;
   return ERR("argument %d has dtype %s, expected %s", i, mlc_dtype_name(t), dkind_text[k]);
 }
 
 static mlc_status same_dtype(const mlc_call_info *ci, int i, int j) {
-  mlc_dtype a = arg(ci, i)->dtype, b = arg(ci, j)->dtype;
+  mlc_dtype a = mlc_graph_arg(ci, i)->dtype, b = mlc_graph_arg(ci, j)->dtype;
   if (a == b) return NULL;
   return ERR("argument dtypes differ: %s (argument %d) and %s (argument %d)", mlc_dtype_name(a), i,
              mlc_dtype_name(b), j);
-}
-
-/* ---- attributes --------------------------------------------------------- */
-
-static mlc_status attr_int(const mlc_call_info *ci, const char *name, int64_t dflt, int64_t *out) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  *out = dflt;
-  if (!a) return NULL;
-  if (a->kind != MLC_ATTR_INT) return ERR("attribute %s must be an int", name);
-  *out = a->i;
-  return NULL;
-}
-
-/* An int attribute that must be 0 or 1. */
-static mlc_status attr_flag(const mlc_call_info *ci, const char *name, int dflt, int *out) {
-  int64_t v;
-  MLC_RETURN_IF_ERROR(attr_int(ci, name, dflt, &v));
-  if (v != 0 && v != 1) return ERR("attribute %s = %lld must be 0 or 1", name, LL(v));
-  *out = (int)v;
-  return NULL;
-}
-
-static mlc_status attr_float(const mlc_call_info *ci, const char *name) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  if (a && a->kind != MLC_ATTR_FLOAT && a->kind != MLC_ATTR_INT)
-    return ERR("attribute %s must be a number", name);
-  return NULL;
 }
 
 /* An ints attribute; *n = -1 when absent. */
@@ -194,16 +149,6 @@ static mlc_status attr_ints_len(const mlc_call_info *ci, const char *name, int l
 static mlc_status attr_ints_req(const mlc_call_info *ci, const char *name, int len, int64_t *out) {
   if (!mlc_attrs_find(ci->attrs, ci->nattrs, name)) return ERR("attribute %s is missing", name);
   return attr_ints_len(ci, name, len, 0, out);
-}
-
-/* An axis in [0, rank) (|dflt| when absent). */
-static mlc_status attr_axis(const mlc_call_info *ci, const char *name, int rank, int64_t dflt,
-                            int *out) {
-  int64_t v;
-  MLC_RETURN_IF_ERROR(attr_int(ci, name, dflt, &v));
-  if (v < 0 || v >= rank) return ERR("%s %lld is out of range for rank %d", name, LL(v), rank);
-  *out = (int)v;
-  return NULL;
 }
 
 /* A dim in an attribute: known (>= 0) or a symbol of the module. */
@@ -275,45 +220,45 @@ static dkind unary_kind(mlc_op op) {
 static mlc_status unary_attrs(const mlc_call_info *ci) {
   static const char *const names[] = {"alpha", "beta", "gamma", "lambd", "bias", "min", "max"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    MLC_RETURN_IF_ERROR(attr_float(ci, names[i]));
+    MLC_RETURN_IF_ERROR(mlc_graph_attr_number(ci, names[i]));
   return NULL;
 }
 
 /* y = f(x): same type; softmax and log_softmax also check attr axis. */
 mlc_status mlc_infer_unary(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(need(ci, 0, unary_kind(ci->op)));
   MLC_RETURN_IF_ERROR(unary_attrs(ci));
   if (ci->op == MLC_OP_SOFTMAX || ci->op == MLC_OP_LOG_SOFTMAX) {
     int axis;
-    MLC_RETURN_IF_ERROR(attr_axis(ci, "axis", x->rank, x->rank - 1, &axis));
+    MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, x->rank - 1, &axis));
   }
-  return ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
 }
 
 /* isnan/isinf: float x, bool y of the same shape. */
 mlc_status mlc_infer_to_bool(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int f;
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(need(ci, 0, DK_FLOAT));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "detect_positive", 1, &f));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "detect_negative", 1, &f));
-  return ret1(ci, outs, nouts, MLC_DTYPE_BOOL, x->dims, x->rank);
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "detect_positive", 1, &f));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "detect_negative", 1, &f));
+  return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_BOOL, x->dims, x->rank);
 }
 
 /* y = cast(x, attr dtype). */
 mlc_status mlc_infer_cast(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t dt;
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(need(ci, 0, DK_ANY));
   if (!mlc_attrs_find(ci->attrs, ci->nattrs, "dtype")) return ERR("attribute dtype is missing");
-  MLC_RETURN_IF_ERROR(attr_int(ci, "dtype", 0, &dt));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "dtype", 0, &dt));
   if (dt <= MLC_DTYPE_INVALID || dt >= MLC_DTYPE_COUNT || dt == MLC_DTYPE_STRING)
     return ERR("attribute dtype = %lld is not a castable dtype", LL(dt));
-  return ret1(ci, outs, nouts, (mlc_dtype)dt, x->dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, (mlc_dtype)dt, x->dims, x->rank);
 }
 
 /* The dtypes a broadcasting binary op accepts. */
@@ -331,29 +276,29 @@ static dkind binary_kind(mlc_op op) {
 /* Broadcast shape of args 0 and 1 with |dt|; |same| requires equal dtypes. */
 static mlc_status binary(const mlc_call_info *ci, mlc_type *outs, int *nouts, int same,
                          mlc_dtype dt) {
-  const mlc_type *a = arg(ci, 0), *b = arg(ci, 1);
+  const mlc_type *a = mlc_graph_arg(ci, 0), *b = mlc_graph_arg(ci, 1);
   int64_t dims[MAX_RANK];
   int rank, f;
   dkind k = binary_kind(ci->op);
   MLC_RETURN_IF_ERROR(need(ci, 0, k));
   MLC_RETURN_IF_ERROR(need(ci, 1, k));
   if (same) MLC_RETURN_IF_ERROR(same_dtype(ci, 0, 1));
-  if (ci->op == MLC_OP_MOD) MLC_RETURN_IF_ERROR(attr_flag(ci, "fmod", 0, &f));
-  if (ci->op == MLC_OP_BITSHIFT) MLC_RETURN_IF_ERROR(attr_flag(ci, "right", 0, &f));
+  if (ci->op == MLC_OP_MOD) MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "fmod", 0, &f));
+  if (ci->op == MLC_OP_BITSHIFT) MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "right", 0, &f));
   MLC_RETURN_IF_ERROR(bcast(ci, "shapes", a->dims, a->rank, b->dims, b->rank, dims, &rank));
-  return ret1(ci, outs, nouts, dt, dims, rank);
+  return mlc_graph_ret1(ci, outs, nouts, dt, dims, rank);
 }
 
 /* y = a op b: equal dtypes, broadcast shape. */
 mlc_status mlc_infer_binary(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   MLC_RETURN_IF_ERROR(check_args(ci));
-  return binary(ci, outs, nouts, 1, arg(ci, 0)->dtype);
+  return binary(ci, outs, nouts, 1, mlc_graph_arg(ci, 0)->dtype);
 }
 
 /* y = a op b with the dtype of a (pow: the exponent's dtype may differ). */
 mlc_status mlc_infer_binary_lhs(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   MLC_RETURN_IF_ERROR(check_args(ci));
-  return binary(ci, outs, nouts, 0, arg(ci, 0)->dtype);
+  return binary(ci, outs, nouts, 0, mlc_graph_arg(ci, 0)->dtype);
 }
 
 /* y = a cmp b: equal dtypes, bool output. */
@@ -364,7 +309,7 @@ mlc_status mlc_infer_compare(const mlc_call_info *ci, mlc_type *outs, int *nouts
 
 /* y = cond ? a : b: bool cond, equal dtypes of a and b, broadcast of all. */
 mlc_status mlc_infer_where(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *c = arg(ci, 0), *a = arg(ci, 1), *b = arg(ci, 2);
+  const mlc_type *c = mlc_graph_arg(ci, 0), *a = mlc_graph_arg(ci, 1), *b = mlc_graph_arg(ci, 2);
   int64_t d1[MAX_RANK], d2[MAX_RANK];
   int r1, r2;
   MLC_RETURN_IF_ERROR(check_args(ci));
@@ -373,7 +318,7 @@ mlc_status mlc_infer_where(const mlc_call_info *ci, mlc_type *outs, int *nouts) 
   MLC_RETURN_IF_ERROR(same_dtype(ci, 1, 2));
   MLC_RETURN_IF_ERROR(bcast(ci, "shapes", c->dims, c->rank, a->dims, a->rank, d1, &r1));
   MLC_RETURN_IF_ERROR(bcast(ci, "shapes", d1, r1, b->dims, b->rank, d2, &r2));
-  return ret1(ci, outs, nouts, a->dtype, d2, r2);
+  return mlc_graph_ret1(ci, outs, nouts, a->dtype, d2, r2);
 }
 
 /* ---- reductions --------------------------------------------------------- */
@@ -405,43 +350,43 @@ static int reduced_dims(const mlc_type *x, const unsigned char *red, int keep, i
 
 /* sum/mean/max/min/prod over attr axes (empty = all), attr keepdims. */
 mlc_status mlc_infer_reduce(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   unsigned char red[MAX_RANK];
   int64_t dims[MAX_RANK];
   int keep, minmax = ci->op == MLC_OP_MAX || ci->op == MLC_OP_MIN;
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(need(ci, 0, minmax ? DK_ANY : DK_NUM));
   MLC_RETURN_IF_ERROR(reduce_axes(ci, x->rank, red));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "keepdims", 1, &keep));
-  return ret1(ci, outs, nouts, x->dtype, dims, reduced_dims(x, red, keep, dims));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "keepdims", 1, &keep));
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, reduced_dims(x, red, keep, dims));
 }
 
 /* argmax/argmin along attr axis: int64 indices. */
 mlc_status mlc_infer_argreduce(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   unsigned char red[MAX_RANK];
   int64_t dims[MAX_RANK];
   int axis, keep, last;
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(need(ci, 0, DK_NUM));
-  MLC_RETURN_IF_ERROR(attr_axis(ci, "axis", x->rank, 0, &axis));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "keepdims", 1, &keep));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "select_last_index", 0, &last));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, 0, &axis));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "keepdims", 1, &keep));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "select_last_index", 0, &last));
   if (x->dims[axis] == 0) return ERR("axis %d has extent 0: no element to select", axis);
   memset(red, 0, (size_t)x->rank);
   red[axis] = 1;
-  return ret1(ci, outs, nouts, MLC_DTYPE_I64, dims, reduced_dims(x, red, keep, dims));
+  return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_I64, dims, reduced_dims(x, red, keep, dims));
 }
 
 /* layer_norm(x, scale, bias): scale and bias broadcast into x[axis:]. */
 static mlc_status check_layer_norm(const mlc_call_info *ci) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int axis;
   MLC_RETURN_IF_ERROR(need(ci, 0, DK_FLOAT));
-  MLC_RETURN_IF_ERROR(attr_axis(ci, "axis", x->rank, x->rank - 1, &axis));
-  MLC_RETURN_IF_ERROR(attr_float(ci, "epsilon"));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, x->rank - 1, &axis));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_number(ci, "epsilon"));
   for (int i = 1; i < 3; i++) {
-    const mlc_type *p = arg(ci, i);
+    const mlc_type *p = mlc_graph_arg(ci, i);
     int off = x->rank - p->rank;
     MLC_RETURN_IF_ERROR(same_dtype(ci, 0, i));
     for (int d = 0; d < p->rank; d++)
@@ -456,10 +401,10 @@ static mlc_status check_layer_norm(const mlc_call_info *ci) {
 
 /* y has the type of argument 0. */
 mlc_status mlc_infer_first(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   MLC_RETURN_IF_ERROR(check_args(ci));
   if (ci->op == MLC_OP_LAYER_NORM) MLC_RETURN_IF_ERROR(check_layer_norm(ci));
-  return ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
 }
 
 /* ---- matmul ------------------------------------------------------------- */
@@ -467,7 +412,7 @@ mlc_status mlc_infer_first(const mlc_call_info *ci, mlc_type *outs, int *nouts) 
 /* numpy matmul: 1-D operands are promoted (and the unit dim dropped again),
 ** batch dims broadcast, inner dims must agree. */
 mlc_status mlc_infer_matmul(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *a = arg(ci, 0), *b = arg(ci, 1);
+  const mlc_type *a = mlc_graph_arg(ci, 0), *b = mlc_graph_arg(ci, 1);
   int64_t dims[MAX_RANK + 2];
   int rank;
   sbuf x, y;
@@ -483,7 +428,7 @@ mlc_status mlc_infer_matmul(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   MLC_RETURN_IF_ERROR(bcast(ci, "batch shapes", a->dims, ba, b->dims, bb, dims, &rank));
   if (a->rank > 1) dims[rank++] = a->dims[a->rank - 2];
   if (b->rank > 1) dims[rank++] = b->dims[b->rank - 1];
-  return ret1(ci, outs, nouts, a->dtype, dims, rank);
+  return mlc_graph_ret1(ci, outs, nouts, a->dtype, dims, rank);
 }
 
 /* ---- windows: conv, conv_transpose, pools ------------------------------- */
@@ -568,7 +513,7 @@ static mlc_status weight_kernel(const mlc_call_info *ci, const mlc_type *wt, win
 
 /* Common checks of conv and conv_transpose: dtypes, ranks, groups, window. */
 static mlc_status conv_common(const mlc_call_info *ci, int64_t *groups, win *w) {
-  const mlc_type *x = arg(ci, 0), *wt = arg(ci, 1);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *wt = mlc_graph_arg(ci, 1);
   sbuf s, t;
   MLC_RETURN_IF_ERROR(need(ci, 0, DK_NUM));
   MLC_RETURN_IF_ERROR(same_dtype(ci, 0, 1));
@@ -576,7 +521,7 @@ static mlc_status conv_common(const mlc_call_info *ci, int64_t *groups, win *w) 
   if (wt->rank != x->rank)
     return ERR("weight %s must have the rank of input %s", type_shape(ci, wt, &s),
                type_shape(ci, x, &t));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "groups", 1, groups));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "groups", 1, groups));
   if (*groups < 1) return ERR("groups = %lld must be >= 1", LL(*groups));
   MLC_RETURN_IF_ERROR(read_win(ci, x->rank - 2, 1, w));
   return weight_kernel(ci, wt, w);
@@ -586,7 +531,7 @@ static mlc_status conv_common(const mlc_call_info *ci, int64_t *groups, win *w) 
 static mlc_status check_bias(const mlc_call_info *ci, int64_t nout) {
   sbuf s;
   if (ci->nargs < 3) return NULL;
-  const mlc_type *b = arg(ci, 2);
+  const mlc_type *b = mlc_graph_arg(ci, 2);
   MLC_RETURN_IF_ERROR(same_dtype(ci, 0, 2));
   if (b->rank != 1 || b->dims[0] != nout)
     return ERR("bias %s must have shape (%lld,)", type_shape(ci, b, &s), LL(nout));
@@ -595,7 +540,7 @@ static mlc_status check_bias(const mlc_call_info *ci, int64_t nout) {
 
 /* conv: x [N, C, d...], w [M, C/groups, k...], bias [M] -> [N, M, out...]. */
 mlc_status mlc_infer_conv(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *wt = arg(ci, 1);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *wt = mlc_graph_arg(ci, 1);
   int64_t groups, dims[MAX_RANK], cg;
   win w;
   MLC_RETURN_IF_ERROR(check_args(ci));
@@ -611,7 +556,7 @@ mlc_status mlc_infer_conv(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   dims[1] = m;
   for (int i = 0; i < w.k; i++)
     MLC_RETURN_IF_ERROR(window_out(ci, &w, i, x->dims[2 + i], 0, &dims[2 + i]));
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 /* out = stride*(d-1) + output_padding + dil*(k-1) + 1 - pb - pe. */
@@ -629,7 +574,7 @@ static mlc_status transpose_out(const mlc_call_info *ci, const win *w, int i, in
 
 /* conv_transpose: x [N, C, d...], w [C, M/groups, k...] -> [N, M, out...]. */
 mlc_status mlc_infer_conv_transpose(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *wt = arg(ci, 1);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *wt = mlc_graph_arg(ci, 1);
   int64_t groups, dims[MAX_RANK], opad[MAX_RANK], m;
   win w;
   MLC_RETURN_IF_ERROR(check_args(ci));
@@ -650,12 +595,12 @@ mlc_status mlc_infer_conv_transpose(const mlc_call_info *ci, mlc_type *outs, int
                  LL(opad[i]));
     MLC_RETURN_IF_ERROR(transpose_out(ci, &w, i, x->dims[2 + i], opad[i], &dims[2 + i]));
   }
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 /* max_pool/avg_pool: x [N, C, d...] -> [N, C, out...]. */
 mlc_status mlc_infer_pool(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t dims[MAX_RANK];
   int ceil, cip;
   win w;
@@ -664,8 +609,8 @@ mlc_status mlc_infer_pool(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   MLC_RETURN_IF_ERROR(window_input(ci, x, 0));
   MLC_RETURN_IF_ERROR(read_win(ci, x->rank - 2, ci->op == MLC_OP_MAX_POOL, &w));
   MLC_RETURN_IF_ERROR(attr_ints_req(ci, "kernel", w.k, w.kernel));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "ceil_mode", 0, &ceil));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "count_include_pad", 0, &cip));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "ceil_mode", 0, &ceil));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "count_include_pad", 0, &cip));
   for (int i = 0; i < w.k; i++) {
     int64_t padded = 0, ek = 0;
     if (w.kernel[i] < 1) return ERR("kernel[%d] = %lld must be >= 1", i, LL(w.kernel[i]));
@@ -678,7 +623,7 @@ mlc_status mlc_infer_pool(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   dims[1] = x->dims[1];
   for (int i = 0; i < w.k; i++)
     MLC_RETURN_IF_ERROR(window_out(ci, &w, i, x->dims[2 + i], ceil, &dims[2 + i]));
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 /* ---- data movement ------------------------------------------------------ */
@@ -702,7 +647,7 @@ static int shape_parts(const int64_t *dims, int rank, int64_t *known, int64_t *s
 
 /* y = x viewed with attr shape; element counts must agree. */
 mlc_status mlc_infer_reshape(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t dims[MAX_RANK], kx, ky, sx[MAX_RANK], sy[MAX_RANK];
   int rank, nx, ny;
   sbuf a, b;
@@ -714,12 +659,12 @@ mlc_status mlc_infer_reshape(const mlc_call_info *ci, mlc_type *outs, int *nouts
   if (!ok && !(kx == 0 && ky == 0))
     return ERR("cannot reshape %s to %s: element counts differ", type_shape(ci, x, &a),
                shape_str(ci, dims, rank, &b));
-  return ret1(ci, outs, nouts, x->dtype, dims, rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, rank);
 }
 
 /* y = x with axes permuted by attr perm (reversed when absent). */
 mlc_status mlc_infer_transpose(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t perm[MAX_RANK], dims[MAX_RANK];
   unsigned char seen[MAX_RANK] = {0};
   MLC_RETURN_IF_ERROR(check_args(ci));
@@ -733,7 +678,7 @@ mlc_status mlc_infer_transpose(const mlc_call_info *ci, mlc_type *outs, int *nou
     seen[perm[i]] = 1;
     dims[i] = x->dims[perm[i]];
   }
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 /* Extent of the concat axis: sum of known extents, or the one symbol when
@@ -742,7 +687,7 @@ static mlc_status concat_extent(const mlc_call_info *ci, int axis, int64_t *out)
   int64_t sum = 0, sym = 0;
   int nsym = 0;
   for (int i = 0; i < ci->nargs; i++) {
-    int64_t d = arg(ci, i)->dims[axis];
+    int64_t d = mlc_graph_arg(ci, i)->dims[axis];
     if (d < 0) sym = d, nsym++;
     else if (add_ovf(sum, d, &sum)) return ERR("concatenated extent overflows");
   }
@@ -753,14 +698,14 @@ static mlc_status concat_extent(const mlc_call_info *ci, int axis, int64_t *out)
 
 /* y = args joined along attr axis: same dtype and rank, other dims equal. */
 mlc_status mlc_infer_concat(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t dims[MAX_RANK];
   int axis;
   sbuf a, b;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(attr_axis(ci, "axis", x->rank, 0, &axis));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, 0, &axis));
   for (int i = 1; i < ci->nargs; i++) {
-    const mlc_type *y = arg(ci, i);
+    const mlc_type *y = mlc_graph_arg(ci, i);
     MLC_RETURN_IF_ERROR(same_dtype(ci, 0, i));
     int bad = y->rank != x->rank;
     for (int d = 0; !bad && d < x->rank; d++) bad = d != axis && y->dims[d] != x->dims[d];
@@ -770,7 +715,7 @@ mlc_status mlc_infer_concat(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   }
   memcpy(dims, x->dims, sizeof *dims * (size_t)x->rank);
   MLC_RETURN_IF_ERROR(concat_extent(ci, axis, &dims[axis]));
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -788,7 +733,7 @@ static int64_t slice_extent(int64_t d, int64_t begin, int64_t end, int64_t step)
 
 /* y = x[begin:end:step] per axis. */
 mlc_status mlc_infer_slice(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t b[MAX_RANK], e[MAX_RANK], s[MAX_RANK], dims[MAX_RANK];
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(attr_ints_req(ci, "begin", x->rank, b));
@@ -803,27 +748,27 @@ mlc_status mlc_infer_slice(const mlc_call_info *ci, mlc_type *outs, int *nouts) 
       return UNIMPL("slicing axis %d of symbolic extent %s needs a known extent", i,
                     mlc_module_sym_name(ci->mod, d));
   }
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 /* y = take(x, indices, axis): x.shape[:axis] + indices.shape + x.shape[axis+1:]. */
 mlc_status mlc_infer_gather(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *idx = arg(ci, 1);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *idx = mlc_graph_arg(ci, 1);
   int64_t dims[2 * MAX_RANK];
   int axis, r = 0;
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(need(ci, 1, DK_INDEX));
-  MLC_RETURN_IF_ERROR(attr_axis(ci, "axis", x->rank, 0, &axis));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, 0, &axis));
   for (int i = 0; i < axis; i++) dims[r++] = x->dims[i];
   for (int i = 0; i < idx->rank; i++) dims[r++] = idx->dims[i];
   for (int i = axis + 1; i < x->rank; i++) dims[r++] = x->dims[i];
   if (r > MAX_RANK) return UNIMPL("output rank %d (at most %d)", r, MAX_RANK);
-  return ret1(ci, outs, nouts, x->dtype, dims, r);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, r);
 }
 
 /* y = x broadcast to attr shape (numpy, one-directional). */
 mlc_status mlc_infer_broadcast_to(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t shape[MAX_RANK], dims[MAX_RANK];
   int rank, r;
   sbuf a, b;
@@ -835,7 +780,7 @@ mlc_status mlc_infer_broadcast_to(const mlc_call_info *ci, mlc_type *outs, int *
   if (bad)
     return ERR("cannot broadcast shape %s to %s", type_shape(ci, x, &a),
                shape_str(ci, shape, rank, &b));
-  return ret1(ci, outs, nouts, x->dtype, shape, rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, shape, rank);
 }
 
 /* One axis of pad: d + pb + pe, checked against the mode. */
@@ -862,25 +807,25 @@ static mlc_status pad_axis(const mlc_call_info *ci, int i, int64_t d, int64_t pb
 
 /* y = pad(x, pads, mode, value). */
 mlc_status mlc_infer_pad(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t pads[2 * MAX_RANK], dims[MAX_RANK];
   const mlc_attr *m = mlc_attrs_find(ci->attrs, ci->nattrs, "mode");
   const char *mode = m && m->kind == MLC_ATTR_STRING && m->s ? m->s : "constant";
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(need(ci, 0, DK_ANY));
   MLC_RETURN_IF_ERROR(attr_ints_req(ci, "pads", 2 * x->rank, pads));
-  MLC_RETURN_IF_ERROR(attr_float(ci, "value"));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_number(ci, "value"));
   if (m && m->kind != MLC_ATTR_STRING) return ERR("attribute mode must be a string");
   if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
     return ERR("mode \"%s\" is not constant, reflect or edge", mode);
   for (int i = 0; i < x->rank; i++)
     MLC_RETURN_IF_ERROR(pad_axis(ci, i, x->dims[i], pads[i], pads[x->rank + i], mode, &dims[i]));
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 /* y = x repeated attr repeats times per axis. */
 mlc_status mlc_infer_tile(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t rep[MAX_RANK], dims[MAX_RANK];
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(attr_ints_req(ci, "repeats", x->rank, rep));
@@ -892,12 +837,12 @@ mlc_status mlc_infer_tile(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
     if (d < 0) dims[i] = rep[i] ? d : 0;
     else if (mul_ovf(d, rep[i], &dims[i])) return ERR("axis %d: tiled extent overflows", i);
   }
-  return ret1(ci, outs, nouts, x->dtype, dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
 /* y = shape of x: int64 [rank]. */
 mlc_status mlc_infer_shape_of(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  int64_t n = arg(ci, 0)->rank;
+  int64_t n = mlc_graph_arg(ci, 0)->rank;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  return ret1(ci, outs, nouts, MLC_DTYPE_I64, &n, 1);
+  return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_I64, &n, 1);
 }

@@ -20,28 +20,14 @@
 */
 #include <string.h>
 
+#define MLC_GRAPH_INFER_SHORTHANDS
 #include "graph/graph_int.h"
 
 #define MAX_RANK 64
-#define ERR(...) mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, __VA_ARGS__)
-#define LL(x) ((long long)(x))
-
-static const mlc_type *arg(const mlc_call_info *ci, int i) { return &ci->args[i]->type; }
-
-static mlc_status ret1(const mlc_call_info *ci, mlc_type *outs, int *nouts, mlc_dtype dt,
-                       const int64_t *dims, int rank) {
-  int64_t *d = mlc_module_dims(ci->mod, dims, rank);
-  if (!d && rank > 0) return mlc_oom();
-  outs[0].dtype = dt;
-  outs[0].rank = rank;
-  outs[0].dims = d;
-  *nouts = 1;
-  return NULL;
-}
 
 /* Arg |i| is a vector of integers of static length; its length in *n. */
 static mlc_status int_vector(const mlc_call_info *ci, int i, const char *what, int64_t *n) {
-  const mlc_type *t = arg(ci, i);
+  const mlc_type *t = mlc_graph_arg(ci, i);
   if (!mlc_dtype_is_int(t->dtype) || t->dtype == MLC_DTYPE_BOOL)
     return ERR("%s (argument %d) must be integers, it is %s", what, i, mlc_dtype_name(t->dtype));
   if (t->rank > 1) return ERR("%s (argument %d) must be a vector, it has rank %d", what, i, t->rank);
@@ -52,7 +38,7 @@ static mlc_status int_vector(const mlc_call_info *ci, int i, const char *what, i
 
 /* A one-element (scalar) arg |i| of a numeric dtype. */
 static mlc_status scalar_arg(const mlc_call_info *ci, int i, const char *what) {
-  const mlc_type *t = arg(ci, i);
+  const mlc_type *t = mlc_graph_arg(ci, i);
   if (mlc_type_numel(t) != 1)
     return ERR("%s (argument %d) must have one element", what, i);
   if (t->dtype == MLC_DTYPE_STRING || t->dtype == MLC_DTYPE_BOOL)
@@ -62,7 +48,7 @@ static mlc_status scalar_arg(const mlc_call_info *ci, int i, const char *what) {
 
 /* Shape functions: int64 vectors whose length follows from the ranks. */
 mlc_status mlc_infer_shape_fn(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  int64_t r = ci->nargs > 0 ? arg(ci, 0)->rank : 0, n = 0, k = 0;
+  int64_t r = ci->nargs > 0 ? mlc_graph_arg(ci, 0)->rank : 0, n = 0, k = 0;
   if (r > MAX_RANK) return mlc_graph_call_error(ci, MLC_UNIMPLEMENTED, "rank %lld", LL(r));
   switch (ci->op) {
     case MLC_OP_RESHAPE_DIMS: MLC_RETURN_IF_ERROR(int_vector(ci, 1, "shape", &n)); break;
@@ -124,19 +110,19 @@ mlc_status mlc_infer_shape_fn(const mlc_call_info *ci, mlc_type *outs, int *nout
       n = 1;
       break;
     case MLC_OP_NONZERO_COUNT:
-      if (arg(ci, 0)->dtype == MLC_DTYPE_STRING) return ERR("string input");
+      if (mlc_graph_arg(ci, 0)->dtype == MLC_DTYPE_STRING) return ERR("string input");
       n = 1;
       break;
     case MLC_OP_COMPRESS_LEN: {
       int64_t axis = mlc_attrs_int(ci->attrs, ci->nattrs, "axis", -1);
-      if (arg(ci, 1)->dtype != MLC_DTYPE_BOOL || arg(ci, 1)->rank != 1)
+      if (mlc_graph_arg(ci, 1)->dtype != MLC_DTYPE_BOOL || mlc_graph_arg(ci, 1)->rank != 1)
         return ERR("condition must be a bool vector");
       if (axis < -1 || axis >= r) return ERR("axis %lld out of range for rank %lld", LL(axis), LL(r));
       n = 1;
       break;
     }
     case MLC_OP_RESIZE_DIMS: {
-      const mlc_type *v = arg(ci, 1);
+      const mlc_type *v = mlc_graph_arg(ci, 1);
       if (r < 1) return ERR("the input must have rank >= 1");
       if (v->dtype == MLC_DTYPE_F32 || v->dtype == MLC_DTYPE_F64) {
         if (v->rank != 1 || v->dims[0] != r)
@@ -152,12 +138,12 @@ mlc_status mlc_infer_shape_fn(const mlc_call_info *ci, mlc_type *outs, int *nout
     }
     default: return mlc_graph_call_error(ci, MLC_INTERNAL, "not a shape function");
   }
-  return ret1(ci, outs, nouts, MLC_DTYPE_I64, &n, 1);
+  return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_I64, &n, 1);
 }
 
 /* y = v: int64 [k]; attr dims has at most k - offset entries. */
 mlc_status mlc_infer_define_dims(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *v = arg(ci, 0);
+  const mlc_type *v = mlc_graph_arg(ci, 0);
   if (v->dtype != MLC_DTYPE_I64 || v->rank != 1 || v->dims[0] < 0)
     return ERR("the dims vector must be int64 of static length");
   const mlc_attr *d = mlc_attrs_find(ci->attrs, ci->nattrs, "dims");
@@ -169,7 +155,7 @@ mlc_status mlc_infer_define_dims(const mlc_call_info *ci, mlc_type *outs, int *n
   for (int i = 0; i < d->n; i++)
     if (MLC_DIM_IS_SYM(d->ints[i]) && MLC_DIM_SYM_ID(d->ints[i]) >= ci->mod->nsyms)
       return ERR("dims[%d] is an unknown symbol", i);
-  return ret1(ci, outs, nouts, v->dtype, v->dims, 1);
+  return mlc_graph_ret1(ci, outs, nouts, v->dtype, v->dims, 1);
 }
 
 /* Data ops: the output has attr shape (trusted); the args are checked. */
@@ -180,9 +166,9 @@ mlc_status mlc_infer_dyn_data(const mlc_call_info *ci, mlc_type *outs, int *nout
   for (int i = 0; i < s->n; i++)
     if (MLC_DIM_IS_SYM(s->ints[i]) && MLC_DIM_SYM_ID(s->ints[i]) >= ci->mod->nsyms)
       return ERR("shape[%d] is an unknown symbol", i);
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int tok = ci->op == MLC_OP_DYN_RANGE || ci->op == MLC_OP_COMPRESS ? 2 : 1;
-  const mlc_type *t = arg(ci, tok);
+  const mlc_type *t = mlc_graph_arg(ci, tok);
   if (t->dtype != MLC_DTYPE_I64 || t->rank != 1 || t->dims[0] < 0)
     return ERR("argument %d must be a static int64 vector (from define_dims)", tok);
   int64_t r = x->rank;
@@ -213,7 +199,7 @@ mlc_status mlc_infer_dyn_data(const mlc_call_info *ci, mlc_type *outs, int *nout
           return ERR("mode \"%s\" is not constant, reflect or edge", mode);
         if (ci->nargs > 2) {
           MLC_RETURN_IF_ERROR(scalar_arg(ci, 2, "value"));
-          if (arg(ci, 2)->dtype != dt) return ERR("value has another dtype than x");
+          if (mlc_graph_arg(ci, 2)->dtype != dt) return ERR("value has another dtype than x");
         }
       }
       break;
@@ -221,12 +207,12 @@ mlc_status mlc_infer_dyn_data(const mlc_call_info *ci, mlc_type *outs, int *nout
       if (s->n != 1) return ERR("a range is 1-D");
       MLC_RETURN_IF_ERROR(scalar_arg(ci, 0, "start"));
       MLC_RETURN_IF_ERROR(scalar_arg(ci, 1, "delta"));
-      if (arg(ci, 1)->dtype != dt) return ERR("start and delta differ in dtype");
+      if (mlc_graph_arg(ci, 1)->dtype != dt) return ERR("start and delta differ in dtype");
       break;
     case MLC_OP_COMPRESS: {
       int64_t axis = mlc_attrs_int(ci->attrs, ci->nattrs, "axis", -1);
       if (axis < -1 || axis >= r) return ERR("axis %lld out of range for rank %lld", LL(axis), LL(r));
-      if (arg(ci, 1)->dtype != MLC_DTYPE_BOOL || arg(ci, 1)->rank != 1)
+      if (mlc_graph_arg(ci, 1)->dtype != MLC_DTYPE_BOOL || mlc_graph_arg(ci, 1)->rank != 1)
         return ERR("condition must be a bool vector");
       int bad = axis < 0 ? s->n != 1 : s->n != r;
       for (int i = 0; !bad && axis >= 0 && i < r; i++) bad = i != axis && s->ints[i] != x->dims[i];
@@ -241,5 +227,5 @@ mlc_status mlc_infer_dyn_data(const mlc_call_info *ci, mlc_type *outs, int *nout
       break;
     default: return mlc_graph_call_error(ci, MLC_INTERNAL, "not a run-time shape data op");
   }
-  return ret1(ci, outs, nouts, dt, s->ints, s->n);
+  return mlc_graph_ret1(ci, outs, nouts, dt, s->ints, s->n);
 }

@@ -18,92 +18,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#define MLC_GRAPH_INFER_SHORTHANDS
 #include "graph/graph_int.h"
 
 /* Largest rank a rule handles (stack buffers). */
 #define MAX_RANK 64
 
-#define ERR(...) mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, __VA_ARGS__)
-#define UNIMPL(...) mlc_graph_call_error(ci, MLC_UNIMPLEMENTED, __VA_ARGS__)
-#define LL(x) ((long long)(x))
-
-static const mlc_type *arg(const mlc_call_info *ci, int i) { return &ci->args[i]->type; }
-
-/* The single output gets |dt| and |dims| copied into the module arena. */
-static mlc_status ret1(const mlc_call_info *ci, mlc_type *outs, int *nouts, mlc_dtype dt,
-                       const int64_t *dims, int rank) {
-  int64_t *d = mlc_module_dims(ci->mod, dims, rank);
-  if (!d && rank > 0) return mlc_oom();
-  outs[0].dtype = dt;
-  outs[0].rank = rank;
-  outs[0].dims = d;
-  *nouts = 1;
-  return NULL;
-}
-
-/* Every argument has a valid non-string dtype and a rank this file handles. */
-static mlc_status check_args(const mlc_call_info *ci) {
-  for (int i = 0; i < ci->nargs; i++) {
-    const mlc_type *t = arg(ci, i);
-    if (t->dtype <= MLC_DTYPE_INVALID || t->dtype >= MLC_DTYPE_COUNT || t->dtype == MLC_DTYPE_STRING)
-      return ERR("argument %d has dtype %s, expected a numeric or bool type", i,
-                 t->dtype > MLC_DTYPE_INVALID && t->dtype < MLC_DTYPE_COUNT ? mlc_dtype_name(t->dtype)
-                                                                            : "invalid");
-    if (t->rank < 0) return ERR("argument %d has negative rank %d", i, t->rank);
-    if (t->rank > MAX_RANK) return UNIMPL("argument %d has rank %d (at most %d)", i, t->rank, MAX_RANK);
-  }
-  return NULL;
-}
-
-static int is_num(mlc_dtype t) { return mlc_dtype_is_float(t) || mlc_dtype_is_int(t); }
 
 static mlc_status need_index(const mlc_call_info *ci, int i) {
-  mlc_dtype t = arg(ci, i)->dtype;
+  mlc_dtype t = mlc_graph_arg(ci, i)->dtype;
   if (t == MLC_DTYPE_I32 || t == MLC_DTYPE_I64) return NULL;
   return ERR("argument %d (indices) has dtype %s, expected int32 or int64", i, mlc_dtype_name(t));
-}
-
-/* An int attribute (|dflt| when absent). */
-static mlc_status attr_int(const mlc_call_info *ci, const char *name, int64_t dflt, int64_t *out) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  *out = dflt;
-  if (!a) return NULL;
-  if (a->kind != MLC_ATTR_INT) return ERR("attribute %s must be an int", name);
-  *out = a->i;
-  return NULL;
-}
-
-/* An int attribute that must be 0 or 1. */
-static mlc_status attr_flag(const mlc_call_info *ci, const char *name, int dflt, int *out) {
-  int64_t v;
-  MLC_RETURN_IF_ERROR(attr_int(ci, name, dflt, &v));
-  if (v != 0 && v != 1) return ERR("attribute %s = %lld must be 0 or 1", name, LL(v));
-  *out = (int)v;
-  return NULL;
-}
-
-/* An axis attribute in [0, rank) (0 when absent). */
-static mlc_status attr_axis(const mlc_call_info *ci, int rank, int *out) {
-  int64_t v;
-  MLC_RETURN_IF_ERROR(attr_int(ci, "axis", 0, &v));
-  if (v < 0 || v >= rank) return ERR("axis %lld is out of range for rank %d", LL(v), rank);
-  *out = (int)v;
-  return NULL;
-}
-
-/* A string attribute that must be one of |allowed| (NULL-terminated). */
-static mlc_status attr_choice(const mlc_call_info *ci, const char *name, const char *dflt,
-                              const char *const *allowed, const char **out) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  *out = dflt;
-  if (!a) return NULL;
-  if (a->kind != MLC_ATTR_STRING || !a->s) return ERR("attribute %s must be a string", name);
-  for (const char *const *p = allowed; *p; p++)
-    if (strcmp(a->s, *p) == 0) {
-      *out = *p;
-      return NULL;
-    }
-  return ERR("attribute %s = \"%s\" is not supported", name, a->s);
 }
 
 /* A floats attribute of exactly |len| entries; *present = 0 when absent. */
@@ -116,13 +41,6 @@ static mlc_status attr_floats(const mlc_call_info *ci, const char *name, int len
   if (a->kind != MLC_ATTR_FLOATS || a->n != len || (len > 0 && !a->floats))
     return ERR("attribute %s must be a list of %d floats", name, len);
   *v = a->floats;
-  return NULL;
-}
-
-static mlc_status attr_number(const mlc_call_info *ci, const char *name) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  if (a && a->kind != MLC_ATTR_FLOAT && a->kind != MLC_ATTR_INT)
-    return ERR("attribute %s must be a number", name);
   return NULL;
 }
 
@@ -150,7 +68,7 @@ static const char *const nearest_modes[] = {"round_prefer_floor", "round_prefer_
 
 /* A float vector argument of |len| entries (roi, scales). */
 static mlc_status float_vec_arg(const mlc_call_info *ci, int i, const char *what, int64_t len) {
-  const mlc_type *t = arg(ci, i);
+  const mlc_type *t = mlc_graph_arg(ci, i);
   if (!mlc_dtype_is_float(t->dtype))
     return ERR("%s (argument %d) has dtype %s, expected a float type", what, i, mlc_dtype_name(t->dtype));
   if (t->rank != 1 || t->dims[0] != len)
@@ -160,24 +78,24 @@ static mlc_status float_vec_arg(const mlc_call_info *ci, int i, const char *what
 
 /* y = resize(x[, roi][, scales][, dims]) to attr sizes. */
 mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   const char *mode, *coord, *nearest;
   int roi_arg, scales_arg, dims_arg, derived, excl, has_scales, has_roi;
   const double *scales, *roi;
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   int r = x->rank;
   if (r < 1) return ERR("input must have rank >= 1");
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "mode", "nearest", resize_modes, &mode));
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "coordinate_transformation_mode", "half_pixel", coord_modes, &coord));
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "nearest_mode", "round_prefer_floor", nearest_modes, &nearest));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "exclude_outside", 0, &excl));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "roi_arg", 0, &roi_arg));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "scales_arg", 0, &scales_arg));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "scales_from_sizes", 0, &derived));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "dims_arg", 0, &dims_arg));
-  MLC_RETURN_IF_ERROR(attr_number(ci, "cubic_coeff_a"));
-  MLC_RETURN_IF_ERROR(attr_number(ci, "extrapolation_value"));
-  if (strcmp(mode, "nearest") != 0 && !is_num(x->dtype))
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "mode", "nearest", resize_modes, &mode));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "coordinate_transformation_mode", "half_pixel", coord_modes, &coord));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "nearest_mode", "round_prefer_floor", nearest_modes, &nearest));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "exclude_outside", 0, &excl));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "roi_arg", 0, &roi_arg));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "scales_arg", 0, &scales_arg));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "scales_from_sizes", 0, &derived));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "dims_arg", 0, &dims_arg));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_number(ci, "cubic_coeff_a"));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_number(ci, "extrapolation_value"));
+  if (strcmp(mode, "nearest") != 0 && !mlc_graph_is_num(x->dtype))
     return ERR("%s resize of dtype %s (numeric types only)", mode, mlc_dtype_name(x->dtype));
   int want = 1 + roi_arg + scales_arg + dims_arg;
   if (ci->nargs != want)
@@ -186,7 +104,7 @@ mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   if (roi_arg) MLC_RETURN_IF_ERROR(float_vec_arg(ci, 1, "roi", 2 * (int64_t)r));
   if (scales_arg) MLC_RETURN_IF_ERROR(float_vec_arg(ci, 1 + roi_arg, "scales", r));
   if (dims_arg) {
-    const mlc_type *t = arg(ci, want - 1);
+    const mlc_type *t = mlc_graph_arg(ci, want - 1);
     if (t->dtype != MLC_DTYPE_I64 || t->rank != 1 || t->dims[0] < 0)
       return ERR("argument %d must be a static int64 vector (from define_dims)", want - 1);
   }
@@ -216,20 +134,20 @@ mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts)
                  o < 0 ? mlc_module_sym_name(ci->mod, o) : "nonzero");
     }
   }
-  return ret1(ci, outs, nouts, x->dtype, sz->ints, r);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, sz->ints, r);
 }
 
 /* ---- gather_elements, gather_nd ----------------------------------------- */
 
 /* y = gather_elements(x, indices, axis): the shape of indices. */
 mlc_status mlc_infer_gather_elements(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *ix = arg(ci, 1);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *ix = mlc_graph_arg(ci, 1);
   int axis;
   char a[256], b[256];
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_index(ci, 1));
   if (x->rank < 1) return ERR("input must have rank >= 1");
-  MLC_RETURN_IF_ERROR(attr_axis(ci, x->rank, &axis));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, 0, &axis));
   if (ix->rank != x->rank)
     return ERR("indices %s must have the rank of the input %s", shape_text(ci, ix->dims, ix->rank, a, sizeof a),
                shape_text(ci, x->dims, x->rank, b, sizeof b));
@@ -241,17 +159,17 @@ mlc_status mlc_infer_gather_elements(const mlc_call_info *ci, mlc_type *outs, in
                  shape_text(ci, x->dims, x->rank, b, sizeof b), d);
   }
   if (x->dims[axis] == 0 && mlc_type_numel(ix) != 0) return ERR("gathering from an empty axis %d", axis);
-  return ret1(ci, outs, nouts, x->dtype, ix->dims, ix->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, ix->dims, ix->rank);
 }
 
 /* y = gather_nd(x, indices, batch_dims): indices.shape[:-1] + x.shape[b+k:]. */
 mlc_status mlc_infer_gather_nd(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *ix = arg(ci, 1);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *ix = mlc_graph_arg(ci, 1);
   int64_t b, dims[2 * MAX_RANK];
   char s1[256], s2[256];
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_index(ci, 1));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "batch_dims", 0, &b));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "batch_dims", 0, &b));
   int r = x->rank, q = ix->rank;
   if (r < 1 || q < 1) return ERR("input and indices must have rank >= 1, got %d and %d", r, q);
   if (b < 0 || b >= q || b >= r)
@@ -269,7 +187,7 @@ mlc_status mlc_infer_gather_nd(const mlc_call_info *ci, mlc_type *outs, int *nou
   for (int d = 0; d < q - 1; d++) dims[n++] = ix->dims[d];
   for (int d = (int)(b + k); d < r; d++) dims[n++] = x->dims[d];
   if (n > MAX_RANK) return UNIMPL("output rank %d (at most %d)", n, MAX_RANK);
-  return ret1(ci, outs, nouts, x->dtype, dims, n);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, n);
 }
 
 /* ---- scatter_elements, scatter_nd --------------------------------------- */
@@ -279,25 +197,25 @@ static const char *const reductions[] = {"none", "add", "mul", "max", "min", NUL
 /* attr reduction; combining reductions need a numeric dtype. */
 static mlc_status scatter_reduction(const mlc_call_info *ci) {
   const char *red;
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "reduction", "none", reductions, &red));
-  if (strcmp(red, "none") != 0 && !is_num(arg(ci, 0)->dtype))
-    return ERR("reduction %s of dtype %s", red, mlc_dtype_name(arg(ci, 0)->dtype));
-  if (arg(ci, 2)->dtype != arg(ci, 0)->dtype)
-    return ERR("updates have dtype %s, the input %s", mlc_dtype_name(arg(ci, 2)->dtype),
-               mlc_dtype_name(arg(ci, 0)->dtype));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "reduction", "none", reductions, &red));
+  if (strcmp(red, "none") != 0 && !mlc_graph_is_num(mlc_graph_arg(ci, 0)->dtype))
+    return ERR("reduction %s of dtype %s", red, mlc_dtype_name(mlc_graph_arg(ci, 0)->dtype));
+  if (mlc_graph_arg(ci, 2)->dtype != mlc_graph_arg(ci, 0)->dtype)
+    return ERR("updates have dtype %s, the input %s", mlc_dtype_name(mlc_graph_arg(ci, 2)->dtype),
+               mlc_dtype_name(mlc_graph_arg(ci, 0)->dtype));
   return NULL;
 }
 
 /* y = scatter_elements(x, indices, updates, axis): the type of x. */
 mlc_status mlc_infer_scatter_elements(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *ix = arg(ci, 1), *u = arg(ci, 2);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *ix = mlc_graph_arg(ci, 1), *u = mlc_graph_arg(ci, 2);
   int axis;
   char a[256], b[256];
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_index(ci, 1));
   MLC_RETURN_IF_ERROR(scatter_reduction(ci));
   if (x->rank < 1) return ERR("input must have rank >= 1");
-  MLC_RETURN_IF_ERROR(attr_axis(ci, x->rank, &axis));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, 0, &axis));
   if (!mlc_type_equal(&(mlc_type){ix->dtype, u->rank, u->dims}, ix))
     return ERR("updates %s must have the shape of indices %s", shape_text(ci, u->dims, u->rank, a, sizeof a),
                shape_text(ci, ix->dims, ix->rank, b, sizeof b));
@@ -311,14 +229,14 @@ mlc_status mlc_infer_scatter_elements(const mlc_call_info *ci, mlc_type *outs, i
       return ERR("indices %s exceed the input %s on axis %d", shape_text(ci, ix->dims, ix->rank, a, sizeof a),
                  shape_text(ci, x->dims, x->rank, b, sizeof b), d);
   }
-  return ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
 }
 
 /* y = scatter_nd(x, indices, updates): the type of x. */
 mlc_status mlc_infer_scatter_nd(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *ix = arg(ci, 1), *u = arg(ci, 2);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *ix = mlc_graph_arg(ci, 1), *u = mlc_graph_arg(ci, 2);
   char a[256], b[256];
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_index(ci, 1));
   MLC_RETURN_IF_ERROR(scatter_reduction(ci));
   int r = x->rank, q = ix->rank;
@@ -333,7 +251,7 @@ mlc_status mlc_infer_scatter_nd(const mlc_call_info *ci, mlc_type *outs, int *no
   if (bad)
     return ERR("updates %s must have shape indices.shape[:-1] + input.shape[%lld:] (indices %s)",
                shape_text(ci, u->dims, u->rank, a, sizeof a), LL(k), shape_text(ci, ix->dims, q, b, sizeof b));
-  return ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, x->dims, x->rank);
 }
 
 /* ---- max_pool_indices --------------------------------------------------- */
@@ -341,7 +259,7 @@ mlc_status mlc_infer_scatter_nd(const mlc_call_info *ci, mlc_type *outs, int *no
 /* The shape max_pool gives, as int64. */
 mlc_status mlc_infer_pool_indices(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   int so;
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "storage_order", 0, &so));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "storage_order", 0, &so));
   mlc_call_info pool = *ci;
   pool.op = MLC_OP_MAX_POOL;
   MLC_RETURN_IF_ERROR(mlc_infer_pool(&pool, outs, nouts));

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#define MLC_GRAPH_INFER_SHORTHANDS
 #include "graph/graph_int.h"
 
 /* Largest rank a rule handles (stack buffers). */
@@ -17,68 +18,18 @@
 /* Labels of an einsum equation: 'a'..'z', 'A'..'Z'. */
 #define NLABELS 52
 
-#define ERR(...) mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, __VA_ARGS__)
-#define UNIMPL(...) mlc_graph_call_error(ci, MLC_UNIMPLEMENTED, __VA_ARGS__)
-#define LL(x) ((long long)(x))
-
-static const mlc_type *arg(const mlc_call_info *ci, int i) { return &ci->args[i]->type; }
-
-/* Output |k| gets |dt| and |dims| copied into the module arena. */
-static mlc_status set_out(const mlc_call_info *ci, mlc_type *outs, int k, mlc_dtype dt,
-                          const int64_t *dims, int rank) {
-  int64_t *d = mlc_module_dims(ci->mod, dims, rank);
-  if (!d && rank > 0) return mlc_oom();
-  outs[k].dtype = dt;
-  outs[k].rank = rank;
-  outs[k].dims = d;
-  return NULL;
-}
-
-/* Every argument has a valid non-string dtype and a rank this file handles. */
-static mlc_status check_args(const mlc_call_info *ci) {
-  for (int i = 0; i < ci->nargs; i++) {
-    const mlc_type *t = arg(ci, i);
-    if (t->dtype <= MLC_DTYPE_INVALID || t->dtype >= MLC_DTYPE_COUNT || t->dtype == MLC_DTYPE_STRING)
-      return ERR("argument %d has dtype %s, expected a numeric or bool type", i,
-                 t->dtype > MLC_DTYPE_INVALID && t->dtype < MLC_DTYPE_COUNT ? mlc_dtype_name(t->dtype)
-                                                                            : "invalid");
-    if (t->rank < 0) return ERR("argument %d has negative rank %d", i, t->rank);
-    if (t->rank > MAX_RANK) return UNIMPL("argument %d has rank %d (at most %d)", i, t->rank, MAX_RANK);
-  }
-  return NULL;
-}
-
-static int is_num(mlc_dtype t) { return mlc_dtype_is_float(t) || mlc_dtype_is_int(t); }
-
-/* An int attribute (|dflt| when absent). */
-static mlc_status attr_int(const mlc_call_info *ci, const char *name, int64_t dflt, int64_t *out) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  *out = dflt;
-  if (!a) return NULL;
-  if (a->kind != MLC_ATTR_INT) return ERR("attribute %s must be an int", name);
-  *out = a->i;
-  return NULL;
-}
-
-/* An int attribute that must be 0 or 1. */
-static mlc_status attr_flag(const mlc_call_info *ci, const char *name, int64_t dflt) {
-  int64_t v;
-  MLC_RETURN_IF_ERROR(attr_int(ci, name, dflt, &v));
-  if (v != 0 && v != 1) return ERR("attribute %s = %lld must be 0 or 1", name, LL(v));
-  return NULL;
-}
 
 /* An axis attribute in [0, rank). */
 static mlc_status attr_axis(const mlc_call_info *ci, const char *name, int rank, int64_t *out) {
   if (!mlc_attrs_find(ci->attrs, ci->nattrs, name)) return ERR("attribute %s is missing", name);
-  MLC_RETURN_IF_ERROR(attr_int(ci, name, 0, out));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, name, 0, out));
   if (*out < 0 || *out >= rank) return ERR("%s %lld is out of range for rank %d", name, LL(*out), rank);
   return NULL;
 }
 
 /* Argument |i| is an integer tensor of one element (a run-time scalar). */
 static mlc_status int_scalar_arg(const mlc_call_info *ci, int i, const char *what) {
-  const mlc_type *t = arg(ci, i);
+  const mlc_type *t = mlc_graph_arg(ci, i);
   if (!mlc_dtype_is_int(t->dtype))
     return ERR("%s (argument %d) has dtype %s, expected an integer type", what, i,
                mlc_dtype_name(t->dtype));
@@ -91,51 +42,51 @@ static mlc_status int_scalar_arg(const mlc_call_info *ci, int i, const char *wha
 
 /* y = trilu(x[, k]): x of rank >= 2, same type out. */
 mlc_status mlc_infer_trilu(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t k;
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   if (x->rank < 2) return ERR("input must have rank >= 2, got %d", x->rank);
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "upper", 1));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "k", 0, &k));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "upper", 1, NULL));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "k", 0, &k));
   if (ci->nargs > 1) MLC_RETURN_IF_ERROR(int_scalar_arg(ci, 1, "k"));
   *nouts = 1;
-  return set_out(ci, outs, 0, x->dtype, x->dims, x->rank);
+  return mlc_graph_set_out(ci, outs, 0, x->dtype, x->dims, x->rank);
 }
 
 /* ---- cumsum ------------------------------------------------------------- */
 
 /* y = cumsum(x[, axis]): numeric x, same type out. */
 mlc_status mlc_infer_cumsum(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t axis;
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  if (!is_num(x->dtype)) return ERR("input has dtype %s, expected a numeric type", mlc_dtype_name(x->dtype));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  if (!mlc_graph_is_num(x->dtype)) return ERR("input has dtype %s, expected a numeric type", mlc_dtype_name(x->dtype));
   if (x->rank < 1) return ERR("input must have rank >= 1");
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "exclusive", 0));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "reverse", 0));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "exclusive", 0, NULL));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "reverse", 0, NULL));
   if (ci->nargs > 1) MLC_RETURN_IF_ERROR(int_scalar_arg(ci, 1, "axis"));
   else MLC_RETURN_IF_ERROR(attr_axis(ci, "axis", x->rank, &axis));
   *nouts = 1;
-  return set_out(ci, outs, 0, x->dtype, x->dims, x->rank);
+  return mlc_graph_set_out(ci, outs, 0, x->dtype, x->dims, x->rank);
 }
 
 /* ---- topk --------------------------------------------------------------- */
 
 /* values, indices = topk(x[, token]): x.shape with attr k along attr axis. */
 mlc_status mlc_infer_topk(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t axis, k, dims[MAX_RANK];
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  if (!is_num(x->dtype)) return ERR("input has dtype %s, expected a numeric type", mlc_dtype_name(x->dtype));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  if (!mlc_graph_is_num(x->dtype)) return ERR("input has dtype %s, expected a numeric type", mlc_dtype_name(x->dtype));
   if (x->rank < 1) return ERR("input must have rank >= 1");
   MLC_RETURN_IF_ERROR(attr_axis(ci, "axis", x->rank, &axis));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "largest", 1));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "sorted", 1));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "largest", 1, NULL));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "sorted", 1, NULL));
   if (!mlc_attrs_find(ci->attrs, ci->nattrs, "k")) return ERR("attribute k is missing");
-  MLC_RETURN_IF_ERROR(attr_int(ci, "k", 0, &k));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "k", 0, &k));
   int64_t d = x->dims[axis];
   if (ci->nargs > 1) { /* define_dims' output: orders the call after the binding of k */
-    const mlc_type *t = arg(ci, 1);
+    const mlc_type *t = mlc_graph_arg(ci, 1);
     if (t->dtype != MLC_DTYPE_I64 || t->rank != 1 || t->dims[0] < 0)
       return ERR("argument 1 must be a static int64 vector (from define_dims)");
   }
@@ -146,8 +97,8 @@ mlc_status mlc_infer_topk(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   memcpy(dims, x->dims, sizeof *dims * (size_t)x->rank);
   dims[axis] = k;
   *nouts = 2;
-  MLC_RETURN_IF_ERROR(set_out(ci, outs, 0, x->dtype, dims, x->rank));
-  return set_out(ci, outs, 1, MLC_DTYPE_I64, dims, x->rank);
+  MLC_RETURN_IF_ERROR(mlc_graph_set_out(ci, outs, 0, x->dtype, dims, x->rank));
+  return mlc_graph_set_out(ci, outs, 1, MLC_DTYPE_I64, dims, x->rank);
 }
 
 /* ---- einsum ------------------------------------------------------------- */
@@ -175,18 +126,18 @@ mlc_status mlc_infer_einsum(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   const mlc_attr *eq = mlc_attrs_find(ci->attrs, ci->nattrs, "equation");
   int64_t ext[NLABELS] = {0}, dims[MAX_RANK];
   unsigned char used[NLABELS] = {0};
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   if (!eq || eq->kind != MLC_ATTR_STRING || !eq->s) return ERR("attribute equation (a string) is missing");
   for (int i = 0; i < ci->nargs; i++) {
-    if (!is_num(arg(ci, i)->dtype))
-      return ERR("argument %d has dtype %s, expected a numeric type", i, mlc_dtype_name(arg(ci, i)->dtype));
-    if (arg(ci, i)->dtype != arg(ci, 0)->dtype)
+    if (!mlc_graph_is_num(mlc_graph_arg(ci, i)->dtype))
+      return ERR("argument %d has dtype %s, expected a numeric type", i, mlc_dtype_name(mlc_graph_arg(ci, i)->dtype));
+    if (mlc_graph_arg(ci, i)->dtype != mlc_graph_arg(ci, 0)->dtype)
       return ERR("argument dtypes differ: %s (argument 0) and %s (argument %d)",
-                 mlc_dtype_name(arg(ci, 0)->dtype), mlc_dtype_name(arg(ci, i)->dtype), i);
+                 mlc_dtype_name(mlc_graph_arg(ci, 0)->dtype), mlc_dtype_name(mlc_graph_arg(ci, i)->dtype), i);
   }
   const char *p = eq->s;
   for (int op = 0; op < ci->nargs; op++) {
-    const mlc_type *t = arg(ci, op);
+    const mlc_type *t = mlc_graph_arg(ci, op);
     int r = 0;
     for (; *p && *p != ',' && *p != '-'; p++, r++) {
       int l = label_index(*p);
@@ -215,16 +166,16 @@ mlc_status mlc_infer_einsum(const mlc_call_info *ci, mlc_type *outs, int *nouts)
     dims[r++] = ext[l];
   }
   *nouts = 1;
-  return set_out(ci, outs, 0, arg(ci, 0)->dtype, dims, r);
+  return mlc_graph_set_out(ci, outs, 0, mlc_graph_arg(ci, 0)->dtype, dims, r);
 }
 
 /* ---- reverse_sequence --------------------------------------------------- */
 
 /* y = reverse_sequence(x, lens): lens 1-D integer of x's batch extent. */
 mlc_status mlc_infer_reverse_sequence(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  const mlc_type *x = arg(ci, 0), *lens = arg(ci, 1);
+  const mlc_type *x = mlc_graph_arg(ci, 0), *lens = mlc_graph_arg(ci, 1);
   int64_t ba, ta;
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   if (x->rank < 2) return ERR("input must have rank >= 2, got %d", x->rank);
   MLC_RETURN_IF_ERROR(attr_axis(ci, "batch_axis", x->rank, &ba));
   MLC_RETURN_IF_ERROR(attr_axis(ci, "time_axis", x->rank, &ta));
@@ -234,5 +185,5 @@ mlc_status mlc_infer_reverse_sequence(const mlc_call_info *ci, mlc_type *outs, i
   if (lens->rank != 1 || lens->dims[0] != x->dims[ba])
     return ERR("lens must be 1-D with the batch extent of the input");
   *nouts = 1;
-  return set_out(ci, outs, 0, x->dtype, x->dims, x->rank);
+  return mlc_graph_set_out(ci, outs, 0, x->dtype, x->dims, x->rank);
 }

@@ -23,58 +23,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#define MLC_GRAPH_INFER_SHORTHANDS
 #include "graph/graph_int.h"
 
 /* Largest rank a rule handles (stack buffers). */
 #define MAX_RANK 16
 
-#define ERR(...) mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, __VA_ARGS__)
-#define UNIMPL(...) mlc_graph_call_error(ci, MLC_UNIMPLEMENTED, __VA_ARGS__)
-#define LL(x) ((long long)(x))
-
-static const mlc_type *arg(const mlc_call_info *ci, int i) { return &ci->args[i]->type; }
-
-/* The single output gets |dt| and |dims| copied into the module arena. */
-static mlc_status ret1(const mlc_call_info *ci, mlc_type *outs, int *nouts, mlc_dtype dt,
-                       const int64_t *dims, int rank) {
-  int64_t *d = mlc_module_dims(ci->mod, dims, rank);
-  if (!d && rank > 0) return mlc_oom();
-  outs[0].dtype = dt;
-  outs[0].rank = rank;
-  outs[0].dims = d;
-  *nouts = 1;
-  return NULL;
-}
-
-static int valid_dtype(mlc_dtype t) { return t > MLC_DTYPE_INVALID && t < MLC_DTYPE_COUNT; }
-
-/* Every argument has a valid non-string dtype and a rank this file handles. */
-static mlc_status check_args(const mlc_call_info *ci) {
-  for (int i = 0; i < ci->nargs; i++) {
-    const mlc_type *t = arg(ci, i);
-    if (!valid_dtype(t->dtype) || t->dtype == MLC_DTYPE_STRING)
-      return ERR("argument %d has dtype %s, expected a numeric or bool type", i,
-                 valid_dtype(t->dtype) ? mlc_dtype_name(t->dtype) : "invalid");
-    if (t->rank < 0) return ERR("argument %d has negative rank %d", i, t->rank);
-    if (t->rank > MAX_RANK) return UNIMPL("argument %d has rank %d (at most %d)", i, t->rank, MAX_RANK);
-  }
-  return NULL;
-}
-
-static int is_num(mlc_dtype t) { return mlc_dtype_is_float(t) || (mlc_dtype_is_int(t) && t != MLC_DTYPE_BOOL); }
 
 /* Arg |i| is a float tensor. */
 static mlc_status need_float(const mlc_call_info *ci, int i, const char *what) {
-  if (mlc_dtype_is_float(arg(ci, i)->dtype)) return NULL;
-  return ERR("%s (argument %d) has dtype %s, expected a float type", what, i, mlc_dtype_name(arg(ci, i)->dtype));
+  if (mlc_dtype_is_float(mlc_graph_arg(ci, i)->dtype)) return NULL;
+  return ERR("%s (argument %d) has dtype %s, expected a float type", what, i, mlc_dtype_name(mlc_graph_arg(ci, i)->dtype));
 }
 
 /* Arg |i| holds one element (any rank) of a numeric dtype; |integer|: an
 ** integer dtype. */
 static mlc_status need_scalar(const mlc_call_info *ci, int i, const char *what, int integer) {
-  const mlc_type *t = arg(ci, i);
+  const mlc_type *t = mlc_graph_arg(ci, i);
   if (mlc_type_numel(t) != 1) return ERR("%s (argument %d) must have one element", what, i);
-  if (!is_num(t->dtype) || (integer && !mlc_dtype_is_int(t->dtype)))
+  if (!mlc_graph_is_num(t->dtype) || (integer && !mlc_dtype_is_int(t->dtype)))
     return ERR("%s (argument %d) has dtype %s, expected %s", what, i, mlc_dtype_name(t->dtype),
                integer ? "an integer type" : "a numeric type");
   return NULL;
@@ -82,28 +49,9 @@ static mlc_status need_scalar(const mlc_call_info *ci, int i, const char *what, 
 
 /* Arg |i| is define_dims' output: an int64 vector of static length >= |len|. */
 static mlc_status need_params(const mlc_call_info *ci, int i, int64_t len) {
-  const mlc_type *t = arg(ci, i);
+  const mlc_type *t = mlc_graph_arg(ci, i);
   if (t->dtype != MLC_DTYPE_I64 || t->rank != 1 || t->dims[0] < len)
     return ERR("argument %d must be an int64 vector of at least %lld entries (define_dims' output)", i, LL(len));
-  return NULL;
-}
-
-/* An int attribute (|dflt| when absent). */
-static mlc_status attr_int(const mlc_call_info *ci, const char *name, int64_t dflt, int64_t *out) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  *out = dflt;
-  if (!a) return NULL;
-  if (a->kind != MLC_ATTR_INT) return ERR("attribute %s must be an int", name);
-  *out = a->i;
-  return NULL;
-}
-
-/* An int attribute that must be 0 or 1. */
-static mlc_status attr_flag(const mlc_call_info *ci, const char *name, int dflt, int *out) {
-  int64_t v;
-  MLC_RETURN_IF_ERROR(attr_int(ci, name, dflt, &v));
-  if (v != 0 && v != 1) return ERR("attribute %s = %lld must be 0 or 1", name, LL(v));
-  *out = (int)v;
   return NULL;
 }
 
@@ -111,7 +59,7 @@ static mlc_status attr_flag(const mlc_call_info *ci, const char *name, int dflt,
 ** required unless |dflt| is given (not MISSING). */
 #define MISSING INT64_MIN
 static mlc_status attr_dim(const mlc_call_info *ci, const char *name, int64_t lo, int64_t dflt, int64_t *out) {
-  MLC_RETURN_IF_ERROR(attr_int(ci, name, dflt, out));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, name, dflt, out));
   if (*out == MISSING) return ERR("attribute %s is required", name);
   if (MLC_DIM_IS_SYM(*out)) {
     if (MLC_DIM_SYM_ID(*out) >= ci->mod->nsyms) return ERR("attribute %s is an unknown symbol", name);
@@ -119,21 +67,6 @@ static mlc_status attr_dim(const mlc_call_info *ci, const char *name, int64_t lo
     return ERR("attribute %s = %lld must be at least %lld", name, LL(*out), LL(lo));
   }
   return NULL;
-}
-
-/* A string attribute that must be one of |allowed| (NULL-terminated). */
-static mlc_status attr_choice(const mlc_call_info *ci, const char *name, const char *dflt,
-                              const char *const *allowed, const char **out) {
-  const mlc_attr *a = mlc_attrs_find(ci->attrs, ci->nattrs, name);
-  *out = dflt;
-  if (!a) return NULL;
-  if (a->kind != MLC_ATTR_STRING || !a->s) return ERR("attribute %s must be a string", name);
-  for (const char *const *p = allowed; *p; p++)
-    if (strcmp(a->s, *p) == 0) {
-      *out = *p;
-      return NULL;
-    }
-  return ERR("attribute %s = \"%s\" is not supported", name, a->s);
 }
 
 /* attr shape: |rank| dims, static (>= 0) or symbols of the module. */
@@ -151,8 +84,8 @@ static mlc_status attr_shape(const mlc_call_info *ci, int rank, const int64_t **
 /* A dtype attribute (|dflt| when absent) that must be a numeric type. */
 static mlc_status attr_dtype(const mlc_call_info *ci, mlc_dtype dflt, mlc_dtype *out) {
   int64_t v;
-  MLC_RETURN_IF_ERROR(attr_int(ci, "dtype", dflt, &v));
-  if (v <= MLC_DTYPE_INVALID || v >= MLC_DTYPE_COUNT || !is_num((mlc_dtype)v))
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "dtype", dflt, &v));
+  if (v <= MLC_DTYPE_INVALID || v >= MLC_DTYPE_COUNT || !mlc_graph_is_num((mlc_dtype)v))
     return ERR("attribute dtype = %lld is not a numeric dtype", LL(v));
   *out = (mlc_dtype)v;
   return NULL;
@@ -160,7 +93,7 @@ static mlc_status attr_dtype(const mlc_call_info *ci, mlc_dtype dflt, mlc_dtype 
 
 /* A signal tensor [.., 1] (real) or [.., 2] (complex) of a float dtype. */
 static mlc_status need_signal(const mlc_call_info *ci, int i, int min_rank) {
-  const mlc_type *x = arg(ci, i);
+  const mlc_type *x = mlc_graph_arg(ci, i);
   MLC_RETURN_IF_ERROR(need_float(ci, i, "signal"));
   if (x->rank < min_rank) return ERR("the signal must have rank >= %d, it has %d", min_rank, x->rank);
   int64_t c = x->dims[x->rank - 1];
@@ -174,14 +107,14 @@ static mlc_status need_signal(const mlc_call_info *ci, int i, int min_rank) {
 mlc_status mlc_infer_dft(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   int64_t axis, len, bins, dims[MAX_RANK];
   int inverse, onesided;
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_signal(ci, 0, 2));
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int r = x->rank;
-  MLC_RETURN_IF_ERROR(attr_int(ci, "axis", 1, &axis));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "axis", 1, &axis));
   if (axis < 0 || axis > r - 2) return ERR("axis %lld must be in [0, %d]", LL(axis), r - 2);
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "inverse", 0, &inverse));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "onesided", 0, &onesided));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "inverse", 0, &inverse));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "onesided", 0, &onesided));
   MLC_RETURN_IF_ERROR(attr_dim(ci, "length", 0, x->dims[axis], &len));
   if (len == 0) { /* n at run time */
     if (ci->nargs != 2) return ERR("length 0 (run time) needs define_dims' output as argument 1");
@@ -202,7 +135,7 @@ mlc_status mlc_infer_dft(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   memcpy(dims, x->dims, (size_t)r * sizeof *dims);
   dims[axis] = bins;
   dims[r - 1] = 2;
-  return ret1(ci, outs, nouts, x->dtype, dims, r);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, r);
 }
 
 /* ---- stft ---------------------------------------------------------------- */
@@ -211,20 +144,20 @@ mlc_status mlc_infer_dft(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
 mlc_status mlc_infer_stft(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   int64_t step, len, frames, bins;
   int onesided, win;
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_signal(ci, 0, 3));
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   if (x->rank != 3) return ERR("the signal must be [batch, length, 1 or 2], it has rank %d", x->rank);
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "onesided", 1, &onesided));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "window", 0, &win));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "step", 0, &step));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "length", 0, &len));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "onesided", 1, &onesided));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "window", 0, &win));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "step", 0, &step));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "length", 0, &len));
   if (step < 0 || len < 0) return ERR("step and length must be >= 0 (0: at run time)");
   int has_p = ci->nargs > 1 + win;
   if (ci->nargs > 2 + win) return ERR("takes at most %d arguments with window = %d", 2 + win, win);
   if (win) {
     if (ci->nargs < 2) return ERR("window = 1 but no window argument");
-    const mlc_type *w = arg(ci, 1);
+    const mlc_type *w = mlc_graph_arg(ci, 1);
     if (w->rank != 1 || w->dtype != x->dtype)
       return ERR("the window must be a vector of the signal's dtype %s", mlc_dtype_name(x->dtype));
     if (len > 0 && w->dims[0] >= 0 && w->dims[0] != len)
@@ -245,7 +178,7 @@ mlc_status mlc_infer_stft(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   if ((MLC_DIM_IS_SYM(frames) || MLC_DIM_IS_SYM(bins)) && !has_p)
     return ERR("symbolic output dims need define_dims' output as the last argument");
   int64_t dims[4] = {x->dims[0], frames, bins, 2};
-  return ret1(ci, outs, nouts, x->dtype, dims, 4);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, 4);
 }
 
 /* ---- window, mel_weight_matrix, signal_dims ------------------------------- */
@@ -258,13 +191,13 @@ mlc_status mlc_infer_window(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   const int64_t *shape;
   int periodic;
   mlc_dtype dt;
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_scalar(ci, 0, "the size", 1));
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "kind", "hann", window_kinds, &kind));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "periodic", 1, &periodic));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "kind", "hann", window_kinds, &kind));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "periodic", 1, &periodic));
   MLC_RETURN_IF_ERROR(attr_dtype(ci, MLC_DTYPE_F32, &dt));
   MLC_RETURN_IF_ERROR(attr_shape(ci, 1, &shape));
-  return ret1(ci, outs, nouts, dt, shape, 1);
+  return mlc_graph_ret1(ci, outs, nouts, dt, shape, 1);
 }
 
 /* y = mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower, upper[, p]). */
@@ -273,14 +206,14 @@ mlc_status mlc_infer_mel_weights(const mlc_call_info *ci, mlc_type *outs, int *n
                                      "upper_edge_hertz"};
   const int64_t *shape;
   mlc_dtype dt;
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   for (int i = 0; i < 5; i++) MLC_RETURN_IF_ERROR(need_scalar(ci, i, what[i], i < 3));
   if (ci->nargs == 6) MLC_RETURN_IF_ERROR(need_params(ci, 5, 0));
   MLC_RETURN_IF_ERROR(attr_dtype(ci, MLC_DTYPE_F32, &dt));
   MLC_RETURN_IF_ERROR(attr_shape(ci, 2, &shape));
   if ((MLC_DIM_IS_SYM(shape[0]) || MLC_DIM_IS_SYM(shape[1])) && ci->nargs != 6)
     return ERR("symbolic output dims need define_dims' output as argument 5");
-  return ret1(ci, outs, nouts, dt, shape, 2);
+  return mlc_graph_ret1(ci, outs, nouts, dt, shape, 2);
 }
 
 static const char *const dims_kinds[] = {"dft", "stft", "mel", NULL};
@@ -289,17 +222,17 @@ static const char *const dims_kinds[] = {"dft", "stft", "mel", NULL};
 mlc_status mlc_infer_signal_dims(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const char *kind;
   int onesided;
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "kind", NULL, dims_kinds, &kind));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "kind", NULL, dims_kinds, &kind));
   if (!kind) return ERR("attribute kind is required");
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "onesided", 0, &onesided));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "onesided", 0, &onesided));
   int64_t n = 2;
   if (strcmp(kind, "dft") == 0) {
     if (ci->nargs != 1) return ERR("kind dft takes 1 argument (n)");
     MLC_RETURN_IF_ERROR(need_scalar(ci, 0, "n", 1));
   } else if (strcmp(kind, "stft") == 0) {
     if (ci->nargs != 3) return ERR("kind stft takes 3 arguments (signal, step, n)");
-    if (arg(ci, 0)->rank != 3) return ERR("the signal must have rank 3");
+    if (mlc_graph_arg(ci, 0)->rank != 3) return ERR("the signal must have rank 3");
     MLC_RETURN_IF_ERROR(need_scalar(ci, 1, "step", 1));
     MLC_RETURN_IF_ERROR(need_scalar(ci, 2, "n", 1));
     n = 4;
@@ -308,7 +241,7 @@ mlc_status mlc_infer_signal_dims(const mlc_call_info *ci, mlc_type *outs, int *n
     MLC_RETURN_IF_ERROR(need_scalar(ci, 0, "num_mel_bins", 1));
     MLC_RETURN_IF_ERROR(need_scalar(ci, 1, "dft_length", 1));
   }
-  return ret1(ci, outs, nouts, MLC_DTYPE_I64, &n, 1);
+  return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_I64, &n, 1);
 }
 
 /* ---- grid_sample, roi_align ----------------------------------------------- */
@@ -320,18 +253,18 @@ static const char *const gs_pads[] = {"zeros", "border", "reflection", NULL};
 mlc_status mlc_infer_grid_sample(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const char *mode, *pad;
   int ac;
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  const mlc_type *x = arg(ci, 0), *g = arg(ci, 1);
-  if (!is_num(x->dtype)) return ERR("input of dtype %s (numeric types only)", mlc_dtype_name(x->dtype));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  const mlc_type *x = mlc_graph_arg(ci, 0), *g = mlc_graph_arg(ci, 1);
+  if (!mlc_graph_is_num(x->dtype)) return ERR("input of dtype %s (numeric types only)", mlc_dtype_name(x->dtype));
   MLC_RETURN_IF_ERROR(need_float(ci, 1, "grid"));
   if (x->rank != 4) return UNIMPL("input of rank %d (only 4-D inputs)", x->rank);
   if (g->rank != 4 || g->dims[3] != 2) return ERR("grid must be [N, H_out, W_out, 2]");
   if (g->dims[0] != x->dims[0]) return ERR("grid and input differ in the batch dim");
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "mode", "bilinear", gs_modes, &mode));
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "padding_mode", "zeros", gs_pads, &pad));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "align_corners", 0, &ac));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "mode", "bilinear", gs_modes, &mode));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "padding_mode", "zeros", gs_pads, &pad));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "align_corners", 0, &ac));
   int64_t dims[4] = {x->dims[0], x->dims[1], g->dims[1], g->dims[2]};
-  return ret1(ci, outs, nouts, x->dtype, dims, 4);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, 4);
 }
 
 static const char *const roi_modes[] = {"avg", "max", NULL};
@@ -341,8 +274,8 @@ mlc_status mlc_infer_roi_align(const mlc_call_info *ci, mlc_type *outs, int *nou
   const char *mode;
   int64_t oh, ow, sr;
   int hp;
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  const mlc_type *x = arg(ci, 0), *r = arg(ci, 1), *b = arg(ci, 2);
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  const mlc_type *x = mlc_graph_arg(ci, 0), *r = mlc_graph_arg(ci, 1), *b = mlc_graph_arg(ci, 2);
   MLC_RETURN_IF_ERROR(need_float(ci, 0, "input"));
   MLC_RETURN_IF_ERROR(need_float(ci, 1, "rois"));
   if (!mlc_dtype_is_int(b->dtype) || b->dtype == MLC_DTYPE_BOOL)
@@ -350,39 +283,39 @@ mlc_status mlc_infer_roi_align(const mlc_call_info *ci, mlc_type *outs, int *nou
   if (x->rank != 4) return ERR("input must be [N, C, H, W], it has rank %d", x->rank);
   if (r->rank != 2 || r->dims[1] != 4) return ERR("rois must be [num_rois, 4]");
   if (b->rank != 1 || b->dims[0] != r->dims[0]) return ERR("batch_indices must be [num_rois]");
-  MLC_RETURN_IF_ERROR(attr_choice(ci, "mode", "avg", roi_modes, &mode));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "output_height", 1, &oh));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "output_width", 1, &ow));
-  MLC_RETURN_IF_ERROR(attr_int(ci, "sampling_ratio", 0, &sr));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "half_pixel", 1, &hp));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_choice(ci, "mode", "avg", roi_modes, &mode));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "output_height", 1, &oh));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "output_width", 1, &ow));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "sampling_ratio", 0, &sr));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "half_pixel", 1, &hp));
   const mlc_attr *sc = mlc_attrs_find(ci->attrs, ci->nattrs, "spatial_scale");
   if (sc && sc->kind != MLC_ATTR_FLOAT) return ERR("attribute spatial_scale must be a float");
   if (oh < 1 || ow < 1) return ERR("output_height and output_width must be >= 1");
   if (sr < 0) return ERR("sampling_ratio must be >= 0");
   int64_t dims[4] = {r->dims[0], x->dims[1], oh, ow};
-  return ret1(ci, outs, nouts, x->dtype, dims, 4);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, 4);
 }
 
 /* ---- det, max_unpool --------------------------------------------------- */
 
 /* y = det(x [.., M, M]): [..]. */
 mlc_status mlc_infer_det(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  MLC_RETURN_IF_ERROR(check_args(ci));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   MLC_RETURN_IF_ERROR(need_float(ci, 0, "input"));
-  const mlc_type *x = arg(ci, 0);
+  const mlc_type *x = mlc_graph_arg(ci, 0);
   int r = x->rank;
   if (r < 2) return ERR("input must have rank >= 2, it has %d", r);
   if (x->dims[r - 1] != x->dims[r - 2]) return ERR("the matrices must be square");
-  return ret1(ci, outs, nouts, x->dtype, x->dims, r - 2);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, x->dims, r - 2);
 }
 
 /* y = max_unpool(x, indices[, p]): attr shape. */
 mlc_status mlc_infer_max_unpool(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  const mlc_type *x = arg(ci, 0), *ix = arg(ci, 1);
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  const mlc_type *x = mlc_graph_arg(ci, 0), *ix = mlc_graph_arg(ci, 1);
   int r = x->rank, k = r - 2;
   const int64_t *shape;
-  if (!is_num(x->dtype)) return ERR("input of dtype %s (numeric types only)", mlc_dtype_name(x->dtype));
+  if (!mlc_graph_is_num(x->dtype)) return ERR("input of dtype %s (numeric types only)", mlc_dtype_name(x->dtype));
   if (r < 3) return ERR("input must be [N, C, D1, ...], it has rank %d", r);
   if (ix->dtype != MLC_DTYPE_I64) return ERR("indices must be int64, they are %s", mlc_dtype_name(ix->dtype));
   if (!mlc_type_equal(&(mlc_type){x->dtype, ix->rank, ix->dims}, x)) return ERR("indices must have the input's shape");
@@ -400,7 +333,7 @@ mlc_status mlc_infer_max_unpool(const mlc_call_info *ci, mlc_type *outs, int *no
   int sym = 0;
   for (int d = 0; d < r; d++) sym |= MLC_DIM_IS_SYM(shape[d]) && shape[d] != x->dims[d];
   if (sym && ci->nargs != 3) return ERR("symbolic output dims need define_dims' output as argument 2");
-  return ret1(ci, outs, nouts, x->dtype, shape, r);
+  return mlc_graph_ret1(ci, outs, nouts, x->dtype, shape, r);
 }
 
 /* ---- nms_count, non_max_suppression --------------------------------------- */
@@ -408,8 +341,8 @@ mlc_status mlc_infer_max_unpool(const mlc_call_info *ci, mlc_type *outs, int *no
 /* nms_count: int64 [1]; non_max_suppression: int64 [attr shape[0], 3]. */
 mlc_status mlc_infer_nms(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   int cpb;
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  const mlc_type *bx = arg(ci, 0), *sc = arg(ci, 1);
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  const mlc_type *bx = mlc_graph_arg(ci, 0), *sc = mlc_graph_arg(ci, 1);
   MLC_RETURN_IF_ERROR(need_float(ci, 0, "boxes"));
   MLC_RETURN_IF_ERROR(need_float(ci, 1, "scores"));
   if (bx->dtype != MLC_DTYPE_F32 && bx->dtype != MLC_DTYPE_F64) return UNIMPL("boxes of dtype %s", mlc_dtype_name(bx->dtype));
@@ -420,15 +353,15 @@ mlc_status mlc_infer_nms(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   MLC_RETURN_IF_ERROR(need_scalar(ci, 2, "max_output_boxes_per_class", 1));
   MLC_RETURN_IF_ERROR(need_scalar(ci, 3, "iou_threshold", 0));
   MLC_RETURN_IF_ERROR(need_scalar(ci, 4, "score_threshold", 0));
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "center_point_box", 0, &cpb));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "center_point_box", 0, &cpb));
   int64_t one = 1;
-  if (ci->op == MLC_OP_NMS_COUNT) return ret1(ci, outs, nouts, MLC_DTYPE_I64, &one, 1);
+  if (ci->op == MLC_OP_NMS_COUNT) return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_I64, &one, 1);
   const mlc_attr *s = mlc_attrs_find(ci->attrs, ci->nattrs, "shape");
   if (!s || s->kind != MLC_ATTR_INTS || s->n != 2 || !s->ints || s->ints[1] != 3)
     return ERR("attribute shape must be [count, 3]");
   if (MLC_DIM_IS_SYM(s->ints[0]) && MLC_DIM_SYM_ID(s->ints[0]) >= ci->mod->nsyms) return ERR("shape[0] is an unknown symbol");
   MLC_RETURN_IF_ERROR(need_params(ci, 5, 0));
-  return ret1(ci, outs, nouts, MLC_DTYPE_I64, s->ints, 2);
+  return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_I64, s->ints, 2);
 }
 
 /* ---- unique_count, unique -------------------------------------------------- */
@@ -438,13 +371,13 @@ mlc_status mlc_infer_nms(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
 mlc_status mlc_infer_unique(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   int sorted;
   int64_t u;
-  MLC_RETURN_IF_ERROR(check_args(ci));
-  const mlc_type *x = arg(ci, 0);
-  if (!is_num(x->dtype)) return ERR("input of dtype %s (numeric types only)", mlc_dtype_name(x->dtype));
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
+  const mlc_type *x = mlc_graph_arg(ci, 0);
+  if (!mlc_graph_is_num(x->dtype)) return ERR("input of dtype %s (numeric types only)", mlc_dtype_name(x->dtype));
   if (x->rank != 3) return ERR("input must be [A, N, B], it has rank %d", x->rank);
-  MLC_RETURN_IF_ERROR(attr_flag(ci, "sorted", 1, &sorted));
+  MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "sorted", 1, &sorted));
   int64_t one = 1;
-  if (ci->op == MLC_OP_UNIQUE_COUNT) return ret1(ci, outs, nouts, MLC_DTYPE_I64, &one, 1);
+  if (ci->op == MLC_OP_UNIQUE_COUNT) return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_I64, &one, 1);
   MLC_RETURN_IF_ERROR(need_params(ci, 1, 0));
   MLC_RETURN_IF_ERROR(attr_dim(ci, "count", 0, MISSING, &u));
   if (u >= 0 && x->dims[1] >= 0 && u > x->dims[1]) return ERR("count %lld exceeds the %lld slices", LL(u), LL(x->dims[1]));

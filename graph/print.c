@@ -32,32 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "graph/graph_int.h"
 
 /* Constants with at most this many elements print inline as R.const(...). */
 #define INLINE_CONST_MAX 8
 
 /* ---- scalars -------------------------------------------------------------- */
-
-/* float from IEEE half bits. */
-static float half_to_float(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  float v;
-  if (exp == 0)
-    v = ldexpf((float)man, -24);
-  else if (exp == 31)
-    v = man ? NAN : INFINITY;
-  else
-    v = ldexpf((float)(man | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-static float bf16_to_float(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float v;
-  memcpy(&v, &bits, sizeof v);
-  return v;
-}
 
 /* A float in the shortest form (at least 6 significant digits, as
 ** mlc_sb_double, so 10 prints as "10") that reads back as the same float. */
@@ -84,8 +65,8 @@ static void put_elem(mlc_strbuf *b, mlc_dtype dt, const void *data, int64_t i) {
   switch (dt) {
     case MLC_DTYPE_F32: { float v; memcpy(&v, p, 4); put_float(b, v); break; }
     case MLC_DTYPE_F64: { double v; memcpy(&v, p, 8); mlc_sb_double(b, v); break; }
-    case MLC_DTYPE_F16: { uint16_t v; memcpy(&v, p, 2); put_float(b, half_to_float(v)); break; }
-    case MLC_DTYPE_BF16: { uint16_t v; memcpy(&v, p, 2); put_float(b, bf16_to_float(v)); break; }
+    case MLC_DTYPE_F16: { uint16_t v; memcpy(&v, p, 2); put_float(b, mlc_f16_to_f32(v)); break; }
+    case MLC_DTYPE_BF16: { uint16_t v; memcpy(&v, p, 2); put_float(b, mlc_bf16_to_f32(v)); break; }
     case MLC_DTYPE_I8: { int8_t v; memcpy(&v, p, 1); mlc_sb_printf(b, "%d", v); break; }
     case MLC_DTYPE_I16: { int16_t v; memcpy(&v, p, 2); mlc_sb_printf(b, "%d", v); break; }
     case MLC_DTYPE_I32: { int32_t v; memcpy(&v, p, 4); mlc_sb_printf(b, "%ld", (long)v); break; }

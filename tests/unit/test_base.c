@@ -5,6 +5,7 @@
 
 #include "base/arena.h"
 #include "base/dtype.h"
+#include "base/half.h"
 #include "base/hash.h"
 #include "base/sha256.h"
 #include "base/status.h"
@@ -108,10 +109,46 @@ static void test_sha256(void) {
   CU_ASSERT_STRING_EQUAL(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+static void test_half(void) {
+  /* float16: exact values, rounding to nearest even, overflow, subnormals. */
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(1.0f), 0x3c00);
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(-2.0f), 0xc000);
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(65504.0f), 0x7bff);
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(65520.0f), 0x7c00);                  /* tie rounds up to inf */
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);           /* tie to even (down) */
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);       /* tie to even (up) */
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(0x1p-24f), 0x0001);                  /* smallest subnormal */
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(0x1p-25f), 0x0000);                  /* tie to even: zero */
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(-0.0f), 0x8000);
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(__builtin_inff()), 0x7c00);
+  CU_ASSERT_EQUAL(mlc_f32_to_f16(__builtin_nanf("")) & 0x7e00, 0x7e00); /* quiet NaN */
+  CU_ASSERT(mlc_f16_to_f32(0x3555) == 0x1.554p-2f);
+  CU_ASSERT(mlc_f16_to_f32(0x0001) == 0x1p-24f);
+  CU_ASSERT(mlc_f16_to_f32(0x83ff) == -0x3ffp-24f);
+  CU_ASSERT(mlc_f16_to_f32(0xfc00) == -__builtin_inff());
+  float n = mlc_f16_to_f32(0x7e00);
+  CU_ASSERT(n != n);
+  for (uint32_t h = 0; h < 0x10000; h++) /* every non-NaN half round-trips */
+    if ((h & 0x7fff) <= 0x7c00 && mlc_f32_to_f16(mlc_f16_to_f32((uint16_t)h)) != h) {
+      CU_FAIL("float16 round trip");
+      break;
+    }
+  /* bfloat16 */
+  CU_ASSERT_EQUAL(mlc_f32_to_bf16(1.0f), 0x3f80);
+  CU_ASSERT_EQUAL(mlc_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);           /* tie to even (down) */
+  CU_ASSERT_EQUAL(mlc_f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);       /* tie to even (up) */
+  CU_ASSERT_EQUAL(mlc_f32_to_bf16(-__builtin_inff()), 0xff80);
+  CU_ASSERT_EQUAL(mlc_f32_to_bf16(__builtin_nanf("")) & 0x7fc0, 0x7fc0);
+  CU_ASSERT(mlc_bf16_to_f32(0x4049) == 3.140625f);
+  n = mlc_bf16_to_f32(0x7fc1);
+  CU_ASSERT(n != n);
+}
+
 static CU_TestInfo tests[] = {
     {"sha256", test_sha256},
     {"status", test_status}, {"arena", test_arena}, {"strbuf", test_strbuf},
     {"hash", test_hash},     {"vec", test_vec},     {"dtype", test_dtype},
+    {"half", test_half},
     CU_TEST_INFO_NULL};
 
 static void reg(void) { mlc_test_add_suite("base", tests); }
