@@ -18,9 +18,8 @@
 
 #include "mlc/mlc.h"
 #include "mlc/mlc_runtime.h"
+#include "tests/harness.h"
 #include "tests/testutil.h"
-
-static char *tmpdir;
 
 static const char *model_path(const char *name, const char *suffix) {
   static char buf[4][4096];
@@ -34,11 +33,7 @@ static const char *model_path(const char *name, const char *suffix) {
 /* Compiles models/<name>.onnx into tmpdir/<name>.so; returns the path. */
 static const char *compile_model(const char *name) {
   static char out[4096];
-  snprintf(out, sizeof out, "%s/%s.so", tmpdir, name);
-  mlc_status s = mlc_compile_file(model_path(name, ".onnx"), out, NULL);
-  if (s) fprintf(stderr, "compile %s: %s\n", name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
+  mlc_th_compile(model_path(name, ".onnx"), name, "", out, sizeof out);
   return out;
 }
 
@@ -174,8 +169,8 @@ static void test_threads(void) {
 /* The same model and options give a byte-identical library. */
 static void test_deterministic(void) {
   char a[4096], b[4096];
-  snprintf(a, sizeof a, "%s/det_a.so", tmpdir);
-  snprintf(b, sizeof b, "%s/det_b.so", tmpdir);
+  snprintf(a, sizeof a, "%s/det_a.so", mlc_th_tmpdir);
+  snprintf(b, sizeof b, "%s/det_b.so", mlc_th_tmpdir);
   mlc_compile_options o;
   mlc_compile_options_init(&o);
   o.header_path = "";
@@ -216,7 +211,7 @@ static void test_bad_inputs(void) {
   mlc_model_free(m);
   /* A model that cannot be compiled: the error names the problem. */
   char out[4096];
-  snprintf(out, sizeof out, "%s/bad.so", tmpdir);
+  snprintf(out, sizeof out, "%s/bad.so", mlc_th_tmpdir);
   mlc_status st = mlc_compile_file(mlc_test_src_path("tests/malformed/unknown_op.onnx"), out, NULL);
   CU_ASSERT_PTR_NOT_NULL(st);
   CU_ASSERT_EQUAL(access(out, F_OK), -1);
@@ -235,14 +230,6 @@ static CU_TestInfo tests[] = {{"mlp", test_mlp},
 static void reg(void) { mlc_test_add_suite("e2e", tests); }
 
 int main(void) {
-  tmpdir = mlc_test_tmpdir();
   const mlc_test_register_fn fns[] = {reg, NULL};
-  int rc = mlc_test_main("test_e2e", fns);
-  if (!getenv("MLC_KEEP_TEMP")) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) rc = rc ? rc : 0;
-  }
-  free(tmpdir);
-  return rc;
+  return mlc_th_main("test_e2e", fns);
 }

@@ -23,9 +23,8 @@
 
 #include "mlc/mlc.h"
 #include "mlc/mlc_runtime.h"
+#include "tests/harness.h"
 #include "tests/testutil.h"
-
-static char *tmpdir;
 
 static void model_path(const char *name, char *buf, size_t size) {
   snprintf(buf, size, "%s%s.onnx", mlc_test_src_path("tests/control/"), name);
@@ -33,19 +32,10 @@ static void model_path(const char *name, char *buf, size_t size) {
 
 /* Compiles and loads tests/control/<name>.onnx; NULL on failure (reported). */
 static mlc_model *load(const char *name) {
-  char onnx[4096], so[4096], err[512];
+  char onnx[4096], so[4096];
   model_path(name, onnx, sizeof onnx);
-  snprintf(so, sizeof so, "%s/%s.so", tmpdir, name);
-  mlc_status s = mlc_compile_file(onnx, so, NULL);
-  if (s) fprintf(stderr, "compile %s: %s\n", name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  if (s) return NULL;
-  mlc_model *m = NULL;
-  if (mlc_model_load(so, &m, err, sizeof err) != MLC_RT_OK) {
-    fprintf(stderr, "load %s: %s\n", name, err);
-    m = NULL;
-  }
+  if (!mlc_th_compile(onnx, name, "", so, sizeof so)) return NULL;
+  mlc_model *m = mlc_th_load(so, name, "");
   CU_ASSERT_PTR_NOT_NULL(m);
   return m;
 }
@@ -54,7 +44,7 @@ static mlc_model *load(const char *name) {
 static void compile_fails(const char *name, const char *a, const char *b) {
   char onnx[4096], so[4096];
   model_path(name, onnx, sizeof onnx);
-  snprintf(so, sizeof so, "%s/%s.so", tmpdir, name);
+  snprintf(so, sizeof so, "%s/%s.so", mlc_th_tmpdir, name);
   mlc_status s = mlc_compile_file(onnx, so, NULL);
   CU_ASSERT_PTR_NOT_NULL(s);
   if (!s) return;
@@ -308,14 +298,6 @@ static CU_TestInfo tests[] = {{"if_runtime", test_if_runtime},
 static void reg(void) { mlc_test_add_suite("control", tests); }
 
 int main(void) {
-  tmpdir = mlc_test_tmpdir();
   const mlc_test_register_fn fns[] = {reg, NULL};
-  int rc = mlc_test_main("test_control", fns);
-  if (!getenv("MLC_KEEP_TEMP")) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) rc = rc ? rc : 0;
-  }
-  free(tmpdir);
-  return rc;
+  return mlc_th_main("test_control", fns);
 }

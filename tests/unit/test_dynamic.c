@@ -23,28 +23,19 @@
 #include "graph/graph.h"
 #include "mlc/mlc.h"
 #include "mlc/mlc_runtime.h"
+#include "tests/harness.h"
 #include "tests/testutil.h"
-
-static char *tmpdir;
 
 /* Compiles tests/dynamic/<name>.onnx to tmpdir/<name>.so (path returned,
 ** static buffer) and loads it into *m. */
 static const char *load(const char *name, mlc_model **m) {
   static char so[4096];
-  char onnx[4096], err[512];
+  char onnx[4096];
   snprintf(onnx, sizeof onnx, "%s", mlc_test_src_path("tests/dynamic/"));
   strncat(onnx, name, sizeof onnx - strlen(onnx) - 1);
   strncat(onnx, ".onnx", sizeof onnx - strlen(onnx) - 1);
-  snprintf(so, sizeof so, "%s/%s.so", tmpdir, name);
-  *m = NULL;
-  mlc_status s = mlc_compile_file(onnx, so, NULL);
-  if (s) fprintf(stderr, "compile %s: %s\n", name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  if (mlc_model_load(so, m, err, sizeof err) != MLC_RT_OK) {
-    fprintf(stderr, "load %s: %s\n", name, err);
-    *m = NULL;
-  }
+  mlc_th_compile(onnx, name, "", so, sizeof so);
+  *m = mlc_th_load(so, name, "");
   CU_ASSERT_PTR_NOT_NULL(*m);
   return so;
 }
@@ -477,14 +468,6 @@ static CU_TestInfo tests[] = {{"reshape", test_reshape},
 static void reg(void) { mlc_test_add_suite("dynamic", tests); }
 
 int main(void) {
-  tmpdir = mlc_test_tmpdir();
   const mlc_test_register_fn fns[] = {reg, NULL};
-  int rc = mlc_test_main("test_dynamic", fns);
-  if (!getenv("MLC_KEEP_TEMP")) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) rc = rc ? rc : 0;
-  }
-  free(tmpdir);
-  return rc;
+  return mlc_th_main("test_dynamic", fns);
 }

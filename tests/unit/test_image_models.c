@@ -24,12 +24,11 @@
 
 #include "mlc/mlc.h"
 #include "mlc/mlc_runtime.h"
+#include "tests/harness.h"
 #include "tests/testutil.h"
 
 #define MAXT 4
 #define MAXR 8
-
-static char *tmpdir;
 
 /* One tensor of expected.txt. */
 typedef struct ttensor {
@@ -150,19 +149,10 @@ static int64_t compare(const char *name, int k, const DLTensor *y, const ttensor
 /* Compiles tests/image/<name>.onnx and opens a session on it: *m and *ss
 ** (NULL after a failed assertion). */
 static void open_model(const char *name, mlc_model **m, mlc_session **ss) {
-  char onnx[4096], so[4096], err[512];
+  char onnx[4096], so[4096];
   snprintf(onnx, sizeof onnx, "%s%s.onnx", mlc_test_src_path("tests/image/"), name);
-  snprintf(so, sizeof so, "%s/%s.so", tmpdir, name);
-  *m = NULL;
   *ss = NULL;
-  mlc_status s = mlc_compile_file(onnx, so, NULL);
-  if (s) fprintf(stderr, "\ncompile %s: %s\n", name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  if (!s && mlc_model_load(so, m, err, sizeof err) != MLC_RT_OK) {
-    fprintf(stderr, "\nload %s: %s\n", name, err);
-    *m = NULL;
-  }
+  *m = mlc_th_compile(onnx, name, "\n", so, sizeof so) ? mlc_th_load(so, name, "\n") : NULL;
   if (*m) CU_ASSERT_EQUAL(mlc_session_create(*m, NULL, ss), MLC_RT_OK);
   remove(so);
 }
@@ -352,18 +342,6 @@ static void t_resize_symbolic(void) {
   }
 }
 
-static int suite_init(void) {
-  tmpdir = mlc_test_tmpdir();
-  return tmpdir ? 0 : 1;
-}
-
-static int suite_clean(void) {
-  if (tmpdir) remove(tmpdir);
-  free(tmpdir);
-  tmpdir = NULL;
-  return 0;
-}
-
 static void register_suites(void) {
   static const CU_TestInfo tests[] = {
       {"resize", t_resize},
@@ -375,7 +353,7 @@ static void register_suites(void) {
       {"resize_symbolic", t_resize_symbolic},
       CU_TEST_INFO_NULL,
   };
-  CU_pSuite s = CU_add_suite("image_models", suite_init, suite_clean);
+  CU_pSuite s = CU_add_suite("image_models", mlc_th_tmp_init, mlc_th_tmp_clean);
   for (const CU_TestInfo *t = tests; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
 }
 

@@ -4,7 +4,7 @@
 ** max_pool_indices): their inference rules (graph/infer_image.c) and their
 ** lowering (lower/compute/image.c), checked differentially.
 **
-** The harness is test_legalize.c's: each case builds a one-op graph module
+** The harness is tests/harness_kernel.c: each case builds a one-op graph module
 ** over parameters, legalizes it, verifies the prim function, compiles it
 ** with the code generator, loads it and calls the kernel on seeded random
 ** data (or fixed argument values, for resize's scales and roi) through the
@@ -30,548 +30,9 @@
 #include "lower/lower.h"
 #include "lower/tir.h"
 #include "runtime/rt_abi.h"
+#include "tests/harness_kernel.h"
 #include "tests/testutil.h"
 
-#define MAXR 8
-#define F32 MLC_DTYPE_F32
-#define F64 MLC_DTYPE_F64
-#define F16 MLC_DTYPE_F16
-#define BF16 MLC_DTYPE_BF16
-#define I8 MLC_DTYPE_I8
-#define I32 MLC_DTYPE_I32
-#define I64 MLC_DTYPE_I64
-#define U8 MLC_DTYPE_U8
-#define BOOL MLC_DTYPE_BOOL
-#define N_ (-1) /* the symbolic batch n (the first symbol of the module) */
-
-#define AINT(n, v) {n, MLC_ATTR_INT, v, 0, NULL, 0, NULL, NULL}
-#define AFLT(n, v) {n, MLC_ATTR_FLOAT, 0, v, NULL, 0, NULL, NULL}
-#define ASTR(n, v) {n, MLC_ATTR_STRING, 0, 0, v, 0, NULL, NULL}
-#define AINTS(n, ...)                                                                   \
-  {n, MLC_ATTR_INTS, 0, 0, NULL, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
-   (const int64_t[]){__VA_ARGS__}, NULL}
-#define AFLTS(n, ...)                                                                   \
-  {n, MLC_ATTR_FLOATS, 0, 0, NULL, (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), NULL, \
-   (const double[]){__VA_ARGS__}}
-
-/* ---- element access (float16/bfloat16 by their bits) ---------------------- */
-
-static float bits_f32(uint32_t x) {
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-static uint32_t f32_bits(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  return x;
-}
-
-static float h2f(uint16_t h) {
-  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  if (e == 0x1f) return bits_f32(s | 0x7f800000 | (m << 13));
-  if (e) return bits_f32(s | ((e + 112) << 23) | (m << 13));
-  float f = ldexpf((float)m, -24);
-  return s ? -f : f;
-}
-
-/* float -> float16, round to nearest even (normal range and zero only:
-** the data here is small). */
-static uint16_t f2h(float f) {
-  uint32_t x = f32_bits(f), sign = (x >> 16) & 0x8000;
-  int e = (int)((x >> 23) & 0xff) - 127 + 15;
-  uint32_t m = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
-  if (e >= 0x1f) return (uint16_t)(sign | 0x7c00);
-  if (e <= 0) return (uint16_t)sign;
-  uint32_t v = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (v & 1))) v++;
-  return (uint16_t)(sign | v);
-}
-
-static float bf2f(uint16_t h) { return bits_f32((uint32_t)h << 16); }
-static uint16_t f2bf(float f) {
-  uint32_t x = f32_bits(f);
-  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
-  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-static double ldd(const void *p, mlc_dtype t, int64_t i) {
-  switch (t) {
-    case F32: return ((const float *)p)[i];
-    case F64: return ((const double *)p)[i];
-    case F16: return h2f(((const uint16_t *)p)[i]);
-    case BF16: return bf2f(((const uint16_t *)p)[i]);
-    case I8: return ((const int8_t *)p)[i];
-    case MLC_DTYPE_I16: return ((const int16_t *)p)[i];
-    case I32: return ((const int32_t *)p)[i];
-    case I64: return (double)((const int64_t *)p)[i];
-    case U8: case BOOL: return ((const uint8_t *)p)[i];
-    case MLC_DTYPE_U16: return ((const uint16_t *)p)[i];
-    case MLC_DTYPE_U32: return ((const uint32_t *)p)[i];
-    case MLC_DTYPE_U64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-  }
-}
-
-static int64_t ldi(const void *p, mlc_dtype t, int64_t i) {
-  switch (t) {
-    case I64: return ((const int64_t *)p)[i];
-    case MLC_DTYPE_U64: return (int64_t)((const uint64_t *)p)[i];
-    default: return (int64_t)ldd(p, t, i);
-  }
-}
-
-static void std_(void *p, mlc_dtype t, int64_t i, double v) {
-  switch (t) {
-    case F32: ((float *)p)[i] = (float)v; break;
-    case F64: ((double *)p)[i] = v; break;
-    case F16: ((uint16_t *)p)[i] = f2h((float)v); break;
-    case BF16: ((uint16_t *)p)[i] = f2bf((float)v); break;
-    case I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case MLC_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case I64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case MLC_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case MLC_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case MLC_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    default: break;
-  }
-}
-
-static int64_t numel(const mlc_type *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
-}
-
-static size_t nbytes(const mlc_type *t) { return (size_t)numel(t) * mlc_dtype_size(t->dtype); }
-
-/* ---- cases ------------------------------------------------------------------ */
-
-typedef struct targ {
-  mlc_dtype dt;
-  int rank;
-  int64_t dims[MAXR]; /* N_: the symbolic batch */
-} targ;
-
-struct tcase;
-/* A reference: |out| (of type |ot|) from the concrete args. */
-typedef void (*ref_fn)(const struct tcase *tc, const mlc_type *at, const void *const *in,
-                       const mlc_type *ot, void *out);
-/* Fills argument |i| (type |t|) instead of the uniform generator. */
-typedef void (*gen_fn)(const struct tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng);
-
-typedef struct tcase {
-  const char *name;
-  mlc_op op;
-  int nargs;
-  targ args[4];
-  mlc_attr attrs[12]; /* up to the first with a NULL name */
-  int nbatch;        /* values of n to run (0: no symbolic dims) */
-  int64_t batch[3];
-  ref_fn ref;        /* NULL: mlc_graph_eval */
-  gen_fn gen;
-  int ints;          /* float args hold small integers (ties) */
-  double lo, hi;     /* float range, default [-2, 2] */
-  int64_t ilo, ihi;  /* integer range, default [-9, 9] */
-  double rtol, atol; /* 0: by dtype */
-  const double *fixed[4]; /* fixed contents of an argument (NULL: generated) */
-} tcase;
-
-static int nattrs_of(const tcase *tc) {
-  int n = 0;
-  while (n < 12 && tc->attrs[n].name) n++;
-  return n;
-}
-
-/* ---- random data ------------------------------------------------------------ */
-
-static uint64_t next(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-static double unit(uint64_t *s) { return (double)(next(s) >> 11) / 9007199254740992.0; }
-
-static uint64_t seed_of(const char *name, int k) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  return (h ^ (uint64_t)(k + 1) * 0x9e3779b97f4a7c15ull) | 1;
-}
-
-static void fill(const tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng) {
-  if (tc->fixed[i]) {
-    for (int64_t k = 0; k < numel(t); k++) std_(data, t->dtype, k, tc->fixed[i][k]);
-    return;
-  }
-  if (tc->gen) {
-    tc->gen(tc, i, t, data, rng);
-    return;
-  }
-  double lo = tc->lo || tc->hi ? tc->lo : -2, hi = tc->lo || tc->hi ? tc->hi : 2;
-  int64_t ilo = tc->ilo || tc->ihi ? tc->ilo : -9, ihi = tc->ilo || tc->ihi ? tc->ihi : 9;
-  if (mlc_dtype_is_int(t->dtype) && !mlc_dtype_is_signed(t->dtype) && ilo < 0) ilo = 0;
-  int64_t n = numel(t);
-  for (int64_t k = 0; k < n; k++) {
-    if (t->dtype == BOOL)
-      std_(data, BOOL, k, (double)(next(rng) & 1));
-    else if (mlc_dtype_is_int(t->dtype) || tc->ints)
-      std_(data, t->dtype, k, (double)(ilo + (int64_t)(next(rng) % (uint64_t)(ihi - ilo + 1))));
-    else
-      std_(data, t->dtype, k, lo + (hi - lo) * unit(rng));
-  }
-}
-
-/* ---- the serial runtime the kernels call -------------------------------------- */
-
-static char rt_error[512];
-
-static int rt_parallel_for(mlc_rt_ctx *ctx, int64_t n, mlc_rt_parallel_body body, void *closure) {
-  (void)ctx;
-  return n > 0 ? body(0, n, closure) : 0;
-}
-static void *rt_ws_alloc(mlc_rt_ctx *ctx, uint64_t size) {
-  (void)ctx;
-  void *p = NULL;
-  return posix_memalign(&p, 64, size ? (size_t)size : 1) ? NULL : p;
-}
-static void rt_ws_free(mlc_rt_ctx *ctx, void *p) {
-  (void)ctx;
-  free(p);
-}
-static int rt_set_error(mlc_rt_ctx *ctx, const char *msg) {
-  (void)ctx;
-  snprintf(rt_error, sizeof rt_error, "%s", msg ? msg : "");
-  return -1;
-}
-
-static const mlc_rt_api rt_api = {rt_parallel_for, rt_ws_alloc, rt_ws_free, rt_set_error};
-static mlc_rt_ctx rt_ctx = {&rt_api};
-
-static DLDataType dl_type(mlc_dtype t) {
-  DLDataType d = {kDLFloat, (uint8_t)(mlc_dtype_size(t) * 8), 1};
-  if (t == BF16) d.code = kDLBfloat;
-  else if (mlc_dtype_is_float(t)) d.code = kDLFloat;
-  else if (t == BOOL || !mlc_dtype_is_signed(t)) d.code = kDLUInt;
-  else d.code = kDLInt;
-  return d;
-}
-
-static DLTensor dl_tensor(void *data, const mlc_type *t, int64_t *shape) {
-  DLTensor x;
-  memset(&x, 0, sizeof x);
-  for (int i = 0; i < t->rank; i++) shape[i] = t->dims[i];
-  x.data = data;
-  x.device.device_type = kDLCPU;
-  x.ndim = t->rank;
-  x.dtype = dl_type(t->dtype);
-  x.shape = shape;
-  return x;
-}
-
-/* ---- building kernels ------------------------------------------------------------ */
-
-static char *tmpdir;
-static mlc_target *target;
-static int nbuilt;
-static int print_tir;
-
-static int suite_init(void) {
-  tmpdir = mlc_test_tmpdir();
-  mlc_status s = mlc_target_host(&target);
-  if (s) fprintf(stderr, "host target: %s\n", mlc_status_message(s));
-  mlc_status_free(s);
-  const char *p = getenv("MLC_TEST_PRINT_TIR");
-  print_tir = p && *p && strcmp(p, "0") != 0;
-  return tmpdir && target ? 0 : 1;
-}
-
-static int suite_clean(void) {
-  mlc_target_destroy(target);
-  target = NULL;
-  if (tmpdir) rmdir(tmpdir);
-  free(tmpdir);
-  tmpdir = NULL;
-  return 0;
-}
-
-static void print_module(const mlc_tir_module *tm) {
-  mlc_strbuf sb = MLC_STRBUF_INIT;
-  mlc_tir_print_module(tm, &sb);
-  fprintf(stderr, "%s\n", mlc_sb_str(&sb));
-  mlc_sb_fini(&sb);
-}
-
-/* Compiles |tm| and loads it; the dlopen handle, or NULL after a failed
-** assertion. */
-static void *load_module(const mlc_tir_module *tm, const char *name) {
-  char obj[4200], so[4200], cmd[9000];
-  int k = nbuilt++;
-  snprintf(obj, sizeof obj, "%s/k%d.o", tmpdir, k);
-  snprintf(so, sizeof so, "%s/k%d.so", tmpdir, k);
-  mlc_status s = mlc_cg_build(tm, target, obj);
-  if (s) {
-    fprintf(stderr, "\n%s: codegen: %s\n", name, mlc_status_message(s));
-    print_module(tm);
-  }
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  if (s) return NULL;
-  snprintf(cmd, sizeof cmd, "cc -shared -o '%s' '%s' -lm", so, obj);
-  int rc = system(cmd);
-  CU_ASSERT_EQUAL(rc, 0);
-  unlink(obj);
-  void *h = rc == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (rc == 0 && !h) fprintf(stderr, "\n%s: dlopen: %s\n", name, dlerror());
-  CU_ASSERT_PTR_NOT_NULL(h);
-  unlink(so);
-  return h;
-}
-
-/* ---- comparing ----------------------------------------------------------------- */
-
-static void tolerances(const tcase *tc, mlc_dtype t, double *rtol, double *atol) {
-  *rtol = 1e-5, *atol = 1e-6;
-  if (t == F64) *rtol = 1e-12, *atol = 1e-12;
-  if (t == F16) *rtol = 2e-3, *atol = 2e-3;
-  if (t == BF16) *rtol = 1.6e-2, *atol = 1e-2;
-  if (tc->rtol) *rtol = tc->rtol;
-  if (tc->atol) *atol = tc->atol;
-}
-
-/* Number of elements of |got| that differ from |want|; prints the first few. */
-static int64_t compare(const tcase *tc, int64_t batch, const mlc_type *ot, const void *want, const void *got) {
-  int64_t n = numel(ot), bad = 0;
-  double rtol, atol;
-  tolerances(tc, ot->dtype, &rtol, &atol);
-  for (int64_t i = 0; i < n; i++) {
-    int ok;
-    if (mlc_dtype_is_float(ot->dtype)) {
-      double w = ldd(want, ot->dtype, i), g = ldd(got, ot->dtype, i);
-      ok = (isnan(w) && isnan(g)) || w == g || fabs(w - g) <= atol + rtol * fabs(w);
-      if (!ok && bad < 5)
-        fprintf(stderr, "\n%s (n=%lld): element %lld: want %.9g, got %.9g", tc->name, (long long)batch,
-                (long long)i, w, g);
-    } else {
-      int64_t w = ldi(want, ot->dtype, i), g = ldi(got, ot->dtype, i);
-      ok = w == g || (tc->atol && llabs(w - g) <= (int64_t)tc->atol); /* atol: truncated interpolations */
-      if (!ok && bad < 5)
-        fprintf(stderr, "\n%s (n=%lld): element %lld: want %lld, got %lld", tc->name, (long long)batch,
-                (long long)i, (long long)w, (long long)g);
-    }
-    bad += !ok;
-  }
-  if (bad) fprintf(stderr, "\n%s (n=%lld): %lld of %lld elements differ\n", tc->name, (long long)batch,
-                   (long long)bad, (long long)n);
-  return bad;
-}
-
-/* ---- running one case ------------------------------------------------------------ */
-
-static mlc_origin origin_of(const tcase *tc) {
-  mlc_origin o = {tc->name, "Test", 17, 0};
-  return o;
-}
-
-/* The expected output for concrete args |at| / |in|: *out (malloc'd) and *ot. */
-static int expected(const tcase *tc, int64_t batch, const mlc_type *at, void *const *in, mlc_type *ot,
-                    int64_t *odims, void **out) {
-  mlc_module *rm = NULL;
-  mlc_func *f = NULL;
-  mlc_value *args[4];
-  int nouts = 0, ok = 0;
-  mlc_origin o = origin_of(tc);
-  *out = NULL;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &rm));
-  CU_ASSERT_PTR_NULL(mlc_func_create(rm, "ref", &f));
-  for (int i = 0; i < tc->nargs; i++) CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &at[i], &args[i]));
-  /* shape attributes name the batch symbol: the concrete call has its value */
-  mlc_attr attrs[12];
-  int64_t shape[MAXR];
-  int na = nattrs_of(tc);
-  memcpy(attrs, tc->attrs, sizeof attrs);
-  for (int i = 0; i < na; i++)
-    if ((strcmp(attrs[i].name, "shape") == 0 || strcmp(attrs[i].name, "sizes") == 0) && attrs[i].n <= MAXR) {
-      for (int d = 0; d < attrs[i].n; d++) shape[d] = attrs[i].ints[d] == N_ ? batch : attrs[i].ints[d];
-      attrs[i].ints = shape;
-    }
-  mlc_call_info ci = {rm, tc->op, tc->nargs, args, na, attrs, &o};
-  mlc_type outs[MLC_MAX_OUTS];
-  mlc_status s = mlc_graph_infer(&ci, outs, &nouts);
-  if (s) fprintf(stderr, "\n%s: reference inference: %s\n", tc->name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  if (!s && nouts == 1) {
-    *ot = outs[0];
-    memcpy(odims, outs[0].dims, sizeof *odims * (size_t)outs[0].rank);
-    ot->dims = odims;
-    size_t nb = nbytes(ot);
-    *out = calloc(nb ? nb : 1, 1);
-    if (tc->ref) {
-      tc->ref(tc, at, (const void *const *)in, ot, *out);
-      ok = 1;
-    } else {
-      void *r = NULL;
-      s = mlc_graph_eval(&ci, outs, 1, (const void *const *)in, &r);
-      if (s) fprintf(stderr, "\n%s: reference evaluation: %s\n", tc->name, mlc_status_message(s));
-      CU_ASSERT_PTR_NULL(s);
-      mlc_status_free(s);
-      if (!s) {
-        memcpy(*out, r, nb);
-        mlc_const_free(rm, r, nb);
-        ok = 1;
-      }
-    }
-  }
-  mlc_module_destroy(rm);
-  return ok;
-}
-
-/* Legalizes and compiles |tc|, then runs it for each batch size. */
-static void run_case(const tcase *tc) {
-  mlc_module *gm = NULL;
-  mlc_tir_module *tm = NULL;
-  mlc_func *f = NULL;
-  mlc_value *args[4], *out = NULL;
-  mlc_origin o = origin_of(tc);
-  if (!target) {
-    CU_FAIL("no code generation target");
-    return;
-  }
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
-  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
-  if (tc->nbatch) {
-    int64_t n = 0;
-    CU_ASSERT_PTR_NULL(mlc_module_sym(gm, "n", &n));
-    CU_ASSERT_EQUAL(n, N_);
-  }
-  CU_ASSERT_PTR_NULL(mlc_func_create(gm, "main", &f));
-  for (int i = 0; i < tc->nargs; i++) {
-    mlc_type t = {tc->args[i].dt, tc->args[i].rank, tc->args[i].dims};
-    CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &t, &args[i]));
-  }
-  mlc_status s = mlc_graph_emit1(f, tc->op, args, tc->nargs, tc->attrs, nattrs_of(tc), &o, &out);
-  if (s) fprintf(stderr, "\n%s: emit: %s\n", tc->name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  void *h = NULL;
-  mlc_kernel_fn fn = NULL;
-  mlc_binding *b = out ? out->def : NULL;
-  if (!s && b) {
-    CU_ASSERT_PTR_NULL(mlc_func_add_ret(f, out));
-    mlc_lower_options opt = {0, 1};
-    s = mlc_lower_legalize(gm, tm, &opt);
-    if (s) fprintf(stderr, "\n%s: legalize: %s\n", tc->name, mlc_status_message(s));
-    CU_ASSERT_PTR_NULL(s);
-    mlc_status_free(s);
-    if (!s) {
-      CU_ASSERT_EQUAL(b->kind, MLC_CALL_TIR);
-      CU_ASSERT_EQUAL(tm->nfuncs, 1);
-      if (print_tir) print_module(tm);
-      s = mlc_tir_verify_module(tm);
-      if (s) {
-        fprintf(stderr, "\n%s: verify: %s\n", tc->name, mlc_status_message(s));
-        print_module(tm);
-      }
-      CU_ASSERT_PTR_NULL(s);
-      mlc_status_free(s);
-    }
-    if (!s && b->kind == MLC_CALL_TIR) h = load_module(tm, tc->name);
-    if (h) {
-      *(void **)&fn = dlsym(h, b->callee);
-      CU_ASSERT_PTR_NOT_NULL(fn);
-    }
-  }
-  for (int r = 0; fn && r < (tc->nbatch ? tc->nbatch : 1); r++) {
-    int64_t batch = tc->nbatch ? tc->batch[r] : 0;
-    mlc_type at[4], ot;
-    int64_t adims[4][MAXR], odims[64];
-    void *in[4] = {0}, *want = NULL, *got = NULL;
-    uint64_t rng = seed_of(tc->name, (int)batch);
-    for (int i = 0; i < tc->nargs; i++) {
-      at[i].dtype = tc->args[i].dt;
-      at[i].rank = tc->args[i].rank;
-      for (int d = 0; d < at[i].rank; d++) adims[i][d] = tc->args[i].dims[d] == N_ ? batch : tc->args[i].dims[d];
-      at[i].dims = adims[i];
-      size_t nb = nbytes(&at[i]);
-      in[i] = calloc(nb ? nb : 1, 1);
-      fill(tc, i, &at[i], in[i], &rng);
-    }
-    if (expected(tc, batch, at, in, &ot, odims, &want)) {
-      size_t nb = nbytes(&ot);
-      got = malloc(nb ? nb : 1);
-      memset(got, 0xa5, nb ? nb : 1); /* poison: every element must be written */
-      DLTensor t[5];
-      int64_t shapes[5][MAXR + 64];
-      void *kargs[5];
-      int32_t codes[5] = {0};
-      int nk = 0;
-      for (int i = 0; i < tc->nargs; i++) {
-        t[nk] = dl_tensor(in[i], &at[i], shapes[nk]);
-        kargs[nk] = &t[nk];
-        nk++;
-      }
-      t[nk] = dl_tensor(got, &ot, shapes[nk]);
-      kargs[nk] = &t[nk];
-      nk++;
-      rt_error[0] = 0;
-      int rc = fn(kargs, codes, nk, &rt_ctx);
-      if (rc) fprintf(stderr, "\n%s (n=%lld): kernel failed: %s\n", tc->name, (long long)batch, rt_error);
-      CU_ASSERT_EQUAL(rc, 0);
-      if (rc == 0) {
-        int64_t bad = compare(tc, batch, &ot, want, got);
-        CU_ASSERT_EQUAL(bad, 0);
-        if (bad && !print_tir) print_module(tm);
-      }
-    }
-    for (int i = 0; i < tc->nargs; i++) free(in[i]);
-    free(want);
-    free(got);
-  }
-  if (h) dlclose(h);
-  mlc_tir_module_destroy(tm);
-  mlc_module_destroy(gm);
-}
-
-
-/* ---- C references ------------------------------------------------------------------------ */
-
-static int64_t attr_i(const tcase *tc, const char *name, int64_t dflt) {
-  return mlc_attrs_int(tc->attrs, nattrs_of(tc), name, dflt);
-}
-
-/* attr |name| entry |i| (|dflt| when absent). */
-static int64_t attr_at(const tcase *tc, const char *name, int i, int64_t dflt) {
-  const mlc_attr *a = mlc_attrs_find(tc->attrs, nattrs_of(tc), name);
-  return a && a->kind == MLC_ATTR_INTS && i < a->n ? a->ints[i] : dflt;
-}
-
-/* Row-major offset of |idx| in |dims|. */
-static int64_t offset(const int64_t *dims, int rank, const int64_t *idx) {
-  int64_t o = 0;
-  for (int d = 0; d < rank; d++) o = o * dims[d] + idx[d];
-  return o;
-}
-
-/* Advances the multi-index |idx| over |dims|; 0 when it wraps around. */
-static int advance(int64_t *idx, const int64_t *dims, int rank) {
-  for (int d = rank - 1; d >= 0; d--) {
-    if (++idx[d] < dims[d]) return 1;
-    idx[d] = 0;
-  }
-  return 0;
-}
-
-static int any_zero(const int64_t *dims, int rank) {
-  for (int d = 0; d < rank; d++)
-    if (dims[d] == 0) return 1;
-  return 0;
-}
 
 static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -656,7 +117,7 @@ static void rr_neighbors(double x, int n, int64_t in, int64_t *idx) {
 
 static double rr_interp(const rref *R, int d, const int64_t *oi, int64_t *xi) {
   const mlc_type *x = R->x;
-  if (d == x->rank) return ldd(R->xd, x->dtype, offset(x->dims, x->rank, xi));
+  if (d == x->rank) return mlc_th_ldd(R->xd, x->dtype, mlc_th_offset(x->dims, x->rank, xi));
   int64_t in = x->dims[d];
   double v = rr_coord(R, d, oi[d]);
   if (strcmp(R->coord, "tf_crop_and_resize") == 0 && (v < 0 || v > (double)(in - 1))) return R->extrap;
@@ -684,7 +145,7 @@ static double rr_interp(const rref *R, int d, const int64_t *oi, int64_t *xi) {
 }
 
 static void ref_resize(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot, void *out) {
-  int na = nattrs_of(tc);
+  int na = mlc_th_nattrs_of(tc);
   rref R;
   memset(&R, 0, sizeof R);
   R.tc = tc;
@@ -694,24 +155,24 @@ static void ref_resize(const tcase *tc, const mlc_type *at, const void *const *i
   R.mode = mlc_attrs_str(tc->attrs, na, "mode", "nearest");
   R.coord = mlc_attrs_str(tc->attrs, na, "coordinate_transformation_mode", "half_pixel");
   R.nearest = mlc_attrs_str(tc->attrs, na, "nearest_mode", "round_prefer_floor");
-  R.excl = (int)attr_i(tc, "exclude_outside", 0);
+  R.excl = (int)mlc_th_attr_i(tc, "exclude_outside", 0);
   R.a = mlc_attrs_float(tc->attrs, na, "cubic_coeff_a", -0.75);
   R.extrap = mlc_attrs_float(tc->attrs, na, "extrapolation_value", 0);
-  int r = R.x->rank, roi_arg = (int)attr_i(tc, "roi_arg", 0), k = 1;
+  int r = R.x->rank, roi_arg = (int)mlc_th_attr_i(tc, "roi_arg", 0), k = 1;
   const mlc_attr *sa = mlc_attrs_find(tc->attrs, na, "scales"), *ra = mlc_attrs_find(tc->attrs, na, "roi");
   for (int d = 0; d < r; d++) R.roi[d] = 0, R.roi[r + d] = 1;
   if (roi_arg)
-    for (int i = 0; i < 2 * r; i++) R.roi[i] = ldd(in[k], at[k].dtype, i);
+    for (int i = 0; i < 2 * r; i++) R.roi[i] = mlc_th_ldd(in[k], at[k].dtype, i);
   else if (ra)
     for (int i = 0; i < 2 * r; i++) R.roi[i] = ra->floats[i];
   k += roi_arg;
-  for (int d = 0; d < r; d++) R.scale[d] = sa ? sa->floats[d] : ldd(in[k], at[k].dtype, d);
+  for (int d = 0; d < r; d++) R.scale[d] = sa ? sa->floats[d] : mlc_th_ldd(in[k], at[k].dtype, d);
   int64_t oi[MAXR] = {0}, xi[MAXR];
-  int64_t n = numel(ot);
-  for (int64_t e = 0; e < n; e++, advance(oi, ot->dims, ot->rank)) {
+  int64_t n = mlc_th_numel(ot);
+  for (int64_t e = 0; e < n; e++, mlc_th_advance(oi, ot->dims, ot->rank)) {
     double v = rr_interp(&R, 0, oi, xi);
     if (mlc_dtype_is_int(ot->dtype)) v = trunc(v);
-    std_(out, ot->dtype, e, v);
+    mlc_th_st(out, ot->dtype, e, v);
   }
 }
 
@@ -720,31 +181,31 @@ static void ref_resize(const tcase *tc, const mlc_type *at, const void *const *i
 static void ref_gather_elements(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot,
                                 void *out) {
   const mlc_type *x = &at[0], *ix = &at[1];
-  int axis = (int)attr_i(tc, "axis", 0);
-  int64_t oi[MAXR] = {0}, xi[MAXR], n = numel(ot);
-  for (int64_t e = 0; e < n; e++, advance(oi, ot->dims, ot->rank)) {
-    int64_t v = ldi(in[1], ix->dtype, e);
+  int axis = (int)mlc_th_attr_i(tc, "axis", 0);
+  int64_t oi[MAXR] = {0}, xi[MAXR], n = mlc_th_numel(ot);
+  for (int64_t e = 0; e < n; e++, mlc_th_advance(oi, ot->dims, ot->rank)) {
+    int64_t v = mlc_th_ldi(in[1], ix->dtype, e);
     memcpy(xi, oi, sizeof xi);
     xi[axis] = v < 0 ? v + x->dims[axis] : v;
-    std_(out, ot->dtype, e, ldd(in[0], x->dtype, offset(x->dims, x->rank, xi)));
+    mlc_th_st(out, ot->dtype, e, mlc_th_ldd(in[0], x->dtype, mlc_th_offset(x->dims, x->rank, xi)));
   }
 }
 
 static void ref_gather_nd(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot,
                           void *out) {
   const mlc_type *x = &at[0], *ix = &at[1];
-  int b = (int)attr_i(tc, "batch_dims", 0), q = ix->rank, k = (int)ix->dims[q - 1];
-  int64_t oi[2 * MAXR] = {0}, xi[MAXR], ii[MAXR], n = numel(ot);
-  for (int64_t e = 0; e < n; e++, advance(oi, ot->dims, ot->rank)) {
+  int b = (int)mlc_th_attr_i(tc, "batch_dims", 0), q = ix->rank, k = (int)ix->dims[q - 1];
+  int64_t oi[2 * MAXR] = {0}, xi[MAXR], ii[MAXR], n = mlc_th_numel(ot);
+  for (int64_t e = 0; e < n; e++, mlc_th_advance(oi, ot->dims, ot->rank)) {
     for (int d = 0; d < q - 1; d++) ii[d] = oi[d];
     for (int d = 0; d < b; d++) xi[d] = oi[d];
     for (int t = 0; t < k; t++) {
       ii[q - 1] = t;
-      int64_t v = ldi(in[1], ix->dtype, offset(ix->dims, q, ii));
+      int64_t v = mlc_th_ldi(in[1], ix->dtype, mlc_th_offset(ix->dims, q, ii));
       xi[b + t] = v < 0 ? v + x->dims[b + t] : v;
     }
     for (int d = b + k; d < x->rank; d++) xi[d] = oi[q - 1 + d - b - k];
-    std_(out, ot->dtype, e, ldd(in[0], x->dtype, offset(x->dims, x->rank, xi)));
+    mlc_th_st(out, ot->dtype, e, mlc_th_ldd(in[0], x->dtype, mlc_th_offset(x->dims, x->rank, xi)));
   }
 }
 
@@ -761,43 +222,43 @@ static double combine(const char *red, double a, double u) {
 static void ref_scatter_elements(const tcase *tc, const mlc_type *at, const void *const *in,
                                  const mlc_type *ot, void *out) {
   const mlc_type *x = &at[0], *ix = &at[1];
-  int axis = (int)attr_i(tc, "axis", 0);
-  const char *red = mlc_attrs_str(tc->attrs, nattrs_of(tc), "reduction", "none");
-  memcpy(out, in[0], nbytes(ot));
+  int axis = (int)mlc_th_attr_i(tc, "axis", 0);
+  const char *red = mlc_attrs_str(tc->attrs, mlc_th_nattrs_of(tc), "reduction", "none");
+  memcpy(out, in[0], mlc_th_nbytes(ot));
   int64_t p[MAXR] = {0}, xi[MAXR];
-  if (any_zero(ix->dims, ix->rank)) return;
+  if (mlc_th_any_zero(ix->dims, ix->rank)) return;
   do {
-    int64_t e = offset(ix->dims, ix->rank, p), v = ldi(in[1], ix->dtype, e);
+    int64_t e = mlc_th_offset(ix->dims, ix->rank, p), v = mlc_th_ldi(in[1], ix->dtype, e);
     memcpy(xi, p, sizeof xi);
     xi[axis] = v < 0 ? v + x->dims[axis] : v;
-    int64_t o = offset(x->dims, x->rank, xi);
-    std_(out, ot->dtype, o, combine(red, ldd(out, ot->dtype, o), ldd(in[2], at[2].dtype, e)));
-  } while (advance(p, ix->dims, ix->rank));
+    int64_t o = mlc_th_offset(x->dims, x->rank, xi);
+    mlc_th_st(out, ot->dtype, o, combine(red, mlc_th_ldd(out, ot->dtype, o), mlc_th_ldd(in[2], at[2].dtype, e)));
+  } while (mlc_th_advance(p, ix->dims, ix->rank));
 }
 
 static void ref_scatter_nd(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot,
                            void *out) {
   const mlc_type *x = &at[0], *ix = &at[1], *u = &at[2];
-  const char *red = mlc_attrs_str(tc->attrs, nattrs_of(tc), "reduction", "none");
+  const char *red = mlc_attrs_str(tc->attrs, mlc_th_nattrs_of(tc), "reduction", "none");
   int q = ix->rank, k = (int)ix->dims[q - 1], m = q - 1;
-  memcpy(out, in[0], nbytes(ot));
+  memcpy(out, in[0], mlc_th_nbytes(ot));
   int64_t p[MAXR] = {0}, xi[MAXR], ui[2 * MAXR], ii[MAXR];
-  if (any_zero(ix->dims, m)) return;
+  if (mlc_th_any_zero(ix->dims, m)) return;
   do {
     for (int d = 0; d < m; d++) ii[d] = ui[d] = p[d];
     for (int t = 0; t < k; t++) {
       ii[m] = t;
-      int64_t v = ldi(in[1], ix->dtype, offset(ix->dims, q, ii));
+      int64_t v = mlc_th_ldi(in[1], ix->dtype, mlc_th_offset(ix->dims, q, ii));
       xi[t] = v < 0 ? v + x->dims[t] : v;
     }
     int64_t tail[MAXR] = {0};
     do {
       for (int d = k; d < x->rank; d++) xi[d] = ui[m + d - k] = tail[d - k];
-      int64_t o = offset(x->dims, x->rank, xi);
-      double uv = ldd(in[2], u->dtype, offset(u->dims, u->rank, ui));
-      std_(out, ot->dtype, o, combine(red, ldd(out, ot->dtype, o), uv));
-    } while (advance(tail, x->dims + k, x->rank - k));
-  } while (advance(p, ix->dims, m));
+      int64_t o = mlc_th_offset(x->dims, x->rank, xi);
+      double uv = mlc_th_ldd(in[2], u->dtype, mlc_th_offset(u->dims, u->rank, ui));
+      mlc_th_st(out, ot->dtype, o, combine(red, mlc_th_ldd(out, ot->dtype, o), uv));
+    } while (mlc_th_advance(tail, x->dims + k, x->rank - k));
+  } while (mlc_th_advance(p, ix->dims, m));
 }
 
 /* ---- max_pool_indices: the first maximum scanning each window row-major ---------------- */
@@ -805,36 +266,36 @@ static void ref_scatter_nd(const tcase *tc, const mlc_type *at, const void *cons
 static void ref_pool_indices(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot,
                              void *out) {
   const mlc_type *x = &at[0];
-  int k = x->rank - 2, so = (int)attr_i(tc, "storage_order", 0);
-  int64_t kd[MAXR], oi[MAXR] = {0}, ki[MAXR], xi[MAXR], best[MAXR], n = numel(ot);
-  for (int i = 0; i < k; i++) kd[i] = attr_at(tc, "kernel", i, 1);
-  for (int64_t e = 0; e < n; e++, advance(oi, ot->dims, ot->rank)) {
+  int k = x->rank - 2, so = (int)mlc_th_attr_i(tc, "storage_order", 0);
+  int64_t kd[MAXR], oi[MAXR] = {0}, ki[MAXR], xi[MAXR], best[MAXR], n = mlc_th_numel(ot);
+  for (int i = 0; i < k; i++) kd[i] = mlc_th_attr_at(tc, "kernel", i, 1);
+  for (int64_t e = 0; e < n; e++, mlc_th_advance(oi, ot->dims, ot->rank)) {
     double bv = 0;
     int found = 0;
     memset(ki, 0, sizeof ki);
     do {
       int inside = 1;
       for (int i = 0; i < k; i++) {
-        xi[i] = oi[2 + i] * attr_at(tc, "strides", i, 1) - attr_at(tc, "pads", i, 0) +
-                ki[i] * attr_at(tc, "dilations", i, 1);
+        xi[i] = oi[2 + i] * mlc_th_attr_at(tc, "strides", i, 1) - mlc_th_attr_at(tc, "pads", i, 0) +
+                ki[i] * mlc_th_attr_at(tc, "dilations", i, 1);
         inside &= xi[i] >= 0 && xi[i] < x->dims[2 + i];
       }
       if (!inside) continue;
       int64_t full[MAXR] = {oi[0], oi[1]};
       for (int i = 0; i < k; i++) full[2 + i] = xi[i];
-      double v = ldd(in[0], x->dtype, offset(x->dims, x->rank, full));
+      double v = mlc_th_ldd(in[0], x->dtype, mlc_th_offset(x->dims, x->rank, full));
       if (!found || v > bv) {
         found = 1, bv = v;
         memcpy(best, xi, sizeof best);
       }
-    } while (advance(ki, kd, k));
+    } while (mlc_th_advance(ki, kd, k));
     int64_t sp = 0, spatial = 1;
     for (int i = 0; i < k; i++) spatial *= x->dims[2 + i];
     if (so == 0)
       for (int i = 0; i < k; i++) sp = sp * x->dims[2 + i] + best[i];
     else
       for (int i = k - 1; i >= 0; i--) sp = sp * x->dims[2 + i] + best[i];
-    std_(out, ot->dtype, e, (double)((oi[0] * x->dims[1] + oi[1]) * spatial + sp));
+    mlc_th_st(out, ot->dtype, e, (double)((oi[0] * x->dims[1] + oi[1]) * spatial + sp));
   }
 }
 
@@ -844,9 +305,9 @@ static void ref_pool_indices(const tcase *tc, const mlc_type *at, const void *co
 static int64_t index_extent(const tcase *tc, const mlc_type *t, int64_t e) {
   const targ *x = &tc->args[0];
   if (tc->op == MLC_OP_GATHER_ELEMENTS || tc->op == MLC_OP_SCATTER_ELEMENTS)
-    return x->dims[attr_i(tc, "axis", 0)];
+    return x->dims[mlc_th_attr_i(tc, "axis", 0)];
   int64_t k = t->dims[t->rank - 1];
-  int64_t b = tc->op == MLC_OP_GATHER_ND ? attr_i(tc, "batch_dims", 0) : 0;
+  int64_t b = tc->op == MLC_OP_GATHER_ND ? mlc_th_attr_i(tc, "batch_dims", 0) : 0;
   return x->dims[b + e % k];
 }
 
@@ -855,12 +316,12 @@ static void gen_index(const tcase *tc, int i, const mlc_type *t, void *data, uin
   if (i != 1) {
     tcase plain = *tc;
     plain.gen = NULL;
-    fill(&plain, i, t, data, rng);
+    mlc_th_fill(&plain, i, t, data, rng);
     return;
   }
-  for (int64_t e = 0; e < numel(t); e++) {
+  for (int64_t e = 0; e < mlc_th_numel(t); e++) {
     int64_t ext = index_extent(tc, t, e);
-    std_(data, t->dtype, e, (double)((int64_t)(next(rng) % (uint64_t)(2 * ext)) - ext));
+    mlc_th_st(data, t->dtype, e, (double)((int64_t)(mlc_th_next(rng) % (uint64_t)(2 * ext)) - ext));
   }
 }
 
@@ -883,15 +344,15 @@ static void t_resize_nearest(void) {
                        .attrs = {AINTS("sizes", 1, 2, 7, 3), AFLTS("scales", 1, 1, 1.75, 0.6),
                                  ASTR("mode", "nearest"), ASTR("coordinate_transformation_mode", coords[ci]),
                                  ASTR("nearest_mode", modes[mi])});
-      run_case(&a);
+      mlc_th_kernel_case(&a);
     }
   /* scales that do not divide: the coordinates use the scale, not out / in */
   tcase b = RESIZE(.name = "nearest_scales_0p6", .nargs = 1, .args = {{I8, 4, {1, 1, 2, 4}}},
                    .attrs = {AINTS("sizes", 1, 1, 1, 2), AFLTS("scales", 1, 1, 0.6, 0.6), ASTR("mode", "nearest")});
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = RESIZE(.name = "nearest_bool_1d", .nargs = 1, .args = {{BOOL, 1, {5}}},
                    .attrs = {AINTS("sizes", 13), AFLTS("scales", 2.6), ASTR("mode", "nearest")});
-  run_case(&c);
+  mlc_th_kernel_case(&c);
 }
 
 /* Upsample / Resize-10: asymmetric coordinates, ceil when shrinking, else truncate. */
@@ -899,15 +360,15 @@ static void t_resize_simple(void) {
   tcase a = RESIZE(.name = "simple_up", .nargs = 1, .args = {{F32, 4, {1, 1, 2, 2}}},
                    .attrs = {AINTS("sizes", 1, 1, 4, 6), AFLTS("scales", 1, 1, 2, 3), ASTR("mode", "nearest"),
                              ASTR("coordinate_transformation_mode", "asymmetric"), ASTR("nearest_mode", "simple")});
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = RESIZE(.name = "simple_down", .nargs = 1, .args = {{F32, 4, {1, 1, 5, 7}}},
                    .attrs = {AINTS("sizes", 1, 1, 2, 3), AFLTS("scales", 1, 1, 0.5, 0.5), ASTR("mode", "nearest"),
                              ASTR("coordinate_transformation_mode", "asymmetric"), ASTR("nearest_mode", "simple")});
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = RESIZE(.name = "simple_linear", .nargs = 1, .args = {{F32, 4, {1, 2, 3, 3}}},
                    .attrs = {AINTS("sizes", 1, 2, 6, 7), AFLTS("scales", 1, 1, 2, 2.5), ASTR("mode", "linear"),
                              ASTR("coordinate_transformation_mode", "asymmetric"), ASTR("nearest_mode", "simple")});
-  run_case(&c);
+  mlc_th_kernel_case(&c);
 }
 
 static void t_resize_linear(void) {
@@ -918,57 +379,57 @@ static void t_resize_linear(void) {
     tcase a = RESIZE(.name = names[ci], .nargs = 1, .args = {{F32, 4, {2, 1, 3, 4}}},
                      .attrs = {AINTS("sizes", 2, 1, 7, 9), AFLTS("scales", 1, 1, 7.0 / 3, 9.0 / 4),
                                ASTR("mode", "linear"), ASTR("coordinate_transformation_mode", coords[ci])});
-    run_case(&a);
+    mlc_th_kernel_case(&a);
     snprintf(names[4 + ci], sizeof names[4 + ci], "linear_down_%s", coords[ci]);
     tcase b = RESIZE(.name = names[4 + ci], .nargs = 1, .args = {{F32, 4, {1, 2, 8, 5}}},
                      .attrs = {AINTS("sizes", 1, 2, 3, 1), AFLTS("scales", 1, 1, 0.4, 0.3),
                                ASTR("mode", "linear"), ASTR("coordinate_transformation_mode", coords[ci])});
-    run_case(&b);
+    mlc_th_kernel_case(&b);
   }
   /* every axis resized (trilinear and more), float64 */
   tcase c = RESIZE(.name = "linear_3d_f64", .nargs = 1, .args = {{F64, 3, {3, 2, 4}}},
                    .attrs = {AINTS("sizes", 5, 3, 2), AFLTS("scales", 5.0 / 3, 1.5, 0.5), ASTR("mode", "linear")});
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   /* integers: interpolated in float64, truncated (an exact integer may
   ** come out just below itself in either summation order: atol 1) */
   tcase d = RESIZE(.name = "linear_u8", .nargs = 1, .args = {{U8, 4, {1, 3, 4, 4}}},
                    .attrs = {AINTS("sizes", 1, 3, 6, 10), AFLTS("scales", 1, 1, 1.5, 2.5), ASTR("mode", "linear")},
                    .ilo = 0, .ihi = 255, .atol = 1);
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = RESIZE(.name = "linear_f16", .nargs = 1, .args = {{F16, 4, {1, 1, 3, 5}}},
                    .attrs = {AINTS("sizes", 1, 1, 5, 8), AFLTS("scales", 1, 1, 5.0 / 3, 1.6), ASTR("mode", "linear")});
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   /* the same shape and scale 1 everywhere: a copy, symbolic batch allowed */
   tcase f = RESIZE(.name = "linear_identity_sym", .nargs = 1, .args = {{F32, 4, {N_, 2, 3, 3}}},
                    .attrs = {AINTS("sizes", N_, 2, 3, 3), AFLTS("scales", 1, 1, 1, 1), ASTR("mode", "linear")},
                    .nbatch = 2, .batch = {1, 3});
-  run_case(&f);
+  mlc_th_kernel_case(&f);
   tcase g = RESIZE(.name = "linear_sym_batch", .nargs = 1, .args = {{F32, 4, {N_, 2, 3, 3}}},
                    .attrs = {AINTS("sizes", N_, 2, 5, 2), AFLTS("scales", 1, 1, 5.0 / 3, 2.0 / 3), ASTR("mode", "linear")},
                    .nbatch = 2, .batch = {2, 1});
-  run_case(&g);
+  mlc_th_kernel_case(&g);
 }
 
 static void t_resize_cubic(void) {
   tcase a = RESIZE(.name = "cubic_up", .nargs = 1, .args = {{F32, 4, {1, 2, 4, 4}}},
                    .attrs = {AINTS("sizes", 1, 2, 8, 8), AFLTS("scales", 1, 1, 2, 2), ASTR("mode", "cubic")});
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = RESIZE(.name = "cubic_down_exclude", .nargs = 1, .args = {{F32, 4, {1, 1, 5, 6}}},
                    .attrs = {AINTS("sizes", 1, 1, 4, 4), AFLTS("scales", 1, 1, 0.8, 0.7), ASTR("mode", "cubic"),
                              AFLT("cubic_coeff_a", -0.5), AINT("exclude_outside", 1)});
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = RESIZE(.name = "cubic_up_exclude", .nargs = 1, .args = {{F32, 4, {1, 1, 4, 3}}},
                    .attrs = {AINTS("sizes", 1, 1, 8, 7), AFLTS("scales", 1, 1, 2, 7.0 / 3), ASTR("mode", "cubic"),
                              AFLT("cubic_coeff_a", -0.5), AINT("exclude_outside", 1)});
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = RESIZE(.name = "cubic_align", .nargs = 1, .args = {{F32, 4, {1, 1, 4, 5}}},
                    .attrs = {AINTS("sizes", 1, 1, 7, 3), AFLTS("scales", 1, 1, 1.75, 0.6), ASTR("mode", "cubic"),
                              ASTR("coordinate_transformation_mode", "align_corners")});
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = RESIZE(.name = "cubic_asym_f64", .nargs = 1, .args = {{F64, 2, {4, 4}}},
                    .attrs = {AINTS("sizes", 8, 6), AFLTS("scales", 2, 1.5), ASTR("mode", "cubic"),
                              ASTR("coordinate_transformation_mode", "asymmetric")});
-  run_case(&e);
+  mlc_th_kernel_case(&e);
 }
 
 /* scales and roi as arguments (run-time values), tf_crop_and_resize */
@@ -978,33 +439,33 @@ static void t_resize_args(void) {
   tcase a = RESIZE(.name = "scales_arg_nearest", .nargs = 2, .args = {{F32, 4, {1, 2, 4, 5}}, {F32, 1, {4}}},
                    .attrs = {AINTS("sizes", 1, 2, 2, 12), AINT("scales_arg", 1), ASTR("mode", "nearest")},
                    .fixed = {NULL, sc});
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = RESIZE(.name = "scales_arg_linear", .nargs = 2, .args = {{F32, 4, {1, 2, 4, 5}}, {F32, 1, {4}}},
                    .attrs = {AINTS("sizes", 1, 2, 2, 12), AINT("scales_arg", 1), ASTR("mode", "linear")},
                    .fixed = {NULL, sc});
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = RESIZE(.name = "scales_arg_cubic", .nargs = 2, .args = {{F32, 4, {1, 1, 4, 4}}, {F32, 1, {4}}},
                    .attrs = {AINTS("sizes", 1, 1, 6, 8), AINT("scales_arg", 1), ASTR("mode", "cubic")},
                    .fixed = {NULL, sc2});
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = RESIZE(.name = "crop_linear_roi_arg", .nargs = 2, .args = {{F32, 4, {1, 1, 4, 4}}, {F32, 1, {8}}},
                    .attrs = {AINTS("sizes", 1, 1, 3, 3), AFLTS("scales", 1, 1, 0.75, 0.75), AINT("roi_arg", 1),
                              ASTR("mode", "linear"), ASTR("coordinate_transformation_mode", "tf_crop_and_resize"),
                              AFLT("extrapolation_value", 10)},
                    .fixed = {NULL, roi});
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = RESIZE(.name = "crop_nearest_roi_attr", .nargs = 1, .args = {{F32, 4, {1, 2, 5, 6}}},
                    .attrs = {AINTS("sizes", 1, 2, 4, 3), AFLTS("scales", 1, 1, 0.8, 0.5),
                              AFLTS("roi", 0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7), ASTR("mode", "nearest"),
                              ASTR("coordinate_transformation_mode", "tf_crop_and_resize"),
                              AFLT("extrapolation_value", -3)});
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = RESIZE(.name = "crop_cubic_both_args", .nargs = 3,
                    .args = {{F32, 4, {1, 1, 6, 6}}, {F32, 1, {8}}, {F32, 1, {4}}},
                    .attrs = {AINTS("sizes", 1, 1, 4, 1), AINT("roi_arg", 1), AINT("scales_arg", 1),
                              ASTR("mode", "cubic"), ASTR("coordinate_transformation_mode", "tf_crop_and_resize")},
                    .fixed = {NULL, roi2, sc2});
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 /* ---- gathers ----------------------------------------------------------------------------- */
@@ -1013,32 +474,32 @@ static void t_gather_elements(void) {
   tcase a = {.name = "gather_elements_axis1", .op = MLC_OP_GATHER_ELEMENTS, .nargs = 2,
              .args = {{F32, 3, {3, 4, 5}}, {I64, 3, {2, 6, 5}}}, .attrs = {AINT("axis", 1)},
              .ref = ref_gather_elements, .gen = gen_index};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "gather_elements_axis0_i32", .op = MLC_OP_GATHER_ELEMENTS, .nargs = 2,
              .args = {{I32, 2, {4, 3}}, {I32, 2, {5, 2}}}, .attrs = {AINT("axis", 0)},
              .ref = ref_gather_elements, .gen = gen_index};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "gather_elements_last_bool", .op = MLC_OP_GATHER_ELEMENTS, .nargs = 2,
              .args = {{BOOL, 2, {3, 7}}, {I64, 2, {3, 2}}}, .attrs = {AINT("axis", 1)},
              .ref = ref_gather_elements, .gen = gen_index};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
 }
 
 static void t_gather_nd(void) {
   tcase a = {.name = "gather_nd_k1", .op = MLC_OP_GATHER_ND, .nargs = 2,
              .args = {{F32, 3, {4, 3, 2}}, {I64, 3, {2, 2, 1}}}, .ref = ref_gather_nd, .gen = gen_index};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "gather_nd_full", .op = MLC_OP_GATHER_ND, .nargs = 2,
              .args = {{F64, 3, {4, 3, 2}}, {I32, 2, {5, 3}}}, .ref = ref_gather_nd, .gen = gen_index};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "gather_nd_batch1", .op = MLC_OP_GATHER_ND, .nargs = 2,
              .args = {{I32, 4, {2, 3, 4, 2}}, {I64, 3, {2, 5, 2}}}, .attrs = {AINT("batch_dims", 1)},
              .ref = ref_gather_nd, .gen = gen_index};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "gather_nd_batch2", .op = MLC_OP_GATHER_ND, .nargs = 2,
              .args = {{F32, 3, {2, 3, 5}}, {I64, 3, {2, 3, 1}}}, .attrs = {AINT("batch_dims", 2)},
              .ref = ref_gather_nd, .gen = gen_index};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 /* ---- scatters ------------------------------------------------------------------------------ */
@@ -1053,20 +514,20 @@ static void t_scatter_elements(void) {
                .args = {{F32, 3, {2, 4, 3}}, {I64, 3, {2, 6, 2}}, {F32, 3, {2, 6, 2}}},
                .attrs = {AINT("axis", 1), ASTR("reduction", reds[i])}, .ref = ref_scatter_elements,
                .gen = gen_index};
-    run_case(&a);
+    mlc_th_kernel_case(&a);
   }
   tcase b = {.name = "scatter_elements_axis0_i32", .op = MLC_OP_SCATTER_ELEMENTS, .nargs = 3,
              .args = {{I32, 2, {5, 3}}, {I32, 2, {2, 3}}, {I32, 2, {2, 3}}}, .attrs = {AINT("axis", 0)},
              .ref = ref_scatter_elements, .gen = gen_index};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "scatter_elements_add_i64_last", .op = MLC_OP_SCATTER_ELEMENTS, .nargs = 3,
              .args = {{I64, 2, {3, 4}}, {I64, 2, {3, 7}}, {I64, 2, {3, 7}}},
              .attrs = {AINT("axis", 1), ASTR("reduction", "add")}, .ref = ref_scatter_elements, .gen = gen_index};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "scatter_elements_bool", .op = MLC_OP_SCATTER_ELEMENTS, .nargs = 3,
              .args = {{BOOL, 1, {6}}, {I64, 1, {3}}, {BOOL, 1, {3}}}, .attrs = {AINT("axis", 0)},
              .ref = ref_scatter_elements, .gen = gen_index};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 static void t_scatter_nd(void) {
@@ -1077,44 +538,44 @@ static void t_scatter_nd(void) {
     tcase a = {.name = names[i], .op = MLC_OP_SCATTER_ND, .nargs = 3,
                .args = {{F32, 3, {4, 3, 2}}, {I64, 3, {2, 3, 1}}, {F32, 4, {2, 3, 3, 2}}},
                .attrs = {ASTR("reduction", reds[i])}, .ref = ref_scatter_nd, .gen = gen_index};
-    run_case(&a);
+    mlc_th_kernel_case(&a);
   }
   tcase b = {.name = "scatter_nd_full", .op = MLC_OP_SCATTER_ND, .nargs = 3,
              .args = {{F32, 3, {3, 2, 4}}, {I64, 2, {7, 3}}, {F32, 1, {7}}}, .ref = ref_scatter_nd, .gen = gen_index};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "scatter_nd_k2_add_i32", .op = MLC_OP_SCATTER_ND, .nargs = 3,
              .args = {{I32, 3, {3, 2, 4}}, {I32, 2, {5, 2}}, {I32, 2, {5, 4}}},
              .attrs = {ASTR("reduction", "add")}, .ref = ref_scatter_nd, .gen = gen_index};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "scatter_nd_single", .op = MLC_OP_SCATTER_ND, .nargs = 3,
              .args = {{F32, 2, {3, 4}}, {I64, 1, {1}}, {F32, 1, {4}}}, .ref = ref_scatter_nd, .gen = gen_index};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 /* The evaluator (constant folding) as the reference: kernel and evaluator agree. */
 static void t_indexing_eval(void) {
   tcase a = {.name = "eval_gather_elements", .op = MLC_OP_GATHER_ELEMENTS, .nargs = 2,
              .args = {{F32, 3, {3, 4, 5}}, {I32, 3, {3, 2, 5}}}, .attrs = {AINT("axis", 1)}, .gen = gen_index};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "eval_gather_nd_batch1", .op = MLC_OP_GATHER_ND, .nargs = 2,
              .args = {{I8, 4, {2, 3, 4, 2}}, {I64, 3, {2, 5, 2}}}, .attrs = {AINT("batch_dims", 1)},
              .gen = gen_index};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "eval_scatter_elements_mul", .op = MLC_OP_SCATTER_ELEMENTS, .nargs = 3,
              .args = {{F64, 2, {4, 3}}, {I64, 2, {6, 3}}, {F64, 2, {6, 3}}},
              .attrs = {AINT("axis", 0), ASTR("reduction", "mul")}, .gen = gen_index};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "eval_scatter_elements_min_i16", .op = MLC_OP_SCATTER_ELEMENTS, .nargs = 3,
              .args = {{MLC_DTYPE_I16, 2, {3, 4}}, {I64, 2, {3, 5}}, {MLC_DTYPE_I16, 2, {3, 5}}},
              .attrs = {AINT("axis", 1), ASTR("reduction", "min")}, .gen = gen_index};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "eval_scatter_nd_add_u8", .op = MLC_OP_SCATTER_ND, .nargs = 3,
              .args = {{U8, 3, {3, 2, 4}}, {I64, 2, {6, 2}}, {U8, 2, {6, 4}}},
              .attrs = {ASTR("reduction", "add")}, .gen = gen_index, .ihi = 200};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "eval_scatter_nd_none", .op = MLC_OP_SCATTER_ND, .nargs = 3,
              .args = {{F32, 3, {3, 2, 4}}, {I64, 3, {2, 2, 3}}, {F32, 2, {2, 2}}}, .gen = gen_index};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 /* ---- max_pool_indices ---------------------------------------------------------------------- */
@@ -1125,24 +586,24 @@ static void t_pool_indices(void) {
   /* small integers in floats: ties, the first maximum wins */
   tcase a = POOLIDX(.name = "pool_idx_pads", .args = {{F32, 4, {2, 3, 5, 5}}},
                     .attrs = {AINTS("kernel", 3, 3), AINTS("pads", 1, 1, 1, 1)}, .ints = 1, .ilo = 0, .ihi = 3);
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = POOLIDX(.name = "pool_idx_colmajor", .args = {{F32, 4, {1, 2, 5, 6}}},
                     .attrs = {AINTS("kernel", 2, 2), AINTS("strides", 2, 2), AINT("storage_order", 1)});
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = POOLIDX(.name = "pool_idx_dil_ceil", .args = {{F32, 4, {1, 1, 8, 7}}},
                     .attrs = {AINTS("kernel", 2, 3), AINTS("strides", 2, 2), AINTS("dilations", 2, 1),
                               AINTS("pads", 0, 1, 1, 1), AINT("ceil_mode", 1)},
                     .ints = 1, .ilo = -2, .ihi = 2);
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = POOLIDX(.name = "pool_idx_1d_i8", .args = {{I8, 3, {2, 2, 9}}},
                     .attrs = {AINTS("kernel", 3), AINTS("strides", 2), AINTS("pads", 1, 1)});
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = POOLIDX(.name = "pool_idx_3d_colmajor", .args = {{F64, 5, {1, 2, 3, 4, 3}}},
                     .attrs = {AINTS("kernel", 2, 2, 2), AINTS("pads", 0, 1, 0, 1, 0, 1), AINT("storage_order", 1)});
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = POOLIDX(.name = "pool_idx_sym_batch", .args = {{F32, 4, {N_, 3, 4, 4}}},
                     .attrs = {AINTS("kernel", 2, 2), AINTS("strides", 2, 2)}, .nbatch = 2, .batch = {1, 3});
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 /* ---- inference errors ------------------------------------------------------------------------- */
@@ -1239,11 +700,12 @@ static void register_suites(void) {
       CU_TEST_INFO_NULL,
   };
   mlc_test_add_suite("image_infer", infer);
-  CU_pSuite s = CU_add_suite("image_numeric", suite_init, suite_clean);
+  CU_pSuite s = CU_add_suite("image_numeric", mlc_th_kernel_init, mlc_th_kernel_clean);
   for (const CU_TestInfo *t = numeric; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
 }
 
 int main(void) {
   static const mlc_test_register_fn fns[] = {register_suites, NULL};
+  mlc_th_int_atol = 1; /* atol: truncated interpolations */
   return mlc_test_main("test_image_ops", fns);
 }

@@ -6,7 +6,7 @@
 ** a TIR module, verifies the prim function, compiles it with the code
 ** generator into a shared object, loads it and calls the kernel on seeded
 ** random data through the runtime ABI (rt_abi.h, with a serial runtime table
-** supplied here).  The expected output comes from the graph's reference
+** supplied by the harness, tests/harness_kernel.c).  The expected output comes from the graph's reference
 ** evaluator (mlc_graph_eval) on the same data, or, for ops it does not
 ** evaluate (conv, conv_transpose, pools, layer_norm), from a naive C
 ** reference below.  Symbolic batch dims are bound by calling one kernel with
@@ -28,550 +28,19 @@
 #include "lower/lower.h"
 #include "lower/tir.h"
 #include "runtime/rt_abi.h"
+#include "tests/harness_kernel.h"
 #include "tests/testutil.h"
 
-#define MAXR 8
-#define F32 MLC_DTYPE_F32
-#define F64 MLC_DTYPE_F64
-#define F16 MLC_DTYPE_F16
-#define BF16 MLC_DTYPE_BF16
-#define I8 MLC_DTYPE_I8
-#define I32 MLC_DTYPE_I32
-#define I64 MLC_DTYPE_I64
-#define U8 MLC_DTYPE_U8
-#define BOOL MLC_DTYPE_BOOL
-#define N_ (-1) /* the symbolic batch n (the first symbol of the module) */
-
-#define AINT(n, v) {n, MLC_ATTR_INT, v, 0, NULL, 0, NULL, NULL}
-#define AFLT(n, v) {n, MLC_ATTR_FLOAT, 0, v, NULL, 0, NULL, NULL}
-#define ASTR(n, v) {n, MLC_ATTR_STRING, 0, 0, v, 0, NULL, NULL}
-#define AINTS(n, ...)                                                                   \
-  {n, MLC_ATTR_INTS, 0, 0, NULL, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
-   (const int64_t[]){__VA_ARGS__}, NULL}
-#define ANONE {NULL, MLC_ATTR_INT, 0, 0, NULL, 0, NULL, NULL}
-
-/* ---- element access (float16/bfloat16 by their bits) ---------------------- */
-
-static float bits_f32(uint32_t x) {
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-static uint32_t f32_bits(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  return x;
-}
-
-static float h2f(uint16_t h) {
-  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  if (e == 0x1f) return bits_f32(s | 0x7f800000 | (m << 13));
-  if (e) return bits_f32(s | ((e + 112) << 23) | (m << 13));
-  float f = ldexpf((float)m, -24);
-  return s ? -f : f;
-}
-
-/* float -> float16, round to nearest even (normal range and zero only:
-** the data here is small). */
-static uint16_t f2h(float f) {
-  uint32_t x = f32_bits(f), sign = (x >> 16) & 0x8000;
-  int e = (int)((x >> 23) & 0xff) - 127 + 15;
-  uint32_t m = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
-  if (e >= 0x1f) return (uint16_t)(sign | 0x7c00);
-  if (e <= 0) return (uint16_t)sign;
-  uint32_t v = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (v & 1))) v++;
-  return (uint16_t)(sign | v);
-}
-
-static float bf2f(uint16_t h) { return bits_f32((uint32_t)h << 16); }
-static uint16_t f2bf(float f) {
-  uint32_t x = f32_bits(f);
-  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
-  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-static double ldd(const void *p, mlc_dtype t, int64_t i) {
-  switch (t) {
-    case F32: return ((const float *)p)[i];
-    case F64: return ((const double *)p)[i];
-    case F16: return h2f(((const uint16_t *)p)[i]);
-    case BF16: return bf2f(((const uint16_t *)p)[i]);
-    case I8: return ((const int8_t *)p)[i];
-    case MLC_DTYPE_I16: return ((const int16_t *)p)[i];
-    case I32: return ((const int32_t *)p)[i];
-    case I64: return (double)((const int64_t *)p)[i];
-    case U8: case BOOL: return ((const uint8_t *)p)[i];
-    case MLC_DTYPE_U16: return ((const uint16_t *)p)[i];
-    case MLC_DTYPE_U32: return ((const uint32_t *)p)[i];
-    case MLC_DTYPE_U64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-  }
-}
-
-static int64_t ldi(const void *p, mlc_dtype t, int64_t i) {
-  switch (t) {
-    case I64: return ((const int64_t *)p)[i];
-    case MLC_DTYPE_U64: return (int64_t)((const uint64_t *)p)[i];
-    default: return (int64_t)ldd(p, t, i);
-  }
-}
-
-static void std_(void *p, mlc_dtype t, int64_t i, double v) {
-  switch (t) {
-    case F32: ((float *)p)[i] = (float)v; break;
-    case F64: ((double *)p)[i] = v; break;
-    case F16: ((uint16_t *)p)[i] = f2h((float)v); break;
-    case BF16: ((uint16_t *)p)[i] = f2bf((float)v); break;
-    case I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case MLC_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case I64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case MLC_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case MLC_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case MLC_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    default: break;
-  }
-}
-
-static int64_t numel(const mlc_type *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
-}
-
-static size_t nbytes(const mlc_type *t) { return (size_t)numel(t) * mlc_dtype_size(t->dtype); }
-
-/* ---- cases ------------------------------------------------------------------ */
-
-typedef struct targ {
-  mlc_dtype dt;
-  int rank;
-  int64_t dims[MAXR]; /* N_: the symbolic batch */
-} targ;
-
-struct tcase;
-/* A reference: |out| (of type |ot|) from the concrete args. */
-typedef void (*ref_fn)(const struct tcase *tc, const mlc_type *at, const void *const *in,
-                       const mlc_type *ot, void *out);
-/* Fills argument |i| (type |t|) instead of the uniform generator. */
-typedef void (*gen_fn)(const struct tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng);
-
-typedef struct tcase {
-  const char *name;
-  mlc_op op;
-  int nargs;
-  targ args[4];
-  mlc_attr attrs[8]; /* up to the first with a NULL name */
-  int nbatch;        /* values of n to run (0: no symbolic dims) */
-  int64_t batch[3];
-  ref_fn ref;        /* NULL: mlc_graph_eval */
-  gen_fn gen;
-  int ints;          /* float args hold small integers (ties) */
-  double lo, hi;     /* float range, default [-2, 2] */
-  int64_t ilo, ihi;  /* integer range, default [-9, 9] */
-  double rtol, atol; /* 0: by dtype */
-} tcase;
-
-static int nattrs_of(const tcase *tc) {
-  int n = 0;
-  while (n < 8 && tc->attrs[n].name) n++;
-  return n;
-}
-
-/* ---- random data ------------------------------------------------------------ */
-
-static uint64_t next(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-static double unit(uint64_t *s) { return (double)(next(s) >> 11) / 9007199254740992.0; }
-
-static uint64_t seed_of(const char *name, int k) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  return (h ^ (uint64_t)(k + 1) * 0x9e3779b97f4a7c15ull) | 1;
-}
-
-static void fill(const tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng) {
-  if (tc->gen) {
-    tc->gen(tc, i, t, data, rng);
-    return;
-  }
-  double lo = tc->lo || tc->hi ? tc->lo : -2, hi = tc->lo || tc->hi ? tc->hi : 2;
-  int64_t ilo = tc->ilo || tc->ihi ? tc->ilo : -9, ihi = tc->ilo || tc->ihi ? tc->ihi : 9;
-  if (mlc_dtype_is_int(t->dtype) && !mlc_dtype_is_signed(t->dtype) && ilo < 0) ilo = 0;
-  int64_t n = numel(t);
-  for (int64_t k = 0; k < n; k++) {
-    if (t->dtype == BOOL)
-      std_(data, BOOL, k, (double)(next(rng) & 1));
-    else if (mlc_dtype_is_int(t->dtype) || tc->ints)
-      std_(data, t->dtype, k, (double)(ilo + (int64_t)(next(rng) % (uint64_t)(ihi - ilo + 1))));
-    else
-      std_(data, t->dtype, k, lo + (hi - lo) * unit(rng));
-  }
-}
-
-/* ---- the serial runtime the kernels call -------------------------------------- */
-
-static char rt_error[512];
-
-static int rt_parallel_for(mlc_rt_ctx *ctx, int64_t n, mlc_rt_parallel_body body, void *closure) {
-  (void)ctx;
-  return n > 0 ? body(0, n, closure) : 0;
-}
-static void *rt_ws_alloc(mlc_rt_ctx *ctx, uint64_t size) {
-  (void)ctx;
-  void *p = NULL;
-  return posix_memalign(&p, 64, size ? (size_t)size : 1) ? NULL : p;
-}
-static void rt_ws_free(mlc_rt_ctx *ctx, void *p) {
-  (void)ctx;
-  free(p);
-}
-static int rt_set_error(mlc_rt_ctx *ctx, const char *msg) {
-  (void)ctx;
-  snprintf(rt_error, sizeof rt_error, "%s", msg ? msg : "");
-  return -1;
-}
-
-static const mlc_rt_api rt_api = {rt_parallel_for, rt_ws_alloc, rt_ws_free, rt_set_error};
-static mlc_rt_ctx rt_ctx = {&rt_api};
-
-static DLDataType dl_type(mlc_dtype t) {
-  DLDataType d = {kDLFloat, (uint8_t)(mlc_dtype_size(t) * 8), 1};
-  if (t == BF16) d.code = kDLBfloat;
-  else if (mlc_dtype_is_float(t)) d.code = kDLFloat;
-  else if (t == BOOL || !mlc_dtype_is_signed(t)) d.code = kDLUInt;
-  else d.code = kDLInt;
-  return d;
-}
-
-static DLTensor dl_tensor(void *data, const mlc_type *t, int64_t *shape) {
-  DLTensor x;
-  memset(&x, 0, sizeof x);
-  for (int i = 0; i < t->rank; i++) shape[i] = t->dims[i];
-  x.data = data;
-  x.device.device_type = kDLCPU;
-  x.ndim = t->rank;
-  x.dtype = dl_type(t->dtype);
-  x.shape = shape;
-  return x;
-}
-
-/* ---- building kernels ------------------------------------------------------------ */
-
-static char *tmpdir;
-static mlc_target *target;
-static int nbuilt;
-static int print_tir;
-
-static int suite_init(void) {
-  tmpdir = mlc_test_tmpdir();
-  mlc_status s = mlc_target_host(&target);
-  if (s) fprintf(stderr, "host target: %s\n", mlc_status_message(s));
-  mlc_status_free(s);
-  const char *p = getenv("MLC_TEST_PRINT_TIR");
-  print_tir = p && *p && strcmp(p, "0") != 0;
-  return tmpdir && target ? 0 : 1;
-}
-
-static int suite_clean(void) {
-  mlc_target_destroy(target);
-  target = NULL;
-  if (tmpdir) rmdir(tmpdir);
-  free(tmpdir);
-  tmpdir = NULL;
-  return 0;
-}
-
-static void print_module(const mlc_tir_module *tm) {
-  mlc_strbuf sb = MLC_STRBUF_INIT;
-  mlc_tir_print_module(tm, &sb);
-  fprintf(stderr, "%s\n", mlc_sb_str(&sb));
-  mlc_sb_fini(&sb);
-}
-
-/* Compiles |tm| and loads it; the dlopen handle, or NULL after a failed
-** assertion. */
-static void *load_module(const mlc_tir_module *tm, const char *name) {
-  char obj[4200], so[4200], cmd[9000];
-  int k = nbuilt++;
-  snprintf(obj, sizeof obj, "%s/k%d.o", tmpdir, k);
-  snprintf(so, sizeof so, "%s/k%d.so", tmpdir, k);
-  mlc_status s = mlc_cg_build(tm, target, obj);
-  if (s) {
-    fprintf(stderr, "\n%s: codegen: %s\n", name, mlc_status_message(s));
-    print_module(tm);
-  }
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  if (s) return NULL;
-  snprintf(cmd, sizeof cmd, "cc -shared -o '%s' '%s' -lm", so, obj);
-  int rc = system(cmd);
-  CU_ASSERT_EQUAL(rc, 0);
-  unlink(obj);
-  void *h = rc == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (rc == 0 && !h) fprintf(stderr, "\n%s: dlopen: %s\n", name, dlerror());
-  CU_ASSERT_PTR_NOT_NULL(h);
-  unlink(so);
-  return h;
-}
-
-/* ---- comparing ----------------------------------------------------------------- */
-
-static void tolerances(const tcase *tc, mlc_dtype t, double *rtol, double *atol) {
-  *rtol = 1e-5, *atol = 1e-6;
-  if (t == F64) *rtol = 1e-12, *atol = 1e-12;
-  if (t == F16) *rtol = 2e-3, *atol = 2e-3;
-  if (t == BF16) *rtol = 1.6e-2, *atol = 1e-2;
-  if (tc->rtol) *rtol = tc->rtol;
-  if (tc->atol) *atol = tc->atol;
-}
-
-/* Number of elements of |got| that differ from |want|; prints the first few. */
-static int64_t compare(const tcase *tc, int64_t batch, const mlc_type *ot, const void *want, const void *got) {
-  int64_t n = numel(ot), bad = 0;
-  double rtol, atol;
-  tolerances(tc, ot->dtype, &rtol, &atol);
-  for (int64_t i = 0; i < n; i++) {
-    int ok;
-    if (mlc_dtype_is_float(ot->dtype)) {
-      double w = ldd(want, ot->dtype, i), g = ldd(got, ot->dtype, i);
-      ok = (isnan(w) && isnan(g)) || w == g || fabs(w - g) <= atol + rtol * fabs(w);
-      if (!ok && bad < 5)
-        fprintf(stderr, "\n%s (n=%lld): element %lld: want %.9g, got %.9g", tc->name, (long long)batch,
-                (long long)i, w, g);
-    } else {
-      int64_t w = ldi(want, ot->dtype, i), g = ldi(got, ot->dtype, i);
-      ok = w == g;
-      if (!ok && bad < 5)
-        fprintf(stderr, "\n%s (n=%lld): element %lld: want %lld, got %lld", tc->name, (long long)batch,
-                (long long)i, (long long)w, (long long)g);
-    }
-    bad += !ok;
-  }
-  if (bad) fprintf(stderr, "\n%s (n=%lld): %lld of %lld elements differ\n", tc->name, (long long)batch,
-                   (long long)bad, (long long)n);
-  return bad;
-}
-
-/* ---- running one case ------------------------------------------------------------ */
-
-static mlc_origin origin_of(const tcase *tc) {
-  mlc_origin o = {tc->name, "Test", 17, 0};
-  return o;
-}
-
-/* The expected output for concrete args |at| / |in|: *out (malloc'd) and *ot. */
-static int expected(const tcase *tc, int64_t batch, const mlc_type *at, void *const *in, mlc_type *ot,
-                    int64_t *odims, void **out) {
-  mlc_module *rm = NULL;
-  mlc_func *f = NULL;
-  mlc_value *args[4];
-  int nouts = 0, ok = 0;
-  mlc_origin o = origin_of(tc);
-  *out = NULL;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &rm));
-  CU_ASSERT_PTR_NULL(mlc_func_create(rm, "ref", &f));
-  for (int i = 0; i < tc->nargs; i++) CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &at[i], &args[i]));
-  /* shape attributes name the batch symbol: the concrete call has its value */
-  mlc_attr attrs[8];
-  int64_t shape[MAXR];
-  int na = nattrs_of(tc);
-  memcpy(attrs, tc->attrs, sizeof attrs);
-  for (int i = 0; i < na; i++)
-    if (strcmp(attrs[i].name, "shape") == 0 && attrs[i].n <= MAXR) {
-      for (int d = 0; d < attrs[i].n; d++) shape[d] = attrs[i].ints[d] == N_ ? batch : attrs[i].ints[d];
-      attrs[i].ints = shape;
-    }
-  mlc_call_info ci = {rm, tc->op, tc->nargs, args, na, attrs, &o};
-  mlc_type outs[MLC_MAX_OUTS];
-  mlc_status s = mlc_graph_infer(&ci, outs, &nouts);
-  if (s) fprintf(stderr, "\n%s: reference inference: %s\n", tc->name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  if (!s && nouts == 1) {
-    *ot = outs[0];
-    memcpy(odims, outs[0].dims, sizeof *odims * (size_t)outs[0].rank);
-    ot->dims = odims;
-    size_t nb = nbytes(ot);
-    *out = calloc(nb ? nb : 1, 1);
-    if (tc->ref) {
-      tc->ref(tc, at, (const void *const *)in, ot, *out);
-      ok = 1;
-    } else {
-      void *r = NULL;
-      s = mlc_graph_eval(&ci, outs, 1, (const void *const *)in, &r);
-      if (s) fprintf(stderr, "\n%s: reference evaluation: %s\n", tc->name, mlc_status_message(s));
-      CU_ASSERT_PTR_NULL(s);
-      mlc_status_free(s);
-      if (!s) {
-        memcpy(*out, r, nb);
-        mlc_const_free(rm, r, nb);
-        ok = 1;
-      }
-    }
-  }
-  mlc_module_destroy(rm);
-  return ok;
-}
-
-/* Legalizes and compiles |tc|, then runs it for each batch size. */
-static void run_case(const tcase *tc) {
-  mlc_module *gm = NULL;
-  mlc_tir_module *tm = NULL;
-  mlc_func *f = NULL;
-  mlc_value *args[4], *out = NULL;
-  mlc_origin o = origin_of(tc);
-  if (!target) {
-    CU_FAIL("no code generation target");
-    return;
-  }
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
-  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
-  if (tc->nbatch) {
-    int64_t n = 0;
-    CU_ASSERT_PTR_NULL(mlc_module_sym(gm, "n", &n));
-    CU_ASSERT_EQUAL(n, N_);
-  }
-  CU_ASSERT_PTR_NULL(mlc_func_create(gm, "main", &f));
-  for (int i = 0; i < tc->nargs; i++) {
-    mlc_type t = {tc->args[i].dt, tc->args[i].rank, tc->args[i].dims};
-    CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &t, &args[i]));
-  }
-  mlc_status s = mlc_graph_emit1(f, tc->op, args, tc->nargs, tc->attrs, nattrs_of(tc), &o, &out);
-  if (s) fprintf(stderr, "\n%s: emit: %s\n", tc->name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  mlc_status_free(s);
-  void *h = NULL;
-  mlc_kernel_fn fn = NULL;
-  mlc_binding *b = out ? out->def : NULL;
-  if (!s && b) {
-    CU_ASSERT_PTR_NULL(mlc_func_add_ret(f, out));
-    mlc_lower_options opt = {0, 1};
-    s = mlc_lower_legalize(gm, tm, &opt);
-    if (s) fprintf(stderr, "\n%s: legalize: %s\n", tc->name, mlc_status_message(s));
-    CU_ASSERT_PTR_NULL(s);
-    mlc_status_free(s);
-    if (!s) {
-      CU_ASSERT_EQUAL(b->kind, MLC_CALL_TIR);
-      CU_ASSERT_EQUAL(tm->nfuncs, 1);
-      if (print_tir) print_module(tm);
-      s = mlc_tir_verify_module(tm);
-      if (s) {
-        fprintf(stderr, "\n%s: verify: %s\n", tc->name, mlc_status_message(s));
-        print_module(tm);
-      }
-      CU_ASSERT_PTR_NULL(s);
-      mlc_status_free(s);
-    }
-    if (!s && b->kind == MLC_CALL_TIR) h = load_module(tm, tc->name);
-    if (h) {
-      *(void **)&fn = dlsym(h, b->callee);
-      CU_ASSERT_PTR_NOT_NULL(fn);
-    }
-  }
-  for (int r = 0; fn && r < (tc->nbatch ? tc->nbatch : 1); r++) {
-    int64_t batch = tc->nbatch ? tc->batch[r] : 0;
-    mlc_type at[4], ot;
-    int64_t adims[4][MAXR], odims[64];
-    void *in[4] = {0}, *want = NULL, *got = NULL;
-    uint64_t rng = seed_of(tc->name, (int)batch);
-    for (int i = 0; i < tc->nargs; i++) {
-      at[i].dtype = tc->args[i].dt;
-      at[i].rank = tc->args[i].rank;
-      for (int d = 0; d < at[i].rank; d++) adims[i][d] = tc->args[i].dims[d] == N_ ? batch : tc->args[i].dims[d];
-      at[i].dims = adims[i];
-      size_t nb = nbytes(&at[i]);
-      in[i] = calloc(nb ? nb : 1, 1);
-      fill(tc, i, &at[i], in[i], &rng);
-    }
-    if (expected(tc, batch, at, in, &ot, odims, &want)) {
-      size_t nb = nbytes(&ot);
-      got = malloc(nb ? nb : 1);
-      memset(got, 0xa5, nb ? nb : 1); /* poison: every element must be written */
-      DLTensor t[5];
-      int64_t shapes[5][MAXR + 64];
-      void *kargs[5];
-      int32_t codes[5] = {0};
-      int nk = 0;
-      for (int i = 0; i < tc->nargs; i++) {
-        t[nk] = dl_tensor(in[i], &at[i], shapes[nk]);
-        kargs[nk] = &t[nk];
-        nk++;
-      }
-      t[nk] = dl_tensor(got, &ot, shapes[nk]);
-      kargs[nk] = &t[nk];
-      nk++;
-      rt_error[0] = 0;
-      int rc = fn(kargs, codes, nk, &rt_ctx);
-      if (rc) fprintf(stderr, "\n%s (n=%lld): kernel failed: %s\n", tc->name, (long long)batch, rt_error);
-      CU_ASSERT_EQUAL(rc, 0);
-      if (rc == 0) {
-        int64_t bad = compare(tc, batch, &ot, want, got);
-        CU_ASSERT_EQUAL(bad, 0);
-        if (bad && !print_tir) print_module(tm);
-      }
-    }
-    for (int i = 0; i < tc->nargs; i++) free(in[i]);
-    free(want);
-    free(got);
-  }
-  if (h) dlclose(h);
-  mlc_tir_module_destroy(tm);
-  mlc_module_destroy(gm);
-}
-
-/* ---- C references for the ops mlc_graph_eval does not evaluate --------------------- */
-
-static int64_t attr_i(const tcase *tc, const char *name, int64_t dflt) {
-  return mlc_attrs_int(tc->attrs, nattrs_of(tc), name, dflt);
-}
-
-/* attr |name| entry |i| (|dflt| when absent). */
-static int64_t attr_at(const tcase *tc, const char *name, int i, int64_t dflt) {
-  const mlc_attr *a = mlc_attrs_find(tc->attrs, nattrs_of(tc), name);
-  return a && a->kind == MLC_ATTR_INTS && i < a->n ? a->ints[i] : dflt;
-}
-
-/* Row-major offset of |idx| in |dims|. */
-static int64_t offset(const int64_t *dims, int rank, const int64_t *idx) {
-  int64_t o = 0;
-  for (int d = 0; d < rank; d++) o = o * dims[d] + idx[d];
-  return o;
-}
-
-/* Advances the multi-index |idx| over |dims|; 0 when it wraps around. */
-static int advance(int64_t *idx, const int64_t *dims, int rank) {
-  for (int d = rank - 1; d >= 0; d--) {
-    if (++idx[d] < dims[d]) return 1;
-    idx[d] = 0;
-  }
-  return 0;
-}
-
-static int any_zero(const int64_t *dims, int rank) {
-  for (int d = 0; d < rank; d++)
-    if (dims[d] == 0) return 1;
-  return 0;
-}
 
 /* conv: y[n, m, o] = sum x[n, g*cg + c, o*s - p + k*d] * w[m, c, k] + bias[m] */
 static void ref_conv(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot, void *out) {
   const mlc_type *x = &at[0], *w = &at[1];
   int k = x->rank - 2;
-  int64_t g = attr_i(tc, "groups", 1), cg = w->dims[1], mg = w->dims[0] / g;
+  int64_t g = mlc_th_attr_i(tc, "groups", 1), cg = w->dims[1], mg = w->dims[0] / g;
   int64_t oi[MAXR] = {0}, ki[MAXR], xi[MAXR], wi[MAXR];
-  int64_t n = numel(ot);
-  for (int64_t e = 0; e < n; e++, advance(oi, ot->dims, ot->rank)) {
-    double acc = tc->nargs > 2 ? ldd(in[2], at[2].dtype, oi[1]) : 0;
+  int64_t n = mlc_th_numel(ot);
+  for (int64_t e = 0; e < n; e++, mlc_th_advance(oi, ot->dims, ot->rank)) {
+    double acc = tc->nargs > 2 ? mlc_th_ldd(in[2], at[2].dtype, oi[1]) : 0;
     for (int64_t c = 0; c < cg; c++) {
       memset(ki, 0, sizeof ki);
       do {
@@ -579,15 +48,15 @@ static void ref_conv(const tcase *tc, const mlc_type *at, const void *const *in,
         xi[0] = oi[0], xi[1] = oi[1] / mg * cg + c;
         wi[0] = oi[1], wi[1] = c;
         for (int i = 0; i < k; i++) {
-          xi[2 + i] = oi[2 + i] * attr_at(tc, "strides", i, 1) - attr_at(tc, "pads", i, 0) +
-                      ki[i] * attr_at(tc, "dilations", i, 1);
+          xi[2 + i] = oi[2 + i] * mlc_th_attr_at(tc, "strides", i, 1) - mlc_th_attr_at(tc, "pads", i, 0) +
+                      ki[i] * mlc_th_attr_at(tc, "dilations", i, 1);
           wi[2 + i] = ki[i];
           ok &= xi[2 + i] >= 0 && xi[2 + i] < x->dims[2 + i];
         }
-        if (ok) acc += ldd(in[0], x->dtype, offset(x->dims, x->rank, xi)) * ldd(in[1], w->dtype, offset(w->dims, w->rank, wi));
-      } while (advance(ki, w->dims + 2, k));
+        if (ok) acc += mlc_th_ldd(in[0], x->dtype, mlc_th_offset(x->dims, x->rank, xi)) * mlc_th_ldd(in[1], w->dtype, mlc_th_offset(w->dims, w->rank, wi));
+      } while (mlc_th_advance(ki, w->dims + 2, k));
     }
-    std_(out, ot->dtype, e, acc);
+    mlc_th_st(out, ot->dtype, e, acc);
   }
 }
 
@@ -596,13 +65,13 @@ static void ref_conv_transpose(const tcase *tc, const mlc_type *at, const void *
                                void *out) {
   const mlc_type *x = &at[0], *w = &at[1];
   int k = x->rank - 2;
-  int64_t g = attr_i(tc, "groups", 1), cg = x->dims[1] / g, mg = w->dims[1];
-  int64_t n = numel(ot);
+  int64_t g = mlc_th_attr_i(tc, "groups", 1), cg = x->dims[1] / g, mg = w->dims[1];
+  int64_t n = mlc_th_numel(ot);
   double *acc = calloc((size_t)(n ? n : 1), sizeof *acc);
   int64_t xi[MAXR] = {0}, ki[MAXR], wi[MAXR], yi[MAXR];
-  if (!any_zero(x->dims, x->rank))
+  if (!mlc_th_any_zero(x->dims, x->rank))
     do {
-      double xv = ldd(in[0], x->dtype, offset(x->dims, x->rank, xi));
+      double xv = mlc_th_ldd(in[0], x->dtype, mlc_th_offset(x->dims, x->rank, xi));
       for (int64_t mo = 0; mo < mg; mo++) {
         memset(ki, 0, sizeof ki);
         do {
@@ -610,18 +79,18 @@ static void ref_conv_transpose(const tcase *tc, const mlc_type *at, const void *
           yi[0] = xi[0], yi[1] = xi[1] / cg * mg + mo;
           wi[0] = xi[1], wi[1] = mo;
           for (int i = 0; i < k; i++) {
-            yi[2 + i] = xi[2 + i] * attr_at(tc, "strides", i, 1) - attr_at(tc, "pads", i, 0) +
-                        ki[i] * attr_at(tc, "dilations", i, 1);
+            yi[2 + i] = xi[2 + i] * mlc_th_attr_at(tc, "strides", i, 1) - mlc_th_attr_at(tc, "pads", i, 0) +
+                        ki[i] * mlc_th_attr_at(tc, "dilations", i, 1);
             wi[2 + i] = ki[i];
             ok &= yi[2 + i] >= 0 && yi[2 + i] < ot->dims[2 + i];
           }
-          if (ok) acc[offset(ot->dims, ot->rank, yi)] += xv * ldd(in[1], w->dtype, offset(w->dims, w->rank, wi));
-        } while (advance(ki, w->dims + 2, k));
+          if (ok) acc[mlc_th_offset(ot->dims, ot->rank, yi)] += xv * mlc_th_ldd(in[1], w->dtype, mlc_th_offset(w->dims, w->rank, wi));
+        } while (mlc_th_advance(ki, w->dims + 2, k));
       }
-    } while (advance(xi, x->dims, x->rank));
+    } while (mlc_th_advance(xi, x->dims, x->rank));
   int64_t oi[MAXR] = {0};
-  for (int64_t e = 0; e < n; e++, advance(oi, ot->dims, ot->rank))
-    std_(out, ot->dtype, e, acc[e] + (tc->nargs > 2 ? ldd(in[2], at[2].dtype, oi[1]) : 0));
+  for (int64_t e = 0; e < n; e++, mlc_th_advance(oi, ot->dims, ot->rank))
+    mlc_th_st(out, ot->dtype, e, acc[e] + (tc->nargs > 2 ? mlc_th_ldd(in[2], at[2].dtype, oi[1]) : 0));
   free(acc);
 }
 
@@ -629,10 +98,10 @@ static void ref_conv_transpose(const tcase *tc, const mlc_type *at, const void *
 static void ref_pool(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot, void *out) {
   const mlc_type *x = &at[0];
   int k = x->rank - 2, is_max = tc->op == MLC_OP_MAX_POOL;
-  int cip = (int)attr_i(tc, "count_include_pad", 0);
-  int64_t kd[MAXR], oi[MAXR] = {0}, ki[MAXR], xi[MAXR], n = numel(ot);
-  for (int i = 0; i < k; i++) kd[i] = attr_at(tc, "kernel", i, 1);
-  for (int64_t e = 0; e < n; e++, advance(oi, ot->dims, ot->rank)) {
+  int cip = (int)mlc_th_attr_i(tc, "count_include_pad", 0);
+  int64_t kd[MAXR], oi[MAXR] = {0}, ki[MAXR], xi[MAXR], n = mlc_th_numel(ot);
+  for (int i = 0; i < k; i++) kd[i] = mlc_th_attr_at(tc, "kernel", i, 1);
+  for (int64_t e = 0; e < n; e++, mlc_th_advance(oi, ot->dims, ot->rank)) {
     double acc = is_max ? -INFINITY : 0;
     int64_t count = 0;
     memset(ki, 0, sizeof ki);
@@ -640,18 +109,18 @@ static void ref_pool(const tcase *tc, const mlc_type *at, const void *const *in,
       int inside = 1, inpad = 1;
       xi[0] = oi[0], xi[1] = oi[1];
       for (int i = 0; i < k; i++) {
-        int64_t pb = attr_at(tc, "pads", i, 0), pe = attr_at(tc, "pads", k + i, 0);
-        xi[2 + i] = oi[2 + i] * attr_at(tc, "strides", i, 1) - pb + ki[i] * attr_at(tc, "dilations", i, 1);
+        int64_t pb = mlc_th_attr_at(tc, "pads", i, 0), pe = mlc_th_attr_at(tc, "pads", k + i, 0);
+        xi[2 + i] = oi[2 + i] * mlc_th_attr_at(tc, "strides", i, 1) - pb + ki[i] * mlc_th_attr_at(tc, "dilations", i, 1);
         inside &= xi[2 + i] >= 0 && xi[2 + i] < x->dims[2 + i];
         inpad &= xi[2 + i] >= -pb && xi[2 + i] < x->dims[2 + i] + pe;
       }
       count += cip ? inpad : inside;
       if (inside) {
-        double v = ldd(in[0], x->dtype, offset(x->dims, x->rank, xi));
+        double v = mlc_th_ldd(in[0], x->dtype, mlc_th_offset(x->dims, x->rank, xi));
         acc = is_max ? (v > acc ? v : acc) : acc + v;
       }
-    } while (advance(ki, kd, k));
-    std_(out, ot->dtype, e, is_max ? acc : acc / (double)count);
+    } while (mlc_th_advance(ki, kd, k));
+    mlc_th_st(out, ot->dtype, e, is_max ? acc : acc / (double)count);
   }
 }
 
@@ -659,16 +128,16 @@ static void ref_pool(const tcase *tc, const mlc_type *at, const void *const *in,
 static void ref_layer_norm(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot,
                            void *out) {
   const mlc_type *x = &at[0];
-  int axis = (int)attr_i(tc, "axis", x->rank - 1);
-  double eps = mlc_attrs_float(tc->attrs, nattrs_of(tc), "epsilon", 1e-5);
+  int axis = (int)mlc_th_attr_i(tc, "axis", x->rank - 1);
+  double eps = mlc_attrs_float(tc->attrs, mlc_th_nattrs_of(tc), "epsilon", 1e-5);
   int64_t inner = 1, outer = 1;
   for (int d = 0; d < x->rank; d++) *(d < axis ? &outer : &inner) *= x->dims[d];
   for (int64_t o = 0; o < outer; o++) {
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; i++) mean += ldd(in[0], x->dtype, o * inner + i);
+    for (int64_t i = 0; i < inner; i++) mean += mlc_th_ldd(in[0], x->dtype, o * inner + i);
     mean /= (double)inner;
     for (int64_t i = 0; i < inner; i++) {
-      double dv = ldd(in[0], x->dtype, o * inner + i) - mean;
+      double dv = mlc_th_ldd(in[0], x->dtype, o * inner + i) - mean;
       var += dv * dv;
     }
     var /= (double)inner;
@@ -685,10 +154,10 @@ static void ref_layer_norm(const tcase *tc, const mlc_type *at, const void *cons
           if (t->dims[td] != 1) off += id * st;
           st *= t->dims[td];
         }
-        p[a] = ldd(in[1 + a], t->dtype, off);
+        p[a] = mlc_th_ldd(in[1 + a], t->dtype, off);
       }
-      double v = (ldd(in[0], x->dtype, o * inner + i) - mean) / sqrt(var + eps);
-      std_(out, ot->dtype, o * inner + i, v * p[0] + p[1]);
+      double v = (mlc_th_ldd(in[0], x->dtype, o * inner + i) - mean) / sqrt(var + eps);
+      mlc_th_st(out, ot->dtype, o * inner + i, v * p[0] + p[1]);
     }
   }
 }
@@ -696,7 +165,7 @@ static void ref_layer_norm(const tcase *tc, const mlc_type *at, const void *cons
 /* argmax/argmin as numpy does it: the first NaN wins. */
 static void ref_arg_nan(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot, void *out) {
   const mlc_type *x = &at[0];
-  int axis = (int)attr_i(tc, "axis", 0), is_max = tc->op == MLC_OP_ARGMAX;
+  int axis = (int)mlc_th_attr_i(tc, "axis", 0), is_max = tc->op == MLC_OP_ARGMAX;
   int64_t outer = 1, inner = 1, ext = x->dims[axis];
   for (int d = 0; d < x->rank; d++)
     if (d != axis) *(d < axis ? &outer : &inner) *= x->dims[d];
@@ -704,25 +173,25 @@ static void ref_arg_nan(const tcase *tc, const mlc_type *at, const void *const *
     for (int64_t i = 0; i < inner; i++) {
       int64_t best = 0;
       for (int64_t j = 0; j < ext; j++) {
-        double v = ldd(in[0], x->dtype, (o * ext + j) * inner + i);
-        double bv = ldd(in[0], x->dtype, (o * ext + best) * inner + i);
+        double v = mlc_th_ldd(in[0], x->dtype, (o * ext + j) * inner + i);
+        double bv = mlc_th_ldd(in[0], x->dtype, (o * ext + best) * inner + i);
         if (isnan(bv)) break;
         if (isnan(v) || (is_max ? v > bv : v < bv)) best = j;
       }
-      std_(out, ot->dtype, o * inner + i, (double)best);
+      mlc_th_st(out, ot->dtype, o * inner + i, (double)best);
     }
 }
 
 /* uniform data with every third element NaN */
 static void gen_nans(const tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng) {
   (void)tc, (void)i;
-  for (int64_t k = 0; k < numel(t); k++) std_(data, t->dtype, k, next(rng) % 3 == 0 ? NAN : unit(rng));
+  for (int64_t k = 0; k < mlc_th_numel(t); k++) mlc_th_st(data, t->dtype, k, mlc_th_next(rng) % 3 == 0 ? NAN : mlc_th_unit(rng));
 }
 
 /* random bits (integers of the full range) */
 static void gen_bits(const tcase *tc, int i, const mlc_type *t, void *data, uint64_t *rng) {
   (void)tc, (void)i;
-  for (size_t k = 0; k < nbytes(t); k++) ((unsigned char *)data)[k] = (unsigned char)(next(rng) >> 32);
+  for (size_t k = 0; k < mlc_th_nbytes(t); k++) ((unsigned char *)data)[k] = (unsigned char)(mlc_th_next(rng) >> 32);
 }
 
 /* take indices: in [-dim, dim) of the gathered axis (argument 0's attr axis). */
@@ -731,12 +200,12 @@ static void gen_take(const tcase *tc, int i, const mlc_type *t, void *data, uint
   if (i == 0) {
     tcase plain = *tc;
     plain.gen = NULL;
-    fill(&plain, i, t, data, rng);
-    take_extent = t->dims[attr_i(tc, "axis", 0)];
+    mlc_th_fill(&plain, i, t, data, rng);
+    take_extent = t->dims[mlc_th_attr_i(tc, "axis", 0)];
     return;
   }
-  for (int64_t k = 0; k < numel(t); k++)
-    std_(data, t->dtype, k, (double)((int64_t)(next(rng) % (uint64_t)(2 * take_extent)) - take_extent));
+  for (int64_t k = 0; k < mlc_th_numel(t); k++)
+    mlc_th_st(data, t->dtype, k, (double)((int64_t)(mlc_th_next(rng) % (uint64_t)(2 * take_extent)) - take_extent));
 }
 
 /* ---- reductions ------------------------------------------------------------------------ */
@@ -744,106 +213,106 @@ static void gen_take(const tcase *tc, int i, const mlc_type *t, void *data, uint
 static void t_sum(void) {
   tcase a = {.name = "sum_axis1", .op = MLC_OP_SUM, .nargs = 1, .args = {{F32, 3, {3, 4, 5}}},
              .attrs = {AINTS("axes", 1), AINT("keepdims", 0)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "sum_all_keep", .op = MLC_OP_SUM, .nargs = 1, .args = {{F32, 3, {2, 3, 4}}}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "sum_i8_wrap", .op = MLC_OP_SUM, .nargs = 1, .args = {{I8, 2, {3, 40}}},
              .attrs = {AINTS("axes", 1)}, .ilo = -100, .ihi = 100};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "sum_f16", .op = MLC_OP_SUM, .nargs = 1, .args = {{F16, 2, {4, 33}}},
              .attrs = {AINTS("axes", 1)}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "sum_sym", .op = MLC_OP_SUM, .nargs = 1, .args = {{F32, 2, {N_, 8}}},
              .attrs = {AINTS("axes", 1), AINT("keepdims", 0)}, .nbatch = 3, .batch = {1, 3, 5}};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase g = {.name = "sum_empty_axis", .op = MLC_OP_SUM, .nargs = 1, .args = {{F32, 2, {0, 3}}},
              .attrs = {AINTS("axes", 0)}};
-  run_case(&g);
+  mlc_th_kernel_case(&g);
   tcase h = {.name = "max_empty_axis", .op = MLC_OP_MAX, .nargs = 1, .args = {{I32, 2, {2, 0}}},
              .attrs = {AINTS("axes", 1), AINT("keepdims", 0)}};
-  run_case(&h);
+  mlc_th_kernel_case(&h);
   tcase f = {.name = "sum_over_sym", .op = MLC_OP_SUM, .nargs = 1, .args = {{I32, 2, {N_, 3}}},
              .attrs = {AINTS("axes", 0)}, .nbatch = 3, .batch = {1, 4, 2}};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 static void t_mean_prod(void) {
   tcase a = {.name = "mean_axes02", .op = MLC_OP_MEAN, .nargs = 1, .args = {{F32, 3, {4, 3, 5}}},
              .attrs = {AINTS("axes", 0, 2)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "mean_i32_trunc", .op = MLC_OP_MEAN, .nargs = 1, .args = {{I32, 2, {3, 5}}},
              .attrs = {AINTS("axes", 1), AINT("keepdims", 0)}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "mean_f64_scalar", .op = MLC_OP_MEAN, .nargs = 1, .args = {{F64, 2, {3, 7}}},
              .attrs = {AINT("keepdims", 0)}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "prod_axis1", .op = MLC_OP_PROD, .nargs = 1, .args = {{F32, 2, {3, 4}}},
              .attrs = {AINTS("axes", 1)}, .lo = 0.5, .hi = 1.5};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "mean_sym", .op = MLC_OP_MEAN, .nargs = 1, .args = {{F32, 3, {N_, 2, 6}}},
              .attrs = {AINTS("axes", 0, 2)}, .nbatch = 2, .batch = {1, 3}};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "prod_bf16", .op = MLC_OP_PROD, .nargs = 1, .args = {{BF16, 2, {2, 5}}},
              .attrs = {AINTS("axes", 1)}, .lo = 0.5, .hi = 1.5};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 static void t_max_min(void) {
   tcase a = {.name = "max_axis2", .op = MLC_OP_MAX, .nargs = 1, .args = {{F32, 3, {2, 3, 7}}},
              .attrs = {AINTS("axes", 2)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "min_i32_axis0", .op = MLC_OP_MIN, .nargs = 1, .args = {{I32, 2, {5, 6}}},
              .attrs = {AINTS("axes", 0), AINT("keepdims", 0)}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "max_bool", .op = MLC_OP_MAX, .nargs = 1, .args = {{BOOL, 2, {3, 4}}},
              .attrs = {AINTS("axes", 1)}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "min_u8_all", .op = MLC_OP_MIN, .nargs = 1, .args = {{U8, 3, {2, 3, 4}}},
              .ilo = 3, .ihi = 250};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase u1 = {.name = "max_u64", .op = MLC_OP_MAX, .nargs = 1, .args = {{MLC_DTYPE_U64, 2, {3, 9}}},
               .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
-  run_case(&u1);
+  mlc_th_kernel_case(&u1);
   tcase u2 = {.name = "min_i64", .op = MLC_OP_MIN, .nargs = 1, .args = {{I64, 2, {3, 9}}},
               .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
-  run_case(&u2);
+  mlc_th_kernel_case(&u2);
   tcase u3 = {.name = "mean_u32", .op = MLC_OP_MEAN, .nargs = 1, .args = {{MLC_DTYPE_U32, 2, {3, 9}}},
               .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
-  run_case(&u3);
+  mlc_th_kernel_case(&u3);
   tcase u4 = {.name = "mean_i16", .op = MLC_OP_MEAN, .nargs = 1, .args = {{MLC_DTYPE_I16, 2, {3, 9}}},
               .attrs = {AINTS("axes", 1)}, .gen = gen_bits};
-  run_case(&u4);
+  mlc_th_kernel_case(&u4);
   tcase e = {.name = "max_f16", .op = MLC_OP_MAX, .nargs = 1, .args = {{F16, 2, {6, 5}}},
              .attrs = {AINTS("axes", 0)}};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
 }
 
 static void t_argreduce(void) {
   tcase a = {.name = "argmax_ties", .op = MLC_OP_ARGMAX, .nargs = 1, .args = {{F32, 2, {4, 6}}},
              .attrs = {AINT("axis", 1)}, .ints = 1, .ilo = 0, .ihi = 3};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "argmax_last", .op = MLC_OP_ARGMAX, .nargs = 1, .args = {{F32, 3, {3, 5, 2}}},
              .attrs = {AINT("axis", 1), AINT("select_last_index", 1), AINT("keepdims", 0)},
              .ints = 1, .ilo = 0, .ihi = 2};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "argmin_i32", .op = MLC_OP_ARGMIN, .nargs = 1, .args = {{I32, 2, {7, 3}}},
              .attrs = {AINT("axis", 0), AINT("keepdims", 0)}, .ilo = -2, .ihi = 2};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "argmin_last_f16", .op = MLC_OP_ARGMIN, .nargs = 1, .args = {{F16, 2, {3, 8}}},
              .attrs = {AINT("axis", 1), AINT("select_last_index", 1)}, .ints = 1, .ilo = -1, .ihi = 1};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "argmax_nan", .op = MLC_OP_ARGMAX, .nargs = 1, .args = {{F32, 2, {6, 5}}},
              .attrs = {AINT("axis", 1)}, .ref = ref_arg_nan, .gen = gen_nans};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "argmin_nan_f64", .op = MLC_OP_ARGMIN, .nargs = 1, .args = {{F64, 2, {5, 6}}},
              .attrs = {AINT("axis", 0)}, .ref = ref_arg_nan, .gen = gen_nans};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
   tcase u = {.name = "argmax_u64", .op = MLC_OP_ARGMAX, .nargs = 1, .args = {{MLC_DTYPE_U64, 2, {4, 7}}},
              .attrs = {AINT("axis", 1)}, .gen = gen_bits};
-  run_case(&u);
+  mlc_th_kernel_case(&u);
   tcase g = {.name = "argmax_sym", .op = MLC_OP_ARGMAX, .nargs = 1, .args = {{I8, 2, {N_, 9}}},
              .attrs = {AINT("axis", 1)}, .nbatch = 2, .batch = {2, 5}};
-  run_case(&g);
+  mlc_th_kernel_case(&g);
 }
 
 /* ---- softmax, layer_norm ------------------------------------------------------------------ */
@@ -851,63 +320,63 @@ static void t_argreduce(void) {
 static void t_softmax(void) {
   tcase a = {.name = "softmax_last", .op = MLC_OP_SOFTMAX, .nargs = 1, .args = {{F32, 2, {3, 7}}},
              .lo = -10, .hi = 10};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "softmax_axis0", .op = MLC_OP_SOFTMAX, .nargs = 1, .args = {{F32, 2, {5, 3}}},
              .attrs = {AINT("axis", 0)}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "log_softmax_axis1", .op = MLC_OP_LOG_SOFTMAX, .nargs = 1, .args = {{F32, 3, {2, 3, 8}}},
              .attrs = {AINT("axis", 1)}, .lo = -5, .hi = 5};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "softmax_f16", .op = MLC_OP_SOFTMAX, .nargs = 1, .args = {{F16, 2, {4, 16}}}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "softmax_sym", .op = MLC_OP_SOFTMAX, .nargs = 1, .args = {{F64, 2, {N_, 10}}},
              .nbatch = 3, .batch = {1, 2, 7}, .lo = -50, .hi = 50};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "softmax_large", .op = MLC_OP_SOFTMAX, .nargs = 1, .args = {{F32, 1, {6}}},
              .lo = 500, .hi = 1000}; /* stable: no overflow */
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 static void t_layer_norm(void) {
   tcase a = {.name = "layer_norm_last", .op = MLC_OP_LAYER_NORM, .nargs = 3,
              .args = {{F32, 3, {2, 3, 8}}, {F32, 1, {8}}, {F32, 1, {8}}}, .ref = ref_layer_norm,
              .rtol = 1e-4, .atol = 1e-5};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "layer_norm_axis1", .op = MLC_OP_LAYER_NORM, .nargs = 3,
              .args = {{F32, 3, {2, 4, 5}}, {F32, 2, {4, 5}}, {F32, 1, {5}}},
              .attrs = {AINT("axis", 1), AFLT("epsilon", 1e-3)}, .ref = ref_layer_norm,
              .rtol = 1e-4, .atol = 1e-5};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "layer_norm_sym_f16", .op = MLC_OP_LAYER_NORM, .nargs = 3,
              .args = {{F16, 2, {N_, 12}}, {F16, 1, {12}}, {F16, 1, {1}}}, .ref = ref_layer_norm,
              .nbatch = 2, .batch = {1, 3}, .rtol = 4e-3, .atol = 4e-3};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
 }
 
 /* ---- matmul -------------------------------------------------------------------------------- */
 
 static void t_matmul(void) {
   tcase a = {.name = "matmul_2d", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{F32, 2, {5, 7}}, {F32, 2, {7, 3}}}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "matmul_batch_bcast", .op = MLC_OP_MATMUL, .nargs = 2,
              .args = {{F32, 4, {2, 1, 4, 5}}, {F32, 3, {3, 5, 6}}}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "matmul_vec_mat", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{F32, 1, {5}}, {F32, 3, {2, 5, 3}}}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "matmul_mat_vec", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{F64, 2, {4, 5}}, {F64, 1, {5}}}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "matmul_dot", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{F32, 1, {9}}, {F32, 1, {9}}}};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "matmul_i32", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{I32, 2, {3, 6}}, {I32, 2, {6, 4}}}};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
   tcase g = {.name = "matmul_f16", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{F16, 2, {8, 16}}, {F16, 2, {16, 4}}},
              .rtol = 3e-3, .atol = 3e-3};
-  run_case(&g);
+  mlc_th_kernel_case(&g);
   tcase k0 = {.name = "matmul_k0", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{F32, 2, {2, 0}}, {F32, 2, {0, 3}}}};
-  run_case(&k0);
+  mlc_th_kernel_case(&k0);
   tcase h = {.name = "matmul_sym", .op = MLC_OP_MATMUL, .nargs = 2, .args = {{F32, 3, {N_, 4, 8}}, {F32, 2, {8, 3}}},
              .nbatch = 3, .batch = {1, 2, 3}};
-  run_case(&h);
+  mlc_th_kernel_case(&h);
 }
 
 /* ---- conv, conv_transpose --------------------------------------------------------------------- */
@@ -916,34 +385,34 @@ static void t_conv(void) {
   tcase a = {.name = "conv2d_bias_pad", .op = MLC_OP_CONV, .nargs = 3,
              .args = {{F32, 4, {1, 3, 7, 7}}, {F32, 4, {4, 3, 3, 3}}, {F32, 1, {4}}},
              .attrs = {AINTS("pads", 1, 1, 1, 1)}, .ref = ref_conv};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "conv2d_groups_stride_dil", .op = MLC_OP_CONV, .nargs = 2,
              .args = {{F32, 4, {2, 4, 9, 8}}, {F32, 4, {6, 2, 3, 2}}},
              .attrs = {AINT("groups", 2), AINTS("strides", 2, 1), AINTS("dilations", 2, 2),
                        AINTS("pads", 1, 2, 3, 0)},
              .ref = ref_conv};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "conv1d_depthwise", .op = MLC_OP_CONV, .nargs = 2,
              .args = {{F32, 3, {1, 4, 10}}, {F32, 3, {4, 1, 3}}},
              .attrs = {AINT("groups", 4), AINTS("strides", 2), AINTS("pads", 1, 1)}, .ref = ref_conv};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "conv3d", .op = MLC_OP_CONV, .nargs = 3,
              .args = {{F32, 5, {1, 2, 5, 5, 4}}, {F32, 5, {3, 2, 2, 3, 2}}, {F32, 1, {3}}},
              .attrs = {AINTS("pads", 1, 0, 1, 0, 1, 1)}, .ref = ref_conv};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "conv2d_i32", .op = MLC_OP_CONV, .nargs = 2,
              .args = {{I32, 4, {1, 2, 5, 5}}, {I32, 4, {2, 2, 3, 3}}}, .attrs = {AINTS("pads", 0, 1, 2, 0)},
              .ref = ref_conv};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "conv2d_sym", .op = MLC_OP_CONV, .nargs = 3,
              .args = {{F32, 4, {N_, 2, 6, 6}}, {F32, 4, {3, 2, 3, 3}}, {F32, 1, {3}}},
              .attrs = {AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1)}, .ref = ref_conv,
              .nbatch = 2, .batch = {1, 3}};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
   tcase g = {.name = "conv2d_f16", .op = MLC_OP_CONV, .nargs = 2,
              .args = {{F16, 4, {1, 3, 5, 5}}, {F16, 4, {2, 3, 3, 3}}}, .attrs = {AINTS("pads", 1, 1, 1, 1)},
              .ref = ref_conv, .rtol = 4e-3, .atol = 4e-3};
-  run_case(&g);
+  mlc_th_kernel_case(&g);
 }
 
 static void t_conv_transpose(void) {
@@ -951,20 +420,20 @@ static void t_conv_transpose(void) {
              .args = {{F32, 4, {1, 3, 4, 4}}, {F32, 4, {3, 2, 3, 3}}, {F32, 1, {2}}},
              .attrs = {AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1), AINTS("output_padding", 1, 1)},
              .ref = ref_conv_transpose};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "convt1d_groups_dil", .op = MLC_OP_CONV_TRANSPOSE, .nargs = 2,
              .args = {{F32, 3, {2, 4, 5}}, {F32, 3, {4, 3, 3}}},
              .attrs = {AINT("groups", 2), AINTS("strides", 3), AINTS("dilations", 2), AINTS("pads", 2, 1)},
              .ref = ref_conv_transpose};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "convt2d_plain", .op = MLC_OP_CONV_TRANSPOSE, .nargs = 2,
              .args = {{F64, 4, {1, 2, 3, 3}}, {F64, 4, {2, 3, 2, 2}}}, .ref = ref_conv_transpose};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "convt2d_sym", .op = MLC_OP_CONV_TRANSPOSE, .nargs = 2,
              .args = {{F32, 4, {N_, 2, 3, 2}}, {F32, 4, {2, 2, 3, 2}}},
              .attrs = {AINTS("strides", 2, 3), AINTS("pads", 0, 1, 1, 0)}, .ref = ref_conv_transpose,
              .nbatch = 2, .batch = {1, 2}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 /* ---- pooling ------------------------------------------------------------------------------------ */
@@ -972,37 +441,37 @@ static void t_conv_transpose(void) {
 static void t_pool(void) {
   tcase a = {.name = "max_pool_pad", .op = MLC_OP_MAX_POOL, .nargs = 1, .args = {{F32, 4, {1, 2, 7, 7}}},
              .attrs = {AINTS("kernel", 3, 3), AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1)}, .ref = ref_pool};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "max_pool_ceil", .op = MLC_OP_MAX_POOL, .nargs = 1, .args = {{F32, 4, {1, 1, 6, 6}}},
              .attrs = {AINTS("kernel", 3, 3), AINTS("strides", 2, 2), AINT("ceil_mode", 1)}, .ref = ref_pool,
              .lo = -3, .hi = -1};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "max_pool_dil", .op = MLC_OP_MAX_POOL, .nargs = 1, .args = {{F32, 4, {1, 2, 9, 9}}},
              .attrs = {AINTS("kernel", 2, 3), AINTS("dilations", 2, 3), AINTS("pads", 1, 0, 1, 2)}, .ref = ref_pool};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "max_pool_i8_1d", .op = MLC_OP_MAX_POOL, .nargs = 1, .args = {{I8, 3, {2, 3, 11}}},
              .attrs = {AINTS("kernel", 4), AINTS("strides", 3), AINTS("pads", 2, 2)}, .ref = ref_pool,
              .ilo = -120, .ihi = 120};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "avg_pool_exclude_pad", .op = MLC_OP_AVG_POOL, .nargs = 1, .args = {{F32, 4, {1, 2, 6, 6}}},
              .attrs = {AINTS("kernel", 3, 3), AINTS("strides", 2, 2), AINTS("pads", 1, 1, 1, 1)}, .ref = ref_pool};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "avg_pool_include_pad_ceil", .op = MLC_OP_AVG_POOL, .nargs = 1,
              .args = {{F32, 4, {1, 1, 7, 8}}},
              .attrs = {AINTS("kernel", 3, 2), AINTS("strides", 2, 3), AINTS("pads", 1, 0, 1, 1),
                        AINT("ceil_mode", 1), AINT("count_include_pad", 1)},
              .ref = ref_pool};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
   tcase g = {.name = "avg_pool_ceil_exclude", .op = MLC_OP_AVG_POOL, .nargs = 1, .args = {{F32, 4, {1, 1, 4, 4}}},
              .attrs = {AINTS("kernel", 3, 3), AINTS("strides", 2, 2), AINT("ceil_mode", 1)}, .ref = ref_pool};
-  run_case(&g);
+  mlc_th_kernel_case(&g);
   tcase h = {.name = "avg_pool_f16_sym", .op = MLC_OP_AVG_POOL, .nargs = 1, .args = {{F16, 4, {N_, 3, 5, 5}}},
              .attrs = {AINTS("kernel", 2, 2), AINTS("pads", 0, 0, 1, 1)}, .ref = ref_pool,
              .nbatch = 2, .batch = {1, 2}};
-  run_case(&h);
+  mlc_th_kernel_case(&h);
   tcase i = {.name = "max_pool_3d", .op = MLC_OP_MAX_POOL, .nargs = 1, .args = {{F64, 5, {1, 1, 4, 5, 3}}},
              .attrs = {AINTS("kernel", 2, 2, 2), AINTS("pads", 1, 0, 0, 0, 1, 1)}, .ref = ref_pool};
-  run_case(&i);
+  mlc_th_kernel_case(&i);
 }
 
 /* ---- data movement ------------------------------------------------------------------------------ */
@@ -1010,138 +479,138 @@ static void t_pool(void) {
 static void t_reshape(void) {
   tcase a = {.name = "reshape_merge", .op = MLC_OP_RESHAPE, .nargs = 1, .args = {{F32, 3, {2, 3, 4}}},
              .attrs = {AINTS("shape", 3, 8)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "reshape_split_i64", .op = MLC_OP_RESHAPE, .nargs = 1, .args = {{I64, 2, {6, 4}}},
              .attrs = {AINTS("shape", 2, 3, 2, 2)}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "reshape_sym_flatten", .op = MLC_OP_RESHAPE, .nargs = 1, .args = {{F32, 3, {N_, 3, 4}}},
              .attrs = {AINTS("shape", N_, 12)}, .nbatch = 3, .batch = {1, 2, 5}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "reshape_sym_unflatten", .op = MLC_OP_RESHAPE, .nargs = 1, .args = {{F16, 2, {N_, 12}}},
              .attrs = {AINTS("shape", N_, 2, 6)}, .nbatch = 2, .batch = {1, 3}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "reshape_sym_move", .op = MLC_OP_RESHAPE, .nargs = 1, .args = {{U8, 3, {2, N_, 3}}},
              .attrs = {AINTS("shape", 6, N_)}, .nbatch = 2, .batch = {1, 4}};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "reshape_to_scalar", .op = MLC_OP_RESHAPE, .nargs = 1, .args = {{F32, 2, {1, 1}}},
              .attrs = {{"shape", MLC_ATTR_INTS, 0, 0, NULL, 0, NULL, NULL}}};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 static void t_transpose(void) {
   tcase a = {.name = "permute_201", .op = MLC_OP_TRANSPOSE, .nargs = 1, .args = {{F32, 3, {2, 3, 4}}},
              .attrs = {AINTS("perm", 2, 0, 1)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "permute_default_bf16", .op = MLC_OP_TRANSPOSE, .nargs = 1, .args = {{BF16, 3, {2, 5, 3}}}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "permute_sym_bool", .op = MLC_OP_TRANSPOSE, .nargs = 1, .args = {{BOOL, 3, {N_, 2, 3}}},
              .attrs = {AINTS("perm", 1, 2, 0)}, .nbatch = 2, .batch = {1, 3}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
 }
 
 static void t_concat(void) {
   tcase a = {.name = "concat_axis1", .op = MLC_OP_CONCAT, .nargs = 3,
              .args = {{F32, 3, {2, 1, 3}}, {F32, 3, {2, 4, 3}}, {F32, 3, {2, 2, 3}}}, .attrs = {AINT("axis", 1)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "concat_empty_part", .op = MLC_OP_CONCAT, .nargs = 3,
              .args = {{I32, 2, {0, 3}}, {I32, 2, {2, 3}}, {I32, 2, {3, 3}}}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "concat_sym", .op = MLC_OP_CONCAT, .nargs = 2,
              .args = {{F16, 2, {N_, 2}}, {F16, 2, {N_, 3}}}, .attrs = {AINT("axis", 1)}, .nbatch = 2, .batch = {1, 3}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "concat_one", .op = MLC_OP_CONCAT, .nargs = 1, .args = {{F32, 1, {5}}}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 static void t_slice(void) {
   tcase a = {.name = "slice_step2", .op = MLC_OP_SLICE, .nargs = 1, .args = {{F32, 2, {6, 7}}},
              .attrs = {AINTS("begin", 1, 0), AINTS("end", 6, 7), AINTS("step", 2, 3)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "slice_negative_step", .op = MLC_OP_SLICE, .nargs = 1, .args = {{I32, 2, {6, 7}}},
              .attrs = {AINTS("begin", 5, 6), AINTS("end", 0, -1), AINTS("step", -1, -2)}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "slice_clamped", .op = MLC_OP_SLICE, .nargs = 1, .args = {{F32, 2, {4, 5}}},
              .attrs = {AINTS("begin", 10, 1), AINTS("end", -1, 100), AINTS("step", -2, 1)}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "slice_sym_batch", .op = MLC_OP_SLICE, .nargs = 1, .args = {{F32, 2, {N_, 8}}},
              .attrs = {AINTS("begin", 0, 2), AINTS("end", INT64_MAX, 7), AINTS("step", 1, 2)},
              .nbatch = 2, .batch = {1, 3}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 static void t_take(void) {
   tcase a = {.name = "take_axis0_neg", .op = MLC_OP_GATHER, .nargs = 2, .args = {{F32, 2, {5, 3}}, {I64, 2, {2, 3}}},
              .gen = gen_take};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "take_axis1_i32_f16", .op = MLC_OP_GATHER, .nargs = 2,
              .args = {{F16, 3, {2, 6, 3}}, {I32, 1, {4}}}, .attrs = {AINT("axis", 1)}, .gen = gen_take};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "take_scalar_index", .op = MLC_OP_GATHER, .nargs = 2,
              .args = {{I64, 2, {4, 3}}, {I64, 0, {0}}}, .attrs = {AINT("axis", 1)}, .gen = gen_take};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "take_sym_indices", .op = MLC_OP_GATHER, .nargs = 2,
              .args = {{F32, 2, {7, 2}}, {I64, 1, {N_}}}, .gen = gen_take, .nbatch = 3, .batch = {1, 5, 0}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 static void t_broadcast_tile(void) {
   tcase a = {.name = "broadcast_to", .op = MLC_OP_BROADCAST_TO, .nargs = 1, .args = {{F32, 2, {3, 1}}},
              .attrs = {AINTS("shape", 2, 3, 4)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "broadcast_to_sym", .op = MLC_OP_BROADCAST_TO, .nargs = 1, .args = {{I8, 2, {1, 3}}},
              .attrs = {AINTS("shape", N_, 3)}, .nbatch = 2, .batch = {1, 4}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "tile", .op = MLC_OP_TILE, .nargs = 1, .args = {{F32, 2, {2, 3}}},
              .attrs = {AINTS("repeats", 2, 3)}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "tile_sym", .op = MLC_OP_TILE, .nargs = 1, .args = {{I32, 3, {N_, 1, 2}}},
              .attrs = {AINTS("repeats", 1, 3, 2)}, .nbatch = 2, .batch = {1, 2}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 static void t_pad(void) {
   tcase a = {.name = "pad_constant", .op = MLC_OP_PAD, .nargs = 1, .args = {{F32, 2, {3, 4}}},
              .attrs = {AINTS("pads", 1, 0, 2, 1), AFLT("value", 1.5)}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "pad_crop", .op = MLC_OP_PAD, .nargs = 1, .args = {{I32, 2, {5, 6}}},
              .attrs = {AINTS("pads", -1, 2, 1, -3), AFLT("value", -7)}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "pad_reflect", .op = MLC_OP_PAD, .nargs = 1, .args = {{F32, 2, {3, 4}}},
              .attrs = {AINTS("pads", 2, 1, 1, 3), ASTR("mode", "reflect")}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "pad_edge_i32", .op = MLC_OP_PAD, .nargs = 1, .args = {{I32, 3, {2, 3, 2}}},
              .attrs = {AINTS("pads", 0, 2, 3, 1, 1, 0), ASTR("mode", "edge")}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "pad_sym_bf16", .op = MLC_OP_PAD, .nargs = 1, .args = {{BF16, 2, {N_, 3}}},
              .attrs = {AINTS("pads", 0, 1, 0, 2)}, .nbatch = 2, .batch = {1, 3}};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase f = {.name = "pad_reflect_len1", .op = MLC_OP_PAD, .nargs = 1, .args = {{F32, 2, {1, 3}}},
              .attrs = {AINTS("pads", 0, 2, 0, 2), ASTR("mode", "reflect")}};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
 }
 
 static void t_shape_of(void) {
   tcase a = {.name = "shape_of", .op = MLC_OP_SHAPE_OF, .nargs = 1, .args = {{F32, 3, {2, 3, 5}}}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "shape_of_sym", .op = MLC_OP_SHAPE_OF, .nargs = 1, .args = {{F16, 3, {4, N_, 5}}},
              .nbatch = 2, .batch = {1, 6}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
 }
 
 /* ---- the elementwise rules (elemwise.c) ------------------------------------------------ */
 
 static void t_elemwise(void) {
   tcase a = {.name = "add_bcast", .op = MLC_OP_ADD, .nargs = 2, .args = {{F32, 2, {3, 4}}, {F32, 1, {4}}}};
-  run_case(&a);
+  mlc_th_kernel_case(&a);
   tcase b = {.name = "where_bcast", .op = MLC_OP_WHERE, .nargs = 3,
              .args = {{BOOL, 2, {3, 1}}, {I32, 1, {4}}, {I32, 2, {3, 4}}}};
-  run_case(&b);
+  mlc_th_kernel_case(&b);
   tcase c = {.name = "relu_f16_sym", .op = MLC_OP_RELU, .nargs = 1, .args = {{F16, 2, {N_, 5}}},
              .nbatch = 2, .batch = {1, 3}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "cast_f32_i32", .op = MLC_OP_CAST, .nargs = 1, .args = {{F32, 1, {9}}},
              .attrs = {AINT("dtype", MLC_DTYPE_I32)}, .lo = -50, .hi = 50};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
 }
 
 /* Every unary op on float32 (and the ones that take integers on int32),
@@ -1169,34 +638,34 @@ static void t_unary_sweep(void) {
     snprintf(name, sizeof name, "unary_%s", mlc_op_name[ops[i].op]);
     tcase a = {.name = name, .op = ops[i].op, .nargs = 1, .args = {{F32, 2, {3, 5}}}, .lo = ops[i].lo,
                .hi = ops[i].hi, .rtol = 2e-6, .atol = 1e-6};
-    run_case(&a);
+    mlc_th_kernel_case(&a);
   }
   static const mlc_op iops[] = {MLC_OP_ABS, MLC_OP_NEG, MLC_OP_RELU, MLC_OP_SIGN, MLC_OP_COPY};
   for (size_t i = 0; i < sizeof iops / sizeof iops[0]; i++) {
     char name[64];
     snprintf(name, sizeof name, "unary_i32_%s", mlc_op_name[iops[i]]);
     tcase a = {.name = name, .op = iops[i], .nargs = 1, .args = {{I32, 1, {19}}}};
-    run_case(&a);
+    mlc_th_kernel_case(&a);
   }
   tcase c = {.name = "clip_f32", .op = MLC_OP_CLIP, .nargs = 1, .args = {{F32, 1, {20}}},
              .attrs = {AFLT("min", -0.5), AFLT("max", 1.25)}};
-  run_case(&c);
+  mlc_th_kernel_case(&c);
   tcase d = {.name = "clip_i32_frac", .op = MLC_OP_CLIP, .nargs = 1, .args = {{I32, 1, {20}}},
              .attrs = {AFLT("min", -3.5), AFLT("max", 4.5)}};
-  run_case(&d);
+  mlc_th_kernel_case(&d);
   tcase e = {.name = "clip_i32_frac2", .op = MLC_OP_CLIP, .nargs = 1, .args = {{I32, 1, {20}}},
              .attrs = {AFLT("min", 1.5), AFLT("max", -0.5 + 6)}};
-  run_case(&e);
+  mlc_th_kernel_case(&e);
   tcase e2 = {.name = "clip_i8_huge", .op = MLC_OP_CLIP, .nargs = 1, .args = {{I8, 1, {20}}},
               .attrs = {AFLT("min", -1e30), AFLT("max", 1e30)}, .ilo = -128, .ihi = 127};
-  run_case(&e2);
+  mlc_th_kernel_case(&e2);
   tcase f = {.name = "isinf_pos", .op = MLC_OP_ISINF, .nargs = 1, .args = {{F32, 1, {12}}},
              .attrs = {AINT("detect_negative", 0)}, .gen = gen_nans};
-  run_case(&f);
+  mlc_th_kernel_case(&f);
   tcase g = {.name = "isnan", .op = MLC_OP_ISNAN, .nargs = 1, .args = {{F32, 1, {12}}}, .gen = gen_nans};
-  run_case(&g);
+  mlc_th_kernel_case(&g);
   tcase h = {.name = "logical_not", .op = MLC_OP_LOGICAL_NOT, .nargs = 1, .args = {{BOOL, 1, {12}}}};
-  run_case(&h);
+  mlc_th_kernel_case(&h);
 }
 
 /* Every broadcast binary op, on floats and integers. */
@@ -1210,36 +679,36 @@ static void t_binary_sweep(void) {
     snprintf(name, sizeof name, "binary_f32_%s", mlc_op_name[fops[i]]);
     tcase a = {.name = name, .op = fops[i], .nargs = 2, .args = {{F32, 2, {3, 4}}, {F32, 2, {1, 4}}},
                .lo = 0.25, .hi = 3, .rtol = 2e-6};
-    run_case(&a);
+    mlc_th_kernel_case(&a);
     snprintf(name, sizeof name, "binary_i32_%s", mlc_op_name[fops[i]]);
     tcase b = {.name = name, .op = fops[i], .nargs = 2, .args = {{I32, 2, {3, 4}}, {I32, 1, {4}}},
                .ilo = 1, .ihi = 7};
-    run_case(&b);
+    mlc_th_kernel_case(&b);
     snprintf(name, sizeof name, "binary_i8neg_%s", mlc_op_name[fops[i]]);
     tcase c = {.name = name, .op = fops[i], .nargs = 2, .args = {{I8, 2, {3, 4}}, {I8, 1, {4}}},
                .ilo = -5, .ihi = -1};
-    run_case(&c);
+    mlc_th_kernel_case(&c);
   }
   tcase m = {.name = "mod_fmod_f32", .op = MLC_OP_MOD, .nargs = 2, .args = {{F32, 1, {10}}, {F32, 1, {10}}},
              .attrs = {AINT("fmod", 1)}, .lo = -3, .hi = 3, .atol = 1e-5};
-  run_case(&m);
+  mlc_th_kernel_case(&m);
   tcase n = {.name = "mod_fmod_i32", .op = MLC_OP_MOD, .nargs = 2, .args = {{I32, 1, {10}}, {I32, 1, {10}}},
              .attrs = {AINT("fmod", 1)}, .ilo = -7, .ihi = 7};
   n.ilo = 1;
-  run_case(&n);
+  mlc_th_kernel_case(&n);
   static const mlc_op lops[] = {MLC_OP_LOGICAL_AND, MLC_OP_LOGICAL_OR, MLC_OP_LOGICAL_XOR};
   for (size_t i = 0; i < 3; i++) {
     char name[64];
     snprintf(name, sizeof name, "binary_%s", mlc_op_name[lops[i]]);
     tcase a = {.name = name, .op = lops[i], .nargs = 2, .args = {{BOOL, 2, {3, 4}}, {BOOL, 2, {3, 1}}}};
-    run_case(&a);
+    mlc_th_kernel_case(&a);
   }
   tcase s1 = {.name = "bitshift_left_u8", .op = MLC_OP_BITSHIFT, .nargs = 2, .args = {{U8, 1, {10}}, {U8, 1, {10}}},
               .ilo = 0, .ihi = 9};
-  run_case(&s1);
+  mlc_th_kernel_case(&s1);
   tcase s2 = {.name = "bitshift_right_u8", .op = MLC_OP_BITSHIFT, .nargs = 2, .args = {{U8, 1, {10}}, {U8, 1, {10}}},
               .attrs = {AINT("right", 1)}, .ilo = 0, .ihi = 9};
-  run_case(&s2);
+  mlc_th_kernel_case(&s2);
 }
 
 /* ---- the pass itself: dedup, errors ------------------------------------------------------ */
@@ -1335,7 +804,7 @@ static void register_suites(void) {
       CU_TEST_INFO_NULL,
   };
   mlc_test_add_suite("legalize_pass", pass);
-  CU_pSuite s = CU_add_suite("legalize_numeric", suite_init, suite_clean);
+  CU_pSuite s = CU_add_suite("legalize_numeric", mlc_th_kernel_init, mlc_th_kernel_clean);
   for (const CU_TestInfo *t = legalize; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
 }
 

@@ -28,359 +28,13 @@
 #include "graph/graph.h"
 #include "mlc/mlc.h"
 #include "mlc/mlc_runtime.h"
+#include "tests/harness.h"
 #include "tests/testutil.h"
 
-/* ONNX TensorProto.DataType codes */
-enum { T_F32 = 1, T_U8 = 2, T_I32 = 6, T_I64 = 7, T_BOOL = 9, T_F64 = 11 };
-
-/* kDLBool of DLPack >= 0.8 (older headers lack it). */
-#define DL_BOOL 6
-#define MAXR 6
-#define MAXEL 4096
-
-static char *tmpdir;
-
-/* ---- a protobuf writer ----------------------------------------------------------- */
-
-typedef struct pb {
-  unsigned char *d;
-  size_t n, cap;
-} pb;
-
-static void pb_put(pb *b, const void *p, size_t n) {
-  if (n == 0) return;
-  if (b->n + n > b->cap) {
-    size_t c = b->cap ? b->cap * 2 : 256;
-    while (c < b->n + n) c *= 2;
-    unsigned char *d = realloc(b->d, c);
-    if (!d) abort(); /* test-only: out of memory */
-    b->d = d;
-    b->cap = c;
-  }
-  memcpy(b->d + b->n, p, n);
-  b->n += n;
-}
-
-static void pb_varint(pb *b, uint64_t v) {
-  unsigned char c[10];
-  int k = 0;
-  do {
-    c[k] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) c[k] |= 0x80;
-    k++;
-  } while (v);
-  pb_put(b, c, (size_t)k);
-}
-
-static void pb_tag(pb *b, int field, int wt) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wt); }
-static void pb_int(pb *b, int field, int64_t v) {
-  pb_tag(b, field, 0);
-  pb_varint(b, (uint64_t)v);
-}
-static void pb_bytes(pb *b, int field, const void *p, size_t n) {
-  pb_tag(b, field, 2);
-  pb_varint(b, n);
-  pb_put(b, p, n);
-}
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_msg(pb *b, int field, pb *sub) {
-  pb_bytes(b, field, sub->d, sub->n);
-  free(sub->d);
-  memset(sub, 0, sizeof *sub);
-}
-static void pb_float(pb *b, int field, float f) {
-  pb_tag(b, field, 5);
-  pb_put(b, &f, 4);
-}
-
-/* ---- cases ------------------------------------------------------------------------ */
-
-/* A tensor of a case: an input (graph input, or an initializer when |init|),
-** or an expected output.  Values are doubles, converted to the dtype. */
-typedef struct ten {
-  const char *name; /* "" marks an omitted optional input */
-  int type;         /* ONNX data type */
-  int rank;
-  int64_t dims[MAXR];
-  int init;
-  double v[MAXEL];
-} ten;
-
-typedef struct attr {
-  const char *name;
-  char kind; /* 'i' int, 'f' float, 's' string, 'I' ints */
-  int64_t i;
-  double f;
-  const char *s;
-  int n;
-  int64_t ints[8];
-} attr;
-
-typedef struct mcase {
-  const char *name, *op;
-  int opset;
-  int nin, nout, nattr;
-  ten in[5], out[3];
-  attr at[6];
-} mcase;
-
-static int64_t numel(const ten *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
-}
-
-static size_t tsize(int type) {
-  switch (type) {
-    case T_F64: case T_I64: return 8;
-    case T_F32: case T_I32: return 4;
-    default: return 1;
-  }
-}
-
-static void store(int type, void *p, int64_t i, double v) {
-  switch (type) {
-    case T_F32: ((float *)p)[i] = (float)v; break;
-    case T_F64: ((double *)p)[i] = v; break;
-    case T_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case T_I64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case T_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    default: ((uint8_t *)p)[i] = (uint8_t)v; break;
-  }
-}
-
-static DLDataType dl_of(int type) {
-  DLDataType d = {kDLFloat, 32, 1};
-  switch (type) {
-    case T_F64: d.bits = 64; break;
-    case T_I32: d.code = kDLInt; break;
-    case T_I64: d.code = kDLInt, d.bits = 64; break;
-    case T_BOOL: d.code = DL_BOOL, d.bits = 8; break;
-    case T_U8: d.code = kDLUInt, d.bits = 8; break;
-    default: break;
-  }
-  return d;
-}
-
-static double load_dl(const DLTensor *t, int64_t i) {
-  const char *p = (const char *)t->data + t->byte_offset;
-  switch (t->dtype.code) {
-    case kDLFloat: return t->dtype.bits == 64 ? ((const double *)p)[i] : ((const float *)p)[i];
-    case kDLInt:
-      return t->dtype.bits == 64 ? (double)((const int64_t *)p)[i] : ((const int32_t *)p)[i];
-    default: return ((const uint8_t *)p)[i];
-  }
-}
-
-static void *raw_of(const ten *t) {
-  int64_t n = numel(t);
-  void *d = calloc((size_t)(n ? n : 1), tsize(t->type));
-  if (!d) abort();
-  for (int64_t i = 0; i < n; i++) store(t->type, d, i, t->v[i]);
-  return d;
-}
-
-static void value_info(pb *g, int field, const ten *t) {
-  pb vi = {0}, tp = {0}, tt = {0}, sh = {0};
-  for (int i = 0; i < t->rank; i++) {
-    pb dim = {0};
-    pb_int(&dim, 1, t->dims[i]);
-    pb_msg(&sh, 1, &dim);
-  }
-  pb_int(&tt, 1, t->type);
-  pb_msg(&tt, 2, &sh);
-  pb_msg(&tp, 1, &tt);
-  pb_str(&vi, 1, t->name);
-  pb_msg(&vi, 2, &tp);
-  pb_msg(g, field, &vi);
-}
-
-/* The serialized ModelProto of |c| (malloc'd bytes in *out). */
-static size_t model_bytes(const mcase *c, unsigned char **out) {
-  pb m = {0}, g = {0}, nd = {0}, op = {0};
-  for (int i = 0; i < c->nin; i++) pb_str(&nd, 1, c->in[i].name);
-  for (int i = 0; i < c->nout; i++) pb_str(&nd, 2, c->out[i].name);
-  pb_str(&nd, 3, "node0");
-  pb_str(&nd, 4, c->op);
-  for (int i = 0; i < c->nattr; i++) {
-    const attr *a = &c->at[i];
-    pb at = {0};
-    pb_str(&at, 1, a->name);
-    switch (a->kind) {
-      case 'f': pb_float(&at, 2, (float)a->f), pb_int(&at, 20, 1); break;
-      case 's': pb_str(&at, 4, a->s), pb_int(&at, 20, 3); break;
-      case 'I':
-        for (int k = 0; k < a->n; k++) pb_int(&at, 8, a->ints[k]);
-        pb_int(&at, 20, 7);
-        break;
-      default: pb_int(&at, 3, a->i), pb_int(&at, 20, 2); break;
-    }
-    pb_msg(&nd, 5, &at);
-  }
-  pb_msg(&g, 1, &nd);
-  pb_str(&g, 2, c->name);
-  for (int i = 0; i < c->nin; i++) {
-    const ten *t = &c->in[i];
-    if (!t->name[0] || !t->init) continue;
-    pb tp = {0};
-    for (int d = 0; d < t->rank; d++) pb_int(&tp, 1, t->dims[d]);
-    pb_int(&tp, 2, t->type);
-    pb_str(&tp, 8, t->name);
-    void *raw = raw_of(t);
-    pb_bytes(&tp, 9, raw, (size_t)numel(t) * tsize(t->type));
-    free(raw);
-    pb_msg(&g, 5, &tp);
-  }
-  for (int i = 0; i < c->nin; i++)
-    if (c->in[i].name[0] && !c->in[i].init) value_info(&g, 11, &c->in[i]);
-  for (int i = 0; i < c->nout; i++) value_info(&g, 12, &c->out[i]);
-  pb_int(&m, 1, 8);
-  pb_int(&op, 2, c->opset);
-  pb_msg(&m, 8, &op);
-  pb_msg(&m, 7, &g);
-  *out = m.d;
-  return m.n;
-}
-
-/* Writes |c|'s model and compiles it; returns the status (transferred). */
-static mlc_status compile_case(const mcase *c, char *so, size_t size) {
-  char path[4096];
-  unsigned char *bytes;
-  size_t n = model_bytes(c, &bytes);
-  snprintf(path, sizeof path, "%s/%s.onnx", tmpdir, c->name);
-  snprintf(so, size, "%s/%s.so", tmpdir, c->name);
-  int w = mlc_test_write_file(path, bytes, n);
-  free(bytes);
-  if (w) return mlc_make_status(MLC_IO_ERROR, "cannot write %s", path);
-  return mlc_compile_file(path, so, NULL);
-}
-
-/* Compiles, runs and compares every output of |c|. */
-static void run_case(const mcase *c) {
-  char so[4096], err[512];
-  mlc_status st = compile_case(c, so, sizeof so);
-  if (st) fprintf(stderr, "\n%s: compile: %s\n", c->name, mlc_status_message(st));
-  CU_ASSERT_PTR_NULL(st);
-  mlc_status_free(st);
-  if (st) return;
-  mlc_model *m = NULL;
-  mlc_session *s = NULL;
-  if (mlc_model_load(so, &m, err, sizeof err) != MLC_RT_OK) {
-    fprintf(stderr, "\n%s: load: %s\n", c->name, err);
-    CU_FAIL("load");
-    return;
-  }
-  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, NULL, &s), MLC_RT_OK);
-  void *bufs[5] = {0};
-  int k = 0;
-  for (int i = 0; i < c->nin; i++) {
-    const ten *t = &c->in[i];
-    if (!t->name[0] || t->init) continue;
-    bufs[i] = raw_of(t);
-    DLTensor d = {bufs[i], {kDLCPU, 0}, t->rank, dl_of(t->type), (int64_t *)t->dims, NULL, 0};
-    CU_ASSERT_EQUAL(mlc_session_set_input(s, k++, &d), MLC_RT_OK);
-  }
-  mlc_rt_status rs = mlc_session_run(s);
-  if (rs != MLC_RT_OK) fprintf(stderr, "\n%s: run: %s\n", c->name, mlc_session_last_error(s));
-  CU_ASSERT_EQUAL(rs, MLC_RT_OK);
-  for (int j = 0; rs == MLC_RT_OK && j < c->nout; j++) {
-    const ten *want = &c->out[j];
-    const DLTensor *got = NULL;
-    CU_ASSERT_EQUAL(mlc_session_get_output(s, j, &got), MLC_RT_OK);
-    if (!got) continue;
-    DLDataType wd = dl_of(want->type);
-    int ok = got->ndim == want->rank && got->dtype.code == wd.code && got->dtype.bits == wd.bits;
-    for (int d = 0; ok && d < want->rank; d++) ok = got->shape[d] == want->dims[d];
-    if (!ok) {
-      fprintf(stderr, "\n%s: output %d: dtype or shape differs (ndim %d)\n", c->name, j, got->ndim);
-      CU_FAIL("output type");
-      continue;
-    }
-    int64_t bad = 0, first = -1;
-    double tol_r = want->type == T_F64 ? 1e-9 : 1e-4, tol_a = want->type == T_F64 ? 1e-9 : 1e-5;
-    int isf = want->type == T_F32 || want->type == T_F64;
-    for (int64_t e = 0; e < numel(want); e++) {
-      double g = load_dl(got, e), x = want->v[e];
-      int same = isf ? fabs(g - x) <= tol_a + tol_r * fabs(x) : g == x;
-      if (!same && bad++ == 0) first = e;
-    }
-    if (bad)
-      fprintf(stderr, "\n%s: output %d: %lld mismatches, first at %lld: got %.9g, want %.9g\n", c->name, j,
-              (long long)bad, (long long)first, load_dl(got, first), want->v[first]);
-    CU_ASSERT_EQUAL(bad, 0);
-  }
-  for (int i = 0; i < 5; i++) free(bufs[i]);
-  mlc_session_free(s);
-  mlc_model_free(m);
-}
-
-/* Compiling |c| fails with |code| and a message containing |a| and |b|. */
-static void expect_error(const mcase *c, mlc_code code, const char *a, const char *b) {
-  char so[4096];
-  mlc_status st = compile_case(c, so, sizeof so);
-  CU_ASSERT_PTR_NOT_NULL(st);
-  if (!st) return;
-  const char *msg = mlc_status_message(st);
-  int ok = mlc_status_code(st) == code && strstr(msg, a) && (!b || strstr(msg, b));
-  if (!ok) fprintf(stderr, "\n%s: unexpected error (%d): %s\n", c->name, (int)mlc_status_code(st), msg);
-  CU_ASSERT(ok);
-  mlc_status_free(st);
-}
+#define MAXR MLC_TH_MAXR
+#define MAXEL MLC_TH_MAXEL
 
 /* ---- building cases -------------------------------------------------------------- */
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double urand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-/* A tensor named |name| of |type| and shape; random values in [lo, hi)
-** (integers: floor). */
-static ten tensor(const char *name, int type, int rank, const int64_t *dims, double lo, double hi) {
-  ten t;
-  memset(&t, 0, sizeof t);
-  t.name = name;
-  t.type = type;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++) t.dims[i] = dims[i];
-  int isf = type == T_F32 || type == T_F64;
-  for (int64_t i = 0; i < numel(&t); i++) {
-    double v = lo + (hi - lo) * urand();
-    if (type == T_F32) v = (float)v;
-    t.v[i] = isf ? v : floor(v);
-  }
-  return t;
-}
-
-static ten output(const char *name, int type, int rank, const int64_t *dims) {
-  return tensor(name, type, rank, dims, 0, 0);
-}
-
-static attr aint(const char *name, int64_t v) {
-  attr a = {name, 'i', v, 0, NULL, 0, {0}};
-  return a;
-}
-static attr aflt(const char *name, double v) {
-  attr a = {name, 'f', 0, v, NULL, 0, {0}};
-  return a;
-}
-static attr astr(const char *name, const char *s) {
-  attr a = {name, 's', 0, 0, s, 0, {0}};
-  return a;
-}
-
-static mcase *new_case(const char *name, const char *op, int opset) {
-  mcase *c = calloc(1, sizeof *c);
-  if (!c) abort();
-  c->name = name;
-  c->op = op;
-  c->opset = opset;
-  return c;
-}
 
 #define D(...) (const int64_t[]){__VA_ARGS__}
 
@@ -422,32 +76,32 @@ static void log_softmax1(const double *x, int64_t N, int64_t C, int64_t Dd, doub
 /* One loss case: input [N, C, spatial...], |weight|, |red|, ignore_index. */
 static void loss_case(const char *name, int sce, int rank, const int64_t *dims, int weight, const char *red,
                       int has_ii, int64_t ii, int log_prob) {
-  mcase *c = new_case(name, sce ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", 13);
+  mcase *c = mlc_th_new_case(name, sce ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", 13);
   int64_t N = dims[0], C = dims[1], Dd = 1, td[MAXR];
   for (int i = 2; i < rank; i++) Dd *= dims[i];
   td[0] = N;
   for (int i = 2; i < rank; i++) td[i - 1] = dims[i];
-  c->in[0] = tensor("x", T_F32, rank, dims, -2, 2);
-  c->in[1] = tensor("t", T_I64, rank - 1, td, 0, (double)C);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, dims, -2, 2);
+  c->in[1] = mlc_th_tensor("t", T_I64, rank - 1, td, 0, (double)C);
   if (has_ii) /* make some targets ignored */
     for (int64_t i = 0; i < N * Dd; i += 3) c->in[1].v[i] = (double)ii;
   c->nin = 2;
-  if (weight) c->in[c->nin++] = tensor("w", T_F32, 1, &C, 0.1, 2);
-  c->at[c->nattr++] = astr("reduction", red);
-  if (has_ii) c->at[c->nattr++] = aint("ignore_index", ii);
+  if (weight) c->in[c->nin++] = mlc_th_tensor("w", T_F32, 1, &C, 0.1, 2);
+  c->at[c->nattr++] = mlc_th_astr("reduction", red);
+  if (has_ii) c->at[c->nattr++] = mlc_th_aint("ignore_index", ii);
   int none = !strcmp(red, "none");
-  c->out[0] = output("loss", T_F32, none ? rank - 1 : 0, td);
+  c->out[0] = mlc_th_output("loss", T_F32, none ? rank - 1 : 0, td);
   c->nout = 1;
   static double lp[MAXEL];
   if (sce) log_softmax1(c->in[0].v, N, C, Dd, lp);
   else memcpy(lp, c->in[0].v, sizeof(double) * (size_t)(N * C * Dd));
   ref_nll(lp, c->in[1].v, weight ? c->in[2].v : NULL, N, C, Dd, red, has_ii, ii, c->out[0].v);
   if (log_prob) {
-    c->out[1] = output("log_prob", T_F32, rank, dims);
+    c->out[1] = mlc_th_output("log_prob", T_F32, rank, dims);
     memcpy(c->out[1].v, lp, sizeof(double) * (size_t)(N * C * Dd));
     c->nout = 2;
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -471,25 +125,25 @@ static void t_sce(void) {
 
 static void trilu_case(const char *name, int upper, int rank, const int64_t *dims, int has_k, int64_t k,
                        int k_const) {
-  mcase *c = new_case(name, "Trilu", 14);
-  c->in[0] = tensor("x", T_I64, rank, dims, -9, 9);
+  mcase *c = mlc_th_new_case(name, "Trilu", 14);
+  c->in[0] = mlc_th_tensor("x", T_I64, rank, dims, -9, 9);
   c->nin = 1;
   if (has_k) {
-    c->in[1] = tensor("k", T_I64, 0, NULL, 0, 0);
+    c->in[1] = mlc_th_tensor("k", T_I64, 0, NULL, 0, 0);
     c->in[1].v[0] = (double)k;
     c->in[1].init = k_const;
     c->nin = 2;
   }
-  c->at[c->nattr++] = aint("upper", upper);
-  c->out[0] = output("y", T_I64, rank, dims);
+  c->at[c->nattr++] = mlc_th_aint("upper", upper);
+  c->out[0] = mlc_th_output("y", T_I64, rank, dims);
   c->nout = 1;
   int64_t R = dims[rank - 2], C = dims[rank - 1];
-  for (int64_t e = 0; e < numel(&c->in[0]); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) {
     int64_t j = e % C, i = (e / C) % R;
     int keep = upper ? j - i >= k : j - i <= k;
     c->out[0].v[e] = keep ? c->in[0].v[e] : 0;
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -505,19 +159,19 @@ static void t_trilu(void) {
 
 static void cumsum_case(const char *name, int type, int rank, const int64_t *dims, int64_t axis, int axis_const,
                         int excl, int rev) {
-  mcase *c = new_case(name, "CumSum", 14);
-  c->in[0] = tensor("x", type, rank, dims, -4, 5);
-  c->in[1] = tensor("axis", T_I32, 0, NULL, 0, 0);
+  mcase *c = mlc_th_new_case(name, "CumSum", 14);
+  c->in[0] = mlc_th_tensor("x", type, rank, dims, -4, 5);
+  c->in[1] = mlc_th_tensor("axis", T_I32, 0, NULL, 0, 0);
   c->in[1].v[0] = (double)axis;
   c->in[1].init = axis_const;
   c->nin = 2;
-  if (excl) c->at[c->nattr++] = aint("exclusive", 1);
-  if (rev) c->at[c->nattr++] = aint("reverse", 1);
-  c->out[0] = output("y", type, rank, dims);
+  if (excl) c->at[c->nattr++] = mlc_th_aint("exclusive", 1);
+  if (rev) c->at[c->nattr++] = mlc_th_aint("reverse", 1);
+  c->out[0] = mlc_th_output("y", type, rank, dims);
   c->nout = 1;
   int64_t st[MAXR], a = axis < 0 ? axis + rank : axis;
   strides(dims, rank, st);
-  for (int64_t e = 0; e < numel(&c->in[0]); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) {
     int64_t i = (e / st[a]) % dims[a];
     double acc = 0;
     for (int64_t t = 0; t < dims[a]; t++) {
@@ -526,7 +180,7 @@ static void cumsum_case(const char *name, int type, int rank, const int64_t *dim
     }
     c->out[0].v[e] = acc;
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -542,18 +196,18 @@ static void t_cumsum(void) {
 /* ---- Hardmax, OneHot, EyeLike --------------------------------------------------------- */
 
 static void hardmax_case(const char *name, int opset, int rank, const int64_t *dims, int64_t axis, int ties) {
-  mcase *c = new_case(name, "Hardmax", opset);
-  c->in[0] = tensor("x", T_F32, rank, dims, -3, 3);
+  mcase *c = mlc_th_new_case(name, "Hardmax", opset);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, dims, -3, 3);
   if (ties)
-    for (int64_t e = 0; e < numel(&c->in[0]); e++) c->in[0].v[e] = floor(c->in[0].v[e]);
+    for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) c->in[0].v[e] = floor(c->in[0].v[e]);
   c->nin = 1;
-  c->at[c->nattr++] = aint("axis", axis);
-  c->out[0] = output("y", T_F32, rank, dims);
+  c->at[c->nattr++] = mlc_th_aint("axis", axis);
+  c->out[0] = mlc_th_output("y", T_F32, rank, dims);
   c->nout = 1;
   int64_t a = axis < 0 ? axis + rank : axis, outer = 1, inner = 1;
   if (opset < 13) { /* coerced to 2-D at axis: the max over dims axis.. */
     for (int d = 0; d < a; d++) outer *= dims[d];
-    inner = numel(&c->in[0]) / outer;
+    inner = mlc_th_numel_of(&c->in[0]) / outer;
     for (int64_t o = 0; o < outer; o++) {
       int64_t best = 0;
       for (int64_t i = 1; i < inner; i++)
@@ -563,14 +217,14 @@ static void hardmax_case(const char *name, int opset, int rank, const int64_t *d
   } else {
     int64_t st[MAXR];
     strides(dims, rank, st);
-    for (int64_t e = 0; e < numel(&c->in[0]); e++) {
+    for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) {
       int64_t i = (e / st[a]) % dims[a], base = e - i * st[a], best = 0;
       for (int64_t t = 1; t < dims[a]; t++)
         if (c->in[0].v[base + t * st[a]] > c->in[0].v[base + best * st[a]]) best = t;
       c->out[0].v[e] = i == best;
     }
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -583,28 +237,28 @@ static void t_hardmax(void) {
 
 static void onehot_case(const char *name, int itype, int rank, const int64_t *idims, int64_t depth, int depth_const,
                         int64_t axis, int vtype) {
-  mcase *c = new_case(name, "OneHot", 11);
-  c->in[0] = tensor("indices", itype, rank, idims, -(double)depth - 2, (double)depth + 2);
-  c->in[1] = tensor("depth", T_F32, 0, NULL, 0, 0);
+  mcase *c = mlc_th_new_case(name, "OneHot", 11);
+  c->in[0] = mlc_th_tensor("indices", itype, rank, idims, -(double)depth - 2, (double)depth + 2);
+  c->in[1] = mlc_th_tensor("depth", T_F32, 0, NULL, 0, 0);
   c->in[1].v[0] = (double)depth;
   c->in[1].init = depth_const;
-  c->in[2] = tensor("values", vtype, 1, D(2), 0, 0);
+  c->in[2] = mlc_th_tensor("values", vtype, 1, D(2), 0, 0);
   c->in[2].v[0] = -3;
   c->in[2].v[1] = 7;
   c->nin = 3;
-  c->at[c->nattr++] = aint("axis", axis);
+  c->at[c->nattr++] = mlc_th_aint("axis", axis);
   int64_t a = axis < 0 ? axis + rank + 1 : axis, od[MAXR], st[MAXR];
   for (int d = 0, j = 0; d <= rank; d++) od[d] = d == a ? depth : idims[j++];
-  c->out[0] = output("y", vtype, rank + 1, od);
+  c->out[0] = mlc_th_output("y", vtype, rank + 1, od);
   c->nout = 1;
   strides(od, rank + 1, st);
-  for (int64_t e = 0; e < numel(&c->out[0]); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(&c->out[0]); e++) {
     int64_t p = (e / st[a]) % depth, outer = e / (st[a] * depth), inner = e % st[a];
     int64_t ix = (int64_t)c->in[0].v[outer * st[a] + inner];
     if (ix < 0) ix += depth;
     c->out[0].v[e] = ix == p ? 7 : -3;
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -616,16 +270,16 @@ static void t_onehot(void) {
 }
 
 static void eyelike_case(const char *name, int64_t rows, int64_t cols, int64_t k, int dtype) {
-  mcase *c = new_case(name, "EyeLike", 9);
-  c->in[0] = tensor("x", T_I32, 2, D(rows, cols), 0, 9);
+  mcase *c = mlc_th_new_case(name, "EyeLike", 9);
+  c->in[0] = mlc_th_tensor("x", T_I32, 2, D(rows, cols), 0, 9);
   c->nin = 1;
-  if (k) c->at[c->nattr++] = aint("k", k);
-  if (dtype) c->at[c->nattr++] = aint("dtype", dtype);
-  c->out[0] = output("y", dtype ? dtype : T_I32, 2, D(rows, cols));
+  if (k) c->at[c->nattr++] = mlc_th_aint("k", k);
+  if (dtype) c->at[c->nattr++] = mlc_th_aint("dtype", dtype);
+  c->out[0] = mlc_th_output("y", dtype ? dtype : T_I32, 2, D(rows, cols));
   c->nout = 1;
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++) c->out[0].v[i * cols + j] = j - i == k;
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -639,30 +293,30 @@ static void t_eyelike(void) {
 
 static void topk_case(const char *name, int opset, int rank, const int64_t *dims, int64_t axis, int64_t k,
                       int k_const, int largest, int ties) {
-  mcase *c = new_case(name, "TopK", opset);
-  c->in[0] = tensor("x", T_F32, rank, dims, -4, 4);
+  mcase *c = mlc_th_new_case(name, "TopK", opset);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, dims, -4, 4);
   if (ties)
-    for (int64_t e = 0; e < numel(&c->in[0]); e++) c->in[0].v[e] = floor(c->in[0].v[e]);
+    for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) c->in[0].v[e] = floor(c->in[0].v[e]);
   c->nin = 1;
   if (opset >= 10) {
-    c->in[1] = tensor("k", T_I64, 1, D(1), 0, 0);
+    c->in[1] = mlc_th_tensor("k", T_I64, 1, D(1), 0, 0);
     c->in[1].v[0] = (double)k;
     c->in[1].init = k_const;
     c->nin = 2;
   } else {
-    c->at[c->nattr++] = aint("k", k);
+    c->at[c->nattr++] = mlc_th_aint("k", k);
   }
-  c->at[c->nattr++] = aint("axis", axis);
-  if (opset >= 11 && !largest) c->at[c->nattr++] = aint("largest", 0);
+  c->at[c->nattr++] = mlc_th_aint("axis", axis);
+  if (opset >= 11 && !largest) c->at[c->nattr++] = mlc_th_aint("largest", 0);
   int64_t a = axis < 0 ? axis + rank : axis, od[MAXR], st[MAXR], ost[MAXR];
   memcpy(od, dims, sizeof(int64_t) * (size_t)rank);
   od[a] = k;
-  c->out[0] = output("values", T_F32, rank, od);
-  c->out[1] = output("indices", T_I64, rank, od);
+  c->out[0] = mlc_th_output("values", T_F32, rank, od);
+  c->out[1] = mlc_th_output("indices", T_I64, rank, od);
   c->nout = 2;
   strides(dims, rank, st);
   strides(od, rank, ost);
-  for (int64_t e = 0; e < numel(&c->out[0]); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(&c->out[0]); e++) {
     int64_t r = (e / ost[a]) % k, rest = e - r * ost[a];
     /* the input line: same indices except along the axis */
     int64_t base = 0, rem = rest;
@@ -689,7 +343,7 @@ static void topk_case(const char *name, int opset, int rank, const int64_t *dims
     c->out[0].v[e] = c->in[0].v[base + pick * st[a]];
     c->out[1].v[e] = (double)pick;
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -744,15 +398,15 @@ static void ref_einsum(const char *eq, const ten *in, int n, ten *out) {
 
 static void einsum_case(const char *name, const char *eq, const char *explicit_eq, int n, const int64_t *const *dims,
                         const int *ranks, int orank, const int64_t *odims) {
-  mcase *c = new_case(name, "Einsum", 12);
+  mcase *c = mlc_th_new_case(name, "Einsum", 12);
   static const char *const names[] = {"a", "b", "c"};
-  for (int k = 0; k < n; k++) c->in[k] = tensor(names[k], T_F64, ranks[k], dims[k], -2, 2);
+  for (int k = 0; k < n; k++) c->in[k] = mlc_th_tensor(names[k], T_F64, ranks[k], dims[k], -2, 2);
   c->nin = n;
-  c->at[c->nattr++] = astr("equation", eq);
-  c->out[0] = output("y", T_F64, orank, odims);
+  c->at[c->nattr++] = mlc_th_astr("equation", eq);
+  c->out[0] = mlc_th_output("y", T_F64, orank, odims);
   c->nout = 1;
   ref_einsum(explicit_eq, c->in, n, &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -777,20 +431,20 @@ static void t_einsum(void) {
 
 static void t_batchnorm_training(void) {
   int64_t N = 2, C = 3, S = 4;
-  mcase *c = new_case("bn_training", "BatchNormalization", 15);
-  c->in[0] = tensor("x", T_F32, 4, D(N, C, 2, 2), -2, 2);
-  c->in[1] = tensor("s", T_F32, 1, &C, 0.5, 1.5);
-  c->in[2] = tensor("b", T_F32, 1, &C, -1, 1);
-  c->in[3] = tensor("mean", T_F32, 1, &C, -1, 1);
-  c->in[4] = tensor("var", T_F32, 1, &C, 0.5, 1.5);
+  mcase *c = mlc_th_new_case("bn_training", "BatchNormalization", 15);
+  c->in[0] = mlc_th_tensor("x", T_F32, 4, D(N, C, 2, 2), -2, 2);
+  c->in[1] = mlc_th_tensor("s", T_F32, 1, &C, 0.5, 1.5);
+  c->in[2] = mlc_th_tensor("b", T_F32, 1, &C, -1, 1);
+  c->in[3] = mlc_th_tensor("mean", T_F32, 1, &C, -1, 1);
+  c->in[4] = mlc_th_tensor("var", T_F32, 1, &C, 0.5, 1.5);
   c->nin = 5;
   double eps = 1e-2, mom = 0.8;
-  c->at[c->nattr++] = aint("training_mode", 1);
-  c->at[c->nattr++] = aflt("epsilon", eps);
-  c->at[c->nattr++] = aflt("momentum", mom);
-  c->out[0] = output("y", T_F32, 4, D(N, C, 2, 2));
-  c->out[1] = output("rm", T_F32, 1, &C);
-  c->out[2] = output("rv", T_F32, 1, &C);
+  c->at[c->nattr++] = mlc_th_aint("training_mode", 1);
+  c->at[c->nattr++] = mlc_th_aflt("epsilon", eps);
+  c->at[c->nattr++] = mlc_th_aflt("momentum", mom);
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(N, C, 2, 2));
+  c->out[1] = mlc_th_output("rm", T_F32, 1, &C);
+  c->out[2] = mlc_th_output("rv", T_F32, 1, &C);
   c->nout = 3;
   eps = (float)eps, mom = (float)mom;
   for (int64_t ch = 0; ch < C; ch++) {
@@ -809,32 +463,32 @@ static void t_batchnorm_training(void) {
     c->out[1].v[ch] = c->in[3].v[ch] * mom + m * (1 - mom);
     c->out[2].v[ch] = c->in[4].v[ch] * mom + v * (1 - mom);
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
 static void lrn_case(const char *name, int rank, const int64_t *dims, int64_t size) {
-  mcase *c = new_case(name, "LRN", 13);
+  mcase *c = mlc_th_new_case(name, "LRN", 13);
   double alpha = 2e-3, beta = 0.6, bias = 1.5;
-  c->in[0] = tensor("x", T_F32, rank, dims, -3, 3);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, dims, -3, 3);
   c->nin = 1;
-  c->at[c->nattr++] = aint("size", size);
-  c->at[c->nattr++] = aflt("alpha", alpha);
-  c->at[c->nattr++] = aflt("beta", beta);
-  c->at[c->nattr++] = aflt("bias", bias);
-  c->out[0] = output("y", T_F32, rank, dims);
+  c->at[c->nattr++] = mlc_th_aint("size", size);
+  c->at[c->nattr++] = mlc_th_aflt("alpha", alpha);
+  c->at[c->nattr++] = mlc_th_aflt("beta", beta);
+  c->at[c->nattr++] = mlc_th_aflt("bias", bias);
+  c->out[0] = mlc_th_output("y", T_F32, rank, dims);
   c->nout = 1;
   alpha = (float)alpha, beta = (float)beta, bias = (float)bias;
   int64_t st[MAXR], C = dims[1], lo = (size - 1) / 2, hi = size - 1 - lo;
   strides(dims, rank, st);
-  for (int64_t e = 0; e < numel(&c->in[0]); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) {
     int64_t ch = (e / st[1]) % C;
     double sq = 0;
     for (int64_t q = ch - lo; q <= ch + hi; q++)
       if (q >= 0 && q < C) sq += pow(c->in[0].v[e + (q - ch) * st[1]], 2);
     c->out[0].v[e] = c->in[0].v[e] / pow(bias + alpha / (double)size * sq, beta);
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -844,13 +498,13 @@ static void t_lrn(void) {
 }
 
 static void t_mvn(void) {
-  mcase *c = new_case("mvn_axes_0_2", "MeanVarianceNormalization", 13);
+  mcase *c = mlc_th_new_case("mvn_axes_0_2", "MeanVarianceNormalization", 13);
   int64_t dims[3] = {3, 2, 4}, st[3];
-  c->in[0] = tensor("x", T_F32, 3, dims, -2, 2);
+  c->in[0] = mlc_th_tensor("x", T_F32, 3, dims, -2, 2);
   c->nin = 1;
   c->at[0].name = "axes", c->at[0].kind = 'I', c->at[0].n = 2, c->at[0].ints[0] = 0, c->at[0].ints[1] = -1;
   c->nattr = 1;
-  c->out[0] = output("y", T_F32, 3, dims);
+  c->out[0] = mlc_th_output("y", T_F32, 3, dims);
   c->nout = 1;
   strides(dims, 3, st);
   for (int64_t ch = 0; ch < 2; ch++) {
@@ -867,27 +521,27 @@ static void t_mvn(void) {
         c->out[0].v[e] = (c->in[0].v[e] - m) / (sqrt(m2 - m * m) + 1e-9);
       }
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
 static void revseq_case(const char *name, int64_t batch_axis, int64_t time_axis, int rank, const int64_t *dims) {
-  mcase *c = new_case(name, "ReverseSequence", 10);
-  c->in[0] = tensor("x", T_F32, rank, dims, -5, 5);
+  mcase *c = mlc_th_new_case(name, "ReverseSequence", 10);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, dims, -5, 5);
   int64_t B = dims[batch_axis], T = dims[time_axis], st[MAXR];
-  c->in[1] = tensor("lens", T_I64, 1, &B, 1, (double)T + 1);
+  c->in[1] = mlc_th_tensor("lens", T_I64, 1, &B, 1, (double)T + 1);
   c->nin = 2;
-  c->at[c->nattr++] = aint("batch_axis", batch_axis);
-  c->at[c->nattr++] = aint("time_axis", time_axis);
-  c->out[0] = output("y", T_F32, rank, dims);
+  c->at[c->nattr++] = mlc_th_aint("batch_axis", batch_axis);
+  c->at[c->nattr++] = mlc_th_aint("time_axis", time_axis);
+  c->out[0] = mlc_th_output("y", T_F32, rank, dims);
   c->nout = 1;
   strides(dims, rank, st);
-  for (int64_t e = 0; e < numel(&c->in[0]); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) {
     int64_t b = (e / st[batch_axis]) % B, t = (e / st[time_axis]) % T, len = (int64_t)c->in[1].v[b];
     int64_t src = t < len ? len - 1 - t : t;
     c->out[0].v[e] = c->in[0].v[e + (src - t) * st[time_axis]];
   }
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -899,51 +553,51 @@ static void t_reverse_sequence(void) {
 /* ---- errors --------------------------------------------------------------------------------- */
 
 static void t_errors(void) {
-  mcase *c = new_case("err_einsum_terms", "Einsum", 12);
-  c->in[0] = tensor("a", T_F32, 2, D(2, 3), 0, 1);
+  mcase *c = mlc_th_new_case("err_einsum_terms", "Einsum", 12);
+  c->in[0] = mlc_th_tensor("a", T_F32, 2, D(2, 3), 0, 1);
   c->nin = 1;
-  c->at[c->nattr++] = astr("equation", "ij,jk->ik");
-  c->out[0] = output("y", T_F32, 2, D(2, 3));
+  c->at[c->nattr++] = mlc_th_astr("equation", "ij,jk->ik");
+  c->out[0] = mlc_th_output("y", T_F32, 2, D(2, 3));
   c->nout = 1;
-  expect_error(c, MLC_INVALID_ARGUMENT, "Einsum", "node0");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "Einsum", "node0");
   c->at[0].s = "ij->iq";
-  expect_error(c, MLC_INVALID_ARGUMENT, "einsum", "node0");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "einsum", "node0");
   c->at[0].s = "i->i";
-  expect_error(c, MLC_INVALID_ARGUMENT, "Einsum", "labels");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "Einsum", "labels");
   free(c);
 
-  c = new_case("err_nll_reduction", "NegativeLogLikelihoodLoss", 13);
-  c->in[0] = tensor("x", T_F32, 2, D(2, 3), 0, 1);
-  c->in[1] = tensor("t", T_I64, 1, D(2), 0, 3);
+  c = mlc_th_new_case("err_nll_reduction", "NegativeLogLikelihoodLoss", 13);
+  c->in[0] = mlc_th_tensor("x", T_F32, 2, D(2, 3), 0, 1);
+  c->in[1] = mlc_th_tensor("t", T_I64, 1, D(2), 0, 3);
   c->nin = 2;
-  c->at[c->nattr++] = astr("reduction", "avg");
-  c->out[0] = output("y", T_F32, 0, NULL);
+  c->at[c->nattr++] = mlc_th_astr("reduction", "avg");
+  c->out[0] = mlc_th_output("y", T_F32, 0, NULL);
   c->nout = 1;
-  expect_error(c, MLC_UNIMPLEMENTED, "NegativeLogLikelihoodLoss", "avg");
+  mlc_th_expect_error(c, MLC_UNIMPLEMENTED, "NegativeLogLikelihoodLoss", "avg");
   c->at[0].s = "mean";
   c->in[1].dims[0] = 3; /* target does not match the batch */
-  expect_error(c, MLC_INVALID_ARGUMENT, "NegativeLogLikelihoodLoss", "target");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "NegativeLogLikelihoodLoss", "target");
   free(c);
 
-  c = new_case("err_topk_k", "TopK", 11);
-  c->in[0] = tensor("x", T_F32, 2, D(2, 3), 0, 1);
-  c->in[1] = tensor("k", T_I64, 1, D(1), 0, 0);
+  c = mlc_th_new_case("err_topk_k", "TopK", 11);
+  c->in[0] = mlc_th_tensor("x", T_F32, 2, D(2, 3), 0, 1);
+  c->in[1] = mlc_th_tensor("k", T_I64, 1, D(1), 0, 0);
   c->in[1].v[0] = 4;
   c->in[1].init = 1;
   c->nin = 2;
-  c->out[0] = output("v", T_F32, 2, D(2, 3));
-  c->out[1] = output("i", T_I64, 2, D(2, 3));
+  c->out[0] = mlc_th_output("v", T_F32, 2, D(2, 3));
+  c->out[1] = mlc_th_output("i", T_I64, 2, D(2, 3));
   c->nout = 2;
-  expect_error(c, MLC_INVALID_ARGUMENT, "TopK", "out of range");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "TopK", "out of range");
   free(c);
 
-  c = new_case("err_bn_stats_inference", "BatchNormalization", 15);
-  for (int i = 0; i < 5; i++) c->in[i] = tensor((const char *[]){"x", "s", "b", "m", "v"}[i], T_F32, i ? 1 : 2, i ? D(3) : D(2, 3), 0, 1);
+  c = mlc_th_new_case("err_bn_stats_inference", "BatchNormalization", 15);
+  for (int i = 0; i < 5; i++) c->in[i] = mlc_th_tensor((const char *[]){"x", "s", "b", "m", "v"}[i], T_F32, i ? 1 : 2, i ? D(3) : D(2, 3), 0, 1);
   c->nin = 5;
-  c->out[0] = output("y", T_F32, 2, D(2, 3));
-  c->out[1] = output("rm", T_F32, 1, D(3));
+  c->out[0] = mlc_th_output("y", T_F32, 2, D(2, 3));
+  c->out[1] = mlc_th_output("rm", T_F32, 1, D(3));
   c->nout = 2;
-  expect_error(c, MLC_UNIMPLEMENTED, "BatchNormalization", "training_mode");
+  mlc_th_expect_error(c, MLC_UNIMPLEMENTED, "BatchNormalization", "training_mode");
   free(c);
 }
 
@@ -1042,22 +696,6 @@ static void t_fold(void) {
 
 /* ---- registration -------------------------------------------------------------------------- */
 
-static int suite_init(void) {
-  tmpdir = mlc_test_tmpdir();
-  return tmpdir ? 0 : -1;
-}
-
-static int suite_clean(void) {
-  if (tmpdir) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
-  }
-  free(tmpdir);
-  tmpdir = NULL;
-  return 0;
-}
-
 static void register_suites(void) {
   static const CU_TestInfo ops[] = {
       {"nll_loss", t_nll},
@@ -1082,7 +720,7 @@ static void register_suites(void) {
       CU_TEST_INFO_NULL,
   };
   mlc_test_add_suite("misc_graph", graph);
-  CU_pSuite s = CU_add_suite("misc_ops", suite_init, suite_clean);
+  CU_pSuite s = CU_add_suite("misc_ops", mlc_th_tmp_init, mlc_th_tmp_clean);
   for (const CU_TestInfo *t = ops; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
 }
 

@@ -23,12 +23,11 @@
 
 #include "mlc/mlc.h"
 #include "mlc/mlc_runtime.h"
+#include "tests/harness.h"
 #include "tests/testutil.h"
 
 #define MAXT 9
 #define MAXR 8
-
-static char *tmpdir;
 
 /* The element types of expected.txt. */
 typedef enum { E_F32, E_I32, E_I64, E_U8, E_I8, E_COUNT } etype;
@@ -183,10 +182,9 @@ static int64_t compare(const char *name, int k, const DLTensor *y, const ttensor
 
 /* Compiles, runs and checks tests/rnn/<name>.onnx. */
 static void run_model(const char *name) {
-  char onnx[4096], so[4096], err[512];
+  char onnx[4096], so[4096];
   tmodel tm;
   snprintf(onnx, sizeof onnx, "%s%s.onnx", mlc_test_src_path("tests/rnn/"), name);
-  snprintf(so, sizeof so, "%s/%s.so", tmpdir, name);
   int rd = read_expected(name, &tm);
   CU_ASSERT_EQUAL(rd, 0);
   CU_ASSERT(tm.nout > 0);
@@ -195,17 +193,9 @@ static void run_model(const char *name) {
     tm_free(&tm);
     return;
   }
-  mlc_status s = mlc_compile_file(onnx, so, NULL);
-  if (s) fprintf(stderr, "\ncompile %s: %s\n", name, mlc_status_message(s));
-  CU_ASSERT_PTR_NULL(s);
-  int failed = s != NULL;
-  mlc_status_free(s);
-  mlc_model *m = NULL;
-  if (!failed && mlc_model_load(so, &m, err, sizeof err) != MLC_RT_OK) {
-    fprintf(stderr, "\nload %s: %s\n", name, err);
-    CU_FAIL("load");
-    m = NULL;
-  }
+  int failed = !mlc_th_compile(onnx, name, "\n", so, sizeof so);
+  mlc_model *m = failed ? NULL : mlc_th_load(so, name, "\n");
+  if (!failed && !m) CU_FAIL("load");
   mlc_session *ss = NULL;
   if (m) CU_ASSERT_EQUAL(mlc_session_create(m, NULL, &ss), MLC_RT_OK);
   if (ss) {
@@ -238,7 +228,7 @@ static void run_model(const char *name) {
 static void expect_error(const char *name, mlc_code code, const char *a, const char *b) {
   char onnx[4096], so[4096];
   snprintf(onnx, sizeof onnx, "%s%s.onnx", mlc_test_src_path("tests/rnn/"), name);
-  snprintf(so, sizeof so, "%s/%s.so", tmpdir, name);
+  snprintf(so, sizeof so, "%s/%s.so", mlc_th_tmpdir, name);
   mlc_status s = mlc_compile_file(onnx, so, NULL);
   CU_ASSERT_PTR_NOT_NULL(s);
   if (!s) return;
@@ -291,18 +281,6 @@ static void t_integer_products(void) {
   run_model("qlinear_conv");
 }
 
-static int suite_init(void) {
-  tmpdir = mlc_test_tmpdir();
-  return tmpdir ? 0 : 1;
-}
-
-static int suite_clean(void) {
-  if (tmpdir) remove(tmpdir);
-  free(tmpdir);
-  tmpdir = NULL;
-  return 0;
-}
-
 static void register_suites(void) {
   static const CU_TestInfo tests[] = {
       {"lstm", t_lstm},
@@ -313,7 +291,7 @@ static void register_suites(void) {
       {"integer_products", t_integer_products},
       CU_TEST_INFO_NULL,
   };
-  CU_pSuite s = CU_add_suite("rnn_quant", suite_init, suite_clean);
+  CU_pSuite s = CU_add_suite("rnn_quant", mlc_th_tmp_init, mlc_th_tmp_clean);
   for (const CU_TestInfo *t = tests; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
 }
 

@@ -32,395 +32,14 @@
 #include "graph/graph.h"
 #include "mlc/mlc.h"
 #include "mlc/mlc_runtime.h"
+#include "tests/harness.h"
 #include "tests/testutil.h"
 
-/* ONNX TensorProto.DataType codes */
-enum { T_F32 = 1, T_I32 = 6, T_I64 = 7, T_F64 = 11 };
-
-#define MAXR 6
-#define MAXEL 4096
+#define MAXR MLC_TH_MAXR
+#define MAXEL MLC_TH_MAXEL
 #define PI 3.14159265358979323846
 
-static char *tmpdir;
-
-/* ---- a protobuf writer ----------------------------------------------------------- */
-
-typedef struct pb {
-  unsigned char *d;
-  size_t n, cap;
-} pb;
-
-static void pb_put(pb *b, const void *p, size_t n) {
-  if (n == 0) return;
-  if (b->n + n > b->cap) {
-    size_t c = b->cap ? b->cap * 2 : 256;
-    while (c < b->n + n) c *= 2;
-    unsigned char *d = realloc(b->d, c);
-    if (!d) abort(); /* test-only: out of memory */
-    b->d = d;
-    b->cap = c;
-  }
-  memcpy(b->d + b->n, p, n);
-  b->n += n;
-}
-
-static void pb_varint(pb *b, uint64_t v) {
-  unsigned char c[10];
-  int k = 0;
-  do {
-    c[k] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) c[k] |= 0x80;
-    k++;
-  } while (v);
-  pb_put(b, c, (size_t)k);
-}
-
-static void pb_tag(pb *b, int field, int wt) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wt); }
-static void pb_int(pb *b, int field, int64_t v) {
-  pb_tag(b, field, 0);
-  pb_varint(b, (uint64_t)v);
-}
-static void pb_bytes(pb *b, int field, const void *p, size_t n) {
-  pb_tag(b, field, 2);
-  pb_varint(b, n);
-  pb_put(b, p, n);
-}
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_msg(pb *b, int field, pb *sub) {
-  pb_bytes(b, field, sub->d, sub->n);
-  free(sub->d);
-  memset(sub, 0, sizeof *sub);
-}
-static void pb_float(pb *b, int field, float f) {
-  pb_tag(b, field, 5);
-  pb_put(b, &f, 4);
-}
-
-/* ---- cases ------------------------------------------------------------------------ */
-
-/* A tensor of a case: an input (graph input, or an initializer when |init|),
-** or an expected output.  Values are doubles, converted to the dtype.
-** Dims whose bit is set in |sym| are declared as dim_params ("d<i>"). */
-typedef struct ten {
-  const char *name; /* "" marks an omitted optional input */
-  int type;         /* ONNX data type */
-  int rank;
-  int64_t dims[MAXR];
-  int init;
-  unsigned sym;
-  double v[MAXEL];
-} ten;
-
-typedef struct attr {
-  const char *name;
-  char kind; /* 'i' int, 'f' float, 's' string, 'I' ints */
-  int64_t i;
-  double f;
-  const char *s;
-  int n;
-  int64_t ints[8];
-} attr;
-
-typedef struct mcase {
-  const char *name, *op;
-  int opset;
-  int nin, nout, nattr;
-  ten in[5], out[4];
-  attr at[8];
-} mcase;
-
-static int64_t numel(const ten *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
-}
-
-static size_t tsize(int type) {
-  switch (type) {
-    case T_F64: case T_I64: return 8;
-    default: return 4;
-  }
-}
-
-static void store(int type, void *p, int64_t i, double v) {
-  switch (type) {
-    case T_F32: ((float *)p)[i] = (float)v; break;
-    case T_F64: ((double *)p)[i] = v; break;
-    case T_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    default: ((int64_t *)p)[i] = (int64_t)v; break;
-  }
-}
-
-static DLDataType dl_of(int type) {
-  DLDataType d = {kDLFloat, 32, 1};
-  switch (type) {
-    case T_F64: d.bits = 64; break;
-    case T_I32: d.code = kDLInt; break;
-    case T_I64: d.code = kDLInt, d.bits = 64; break;
-    default: break;
-  }
-  return d;
-}
-
-static double load_dl(const DLTensor *t, int64_t i) {
-  const char *p = (const char *)t->data + t->byte_offset;
-  if (t->dtype.code == kDLFloat) return t->dtype.bits == 64 ? ((const double *)p)[i] : ((const float *)p)[i];
-  return t->dtype.bits == 64 ? (double)((const int64_t *)p)[i] : ((const int32_t *)p)[i];
-}
-
-static void *raw_of(const ten *t) {
-  int64_t n = numel(t);
-  void *d = calloc((size_t)(n ? n : 1), tsize(t->type));
-  if (!d) abort();
-  for (int64_t i = 0; i < n; i++) store(t->type, d, i, t->v[i]);
-  return d;
-}
-
-static void value_info(pb *g, int field, const ten *t) {
-  pb vi = {0}, tp = {0}, tt = {0}, sh = {0};
-  for (int i = 0; i < t->rank; i++) {
-    pb dim = {0};
-    if (t->sym >> i & 1) {
-      char nm[32];
-      snprintf(nm, sizeof nm, "d%d", i); /* dims at one position share a name */
-      pb_str(&dim, 2, nm);
-    } else {
-      pb_int(&dim, 1, t->dims[i]);
-    }
-    pb_msg(&sh, 1, &dim);
-  }
-  pb_int(&tt, 1, t->type);
-  pb_msg(&tt, 2, &sh);
-  pb_msg(&tp, 1, &tt);
-  pb_str(&vi, 1, t->name);
-  pb_msg(&vi, 2, &tp);
-  pb_msg(g, field, &vi);
-}
-
-/* The serialized ModelProto of |c| (malloc'd bytes in *out). */
-static size_t model_bytes(const mcase *c, unsigned char **out) {
-  pb m = {0}, g = {0}, nd = {0}, op = {0};
-  for (int i = 0; i < c->nin; i++) pb_str(&nd, 1, c->in[i].name);
-  for (int i = 0; i < c->nout; i++) pb_str(&nd, 2, c->out[i].name);
-  pb_str(&nd, 3, "node0");
-  pb_str(&nd, 4, c->op);
-  for (int i = 0; i < c->nattr; i++) {
-    const attr *a = &c->at[i];
-    pb at = {0};
-    pb_str(&at, 1, a->name);
-    switch (a->kind) {
-      case 'f': pb_float(&at, 2, (float)a->f), pb_int(&at, 20, 1); break;
-      case 's': pb_str(&at, 4, a->s), pb_int(&at, 20, 3); break;
-      case 'I':
-        for (int k = 0; k < a->n; k++) pb_int(&at, 8, a->ints[k]);
-        pb_int(&at, 20, 7);
-        break;
-      default: pb_int(&at, 3, a->i), pb_int(&at, 20, 2); break;
-    }
-    pb_msg(&nd, 5, &at);
-  }
-  pb_msg(&g, 1, &nd);
-  pb_str(&g, 2, c->name);
-  for (int i = 0; i < c->nin; i++) {
-    const ten *t = &c->in[i];
-    if (!t->name[0] || !t->init) continue;
-    pb tp = {0};
-    for (int d = 0; d < t->rank; d++) pb_int(&tp, 1, t->dims[d]);
-    pb_int(&tp, 2, t->type);
-    pb_str(&tp, 8, t->name);
-    void *raw = raw_of(t);
-    pb_bytes(&tp, 9, raw, (size_t)numel(t) * tsize(t->type));
-    free(raw);
-    pb_msg(&g, 5, &tp);
-  }
-  for (int i = 0; i < c->nin; i++)
-    if (c->in[i].name[0] && !c->in[i].init) value_info(&g, 11, &c->in[i]);
-  for (int i = 0; i < c->nout; i++) value_info(&g, 12, &c->out[i]);
-  pb_int(&m, 1, 8);
-  pb_int(&op, 2, c->opset);
-  pb_msg(&m, 8, &op);
-  pb_msg(&m, 7, &g);
-  *out = m.d;
-  return m.n;
-}
-
-/* Writes |c|'s model and compiles it; returns the status (transferred). */
-static mlc_status compile_case(const mcase *c, char *so, size_t size) {
-  char path[4096];
-  unsigned char *bytes;
-  size_t n = model_bytes(c, &bytes);
-  snprintf(path, sizeof path, "%s/%s.onnx", tmpdir, c->name);
-  snprintf(so, size, "%s/%s.so", tmpdir, c->name);
-  int w = mlc_test_write_file(path, bytes, n);
-  free(bytes);
-  if (w) return mlc_make_status(MLC_IO_ERROR, "cannot write %s", path);
-  return mlc_compile_file(path, so, NULL);
-}
-
-/* Compiles and runs |c|: *rs the run status (the session's last error in
-** |err|); with |check|, compares every output. */
-static void run_model(const mcase *c, int check, mlc_rt_status *rs, char *err, size_t esize) {
-  char so[4096];
-  *rs = MLC_RT_INVALID_ARGUMENT;
-  err[0] = 0;
-  mlc_status st = compile_case(c, so, sizeof so);
-  if (st) fprintf(stderr, "\n%s: compile: %s\n", c->name, mlc_status_message(st));
-  CU_ASSERT_PTR_NULL(st);
-  mlc_status_free(st);
-  if (st) return;
-  mlc_model *m = NULL;
-  mlc_session *s = NULL;
-  if (mlc_model_load(so, &m, err, esize) != MLC_RT_OK) {
-    fprintf(stderr, "\n%s: load: %s\n", c->name, err);
-    CU_FAIL("load");
-    return;
-  }
-  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, NULL, &s), MLC_RT_OK);
-  void *bufs[5] = {0};
-  int k = 0;
-  for (int i = 0; i < c->nin; i++) {
-    const ten *t = &c->in[i];
-    if (!t->name[0] || t->init) continue;
-    bufs[i] = raw_of(t);
-    DLTensor d = {bufs[i], {kDLCPU, 0}, t->rank, dl_of(t->type), (int64_t *)t->dims, NULL, 0};
-    CU_ASSERT_EQUAL(mlc_session_set_input(s, k++, &d), MLC_RT_OK);
-  }
-  *rs = mlc_session_run(s);
-  if (*rs != MLC_RT_OK) snprintf(err, esize, "%s", mlc_session_last_error(s));
-  if (*rs != MLC_RT_OK && check) fprintf(stderr, "\n%s: run: %s\n", c->name, err);
-  for (int j = 0; check && *rs == MLC_RT_OK && j < c->nout; j++) {
-    const ten *want = &c->out[j];
-    const DLTensor *got = NULL;
-    CU_ASSERT_EQUAL(mlc_session_get_output(s, j, &got), MLC_RT_OK);
-    if (!got) continue;
-    DLDataType wd = dl_of(want->type);
-    int ok = got->ndim == want->rank && got->dtype.code == wd.code && got->dtype.bits == wd.bits;
-    for (int d = 0; ok && d < want->rank; d++) ok = got->shape[d] == want->dims[d];
-    if (!ok) {
-      fprintf(stderr, "\n%s: output %d: dtype or shape differs (ndim %d", c->name, j, got->ndim);
-      for (int d = 0; d < got->ndim; d++) fprintf(stderr, "%s%lld", d ? ", " : ": ", (long long)got->shape[d]);
-      fprintf(stderr, ")\n");
-      CU_FAIL("output type");
-      continue;
-    }
-    int64_t bad = 0, first = -1;
-    double tol_r = want->type == T_F64 ? 1e-9 : 1e-4, tol_a = want->type == T_F64 ? 1e-9 : 1e-5;
-    int isf = want->type == T_F32 || want->type == T_F64;
-    for (int64_t e = 0; e < numel(want); e++) {
-      double g = load_dl(got, e), x = want->v[e];
-      int same = isf ? fabs(g - x) <= tol_a + tol_r * fabs(x) : g == x;
-      if (!same && bad++ == 0) first = e;
-    }
-    if (bad)
-      fprintf(stderr, "\n%s: output %d: %lld mismatches, first at %lld: got %.9g, want %.9g\n", c->name, j,
-              (long long)bad, (long long)first, load_dl(got, first), want->v[first]);
-    CU_ASSERT_EQUAL(bad, 0);
-  }
-  for (int i = 0; i < 5; i++) free(bufs[i]);
-  mlc_session_free(s);
-  mlc_model_free(m);
-}
-
-static void run_case(const mcase *c) {
-  mlc_rt_status rs;
-  char err[512];
-  run_model(c, 1, &rs, err, sizeof err);
-  CU_ASSERT_EQUAL(rs, MLC_RT_OK);
-}
-
-/* Compiling |c| fails with |code| and a message containing |a| and |b|. */
-static void expect_error(const mcase *c, mlc_code code, const char *a, const char *b) {
-  char so[4096];
-  mlc_status st = compile_case(c, so, sizeof so);
-  CU_ASSERT_PTR_NOT_NULL(st);
-  if (!st) return;
-  const char *msg = mlc_status_message(st);
-  int ok = mlc_status_code(st) == code && strstr(msg, a) && (!b || strstr(msg, b));
-  if (!ok) fprintf(stderr, "\n%s: unexpected error (%d): %s\n", c->name, (int)mlc_status_code(st), msg);
-  CU_ASSERT(ok);
-  mlc_status_free(st);
-}
-
-/* Compiling |c| works but running it fails with a message containing |a|. */
-static void expect_run_error(const mcase *c, const char *a) {
-  mlc_rt_status rs;
-  char err[512];
-  run_model(c, 0, &rs, err, sizeof err);
-  CU_ASSERT_NOT_EQUAL(rs, MLC_RT_OK);
-  if (rs != MLC_RT_OK && !strstr(err, a)) {
-    fprintf(stderr, "\n%s: unexpected run error: %s\n", c->name, err);
-    CU_FAIL("run error");
-  }
-}
-
 /* ---- building cases -------------------------------------------------------------- */
-
-static uint64_t rng = 0x243f6a8885a308d3ull;
-static double urand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-/* A tensor named |name| of |type| and shape; random values in [lo, hi)
-** (integers: floor). */
-static ten tensor(const char *name, int type, int rank, const int64_t *dims, double lo, double hi) {
-  ten t;
-  memset(&t, 0, sizeof t);
-  t.name = name;
-  t.type = type;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++) t.dims[i] = dims[i];
-  int isf = type == T_F32 || type == T_F64;
-  for (int64_t i = 0; i < numel(&t); i++) {
-    double v = lo + (hi - lo) * urand();
-    if (type == T_F32) v = (float)v;
-    t.v[i] = isf ? v : floor(v);
-  }
-  return t;
-}
-
-static ten output(const char *name, int type, int rank, const int64_t *dims) {
-  return tensor(name, type, rank, dims, 0, 0);
-}
-
-/* A one-element tensor (rank 0, or rank 1 with |vec|) holding |v|. */
-static ten scalar(const char *name, int type, double v, int init, int vec) {
-  int64_t one = 1;
-  ten t = tensor(name, type, vec, &one, 0, 0);
-  t.v[0] = v;
-  t.init = init;
-  return t;
-}
-
-static attr aint(const char *name, int64_t v) {
-  attr a = {name, 'i', v, 0, NULL, 0, {0}};
-  return a;
-}
-static attr aflt(const char *name, double v) {
-  attr a = {name, 'f', 0, v, NULL, 0, {0}};
-  return a;
-}
-static attr astr(const char *name, const char *s) {
-  attr a = {name, 's', 0, 0, s, 0, {0}};
-  return a;
-}
-static attr aints(const char *name, int n, const int64_t *v) {
-  attr a = {name, 'I', 0, 0, NULL, n, {0}};
-  for (int i = 0; i < n && i < 8; i++) a.ints[i] = v[i];
-  return a;
-}
-
-static mcase *new_case(const char *name, const char *op, int opset) {
-  mcase *c = calloc(1, sizeof *c);
-  if (!c) abort();
-  c->name = name;
-  c->op = op;
-  c->opset = opset;
-  return c;
-}
 
 #define D(...) (const int64_t[]){__VA_ARGS__}
 
@@ -443,7 +62,7 @@ static void ref_dft(const ten *x, int axis, int64_t n, int inverse, ten *y) {
   int r = x->rank, cpx = x->dims[r - 1] == 2;
   int64_t yi[MAXR], xi[MAXR], len = x->dims[axis] < n ? x->dims[axis] : n;
   double sign = inverse ? 1 : -1;
-  for (int64_t e = 0; e < numel(y); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(y); e++) {
     unflat(e, y->dims, r, yi);
     int64_t k = yi[axis];
     double re = 0, im = 0;
@@ -466,29 +85,29 @@ static void ref_dft(const ten *x, int axis, int64_t n, int inverse, ten *y) {
 ** < 0: |-len| at run time); |opset| 20 passes the axis as an input. */
 static void dft_case(const char *name, int opset, int rank, const int64_t *dims, int axis, int64_t len, int onesided,
                      int inverse, unsigned sym) {
-  mcase *c = new_case(name, "DFT", opset);
-  c->in[0] = tensor("x", T_F32, rank, dims, -2, 2);
+  mcase *c = mlc_th_new_case(name, "DFT", opset);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, dims, -2, 2);
   c->in[0].sym = sym;
   c->nin = 1;
   int64_t n = len ? (len < 0 ? -len : len) : dims[axis < 0 ? axis + rank : axis];
   int a = axis < 0 ? axis + rank : axis;
   if (len || opset >= 20) {
-    c->in[c->nin++] = len ? scalar("n", T_I64, (double)n, len > 0, 0) : scalar("", T_I64, 0, 0, 0);
+    c->in[c->nin++] = len ? mlc_th_scalar("n", T_I64, (double)n, len > 0, 0) : mlc_th_scalar("", T_I64, 0, 0, 0);
     if (!len) c->in[1].name = "";
   }
-  if (opset >= 20) c->in[c->nin++] = scalar("axis", T_I64, axis, 1, 0);
-  else c->at[c->nattr++] = aint("axis", axis);
-  if (onesided) c->at[c->nattr++] = aint("onesided", 1);
-  if (inverse) c->at[c->nattr++] = aint("inverse", 1);
+  if (opset >= 20) c->in[c->nin++] = mlc_th_scalar("axis", T_I64, axis, 1, 0);
+  else c->at[c->nattr++] = mlc_th_aint("axis", axis);
+  if (onesided) c->at[c->nattr++] = mlc_th_aint("onesided", 1);
+  if (inverse) c->at[c->nattr++] = mlc_th_aint("inverse", 1);
   int64_t od[MAXR];
   memcpy(od, dims, sizeof *od * (size_t)rank);
   od[a] = onesided ? n / 2 + 1 : n;
   od[rank - 1] = 2;
-  c->out[0] = output("y", T_F32, rank, od);
+  c->out[0] = mlc_th_output("y", T_F32, rank, od);
   c->out[0].sym = sym | (len < 0 ? 1u << a : 0); /* a run-time length: the extent undeclared */
   c->nout = 1;
   ref_dft(&c->in[0], a, n, inverse, &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -508,7 +127,7 @@ static void t_dft(void) {
 /* The STFT of signal |x| [B, L, 1 or 2] with |w| (NULL: ones). */
 static void ref_stft(const ten *x, const double *w, int64_t step, int64_t n, ten *y) {
   int cpx = x->dims[2] == 2;
-  for (int64_t e = 0; e < numel(y); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(y); e++) {
     int64_t yi[4];
     unflat(e, y->dims, 4, yi);
     double re = 0, im = 0;
@@ -527,20 +146,20 @@ static void ref_stft(const ten *x, const double *w, int64_t step, int64_t n, ten
 ** frame_length; |rt| bit 0: frame_step at run time, bit 1: frame_length. */
 static void stft_case(const char *name, const int64_t *dims, int64_t step, int64_t n, int win, int with_len,
                       int onesided, int rt) {
-  mcase *c = new_case(name, "STFT", 17);
-  c->in[0] = tensor("signal", T_F32, 3, dims, -1, 1);
-  c->in[1] = scalar("step", T_I64, (double)step, !(rt & 1), 0);
+  mcase *c = mlc_th_new_case(name, "STFT", 17);
+  c->in[0] = mlc_th_tensor("signal", T_F32, 3, dims, -1, 1);
+  c->in[1] = mlc_th_scalar("step", T_I64, (double)step, !(rt & 1), 0);
   c->nin = 2;
-  if (win) c->in[2] = tensor("window", T_F32, 1, &n, 0, 1);
-  else c->in[2] = scalar("", T_F32, 0, 0, 0);
+  if (win) c->in[2] = mlc_th_tensor("window", T_F32, 1, &n, 0, 1);
+  else c->in[2] = mlc_th_scalar("", T_F32, 0, 0, 0);
   if (win || with_len) c->nin = 3;
-  if (with_len) c->in[c->nin++] = scalar("len", T_I64, (double)n, !(rt & 2), 0);
-  if (!onesided) c->at[c->nattr++] = aint("onesided", 0);
+  if (with_len) c->in[c->nin++] = mlc_th_scalar("len", T_I64, (double)n, !(rt & 2), 0);
+  if (!onesided) c->at[c->nattr++] = mlc_th_aint("onesided", 0);
   int64_t frames = (dims[1] - n) / step + 1, bins = onesided ? n / 2 + 1 : n;
-  c->out[0] = output("y", T_F32, 4, D(dims[0], frames, bins, 2));
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(dims[0], frames, bins, 2));
   c->nout = 1;
   ref_stft(&c->in[0], win ? c->in[2].v : NULL, step, n, &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -564,15 +183,15 @@ static double ref_window(const char *op, int periodic, int64_t size, int64_t i) 
 
 static void window_case(const char *name, const char *op, int64_t size, int periodic, int size_const, int type,
                         int size_type) {
-  mcase *c = new_case(name, op, 17);
-  c->in[0] = scalar("size", size_type, (double)size, size_const, 0);
+  mcase *c = mlc_th_new_case(name, op, 17);
+  c->in[0] = mlc_th_scalar("size", size_type, (double)size, size_const, 0);
   c->nin = 1;
-  if (!periodic) c->at[c->nattr++] = aint("periodic", 0);
-  if (type != T_F32) c->at[c->nattr++] = aint("output_datatype", type);
-  c->out[0] = output("y", type, 1, &size);
+  if (!periodic) c->at[c->nattr++] = mlc_th_aint("periodic", 0);
+  if (type != T_F32) c->at[c->nattr++] = mlc_th_aint("output_datatype", type);
+  c->out[0] = mlc_th_output("y", type, 1, &size);
   c->nout = 1;
   for (int64_t i = 0; i < size; i++) c->out[0].v[i] = ref_window(op, periodic, size, i);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -613,18 +232,18 @@ static void ref_mel(int64_t mels, int64_t dl, int64_t sr, double lo, double hi, 
 
 static void mel_case(const char *name, int64_t mels, int64_t dl, int64_t sr, double lo, double hi, int consts,
                      int type) {
-  mcase *c = new_case(name, "MelWeightMatrix", 17);
-  c->in[0] = scalar("num_mel_bins", T_I32, (double)mels, consts, 0);
-  c->in[1] = scalar("dft_length", T_I64, (double)dl, consts, 0);
-  c->in[2] = scalar("sample_rate", T_I32, (double)sr, consts, 0);
-  c->in[3] = scalar("lower", T_F32, lo, consts, 0);
-  c->in[4] = scalar("upper", T_F32, hi, consts, 0);
+  mcase *c = mlc_th_new_case(name, "MelWeightMatrix", 17);
+  c->in[0] = mlc_th_scalar("num_mel_bins", T_I32, (double)mels, consts, 0);
+  c->in[1] = mlc_th_scalar("dft_length", T_I64, (double)dl, consts, 0);
+  c->in[2] = mlc_th_scalar("sample_rate", T_I32, (double)sr, consts, 0);
+  c->in[3] = mlc_th_scalar("lower", T_F32, lo, consts, 0);
+  c->in[4] = mlc_th_scalar("upper", T_F32, hi, consts, 0);
   c->nin = 5;
-  if (type != T_F32) c->at[c->nattr++] = aint("output_datatype", type);
-  c->out[0] = output("y", type, 2, D(dl / 2 + 1, mels));
+  if (type != T_F32) c->at[c->nattr++] = mlc_th_aint("output_datatype", type);
+  c->out[0] = mlc_th_output("y", type, 2, D(dl / 2 + 1, mels));
   c->nout = 1;
   ref_mel(mels, dl, sr, (float)lo, (float)hi, &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -703,32 +322,32 @@ static void t_grid_sample(void) {
     for (int p = 0; p < 3; p++)
       for (int ac = 0; ac < 2; ac++, k++) {
         snprintf(names[k], sizeof names[k], "gs_%s_%s_ac%d", modes[m], pads[p], ac);
-        mcase *c = new_case(names[k], "GridSample", 16);
-        c->in[0] = tensor("x", T_F32, 4, D(2, 3, 5, 7), -3, 3);
-        c->in[1] = tensor("grid", T_F32, 4, D(2, 4, 6, 2), -1.4, 1.4);
+        mcase *c = mlc_th_new_case(names[k], "GridSample", 16);
+        c->in[0] = mlc_th_tensor("x", T_F32, 4, D(2, 3, 5, 7), -3, 3);
+        c->in[1] = mlc_th_tensor("grid", T_F32, 4, D(2, 4, 6, 2), -1.4, 1.4);
         c->nin = 2;
-        c->at[c->nattr++] = astr("mode", modes[m]);
-        c->at[c->nattr++] = astr("padding_mode", pads[p]);
-        c->at[c->nattr++] = aint("align_corners", ac);
-        c->out[0] = output("y", T_F32, 4, D(2, 3, 4, 6));
+        c->at[c->nattr++] = mlc_th_astr("mode", modes[m]);
+        c->at[c->nattr++] = mlc_th_astr("padding_mode", pads[p]);
+        c->at[c->nattr++] = mlc_th_aint("align_corners", ac);
+        c->out[0] = mlc_th_output("y", T_F32, 4, D(2, 3, 4, 6));
         c->nout = 1;
         ref_grid_sample(&c->in[0], &c->in[1], m, p, ac, &c->out[0]);
-        run_case(c);
+        mlc_th_run_case(c);
         free(c);
       }
   /* GridSample-20's mode names, a symbolic batch */
-  mcase *c = new_case("gs20_cubic_symbolic", "GridSample", 20);
-  c->in[0] = tensor("x", T_F32, 4, D(3, 2, 4, 4), -1, 1);
+  mcase *c = mlc_th_new_case("gs20_cubic_symbolic", "GridSample", 20);
+  c->in[0] = mlc_th_tensor("x", T_F32, 4, D(3, 2, 4, 4), -1, 1);
   c->in[0].sym = 1;
-  c->in[1] = tensor("grid", T_F32, 4, D(3, 3, 2, 2), -1, 1);
+  c->in[1] = mlc_th_tensor("grid", T_F32, 4, D(3, 3, 2, 2), -1, 1);
   c->in[1].sym = 1;
   c->nin = 2;
-  c->at[c->nattr++] = astr("mode", "cubic");
-  c->out[0] = output("y", T_F32, 4, D(3, 2, 3, 2));
+  c->at[c->nattr++] = mlc_th_astr("mode", "cubic");
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(3, 2, 3, 2));
   c->out[0].sym = 1;
   c->nout = 1;
   ref_grid_sample(&c->in[0], &c->in[1], 2, 0, 0, &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -784,26 +403,26 @@ static void ref_roi_align(const ten *x, const ten *rois, const ten *bi, int64_t 
 }
 
 static void roi_case(const char *name, int opset, int max, int hp, int64_t sr, double scale) {
-  mcase *c = new_case(name, "RoiAlign", opset);
+  mcase *c = mlc_th_new_case(name, "RoiAlign", opset);
   int64_t R = 5;
-  c->in[0] = tensor("x", T_F32, 4, D(2, 3, 12, 10), -1, 1);
-  c->in[1] = tensor("rois", T_F32, 2, D(R, 4), 0, 1);
-  c->in[2] = tensor("batch", T_I64, 1, &R, 0, 2);
+  c->in[0] = mlc_th_tensor("x", T_F32, 4, D(2, 3, 12, 10), -1, 1);
+  c->in[1] = mlc_th_tensor("rois", T_F32, 2, D(R, 4), 0, 1);
+  c->in[2] = mlc_th_tensor("batch", T_I64, 1, &R, 0, 2);
   double rv[5][4] = {{0, 0, 9, 11}, {1.5, 2.2, 6.3, 8.9}, {-3, -2, 4, 5}, {7, 3, 13, 16}, {5, 6, 4.5, 6}};
   for (int r = 0; r < R; r++)
     for (int k = 0; k < 4; k++) c->in[1].v[r * 4 + k] = (float)(rv[r][k] / scale);
   c->nin = 3;
   int64_t oh = 3, ow = 4;
-  if (max) c->at[c->nattr++] = astr("mode", "max");
-  c->at[c->nattr++] = aint("output_height", oh);
-  c->at[c->nattr++] = aint("output_width", ow);
-  if (sr) c->at[c->nattr++] = aint("sampling_ratio", sr);
-  if (scale != 1) c->at[c->nattr++] = aflt("spatial_scale", scale);
-  if (opset >= 16) c->at[c->nattr++] = astr("coordinate_transformation_mode", hp ? "half_pixel" : "output_half_pixel");
-  c->out[0] = output("y", T_F32, 4, D(R, 3, oh, ow));
+  if (max) c->at[c->nattr++] = mlc_th_astr("mode", "max");
+  c->at[c->nattr++] = mlc_th_aint("output_height", oh);
+  c->at[c->nattr++] = mlc_th_aint("output_width", ow);
+  if (sr) c->at[c->nattr++] = mlc_th_aint("sampling_ratio", sr);
+  if (scale != 1) c->at[c->nattr++] = mlc_th_aflt("spatial_scale", scale);
+  if (opset >= 16) c->at[c->nattr++] = mlc_th_astr("coordinate_transformation_mode", hp ? "half_pixel" : "output_half_pixel");
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(R, 3, oh, ow));
   c->nout = 1;
   ref_roi_align(&c->in[0], &c->in[1], &c->in[2], oh, ow, sr, (float)scale, opset >= 16 && hp, max, &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -834,21 +453,21 @@ static double ref_det(const double *a, int n) {
 }
 
 static void det_case(const char *name, int rank, const int64_t *dims, int singular, unsigned sym) {
-  mcase *c = new_case(name, "Det", 11);
-  c->in[0] = tensor("x", T_F32, rank, dims, -2, 2);
+  mcase *c = mlc_th_new_case(name, "Det", 11);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, dims, -2, 2);
   c->in[0].sym = sym;
   c->nin = 1;
-  int64_t m = dims[rank - 1], nb = numel(&c->in[0]) / (m > 0 ? m * m : 1);
+  int64_t m = dims[rank - 1], nb = mlc_th_numel_of(&c->in[0]) / (m > 0 ? m * m : 1);
   if (singular) /* matrix 0: a zero column; matrix 1: two equal rows */
     for (int64_t i = 0; i < m; i++) {
       c->in[0].v[i * m + m - 1] = 0;
       if (nb > 1 && m > 1) c->in[0].v[m * m + m + i] = c->in[0].v[m * m + i];
     }
-  c->out[0] = output("y", T_F32, rank - 2, dims);
+  c->out[0] = mlc_th_output("y", T_F32, rank - 2, dims);
   c->out[0].sym = sym;
   c->nout = 1;
   for (int64_t b = 0; b < nb; b++) c->out[0].v[b] = ref_det(&c->in[0].v[b * m * m], (int)m);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -864,10 +483,10 @@ static void t_det(void) {
 /* MaxUnpool of |x| with flat |indices| into |y| (zeros elsewhere; the last
 ** write wins). */
 static void ref_unpool(const ten *x, const ten *ix, ten *y) {
-  memset(y->v, 0, sizeof(double) * (size_t)numel(y));
-  for (int64_t e = 0; e < numel(x); e++) {
+  memset(y->v, 0, sizeof(double) * (size_t)mlc_th_numel_of(y));
+  for (int64_t e = 0; e < mlc_th_numel_of(x); e++) {
     int64_t t = (int64_t)ix->v[e];
-    if (t >= 0 && t < numel(y)) y->v[t] = x->v[e];
+    if (t >= 0 && t < mlc_th_numel_of(y)) y->v[t] = x->v[e];
   }
 }
 
@@ -877,7 +496,7 @@ static void pool_indices(const int64_t *in_dims, int rank, const int64_t *k, con
                          ten *ix) {
   int sp = rank - 2;
   int64_t pi[MAXR], wi[MAXR];
-  for (int64_t e = 0; e < numel(ix); e++) {
+  for (int64_t e = 0; e < mlc_th_numel_of(ix); e++) {
     unflat(e, ix->dims, rank, pi);
     int64_t best = -1;
     double bv = -1;
@@ -891,7 +510,7 @@ static void pool_indices(const int64_t *in_dims, int rank, const int64_t *k, con
         r /= k[d];
         ok &= wi[d + 2] >= 0 && wi[d + 2] < in_dims[d + 2];
       }
-      double v = urand();
+      double v = mlc_th_urand();
       if (ok && v > bv) bv = v, best = flat(wi, in_dims, rank);
     }
     ix->v[e] = (double)best;
@@ -903,33 +522,33 @@ static void pool_indices(const int64_t *in_dims, int rank, const int64_t *k, con
 ** 1: a constant one, 2: at run time. */
 static void unpool_case(const char *name, int rank, const int64_t *xdims, const int64_t *k, const int64_t *s,
                         const int64_t *pads, const int64_t *odims, int mode, int os) {
-  mcase *c = new_case(name, "MaxUnpool", 11);
+  mcase *c = mlc_th_new_case(name, "MaxUnpool", 11);
   int sp = rank - 2;
-  c->in[0] = tensor("x", T_F32, rank, xdims, 1, 5);
-  c->in[1] = tensor("i", T_I64, rank, xdims, 0, 0);
+  c->in[0] = mlc_th_tensor("x", T_F32, rank, xdims, 1, 5);
+  c->in[1] = mlc_th_tensor("i", T_I64, rank, xdims, 0, 0);
   c->nin = 2;
   int64_t on = 1;
   for (int d = 0; d < rank; d++) on *= odims[d];
   if (mode == 0) pool_indices(odims, rank, k, s, pads, &c->in[1]);
   else
-    for (int64_t e = 0; e < numel(&c->in[1]); e++) c->in[1].v[e] = floor(urand() * (double)on);
+    for (int64_t e = 0; e < mlc_th_numel_of(&c->in[1]); e++) c->in[1].v[e] = floor(mlc_th_urand() * (double)on);
   if (os) {
     int64_t r = rank;
-    c->in[2] = tensor("shape", T_I64, 1, &r, 0, 0);
+    c->in[2] = mlc_th_tensor("shape", T_I64, 1, &r, 0, 0);
     for (int d = 0; d < rank; d++) c->in[2].v[d] = (double)odims[d];
     c->in[2].init = os == 1;
     c->nin = 3;
   }
-  c->at[c->nattr++] = aints("kernel_shape", sp, k);
-  c->at[c->nattr++] = aints("strides", sp, s);
+  c->at[c->nattr++] = mlc_th_aints("kernel_shape", sp, k);
+  c->at[c->nattr++] = mlc_th_aints("strides", sp, s);
   int64_t pp[8];
   for (int d = 0; d < sp; d++) pp[d] = pads[d], pp[sp + d] = pads[sp + d];
-  c->at[c->nattr++] = aints("pads", 2 * sp, pp);
-  c->out[0] = output("y", T_F32, rank, odims);
+  c->at[c->nattr++] = mlc_th_aints("pads", 2 * sp, pp);
+  c->out[0] = mlc_th_output("y", T_F32, rank, odims);
   if (os == 2 && mode == 0) c->out[0].sym = 0xc; /* undeclared spatial extents */
   c->nout = 1;
   ref_unpool(&c->in[0], &c->in[1], &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -995,27 +614,27 @@ static void ref_nms(const ten *bx, const ten *sc, int64_t maxo, double thr_iou, 
 /* |opt| bit 0: iou_threshold given, bit 1: score_threshold given, bit 2:
 ** max_output_boxes_per_class at run time. */
 static void nms_case(const char *name, int opset, int cpb, int64_t B, int64_t N, int64_t C, int64_t maxo, int opt) {
-  mcase *c = new_case(name, "NonMaxSuppression", opset);
-  c->in[0] = tensor("boxes", T_F32, 3, D(B, N, 4), 0, 1);
+  mcase *c = mlc_th_new_case(name, "NonMaxSuppression", opset);
+  c->in[0] = mlc_th_tensor("boxes", T_F32, 3, D(B, N, 4), 0, 1);
   for (int64_t i = 0; i < B * N; i++) { /* boxes of size 1 to 4 in a 10 x 10 area */
-    double *b = &c->in[0].v[i * 4], y0 = floor(urand() * 8 * 4) / 4, x0 = floor(urand() * 8 * 4) / 4;
-    double h = 1 + floor(urand() * 12) / 4, w = 1 + floor(urand() * 12) / 4;
+    double *b = &c->in[0].v[i * 4], y0 = floor(mlc_th_urand() * 8 * 4) / 4, x0 = floor(mlc_th_urand() * 8 * 4) / 4;
+    double h = 1 + floor(mlc_th_urand() * 12) / 4, w = 1 + floor(mlc_th_urand() * 12) / 4;
     if (cpb) b[0] = x0 + w / 2, b[1] = y0 + h / 2, b[2] = w, b[3] = h;
     else if (i % 3 == 1) b[0] = y0 + h, b[1] = x0 + w, b[2] = y0, b[3] = x0; /* flipped corners */
     else b[0] = y0, b[1] = x0, b[2] = y0 + h, b[3] = x0 + w;
   }
-  c->in[1] = tensor("scores", T_F32, 3, D(B, C, N), 0, 1);
-  c->in[2] = scalar("max", T_I64, (double)maxo, !(opt & 4), 1);
-  c->in[3] = scalar("iou", T_F32, 0.3, 0, 1);
-  c->in[4] = scalar("score", T_F32, 0.25, 0, 1);
+  c->in[1] = mlc_th_tensor("scores", T_F32, 3, D(B, C, N), 0, 1);
+  c->in[2] = mlc_th_scalar("max", T_I64, (double)maxo, !(opt & 4), 1);
+  c->in[3] = mlc_th_scalar("iou", T_F32, 0.3, 0, 1);
+  c->in[4] = mlc_th_scalar("score", T_F32, 0.25, 0, 1);
   if (!(opt & 1)) c->in[3].name = "";
   c->nin = opt & 2 ? 5 : 4;
-  if (cpb) c->at[c->nattr++] = aint("center_point_box", 1);
-  c->out[0] = output("selected", T_I64, 2, D(0, 3));
+  if (cpb) c->at[c->nattr++] = mlc_th_aint("center_point_box", 1);
+  c->out[0] = mlc_th_output("selected", T_I64, 2, D(0, 3));
   c->out[0].sym = cpb; /* the count undeclared */
   c->nout = 1;
   ref_nms(&c->in[0], &c->in[1], maxo, opt & 1 ? (float)0.3 : 0, opt & 2 ? (float)0.25 : -INFINITY, cpb, &c->out[0]);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -1031,7 +650,7 @@ static void t_nms(void) {
 static void ref_unique(const ten *x, int axis, int sorted, ten *out) {
   int r = x->rank;
   int64_t A = 1, N, B = 1;
-  if (axis < 0) N = numel(x);
+  if (axis < 0) N = mlc_th_numel_of(x);
   else {
     for (int d = 0; d < axis; d++) A *= x->dims[d];
     N = x->dims[axis];
@@ -1090,21 +709,21 @@ static void ref_unique(const ten *x, int axis, int sorted, ten *out) {
 }
 
 static void unique_case(const char *name, int type, int rank, const int64_t *dims, int axis, int sorted, int levels) {
-  mcase *c = new_case(name, "Unique", 11);
-  c->in[0] = tensor("x", type, rank, dims, 0, levels);
+  mcase *c = mlc_th_new_case(name, "Unique", 11);
+  c->in[0] = mlc_th_tensor("x", type, rank, dims, 0, levels);
   if (type == T_F32)
-    for (int64_t e = 0; e < numel(&c->in[0]); e++) c->in[0].v[e] = floor(c->in[0].v[e]) - 1.5;
+    for (int64_t e = 0; e < mlc_th_numel_of(&c->in[0]); e++) c->in[0].v[e] = floor(c->in[0].v[e]) - 1.5;
   c->nin = 1;
-  if (axis != INT32_MIN) c->at[c->nattr++] = aint("axis", axis);
-  if (!sorted) c->at[c->nattr++] = aint("sorted", 0);
-  c->out[0] = output("y", type, 1, D(0));
-  c->out[1] = output("indices", T_I64, 1, D(0));
-  c->out[2] = output("inverse", T_I64, 1, D(0));
-  c->out[3] = output("counts", T_I64, 1, D(0));
+  if (axis != INT32_MIN) c->at[c->nattr++] = mlc_th_aint("axis", axis);
+  if (!sorted) c->at[c->nattr++] = mlc_th_aint("sorted", 0);
+  c->out[0] = mlc_th_output("y", type, 1, D(0));
+  c->out[1] = mlc_th_output("indices", T_I64, 1, D(0));
+  c->out[2] = mlc_th_output("inverse", T_I64, 1, D(0));
+  c->out[3] = mlc_th_output("counts", T_I64, 1, D(0));
   c->nout = 4;
   if (!sorted) c->out[0].sym = c->out[1].sym = c->out[3].sym = 1; /* the count undeclared */
   ref_unique(&c->in[0], axis == INT32_MIN ? -1 : axis < 0 ? axis + rank : axis, sorted, c->out);
-  run_case(c);
+  mlc_th_run_case(c);
   free(c);
 }
 
@@ -1119,121 +738,121 @@ static void t_unique(void) {
 /* ---- errors ----------------------------------------------------------------------------------- */
 
 static void t_errors(void) {
-  mcase *c = new_case("err_dft_axis", "DFT", 17);
-  c->in[0] = tensor("x", T_F32, 3, D(2, 4, 1), 0, 1);
+  mcase *c = mlc_th_new_case("err_dft_axis", "DFT", 17);
+  c->in[0] = mlc_th_tensor("x", T_F32, 3, D(2, 4, 1), 0, 1);
   c->nin = 1;
-  c->at[c->nattr++] = aint("axis", 2);
-  c->out[0] = output("y", T_F32, 3, D(2, 4, 2));
+  c->at[c->nattr++] = mlc_th_aint("axis", 2);
+  c->out[0] = mlc_th_output("y", T_F32, 3, D(2, 4, 2));
   c->nout = 1;
-  expect_error(c, MLC_INVALID_ARGUMENT, "DFT", "axis 2 is out of range");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "DFT", "axis 2 is out of range");
   c->at[0].i = 1;
   c->in[0].dims[2] = 3; /* neither real nor complex */
-  expect_error(c, MLC_INVALID_ARGUMENT, "node0", "1 (real) or 2 (complex)");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "node0", "1 (real) or 2 (complex)");
   free(c);
 
-  c = new_case("err_stft_no_length", "STFT", 17);
-  c->in[0] = tensor("signal", T_F32, 3, D(1, 32, 1), 0, 1);
-  c->in[1] = scalar("step", T_I64, 4, 1, 0);
+  c = mlc_th_new_case("err_stft_no_length", "STFT", 17);
+  c->in[0] = mlc_th_tensor("signal", T_F32, 3, D(1, 32, 1), 0, 1);
+  c->in[1] = mlc_th_scalar("step", T_I64, 4, 1, 0);
   c->nin = 2;
-  c->out[0] = output("y", T_F32, 4, D(1, 1, 1, 2));
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(1, 1, 1, 2));
   c->nout = 1;
-  expect_error(c, MLC_INVALID_ARGUMENT, "STFT", "window or a frame_length");
-  c->in[2] = scalar("", T_F32, 0, 0, 0);
-  c->in[3] = scalar("len", T_I64, 40, 1, 0);
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "STFT", "window or a frame_length");
+  c->in[2] = mlc_th_scalar("", T_F32, 0, 0, 0);
+  c->in[3] = mlc_th_scalar("len", T_I64, 40, 1, 0);
   c->nin = 4;
-  expect_error(c, MLC_INVALID_ARGUMENT, "STFT", "exceeds the signal length");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "STFT", "exceeds the signal length");
   free(c);
 
-  c = new_case("err_grid_sample_5d", "GridSample", 16);
-  c->in[0] = tensor("x", T_F32, 5, D(1, 1, 2, 2, 2), 0, 1);
-  c->in[1] = tensor("grid", T_F32, 5, D(1, 2, 2, 2, 3), 0, 1);
+  c = mlc_th_new_case("err_grid_sample_5d", "GridSample", 16);
+  c->in[0] = mlc_th_tensor("x", T_F32, 5, D(1, 1, 2, 2, 2), 0, 1);
+  c->in[1] = mlc_th_tensor("grid", T_F32, 5, D(1, 2, 2, 2, 3), 0, 1);
   c->nin = 2;
-  c->out[0] = output("y", T_F32, 5, D(1, 1, 2, 2, 2));
+  c->out[0] = mlc_th_output("y", T_F32, 5, D(1, 1, 2, 2, 2));
   c->nout = 1;
-  expect_error(c, MLC_UNIMPLEMENTED, "GridSample", "4-D");
+  mlc_th_expect_error(c, MLC_UNIMPLEMENTED, "GridSample", "4-D");
   free(c);
 
-  c = new_case("err_grid_sample_mode", "GridSample", 16);
-  c->in[0] = tensor("x", T_F32, 4, D(1, 1, 2, 2), 0, 1);
-  c->in[1] = tensor("grid", T_F32, 4, D(1, 2, 2, 2), 0, 1);
+  c = mlc_th_new_case("err_grid_sample_mode", "GridSample", 16);
+  c->in[0] = mlc_th_tensor("x", T_F32, 4, D(1, 1, 2, 2), 0, 1);
+  c->in[1] = mlc_th_tensor("grid", T_F32, 4, D(1, 2, 2, 2), 0, 1);
   c->nin = 2;
-  c->at[c->nattr++] = astr("mode", "linear"); /* GridSample-20's name */
-  c->out[0] = output("y", T_F32, 4, D(1, 1, 2, 2));
+  c->at[c->nattr++] = mlc_th_astr("mode", "linear"); /* GridSample-20's name */
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(1, 1, 2, 2));
   c->nout = 1;
-  expect_error(c, MLC_UNIMPLEMENTED, "GridSample", "linear");
+  mlc_th_expect_error(c, MLC_UNIMPLEMENTED, "GridSample", "linear");
   free(c);
 
-  c = new_case("err_det_square", "Det", 11);
-  c->in[0] = tensor("x", T_F32, 2, D(2, 3), 0, 1);
+  c = mlc_th_new_case("err_det_square", "Det", 11);
+  c->in[0] = mlc_th_tensor("x", T_F32, 2, D(2, 3), 0, 1);
   c->nin = 1;
-  c->out[0] = output("y", T_F32, 0, NULL);
+  c->out[0] = mlc_th_output("y", T_F32, 0, NULL);
   c->nout = 1;
-  expect_error(c, MLC_INVALID_ARGUMENT, "node0", "square");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "node0", "square");
   free(c);
 
-  c = new_case("err_unpool_kernel", "MaxUnpool", 11);
-  c->in[0] = tensor("x", T_F32, 4, D(1, 1, 2, 2), 0, 1);
-  c->in[1] = tensor("i", T_I64, 4, D(1, 1, 2, 2), 0, 4);
+  c = mlc_th_new_case("err_unpool_kernel", "MaxUnpool", 11);
+  c->in[0] = mlc_th_tensor("x", T_F32, 4, D(1, 1, 2, 2), 0, 1);
+  c->in[1] = mlc_th_tensor("i", T_I64, 4, D(1, 1, 2, 2), 0, 4);
   c->nin = 2;
-  c->at[c->nattr++] = aints("kernel_shape", 1, D(2));
-  c->out[0] = output("y", T_F32, 4, D(1, 1, 4, 4));
+  c->at[c->nattr++] = mlc_th_aints("kernel_shape", 1, D(2));
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(1, 1, 4, 4));
   c->nout = 1;
-  expect_error(c, MLC_INVALID_ARGUMENT, "MaxUnpool", "kernel_shape");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "MaxUnpool", "kernel_shape");
   free(c);
 
-  c = new_case("err_window_size", "HannWindow", 17);
-  c->in[0] = scalar("size", T_I32, -3, 1, 0);
+  c = mlc_th_new_case("err_window_size", "HannWindow", 17);
+  c->in[0] = mlc_th_scalar("size", T_I32, -3, 1, 0);
   c->nin = 1;
-  c->out[0] = output("y", T_F32, 1, D(3));
+  c->out[0] = mlc_th_output("y", T_F32, 1, D(3));
   c->nout = 1;
-  expect_error(c, MLC_INVALID_ARGUMENT, "HannWindow", "size -3");
+  mlc_th_expect_error(c, MLC_INVALID_ARGUMENT, "HannWindow", "size -3");
   free(c);
 
-  c = new_case("err_roi_mode", "RoiAlign", 16);
-  c->in[0] = tensor("x", T_F32, 4, D(1, 1, 4, 4), 0, 1);
-  c->in[1] = tensor("rois", T_F32, 2, D(1, 4), 0, 3);
-  c->in[2] = tensor("b", T_I64, 1, D(1), 0, 0);
+  c = mlc_th_new_case("err_roi_mode", "RoiAlign", 16);
+  c->in[0] = mlc_th_tensor("x", T_F32, 4, D(1, 1, 4, 4), 0, 1);
+  c->in[1] = mlc_th_tensor("rois", T_F32, 2, D(1, 4), 0, 3);
+  c->in[2] = mlc_th_tensor("b", T_I64, 1, D(1), 0, 0);
   c->nin = 3;
-  c->at[c->nattr++] = astr("mode", "min");
-  c->out[0] = output("y", T_F32, 4, D(1, 1, 1, 1));
+  c->at[c->nattr++] = mlc_th_astr("mode", "min");
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(1, 1, 1, 1));
   c->nout = 1;
-  expect_error(c, MLC_UNIMPLEMENTED, "RoiAlign", "mode \"min\"");
+  mlc_th_expect_error(c, MLC_UNIMPLEMENTED, "RoiAlign", "mode \"min\"");
   free(c);
 
   /* sizes computed at run time: a bad value fails the run, naming the values */
-  c = new_case("err_stft_step_zero", "STFT", 17);
-  c->in[0] = tensor("signal", T_F32, 3, D(1, 32, 1), 0, 1);
-  c->in[1] = scalar("step", T_I64, 0, 0, 0);
-  c->in[2] = scalar("", T_F32, 0, 0, 0);
-  c->in[3] = scalar("len", T_I64, 8, 1, 0);
+  c = mlc_th_new_case("err_stft_step_zero", "STFT", 17);
+  c->in[0] = mlc_th_tensor("signal", T_F32, 3, D(1, 32, 1), 0, 1);
+  c->in[1] = mlc_th_scalar("step", T_I64, 0, 0, 0);
+  c->in[2] = mlc_th_scalar("", T_F32, 0, 0, 0);
+  c->in[3] = mlc_th_scalar("len", T_I64, 8, 1, 0);
   c->nin = 4;
-  c->out[0] = output("y", T_F32, 4, D(1, 1, 5, 2));
+  c->out[0] = mlc_th_output("y", T_F32, 4, D(1, 1, 5, 2));
   c->out[0].sym = 2;
   c->nout = 1;
-  expect_run_error(c, "computed dimension");
+  mlc_th_expect_run_error(c, "computed dimension");
   c->in[1].v[0] = 4;
   c->in[3].init = 0;
   c->in[3].v[0] = 33; /* longer than the signal */
-  expect_run_error(c, "computed dimension");
+  mlc_th_expect_run_error(c, "computed dimension");
   free(c);
 
-  c = new_case("err_window_runtime_size", "HammingWindow", 17);
-  c->in[0] = scalar("size", T_I64, -2, 0, 0);
+  c = mlc_th_new_case("err_window_runtime_size", "HammingWindow", 17);
+  c->in[0] = mlc_th_scalar("size", T_I64, -2, 0, 0);
   c->nin = 1;
-  c->out[0] = output("y", T_F32, 1, D(2));
+  c->out[0] = mlc_th_output("y", T_F32, 1, D(2));
   c->out[0].sym = 1;
   c->nout = 1;
-  expect_run_error(c, "computed dimension");
+  mlc_th_expect_run_error(c, "computed dimension");
   free(c);
 
-  c = new_case("err_dft_runtime_length", "DFT", 17);
-  c->in[0] = tensor("x", T_F32, 3, D(1, 4, 1), 0, 1);
-  c->in[1] = scalar("n", T_I64, 0, 0, 0);
+  c = mlc_th_new_case("err_dft_runtime_length", "DFT", 17);
+  c->in[0] = mlc_th_tensor("x", T_F32, 3, D(1, 4, 1), 0, 1);
+  c->in[1] = mlc_th_scalar("n", T_I64, 0, 0, 0);
   c->nin = 2;
-  c->out[0] = output("y", T_F32, 3, D(1, 4, 2));
+  c->out[0] = mlc_th_output("y", T_F32, 3, D(1, 4, 2));
   c->out[0].sym = 2;
   c->nout = 1;
-  expect_run_error(c, "computed dimension");
+  mlc_th_expect_run_error(c, "computed dimension");
   free(c);
 }
 
@@ -1325,22 +944,6 @@ static void t_infer(void) {
 
 /* ---- registration -------------------------------------------------------------------------- */
 
-static int suite_init(void) {
-  tmpdir = mlc_test_tmpdir();
-  return tmpdir ? 0 : -1;
-}
-
-static int suite_clean(void) {
-  if (tmpdir) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
-  }
-  free(tmpdir);
-  tmpdir = NULL;
-  return 0;
-}
-
 static void register_suites(void) {
   static const CU_TestInfo ops[] = {
       {"dft", t_dft},
@@ -1361,11 +964,12 @@ static void register_suites(void) {
       CU_TEST_INFO_NULL,
   };
   mlc_test_add_suite("signal_graph", graph);
-  CU_pSuite su = CU_add_suite("signal_ops", suite_init, suite_clean);
+  CU_pSuite su = CU_add_suite("signal_ops", mlc_th_tmp_init, mlc_th_tmp_clean);
   for (const CU_TestInfo *t = ops; su && t->pName; t++) CU_add_test(su, t->pName, t->pTestFunc);
 }
 
 int main(void) {
   static const mlc_test_register_fn fns[] = {register_suites, NULL};
+  mlc_th_rng = 0x243f6a8885a308d3ull; /* this program's data */
   return mlc_test_main("test_signal_ops", fns);
 }
