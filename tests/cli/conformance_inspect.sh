@@ -31,21 +31,8 @@ if [ ! -x "$MLC_CLI" ]; then
   exit 1
 fi
 
-count_tests() { find "$suite/" -mindepth 2 -maxdepth 2 -name model.onnx 2>/dev/null | wc -l; }
-complete() { [ -f "$suite/.onnx-node-tests" ] && [ "$(count_tests)" -ge 922 ]; }
-if ! complete; then
-  # One generator at a time (tests/conformance/run.sh shares the suite and the lock).
-  (
-    if command -v flock >/dev/null 2>&1; then flock 9; fi
-    if ! complete; then
-      echo "conformance_inspect: generating the node tests into $suite"
-      bash "$gen" "$suite" || exit 1
-    fi
-  ) 9>"$MLC_BUILDDIR/.onnx-node-tests.lock" || {
-    echo "conformance_inspect: generate.sh failed"
-    exit 99
-  }
-fi
+. "$MLC_SRCDIR/tests/conformance/suite.sh"
+ensure_suite conformance_inspect "$gen" "$suite" || exit $?
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/conformance_inspect.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM

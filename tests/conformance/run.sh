@@ -36,21 +36,8 @@ if [ ! -x "$runner" ]; then
   exit 1
 fi
 
-count_tests() { find "$suite/" -mindepth 2 -maxdepth 2 -name model.onnx 2>/dev/null | wc -l; }
-complete() { [ -f "$suite/.onnx-node-tests" ] && [ "$(count_tests)" -ge 922 ]; }
-if ! complete; then
-  # One generator at a time; whoever waited finds the suite complete.
-  (
-    if command -v flock >/dev/null 2>&1; then flock 9; fi
-    if ! complete; then
-      echo "conformance: generating the node tests into $suite"
-      bash "$gen" "$suite" || exit 1
-    fi
-  ) 9>"$MLC_BUILDDIR/.onnx-node-tests.lock" || {
-    echo "conformance: generate.sh failed"
-    exit 99
-  }
-fi
+. "$MLC_SRCDIR/tests/conformance/suite.sh"
+ensure_suite conformance "$gen" "$suite" || exit $?
 
 mkdir -p "$(dirname "$results")" || exit 99
 set -- "$suite" "$conf/ops.tsv" "$results"
