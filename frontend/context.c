@@ -1,7 +1,8 @@
 /*
 ** context.c: what converters share (frontend_int.h): attributes with
 ** defaults, errors naming the node, constant inputs read as numbers, new
-** small constants, emitting with the node's origin, axes and dim products.
+** small constants, emitting with the node's origin, axes and dim products;
+** and one node through its converter (for the main graph and subgraphs).
 */
 #include <math.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "base/half.h"
+#include "base/hash.h"
 #include "frontend/frontend_int.h"
 
 /* ---- attributes --------------------------------------------------------- */
@@ -284,4 +286,59 @@ const char *mlc_fe_shape_str(mlc_fe_ctx *cx, const mlc_type *t) {
   const char *s = mlc_arena_strdup(cx->scratch, b.oom ? "(?)" : mlc_sb_str(&b));
   mlc_sb_fini(&b);
   return s ? s : "(?)";
+}
+
+/* ---- one node ------------------------------------------------------------ */
+
+mlc_status mlc_fe_convert_node(const mlc_fe_ctx *base, mlc_hash *vals, const mlc_onnx_node *n) {
+  mlc_fe_ctx cx = *base;
+  mlc_origin origin = {n->name, n->op_type, base->opset, n->index};
+  cx.node = n;
+  cx.origin = origin;
+  /* The pre-flight check lets no such node through. */
+  if (!mlc_fe_is_default_domain(n->domain))
+    return mlc_fe_error(&cx, MLC_UNIMPLEMENTED, "op of domain \"%s\" not supported", n->domain);
+  const mlc_fe_row *r = mlc_fe_lookup(n->op_type, cx.opset, NULL);
+  if (!r || !r->cvt) return mlc_fe_error(&cx, MLC_INTERNAL, "%s", "no converter");
+  if (n->ninputs < r->min_in || (r->max_in >= 0 && n->ninputs > r->max_in)) {
+    if (r->max_in == r->min_in)
+      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d input%s, got %d", r->min_in,
+                          r->min_in == 1 ? "" : "s", n->ninputs);
+    if (r->max_in < 0)
+      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes at least %d input%s, got %d", r->min_in,
+                          r->min_in == 1 ? "" : "s", n->ninputs);
+    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d to %d inputs, got %d", r->min_in,
+                        r->max_in, n->ninputs);
+  }
+  if (r->max_out >= 0 && n->noutputs > r->max_out)
+    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "has %d outputs, the op has at most %d",
+                        n->noutputs, r->max_out);
+  int nin = n->ninputs, nout = n->noutputs;
+  mlc_value **in = MLC_ARENA_ARRAY(cx.scratch, nin > 0 ? (size_t)nin : 1, mlc_value *);
+  mlc_value **out = MLC_ARENA_ARRAY(cx.scratch, nout > 0 ? (size_t)nout : 1, mlc_value *);
+  if (!in || !out) return mlc_oom();
+  for (int i = 0; i < nin; i++) {
+    if (!n->inputs[i][0]) { /* an omitted optional input stays NULL */
+      if (i < r->min_in)
+        return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "input %d is required but empty", i);
+      continue;
+    }
+    in[i] = mlc_fe_scope_get(cx.scope, n->inputs[i]);
+    if (!in[i]) /* callers convert a node once all its inputs have values */
+      return mlc_fe_error(&cx, MLC_INTERNAL, "input \"%s\" has no value", n->inputs[i]);
+  }
+  MLC_RETURN_IF_ERROR(r->cvt(&cx, n, in, nin, out, nout));
+  for (int i = 0; i < nout; i++) {
+    const char *name = n->outputs[i];
+    if (!name[0]) continue;
+    if (!out[i])
+      return mlc_fe_error(&cx, MLC_INTERNAL, "converter produced no value for output \"%s\"", name);
+    if (!out[i]->name) {
+      out[i]->name = mlc_arena_strdup(cx.mod->arena, name);
+      if (!out[i]->name) return mlc_oom();
+    }
+    /* The map's key must outlive it: use the ONNX view's string. */
+    if (mlc_hash_put(vals, name, out[i])) return mlc_oom();
+  }
+  return NULL;
 }

@@ -432,6 +432,17 @@ typedef struct mlc_fe_scope {
 ** (borrowed from the module). */
 mlc_value *mlc_fe_scope_get(const mlc_fe_scope *scope, const char *name);
 /*
+** Converts node |n| (borrowed) through its converter in |base|'s function:
+** a copy of |base| (mod, fn, opset, scratch, graph and scope set; borrowed)
+** with the node and its origin filled in is what the converter gets.  Its
+** inputs are looked up in base->scope (omitted optional inputs are NULL);
+** its outputs are named after the ONNX outputs and put in |vals| (borrowed;
+** keys borrowed from |n|, values owned by the module).  Per-node arrays come
+** from base->scratch, which the caller resets.
+*/
+MLC_MUST_USE mlc_status mlc_fe_convert_node(const mlc_fe_ctx *base, mlc_hash *vals,
+                                            const mlc_onnx_node *n);
+/*
 ** Converts the subgraph |g| (borrowed) into cx's function: its formal inputs
 ** bound to |args|[0..nargs) (borrowed; nargs must equal g's input count),
 ** its initializers and Constant nodes as constants, other names looked up in

@@ -228,59 +228,6 @@ static mlc_status sort_nodes(importer *im) {
   return NULL;
 }
 
-/* ---- nodes -------------------------------------------------------------- */
-
-static mlc_status convert_node(importer *im, const mlc_onnx_node *n) {
-  const mlc_fe_row *r = mlc_fe_lookup(n->op_type, im->opset, NULL);
-  if (!r || !r->cvt) /* the pre-flight check lets no such node through */
-    return node_error(im, n, MLC_INTERNAL, "%s", "no converter");
-  mlc_fe_ctx cx = {im->m, im->f, im->opset, n, {n->name, n->op_type, im->opset, n->index}, im->work,
-                   im->g, NULL};
-  mlc_fe_scope top = {&im->values, NULL};
-  cx.scope = &top;
-  if (n->ninputs < r->min_in || (r->max_in >= 0 && n->ninputs > r->max_in)) {
-    if (r->max_in == r->min_in)
-      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d input%s, got %d", r->min_in,
-                          r->min_in == 1 ? "" : "s", n->ninputs);
-    if (r->max_in < 0)
-      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes at least %d input%s, got %d", r->min_in,
-                          r->min_in == 1 ? "" : "s", n->ninputs);
-    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d to %d inputs, got %d", r->min_in,
-                        r->max_in, n->ninputs);
-  }
-  if (r->max_out >= 0 && n->noutputs > r->max_out)
-    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "has %d outputs, the op has at most %d",
-                        n->noutputs, r->max_out);
-  int nin = n->ninputs, nout = n->noutputs;
-  mlc_value **in = MLC_ARENA_ARRAY(im->work, nin > 0 ? (size_t)nin : 1, mlc_value *);
-  mlc_value **out = MLC_ARENA_ARRAY(im->work, nout > 0 ? (size_t)nout : 1, mlc_value *);
-  if (!in || !out) return mlc_oom();
-  for (int i = 0; i < nin; i++) {
-    if (!n->inputs[i][0]) {
-      if (i < r->min_in)
-        return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "input %d is required but empty", i);
-      continue;
-    }
-    in[i] = mlc_hash_get(&im->values, n->inputs[i]);
-    if (!in[i]) /* sorted: every producer ran before */
-      return mlc_fe_error(&cx, MLC_INTERNAL, "input \"%s\" has no value", n->inputs[i]);
-  }
-  MLC_RETURN_IF_ERROR(r->cvt(&cx, n, in, nin, out, nout));
-  for (int i = 0; i < nout; i++) {
-    const char *name = n->outputs[i];
-    if (!name[0]) continue;
-    if (!out[i])
-      return mlc_fe_error(&cx, MLC_INTERNAL, "converter produced no value for output \"%s\"", name);
-    if (!out[i]->name) {
-      out[i]->name = mlc_arena_strdup(im->m->arena, name);
-      if (!out[i]->name) return mlc_oom();
-    }
-    /* The map's key must outlive it: use the ONNX view's string. */
-    if (mlc_hash_put(&im->values, name, out[i])) return mlc_oom();
-  }
-  return NULL;
-}
-
 static mlc_status add_returns(importer *im) {
   for (int i = 0; i < im->g->noutputs; i++) {
     const mlc_onnx_value_info *vi = &im->g->outputs[i];
@@ -302,9 +249,13 @@ static mlc_status run(importer *im) {
   MLC_RETURN_IF_ERROR(add_initializers(im));
   MLC_RETURN_IF_ERROR(add_params(im));
   MLC_RETURN_IF_ERROR(sort_nodes(im));
+  /* Each node through its converter (context.c), in sorted order: every
+  ** producer ran before its consumers. */
+  mlc_fe_scope top = {&im->values, NULL};
+  mlc_fe_ctx base = {im->m, im->f, im->opset, NULL, {NULL, NULL, 0, 0}, im->work, im->g, &top};
   mlc_arena_mark mark = mlc_arena_get_mark(im->work);
   for (int k = 0; k < im->g->nnodes; k++) {
-    MLC_RETURN_IF_ERROR(convert_node(im, &im->g->nodes[im->order[k]]));
+    MLC_RETURN_IF_ERROR(mlc_fe_convert_node(&base, &im->values, &im->g->nodes[im->order[k]]));
     mlc_arena_reset(im->work, mark);
   }
   return add_returns(im);

@@ -37,50 +37,6 @@ mlc_value *mlc_fe_scope_get(const mlc_fe_scope *scope, const char *name) {
 
 /* ---- inlining ------------------------------------------------------------- */
 
-/* One node of a subgraph through its converter (as import.c does for the
-** main graph); its outputs are put in |vals|. */
-static mlc_status inline_node(mlc_fe_ctx *outer, const mlc_onnx_graph *g, mlc_fe_scope *sc,
-                              mlc_hash *vals, const mlc_onnx_node *n) {
-  mlc_fe_ctx cx = {outer->mod, outer->fn, outer->opset, n,
-                   {n->name, n->op_type, outer->opset, n->index}, outer->scratch, g, sc};
-  if (!mlc_fe_is_default_domain(n->domain))
-    return mlc_fe_error(&cx, MLC_UNIMPLEMENTED, "op of domain \"%s\" not supported", n->domain);
-  const mlc_fe_row *r = mlc_fe_lookup(n->op_type, outer->opset, NULL);
-  if (!r || !r->cvt) return mlc_fe_error(&cx, MLC_UNIMPLEMENTED, "op not supported");
-  if (n->ninputs < r->min_in || (r->max_in >= 0 && n->ninputs > r->max_in))
-    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "has %d inputs, the op takes %d to %d", n->ninputs,
-                        r->min_in, r->max_in);
-  if (r->max_out >= 0 && n->noutputs > r->max_out)
-    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "has %d outputs, the op has at most %d",
-                        n->noutputs, r->max_out);
-  int nin = n->ninputs, nout = n->noutputs;
-  mlc_value **in = MLC_ARENA_ARRAY(cx.scratch, nin > 0 ? (size_t)nin : 1, mlc_value *);
-  mlc_value **out = MLC_ARENA_ARRAY(cx.scratch, nout > 0 ? (size_t)nout : 1, mlc_value *);
-  if (!in || !out) return mlc_oom();
-  for (int i = 0; i < nin; i++) {
-    if (!n->inputs[i][0]) {
-      if (i < r->min_in)
-        return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "input %d is required but empty", i);
-      continue;
-    }
-    in[i] = mlc_fe_scope_get(sc, n->inputs[i]);
-    if (!in[i]) return mlc_fe_error(&cx, MLC_INTERNAL, "input \"%s\" has no value", n->inputs[i]);
-  }
-  MLC_RETURN_IF_ERROR(r->cvt(&cx, n, in, nin, out, nout));
-  for (int i = 0; i < nout; i++) {
-    const char *name = n->outputs[i];
-    if (!name[0]) continue;
-    if (!out[i])
-      return mlc_fe_error(&cx, MLC_INTERNAL, "converter produced no value for output \"%s\"", name);
-    if (!out[i]->name) {
-      out[i]->name = mlc_arena_strdup(cx.mod->arena, name);
-      if (!out[i]->name) return mlc_oom();
-    }
-    if (mlc_hash_put(vals, name, out[i])) return mlc_oom();
-  }
-  return NULL;
-}
-
 /* 1 when every input of |n| has a value in |sc|. */
 static int ready(const mlc_fe_scope *sc, const mlc_onnx_node *n) {
   for (int i = 0; i < n->ninputs; i++)
@@ -91,6 +47,9 @@ static int ready(const mlc_fe_scope *sc, const mlc_onnx_node *n) {
 static mlc_status inline_body(mlc_fe_ctx *cx, const mlc_onnx_graph *g, const char *what,
                               mlc_value *const *args, int nargs, mlc_value **outs, mlc_hash *vals) {
   mlc_fe_scope sc = {vals, cx->scope};
+  mlc_fe_ctx base = *cx; /* the nodes' context: this graph and scope */
+  base.graph = g;
+  base.scope = &sc;
   if (nargs != g->ninputs)
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "%s has %d inputs, the op gives it %d", what,
                         g->ninputs, nargs);
@@ -126,7 +85,7 @@ static mlc_status inline_body(mlc_fe_ctx *cx, const mlc_onnx_graph *g, const cha
     for (int k = 0; k < nn; k++) {
       if (done[k] || !ready(&sc, &g->nodes[k])) continue;
       mlc_arena_mark mark = mlc_arena_get_mark(cx->scratch);
-      mlc_status s = inline_node(cx, g, &sc, vals, &g->nodes[k]);
+      mlc_status s = mlc_fe_convert_node(&base, vals, &g->nodes[k]);
       mlc_arena_reset(cx->scratch, mark);
       if (s) return s;
       done[k] = 1;
