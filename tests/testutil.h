@@ -30,4 +30,19 @@ int mlc_test_write_file(const char *path, const void *data, size_t size);
 /* A fresh temporary directory (malloc'd path). */
 char *mlc_test_tmpdir(void);
 
+/*
+** Status checks (tests/testutil_status.c; needs base/).  MLC_TEST_OK(expr)
+** fails the current test when |expr| is an error status, printing its
+** message, and evaluates to 1 on success.  MLC_TEST_ERR(expr, code, subs...)
+** expects an error (of |code| unless MLC_OK) whose message contains every
+** substring.  Both free the status.
+*/
+#include "mlc/mlc.h"
+int mlc_test_check_ok(mlc_status s, const char *what, const char *file, int line);
+void mlc_test_check_err(mlc_status s, const char *file, int line, mlc_code code,
+                        const char *const *subs);
+#define MLC_TEST_OK(expr) mlc_test_check_ok((expr), #expr, __FILE__, __LINE__)
+#define MLC_TEST_ERR(expr, code, ...) \
+  mlc_test_check_err((expr), __FILE__, __LINE__, (code), (const char *const[]){__VA_ARGS__, NULL})
+
 #endif /* MLC_TESTS_TESTUTIL_H */

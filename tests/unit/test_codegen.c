@@ -30,34 +30,8 @@
 
 /* ---- status helpers -------------------------------------------------------------- */
 
-static int check_ok(mlc_status s, const char *what, int line) {
-  if (!s) return 1;
-  printf("\n  line %d: %s: %s\n", line, what, mlc_status_message(s));
-  mlc_status_free(s);
-  CU_assertImplementation(CU_FALSE, (unsigned)line, "status is an error", __FILE__, "", CU_FALSE);
-  return 0;
-}
-#define OK(expr) check_ok((expr), #expr, __LINE__)
-
-static void check_err(mlc_status s, int line, mlc_code code, const char *const *subs) {
-  if (!s) {
-    printf("\n  line %d: expected an error, got success\n", line);
-    CU_assertImplementation(CU_FALSE, (unsigned)line, "expected an error", __FILE__, "", CU_FALSE);
-    return;
-  }
-  if (code != MLC_OK && mlc_status_code(s) != code) {
-    printf("\n  line %d: code %s, expected %s: %s\n", line, mlc_code_name(mlc_status_code(s)), mlc_code_name(code),
-           mlc_status_message(s));
-    CU_assertImplementation(CU_FALSE, (unsigned)line, "error code", __FILE__, "", CU_FALSE);
-  }
-  for (; *subs; subs++)
-    if (!strstr(mlc_status_message(s), *subs)) {
-      printf("\n  line %d: error lacks \"%s\": %s\n", line, *subs, mlc_status_message(s));
-      CU_assertImplementation(CU_FALSE, (unsigned)line, "error message", __FILE__, "", CU_FALSE);
-    }
-  mlc_status_free(s);
-}
-#define EXPECT_ERR(expr, code, ...) check_err((expr), __LINE__, (code), (const char *const[]){__VA_ARGS__, NULL})
+#define OK(expr) MLC_TEST_OK(expr)
+#define EXPECT_ERR(expr, code, ...) MLC_TEST_ERR((expr), (code), __VA_ARGS__)
 
 /* ---- the test runtime ------------------------------------------------------------------ */
 

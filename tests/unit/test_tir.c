@@ -15,30 +15,8 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static int check_ok(mlc_status s, const char *what, int line) {
-  if (!s) return 1;
-  printf("\n  line %d: %s: %s\n", line, what, mlc_status_message(s));
-  mlc_status_free(s);
-  CU_assertImplementation(CU_FALSE, (unsigned)line, "status is an error", __FILE__, "", CU_FALSE);
-  return 0;
-}
-#define OK(expr) check_ok((expr), #expr, __LINE__)
-
-/* Expects an error whose message contains every one of |subs|. */
-static void check_err(mlc_status s, int line, const char *const *subs) {
-  if (!s) {
-    printf("\n  line %d: expected an error, got success\n", line);
-    CU_assertImplementation(CU_FALSE, (unsigned)line, "expected an error", __FILE__, "", CU_FALSE);
-    return;
-  }
-  for (; *subs; subs++)
-    if (!strstr(mlc_status_message(s), *subs)) {
-      printf("\n  line %d: error lacks \"%s\": %s\n", line, *subs, mlc_status_message(s));
-      CU_assertImplementation(CU_FALSE, (unsigned)line, "error message", __FILE__, "", CU_FALSE);
-    }
-  mlc_status_free(s);
-}
-#define EXPECT_ERR(expr, ...) check_err((expr), __LINE__, (const char *const[]){__VA_ARGS__, NULL})
+#define OK(expr) MLC_TEST_OK(expr)
+#define EXPECT_ERR(expr, ...) MLC_TEST_ERR((expr), MLC_OK, __VA_ARGS__)
 
 static mlc_tir_module *new_module(void) {
   mlc_tir_module *m = NULL;
