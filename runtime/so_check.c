@@ -74,6 +74,127 @@ static mlc_rt_status fail(char *err, size_t errlen, mlc_rt_status st, const char
 /* [off, off + len) lies inside [0, size). */
 static int inside(uint64_t off, uint64_t len, uint64_t size) { return off <= size && len <= size - off; }
 
+/* At most this many PT_LOAD segments (a linker writes 4 or 5). */
+#define MAX_LOADS 16
+
+/* [addr, addr + len) lies in the memory of one of the |n| |load|s whose
+** flags include |flags|. */
+static int in_segment(const Elf64_Phdr *load, int n, uint64_t addr, uint64_t len, uint32_t flags) {
+  for (int i = 0; i < n; i++)
+    if ((load[i].p_flags & flags) == flags && addr >= load[i].p_vaddr && addr - load[i].p_vaddr <= load[i].p_memsz &&
+        len <= load[i].p_memsz - (addr - load[i].p_vaddr))
+      return 1;
+  return 0;
+}
+
+static int in_memory(const Elf64_Phdr *load, int n, uint64_t addr, uint64_t len) {
+  return in_segment(load, n, addr, len, 0);
+}
+
+/* Every relocation of the table at |addr| (|size| bytes of |entsize|-byte
+** entries, read from the file) writes inside a writable segment. */
+static int relocs_writable(const source *s, const Elf64_Phdr *load, int nload, uint64_t addr,
+                           uint64_t size, uint64_t entsize) {
+  /* the table's file offset, through the segment that maps it */
+  uint64_t off = UINT64_MAX;
+  for (int i = 0; i < nload && off == UINT64_MAX; i++)
+    if (addr >= load[i].p_vaddr && addr - load[i].p_vaddr <= load[i].p_filesz &&
+        size <= load[i].p_filesz - (addr - load[i].p_vaddr))
+      off = load[i].p_offset + (addr - load[i].p_vaddr);
+  if (off == UINT64_MAX) return 0;
+  for (uint64_t k = 0; k + entsize <= size; k += entsize) {
+    uint64_t where;
+    if (src_read(s, off + k, &where, sizeof where) != 0) return 0;
+    if (!in_segment(load, nload, where, 8, PF_W)) return 0;
+  }
+  return 1;
+}
+
+/* Segment |ph|'s first |mem| bytes of memory lie in one of the |n| |load|s,
+** and its file bytes are the ones that load maps there. */
+static int mapped_from_file(const Elf64_Phdr *load, int n, const Elf64_Phdr *ph, uint64_t mem) {
+  for (int i = 0; i < n; i++) {
+    const Elf64_Phdr *l = &load[i];
+    if (ph->p_vaddr < l->p_vaddr) continue;
+    uint64_t rel = ph->p_vaddr - l->p_vaddr;
+    if (rel > l->p_memsz || mem > l->p_memsz - rel) continue;
+    if (ph->p_filesz == 0) return 1;
+    return ph->p_offset >= l->p_offset && ph->p_offset - l->p_offset == rel && rel <= l->p_filesz &&
+           ph->p_filesz <= l->p_filesz - rel;
+  }
+  return 0;
+}
+
+/* The dynamic section (read from the file): a DT_NULL ends it, and every
+** address in it, with the size that goes with it, is mapped memory. */
+static mlc_rt_status check_dynamic(const source *s, const Elf64_Phdr *load, int nload,
+                                   const Elf64_Phdr *dyn, char *err, size_t errlen) {
+  static const struct { int64_t addr, size; } spans[] = {
+      {DT_STRTAB, DT_STRSZ}, {DT_RELA, DT_RELASZ}, {DT_REL, DT_RELSZ}, {DT_JMPREL, DT_PLTRELSZ},
+      {DT_INIT_ARRAY, DT_INIT_ARRAYSZ}, {DT_FINI_ARRAY, DT_FINI_ARRAYSZ},
+      {DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ}, {DT_RELR, DT_RELRSZ}};
+  static const int64_t addrs[] = {DT_HASH, DT_GNU_HASH, DT_SYMTAB, DT_INIT, DT_FINI, DT_PLTGOT,
+                                  DT_VERSYM, DT_VERDEF, DT_VERNEED};
+  uint64_t n = dyn->p_filesz / sizeof(Elf64_Dyn);
+  uint64_t val[DT_NUM], have = 0;
+  uint64_t ver[3] = {0, 0, 0}; /* DT_VERSYM, DT_VERDEF, DT_VERNEED */
+  int ended = 0;
+  for (uint64_t i = 0; i < n && !ended; i++) {
+    Elf64_Dyn d;
+    if (src_read(s, dyn->p_offset + i * sizeof d, &d, sizeof d) != 0)
+      return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "truncated: dynamic entry %llu",
+                  (unsigned long long)i);
+    if (d.d_tag == DT_NULL) ended = 1;
+    else if (d.d_tag > 0 && d.d_tag < DT_NUM) val[d.d_tag] = d.d_un.d_val, have |= 1ull << d.d_tag;
+    else if (d.d_tag == DT_VERSYM) ver[0] = d.d_un.d_ptr ? d.d_un.d_ptr : 1;
+    else if (d.d_tag == DT_VERDEF) ver[1] = d.d_un.d_ptr ? d.d_un.d_ptr : 1;
+    else if (d.d_tag == DT_VERNEED) ver[2] = d.d_un.d_ptr ? d.d_un.d_ptr : 1;
+    else if (d.d_tag == DT_GNU_HASH && !in_memory(load, nload, d.d_un.d_ptr, 16))
+      return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "corrupt: the dynamic section's hash table is not mapped");
+  }
+  if (!ended) return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "corrupt: the dynamic section has no end");
+  /* Code is executable, what the loader writes is writable. */
+  static const int64_t code[] = {DT_INIT, DT_FINI}, data[] = {DT_INIT_ARRAY, DT_FINI_ARRAY, DT_PLTGOT};
+  for (size_t i = 0; i < sizeof code / sizeof code[0]; i++)
+    if ((have >> code[i]) & 1 && !in_segment(load, nload, val[code[i]], 1, PF_X | PF_R))
+      return fail(err, errlen, MLC_RT_INVALID_ARGUMENT,
+                  "corrupt: dynamic entry %lld is not in an executable segment", (long long)code[i]);
+  for (size_t i = 0; i < sizeof data / sizeof data[0]; i++)
+    if ((have >> data[i]) & 1 && !in_segment(load, nload, val[data[i]], 1, PF_W | PF_R))
+      return fail(err, errlen, MLC_RT_INVALID_ARGUMENT,
+                  "corrupt: dynamic entry %lld is not in a writable segment", (long long)data[i]);
+  if (((have >> DT_RELA) & 1 && !relocs_writable(s, load, nload, val[DT_RELA], val[DT_RELASZ], 24)) ||
+      ((have >> DT_REL) & 1 && !relocs_writable(s, load, nload, val[DT_REL], val[DT_RELSZ], 16)) ||
+      ((have >> DT_JMPREL) & 1 &&
+       !relocs_writable(s, load, nload, val[DT_JMPREL], val[DT_PLTRELSZ],
+                        (have >> DT_PLTREL) & 1 && val[DT_PLTREL] == DT_REL ? 16 : 24)))
+    return fail(err, errlen, MLC_RT_INVALID_ARGUMENT,
+                "corrupt: a relocation writes outside the writable segments");
+  for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++) {
+    int64_t a = spans[i].addr, z = spans[i].size;
+    int ha = (have >> a) & 1, hz = (have >> z) & 1;
+    if (ha != hz || (ha && !in_memory(load, nload, val[a], val[z])))
+      return fail(err, errlen, MLC_RT_INVALID_ARGUMENT,
+                  "corrupt: dynamic entry %lld (%llu bytes) is not mapped", (long long)a,
+                  (unsigned long long)(hz ? val[z] : 0));
+  }
+  for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
+    int64_t a = addrs[i];
+    uint64_t v;
+    if (a >= 0 && a < DT_NUM) {
+      if (!((have >> a) & 1)) continue;
+      v = val[a];
+    } else {
+      v = a == DT_VERSYM ? ver[0] : a == DT_VERDEF ? ver[1] : a == DT_VERNEED ? ver[2] : 0;
+      if (!v) continue;
+    }
+    if (!in_memory(load, nload, v, 1))
+      return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "corrupt: dynamic entry %#llx is not mapped",
+                  (unsigned long long)a);
+  }
+  return MLC_RT_OK;
+}
+
 static mlc_rt_status check(const source *s, mlc_rt_model_desc **out_desc, char *err, size_t errlen) {
   const mlc_rt_status BAD = MLC_RT_INVALID_ARGUMENT;
   unsigned long long size = (unsigned long long)s->size;
@@ -113,8 +234,13 @@ static mlc_rt_status check(const source *s, mlc_rt_model_desc **out_desc, char *
   if (eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum)
     return fail(err, errlen, BAD, "corrupt ELF header: section name table index %u of %u",
                 eh.e_shstrndx, eh.e_shnum);
-  /* Every segment's bytes are in the file. */
-  int nload = 0;
+  /* Every segment's bytes are in the file; the loadable ones ascend and
+  ** do not overlap; every other segment lies in a loadable one, as does
+  ** everything the dynamic section points at, so the loader of the system
+  ** only ever reads memory it mapped from this file. */
+  Elf64_Phdr load[MAX_LOADS], dyn;
+  memset(&dyn, 0, sizeof dyn);
+  int nload = 0, ndyn = 0;
   for (unsigned i = 0; i < eh.e_phnum; i++) {
     Elf64_Phdr ph;
     if (src_read(s, eh.e_phoff + (uint64_t)i * sizeof ph, &ph, sizeof ph) != 0)
@@ -125,13 +251,38 @@ static mlc_rt_status check(const source *s, mlc_rt_model_desc **out_desc, char *
                   "file has %llu",
                   i, ph.p_type, (unsigned long long)ph.p_offset,
                   (unsigned long long)ph.p_offset + (unsigned long long)ph.p_filesz, size);
-    if (ph.p_type == PT_LOAD) {
-      nload++;
-      if (ph.p_filesz > ph.p_memsz)
-        return fail(err, errlen, BAD, "corrupt: segment %u has more file bytes than memory", i);
-    }
+    if (ph.p_vaddr > UINT64_MAX - ph.p_memsz)
+      return fail(err, errlen, BAD, "corrupt: segment %u wraps around", i);
+    if (ph.p_type == PT_DYNAMIC) dyn = ph, ndyn++;
+    if (ph.p_type != PT_LOAD) continue;
+    if (ph.p_filesz > ph.p_memsz || !(ph.p_flags & PF_R) ||
+        (!(ph.p_flags & PF_W) && ph.p_filesz != ph.p_memsz))
+      return fail(err, errlen, BAD, "corrupt: segment %u (flags %#x, %llu of %llu bytes from the file)",
+                  i, ph.p_flags, (unsigned long long)ph.p_filesz, (unsigned long long)ph.p_memsz);
+    if (nload == MAX_LOADS)
+      return fail(err, errlen, BAD, "corrupt: more than %d loadable segments", MAX_LOADS);
+    if (nload && (ph.p_vaddr < load[nload - 1].p_vaddr + load[nload - 1].p_memsz ||
+                  ph.p_offset < load[nload - 1].p_offset + load[nload - 1].p_filesz))
+      return fail(err, errlen, BAD, "corrupt: loadable segment %u overlaps or precedes another", i);
+    load[nload++] = ph;
   }
   if (!nload) return fail(err, errlen, BAD, "corrupt: no loadable segment");
+  if (ndyn != 1) return fail(err, errlen, BAD, "corrupt: %d dynamic segments", ndyn);
+  for (unsigned i = 0; i < eh.e_phnum; i++) {
+    Elf64_Phdr ph;
+    if (src_read(s, eh.e_phoff + (uint64_t)i * sizeof ph, &ph, sizeof ph) != 0)
+      return fail(err, errlen, BAD, "truncated: program header %u unreadable", i);
+    if (ph.p_type == PT_LOAD || ph.p_type == PT_GNU_STACK || (ph.p_memsz == 0 && ph.p_filesz == 0))
+      continue;
+    uint64_t mem = ph.p_type == PT_TLS ? ph.p_filesz : ph.p_memsz;
+    if (ph.p_type == PT_GNU_RELRO && !in_segment(load, nload, ph.p_vaddr, ph.p_memsz, PF_W | PF_R))
+      return fail(err, errlen, BAD, "corrupt: segment %u (read-only after relocation) is not writable", i);
+    if (!mapped_from_file(load, nload, &ph, mem))
+      return fail(err, errlen, BAD, "corrupt: segment %u (type %#x) is not inside a loadable one",
+                  i, ph.p_type);
+  }
+  mlc_rt_status dst = check_dynamic(s, load, nload, &dyn, err, errlen);
+  if (dst != MLC_RT_OK) return dst;
   /* The section names, then the one description section. */
   Elf64_Shdr names;
   if (src_read(s, eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof names, &names, sizeof names) != 0 ||
@@ -154,6 +305,21 @@ static mlc_rt_status check(const source *s, mlc_rt_model_desc **out_desc, char *
                   (unsigned long long)sh.sh_offset + (unsigned long long)sh.sh_size, size);
     if (sh.sh_name >= names.sh_size)
       return fail(err, errlen, BAD, "corrupt: section %u name outside the name table", i);
+    /* The program headers map each allocated section's file bytes to its address. */
+    if ((sh.sh_flags & SHF_ALLOC) && !(sh.sh_flags & SHF_TLS) && sh.sh_type != SHT_NOBITS &&
+        sh.sh_size > 0) {
+      Elf64_Phdr as;
+      memset(&as, 0, sizeof as);
+      as.p_offset = sh.sh_offset;
+      as.p_vaddr = sh.sh_addr;
+      as.p_filesz = as.p_memsz = sh.sh_size;
+      if (sh.sh_addr > UINT64_MAX - sh.sh_size || !mapped_from_file(load, nload, &as, sh.sh_size))
+        return fail(err, errlen, BAD,
+                    "corrupt: section %u (%llu bytes at address %#llx, file offset %#llx) is not "
+                    "where the segments map it",
+                    i, (unsigned long long)sh.sh_size, (unsigned long long)sh.sh_addr,
+                    (unsigned long long)sh.sh_offset);
+    }
     uint64_t room = names.sh_size - sh.sh_name;
     if (room < sizeof want) continue;
     if (src_read(s, names.sh_offset + sh.sh_name, nm, sizeof nm) != 0)
