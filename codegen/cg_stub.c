@@ -50,4 +50,10 @@ mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int
   return no_llvm();
 }
 
+mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size,
+                                     const char *const *fn_syms, int nfns, const char *obj_path) {
+  (void)t, (void)blob, (void)blob_size, (void)fn_syms, (void)nfns, (void)obj_path;
+  return no_llvm();
+}
+
 void mlc_cg_free(void *p) { free(p); }

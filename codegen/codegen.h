@@ -43,6 +43,19 @@ MLC_MUST_USE mlc_status mlc_cg_build_mem(const mlc_tir_module *m, const mlc_targ
 MLC_MUST_USE mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int optimize,
                                             char **out_text);
 
+/*
+** Writes the object that carries a compiled model's description for |t|
+** to |obj_path|: |blob| (|blob_size| bytes, the encoded description of
+** runtime/rt_blob.h, borrowed) as the hidden constant mlc_model_blob in
+** its own read-only section ".mlc_model", its size as mlc_model_blob_size,
+** and the function table mlc_model_kernels (the |nfns| functions named by
+** |fn_syms|, declared here and defined in the kernels' object, then a NULL)
+** with its count mlc_model_nkernels.  Everything goes through the LLVM API
+** as data: no text of the model is parsed or assembled.
+*/
+MLC_MUST_USE mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size,
+                                                  const char *const *fn_syms, int nfns, const char *obj_path);
+
 /* Frees memory returned by this module. NULL-safe. */
 void mlc_cg_free(void *p);
 

@@ -167,3 +167,87 @@ mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int
   *out_text = st ? NULL : d;
   return st;
 }
+
+/* ---- the model object: the description blob and the function table ------ */
+
+static mlc_status write_obj(const char *path, const void *d, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return mlc_make_status(MLC_IO_ERROR, "codegen: cannot create %s", path);
+  size_t w = n ? fwrite(d, 1, n, f) : 0;
+  if (fclose(f) != 0 || w != n) return mlc_make_status(MLC_IO_ERROR, "codegen: cannot write %s", path);
+  return NULL;
+}
+
+/* A hidden, constant global |name| = |init| in |mod|. */
+static LLVMValueRef add_const(LLVMModuleRef mod, const char *name, LLVMValueRef init, unsigned align) {
+  LLVMValueRef g = LLVMAddGlobal(mod, LLVMTypeOf(init), name);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMExternalLinkage);
+  LLVMSetVisibility(g, LLVMHiddenVisibility);
+  LLVMSetAlignment(g, align);
+  return g;
+}
+
+mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size,
+                                     const char *const *fn_syms, int nfns, const char *obj_path) {
+  if (!t || !blob || nfns < 0 || (nfns && !fn_syms) || !obj_path || blob_size > 0xffffffffu)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: bad arguments for the model object");
+  pthread_once(&llvm_once, init_llvm);
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(t->triple, &target, &msg))
+    return llvm_error("this LLVM has no backend for the target triple", msg);
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features, LLVMCodeGenLevelDefault,
+                                                    LLVMRelocPIC, LLVMCodeModelDefault);
+  if (!tm) return mlc_make_status(MLC_INTERNAL, "codegen: cannot create an LLVM target machine for %s", t->triple);
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("mlc_model", ctx);
+  LLVMSetSourceFileName(mod, "mlc_model", 9);
+  LLVMSetTarget(mod, t->triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(mod, td);
+  LLVMDisposeTargetData(td);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), i64 = LLVMInt64TypeInContext(ctx);
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+  mlc_status st = NULL;
+  /* The blob: bytes, never text, in its own read-only section. */
+  LLVMValueRef g = add_const(mod, "mlc_model_blob", LLVMConstStringInContext(ctx, blob, (unsigned)blob_size, 1), 8);
+  LLVMSetSection(g, ".mlc_model");
+  add_const(mod, "mlc_model_blob_size", LLVMConstInt(i64, blob_size, 0), 8);
+  /* The function table the blob's indices refer to (one NULL past the end). */
+  LLVMTypeRef params[4] = {ptr, ptr, i32, ptr};
+  LLVMTypeRef fty = LLVMFunctionType(i32, params, 4, 0);
+  LLVMValueRef *fns = malloc(sizeof *fns * ((size_t)nfns + 1));
+  if (!fns) st = mlc_oom();
+  for (int i = 0; !st && i < nfns; i++) {
+    LLVMValueRef f = LLVMGetNamedFunction(mod, fn_syms[i]);
+    if (!f) {
+      f = LLVMAddFunction(mod, fn_syms[i], fty);
+      LLVMSetVisibility(f, LLVMHiddenVisibility);
+    }
+    fns[i] = f;
+  }
+  if (!st) {
+    fns[nfns] = LLVMConstPointerNull(ptr);
+    add_const(mod, "mlc_model_kernels", LLVMConstArray2(ptr, fns, (uint64_t)nfns + 1), 8);
+    add_const(mod, "mlc_model_nkernels", LLVMConstInt(i32, (unsigned long long)nfns, 0), 4);
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) st = llvm_error("LLVM rejected the model object", msg);
+    else if (msg) LLVMDisposeMessage(msg);
+  }
+  free(fns);
+  if (!st) {
+    LLVMMemoryBufferRef mb = NULL;
+    msg = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, &mb)) {
+      st = llvm_error("LLVM could not emit the model object", msg);
+    } else {
+      st = write_obj(obj_path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+      LLVMDisposeMemoryBuffer(mb);
+    }
+  }
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  LLVMDisposeTargetMachine(tm);
+  return st;
+}

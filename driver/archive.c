@@ -1,16 +1,23 @@
 /*
 ** archive.c: the archiver (TVM's export_library).
 **
-**   desc.c      the model description of runtime/rt_model.h as static data:
-**               tensors, storages, steps calling the kernels, I/O names,
-**               symbolic dims, manifest
+**   model.o     the model description of runtime/rt_model.h, built as
+**               structs (tensors, storages, steps, I/O names, symbolic
+**               dims, manifest) and encoded as the blob of
+**               runtime/rt_blob.h, in its own section, plus the table of
+**               the kernels the steps name by index; emitted through LLVM
+**               (codegen.h) as data, so no name from the model is ever
+**               compiled, assembled or parsed as code
 **   weights.bin the constants, each 64-byte aligned, embedded read-only by
-**   weights.S   an .incbin
+**   weights.S   an .incbin (fixed text, fixed file name)
 **   rt.a        the runtime archive embedded in the compiler (rtblob.S)
 **
 ** linked with the kernels' object into one model.so that exports only
 ** mlc_model_entry_v1.  Everything is written in a scratch directory with
 ** fixed names, so the same inputs give a byte-identical model.so.
+**
+** model.h names the inputs and outputs in a comment; every name there is
+** escaped (comment_str) and every identifier sanitized.
 */
 #include "config.h"
 
@@ -25,12 +32,12 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "codegen/codegen.h"
 #include "driver/driver_int.h"
 #include "lower/lower.h"
+#include "runtime/rt_blob.h"
 
 extern const char mlc_drv_rt_archive[], mlc_drv_rt_archive_end[];
-extern const char mlc_drv_rt_abi_h[], mlc_drv_rt_abi_h_end[];
-extern const char mlc_drv_rt_model_h[], mlc_drv_rt_model_h_end[];
 
 extern char **environ;
 
@@ -107,19 +114,6 @@ static void dl_dtype(mlc_dtype t, int *code, int *bits) {
   }
 }
 
-static void c_string(mlc_strbuf *b, const char *s) {
-  mlc_sb_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      mlc_sb_printf(b, "\\%c", *p);
-    else if (*p < 0x20 || *p >= 0x7f || *p == '?')
-      mlc_sb_printf(b, "\\%03o", *p);
-    else
-      mlc_sb_putc(b, (char)*p);
-  }
-  mlc_sb_putc(b, '"');
-}
-
 typedef struct tensor_ref {
   const mlc_value *v;
   int storage; /* enum mlc_rt_storage */
@@ -166,144 +160,152 @@ static const char *value_name(const mlc_value *v, char *buf, size_t n) {
   return buf;
 }
 
-static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const char *path) {
+/* Every step: its kind, kernel index, arguments (tensor args then outputs; a
+** runtime built-in ("mlc.*") takes its int attributes as trailing
+** immediates; "mlc.define_dims" becomes a BIND_SYMS step: vector, copy,
+** offset, then a symbol or extent per dim).  With |steps| NULL, only counts
+** the arguments into *|nargs|. */
+static void build_steps(desc_state *d, const char **kernels, int nk, mlc_rt_step_desc *steps,
+                        mlc_rt_arg_desc *args, int64_t *nargs) {
+  const mlc_func *fn = d->fn;
+  int64_t na = 0;
+  int ns = 0;
+  for (int bi = 0; bi < fn->nblocks; bi++)
+    for (int k = 0; k < fn->blocks[bi].n; k++, ns++) {
+      const mlc_binding *bd = fn->blocks[bi].bindings[k];
+      int64_t first = na;
+#define ARG(kd, v)                                             \
+  do {                                                         \
+    if (args) args[na] = (mlc_rt_arg_desc){(kd), (int64_t)(v)}; \
+    na++;                                                      \
+  } while (0)
+      for (int j = 0; j < bd->nargs; j++) ARG(MLC_RT_ARG_TENSOR, tensor_id(d, bd->args[j]));
+      for (int j = 0; j < bd->nouts; j++) ARG(MLC_RT_ARG_TENSOR, tensor_id(d, bd->outs[j]));
+      int kind = MLC_RT_STEP_KERNEL;
+      if (bd->kind == MLC_CALL_DPS_PACKED && strcmp(bd->callee, MLC_LOWER_BIND_SYMS) == 0) {
+        kind = MLC_RT_STEP_BIND_SYMS;
+        const mlc_attr *dims = mlc_attrs_find(bd->attrs, bd->nattrs, "dims");
+        ARG(MLC_RT_ARG_IMM, mlc_attrs_int(bd->attrs, bd->nattrs, "offset", 0));
+        for (int j = 0; dims && dims->kind == MLC_ATTR_INTS && j < dims->n; j++) {
+          int64_t v = dims->ints[j];
+          if (MLC_DIM_IS_SYM(v)) ARG(MLC_RT_ARG_SYM, MLC_DIM_SYM_ID(v));
+          else ARG(MLC_RT_ARG_IMM, v);
+        }
+      } else if (bd->kind == MLC_CALL_DPS_PACKED) {
+        kind = MLC_RT_STEP_EXTERN;
+        if (strncmp(bd->callee, "mlc.", 4) == 0)
+          for (int j = 0; j < bd->nattrs; j++)
+            if (bd->attrs[j].kind == MLC_ATTR_INT) ARG(MLC_RT_ARG_IMM, bd->attrs[j].i);
+      }
+#undef ARG
+      if (!steps) continue;
+      mlc_rt_step_desc *st = &steps[ns];
+      st->kind = kind;
+      st->name = bd->callee;
+      st->fn = NULL;
+      st->label = bd->origin.node ? bd->origin.node : "";
+      st->nargs = (int32_t)(na - first);
+      st->args = args + first;
+      st->kernel = -1;
+      for (int j = 0; kind == MLC_RT_STEP_KERNEL && j < nk; j++)
+        if (strcmp(kernels[j], bd->callee) == 0) st->kernel = j;
+    }
+  *nargs = na;
+}
+
+/*
+** The description of rt_model.h as structs (never text), encoded into the
+** blob of rt_blob.h: *|out_blob| (*|out_size| bytes) transferred (free()).
+** The kernels, in first-use order, go to *|out_kernels| (|*out_nk| names,
+** transferred; the names are borrowed from the module).
+*/
+static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8_t **out_blob,
+                             size_t *out_size, const char ***out_kernels, int *out_nk) {
   const mlc_module *gm = d->gm;
   const mlc_func *fn = d->fn;
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sb_puts(&b, "/* Model description generated by mlc-onnx " PACKAGE_VERSION ". */\n");
-  mlc_sb_puts(&b, "#include \"runtime/rt_model.h\"\n\n");
-  mlc_sb_puts(&b, "extern const uint8_t mlc_weights_blob[] __attribute__((visibility(\"hidden\")));\n");
-  /* kernel declarations, once each */
-  int nk = 0, cap = 0;
-  for (int bi = 0; bi < fn->nblocks; bi++) cap += fn->blocks[bi].n;
-  const char **kernels = calloc((size_t)cap + 1, sizeof(char *));
-  if (!kernels) return mlc_oom();
+  *out_blob = NULL;
+  *out_kernels = NULL;
+  int nk = 0, nsteps = 0;
+  for (int bi = 0; bi < fn->nblocks; bi++) nsteps += fn->blocks[bi].n;
+  const char **kernels = calloc((size_t)nsteps + 1, sizeof *kernels);
+  mlc_rt_tensor_desc *tensors = calloc((size_t)d->nt + 1, sizeof *tensors);
+  mlc_rt_io_desc *io = calloc((size_t)fn->nparams + (size_t)fn->nrets + 1, sizeof *io);
+  char (*io_names)[32] = calloc((size_t)fn->nparams + (size_t)fn->nrets + 1, sizeof *io_names);
+  mlc_rt_step_desc *steps = calloc((size_t)nsteps + 1, sizeof *steps);
+  mlc_rt_arg_desc *args = NULL;
+  mlc_status s = NULL;
+  if (!kernels || !tensors || !io || !io_names || !steps) {
+    s = mlc_oom();
+    goto done;
+  }
   for (int bi = 0; bi < fn->nblocks; bi++)
     for (int k = 0; k < fn->blocks[bi].n; k++) {
       const mlc_binding *bd = fn->blocks[bi].bindings[k];
       if (bd->kind != MLC_CALL_TIR) continue;
       int seen = 0;
-      for (int j = 0; j < nk; j++) seen |= strcmp(kernels[j], bd->callee) == 0;
-      if (seen) continue;
-      kernels[nk++] = bd->callee;
-      mlc_sb_printf(&b, "extern int " MLC_DRV_KERNEL_PREFIX "%s(void **, const int32_t *, int32_t, mlc_rt_ctx *) __attribute__((visibility(\"hidden\")));\n", bd->callee);
+      for (int j = 0; j < nk && !seen; j++) seen = strcmp(kernels[j], bd->callee) == 0;
+      if (!seen) kernels[nk++] = bd->callee;
     }
-  mlc_sb_puts(&b, "\n");
-  /* dims */
-  char nb[32];
-  for (int i = 0; i < d->nt; i++) {
-    const mlc_type *t = &d->t[i].v->type;
-    if (t->rank == 0) continue;
-    mlc_sb_printf(&b, "static const int64_t d%d[] = {", i);
-    for (int k = 0; k < t->rank; k++) mlc_sb_printf(&b, "%s%lld", k ? ", " : "", (long long)t->dims[k]);
-    mlc_sb_puts(&b, "};\n");
-  }
-  mlc_sb_puts(&b, "\nstatic const mlc_rt_tensor_desc tensors[] = {\n");
   for (int i = 0; i < d->nt; i++) {
     const mlc_type *t = &d->t[i].v->type;
     int code, bits;
     dl_dtype(t->dtype, &code, &bits);
-    mlc_sb_printf(&b, "  {{%d, %d, 1}, %d, ", code, bits, t->rank);
-    if (t->rank)
-      mlc_sb_printf(&b, "d%d", i);
-    else
-      mlc_sb_puts(&b, "0");
-    mlc_sb_printf(&b, ", %d, %lld}, /* %s */\n", d->t[i].storage, (long long)d->t[i].loc,
-                  value_name(d->t[i].v, nb, sizeof nb));
+    tensors[i].dtype.code = (uint8_t)code;
+    tensors[i].dtype.bits = (uint8_t)bits;
+    tensors[i].dtype.lanes = 1;
+    tensors[i].ndim = t->rank;
+    tensors[i].dims = t->rank ? t->dims : NULL;
+    tensors[i].storage = d->t[i].storage;
+    tensors[i].loc = d->t[i].loc;
   }
-  mlc_sb_puts(&b, "};\n\nstatic const mlc_rt_io_desc inputs[] = {\n");
-  for (int i = 0; i < fn->nparams; i++) {
-    mlc_sb_puts(&b, "  {");
-    c_string(&b, value_name(fn->params[i], nb, sizeof nb));
-    mlc_sb_printf(&b, ", %d},\n", tensor_id(d, fn->params[i]));
+  for (int i = 0; i < fn->nparams + fn->nrets; i++) {
+    const mlc_value *v = i < fn->nparams ? fn->params[i] : fn->rets[i - fn->nparams];
+    io[i].name = value_name(v, io_names[i], sizeof io_names[i]);
+    io[i].tensor = tensor_id(d, v);
   }
-  if (!fn->nparams) mlc_sb_puts(&b, "  {0, 0},\n");
-  mlc_sb_puts(&b, "};\n\nstatic const mlc_rt_io_desc outputs[] = {\n");
-  for (int i = 0; i < fn->nrets; i++) {
-    mlc_sb_puts(&b, "  {");
-    c_string(&b, value_name(fn->rets[i], nb, sizeof nb));
-    mlc_sb_printf(&b, ", %d},\n", tensor_id(d, fn->rets[i]));
+  int64_t nargs = 0;
+  build_steps(d, kernels, nk, NULL, NULL, &nargs);
+  args = calloc((size_t)nargs + 1, sizeof *args);
+  if (!args) {
+    s = mlc_oom();
+    goto done;
   }
-  mlc_sb_puts(&b, "};\n\n");
-  /* steps: tensor args then outputs; a runtime built-in ("mlc.*") takes its
-  ** int attributes as trailing immediates; "mlc.define_dims" becomes a
-  ** BIND_SYMS step (vector, copy, offset, then a symbol or extent per dim) */
-  int ns = 0;
-  int *nargs_of = calloc((size_t)cap + 1, sizeof(int));
-  if (!nargs_of) {
-    free(kernels);
-    mlc_sb_fini(&b);
-    return mlc_oom();
+  build_steps(d, kernels, nk, steps, args, &nargs);
+  mlc_rt_model_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.abi_version = MLC_RT_DESC_VERSION;
+  desc.kernel_abi = MLC_RT_ABI_VERSION;
+  desc.name = a->model_name;
+  desc.manifest = a->manifest_json;
+  desc.nsyms = gm->nsyms;
+  desc.sym_names = (const char *const *)gm->syms;
+  desc.ntensors = d->nt;
+  desc.tensors = tensors;
+  desc.ninputs = fn->nparams;
+  desc.inputs = io;
+  desc.noutputs = fn->nrets;
+  desc.outputs = io + fn->nparams;
+  desc.nstorages = fn->nstorages;
+  desc.nsteps = nsteps;
+  desc.steps = steps;
+  desc.nkernels = nk;
+  desc.kernel_names = kernels;
+  desc.weights_size = d->weights_size;
+  char err[256];
+  mlc_rt_status st = mlc_rt_desc_encode(&desc, nk, out_blob, out_size, err, sizeof err);
+  if (st == MLC_RT_OUT_OF_MEMORY) s = mlc_oom();
+  else if (st != MLC_RT_OK) s = mlc_make_status(MLC_INTERNAL, "model description: %s", err);
+done:
+  free(tensors);
+  free(io);
+  free(io_names);
+  free(steps);
+  free(args);
+  if (s) free(kernels);
+  else {
+    *out_kernels = kernels;
+    *out_nk = nk;
   }
-  for (int bi = 0; bi < fn->nblocks; bi++)
-    for (int k = 0; k < fn->blocks[bi].n; k++, ns++) {
-      const mlc_binding *bd = fn->blocks[bi].bindings[k];
-      int na = 0;
-      mlc_sb_printf(&b, "static const mlc_rt_arg_desc a%d[] = {", ns);
-      for (int j = 0; j < bd->nargs; j++, na++) mlc_sb_printf(&b, "{0, %d}, ", tensor_id(d, bd->args[j]));
-      for (int j = 0; j < bd->nouts; j++, na++) mlc_sb_printf(&b, "{0, %d}, ", tensor_id(d, bd->outs[j]));
-      if (bd->kind == MLC_CALL_DPS_PACKED && strcmp(bd->callee, MLC_LOWER_BIND_SYMS) == 0) {
-        const mlc_attr *dims = mlc_attrs_find(bd->attrs, bd->nattrs, "dims");
-        mlc_sb_printf(&b, "{2, %lld}, ", (long long)mlc_attrs_int(bd->attrs, bd->nattrs, "offset", 0));
-        na++;
-        for (int j = 0; dims && dims->kind == MLC_ATTR_INTS && j < dims->n; j++, na++) {
-          int64_t v = dims->ints[j];
-          if (MLC_DIM_IS_SYM(v)) mlc_sb_printf(&b, "{1, %d}, ", MLC_DIM_SYM_ID(v));
-          else mlc_sb_printf(&b, "{2, %lld}, ", (long long)v);
-        }
-      } else if (bd->kind == MLC_CALL_DPS_PACKED && strncmp(bd->callee, "mlc.", 4) == 0) {
-        for (int j = 0; j < bd->nattrs; j++)
-          if (bd->attrs[j].kind == MLC_ATTR_INT) {
-            mlc_sb_printf(&b, "{2, %lld}, ", (long long)bd->attrs[j].i);
-            na++;
-          }
-      }
-      nargs_of[ns] = na;
-      mlc_sb_puts(&b, "};\n");
-    }
-  mlc_sb_puts(&b, "\nstatic const mlc_rt_step_desc steps[] = {\n");
-  ns = 0;
-  for (int bi = 0; bi < fn->nblocks; bi++)
-    for (int k = 0; k < fn->blocks[bi].n; k++, ns++) {
-      const mlc_binding *bd = fn->blocks[bi].bindings[k];
-      int ext = bd->kind == MLC_CALL_DPS_PACKED;
-      if (ext && strcmp(bd->callee, MLC_LOWER_BIND_SYMS) == 0) ext = 2; /* MLC_RT_STEP_BIND_SYMS */
-      mlc_sb_printf(&b, "  {%d, ", ext);
-      c_string(&b, bd->callee);
-      if (ext)
-        mlc_sb_puts(&b, ", 0, ");
-      else
-        mlc_sb_printf(&b, ", " MLC_DRV_KERNEL_PREFIX "%s, ", bd->callee);
-      c_string(&b, bd->origin.node ? bd->origin.node : "");
-      mlc_sb_printf(&b, ", %d, a%d},\n", nargs_of[ns], ns);
-    }
-  free(nargs_of);
-  mlc_sb_puts(&b, "};\n\nstatic const char *const sym_names[] = {");
-  for (int i = 0; i < gm->nsyms; i++) {
-    c_string(&b, gm->syms[i]);
-    mlc_sb_puts(&b, ", ");
-  }
-  mlc_sb_puts(&b, "0};\n\nstatic const char *const kernel_names[] = {");
-  for (int i = 0; i < nk; i++) {
-    c_string(&b, kernels[i]);
-    mlc_sb_puts(&b, ", ");
-  }
-  mlc_sb_puts(&b, "0};\n\nconst mlc_rt_model_desc mlc_model_desc = {\n");
-  mlc_sb_puts(&b, "  MLC_RT_DESC_VERSION, MLC_RT_ABI_VERSION,\n  ");
-  c_string(&b, a->model_name);
-  mlc_sb_puts(&b, ",\n  ");
-  c_string(&b, a->manifest_json);
-  mlc_sb_printf(&b, ",\n  %d, sym_names,\n  %d, tensors,\n  %d, inputs,\n  %d, outputs,\n  %d,\n"
-                    "  %d, steps,\n  0, 0,\n  %d, kernel_names,\n  mlc_weights_blob, %lluu\n};\n",
-                gm->nsyms, d->nt, fn->nparams, fn->nrets, fn->nstorages, ns, nk,
-                (unsigned long long)d->weights_size);
-  free(kernels);
-  if (b.oom) {
-    mlc_sb_fini(&b);
-    return mlc_oom();
-  }
-  mlc_status s = mlc_drv_write_file(path, b.data, b.len);
-  mlc_sb_fini(&b);
   return s;
 }
 
@@ -341,6 +343,33 @@ static const char weights_s[] =
 
 static const char model_map[] = "{\n  global:\n    mlc_model_entry_v1;\n  local:\n    *;\n};\n";
 
+/* Longest part of a name model.h shows. */
+#define MODEL_H_NAME_MAX 120
+
+/*
+** |s| as a string that is safe in a C comment (in quotes when |quote|):
+** printable ASCII as is, except '\\', '"' (when quoted), '*' (so neither
+** a comment's end nor its start can form) and a '?' after a '?' (no
+** trigraph), which are escaped, as are control and non-ASCII bytes (\n,
+** \t, \xHH); a name longer than MODEL_H_NAME_MAX bytes is cut and marked
+** with its length.
+*/
+static void comment_str(mlc_strbuf *b, const char *s, int quote) {
+  size_t n = strlen(s);
+  if (quote) mlc_sb_putc(b, '"');
+  for (size_t i = 0; i < n && i < MODEL_H_NAME_MAX; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c == '"' && quote) || c == '\\') mlc_sb_printf(b, "\\%c", c);
+    else if (c == '\n') mlc_sb_puts(b, "\\n");
+    else if (c == '\t') mlc_sb_puts(b, "\\t");
+    else if (c < 0x20 || c >= 0x7f || c == '*' || (c == '?' && i > 0 && s[i - 1] == '?'))
+      mlc_sb_printf(b, "\\x%02x", c);
+    else mlc_sb_putc(b, (char)c);
+  }
+  if (quote) mlc_sb_putc(b, '"');
+  if (n > MODEL_H_NAME_MAX) mlc_sb_printf(b, "... (%zu bytes)", n);
+}
+
 static mlc_status write_model_h(const mlc_drv_archive_args *a) {
   const mlc_func *fn = a->fn;
   mlc_strbuf b = MLC_STRBUF_INIT;
@@ -349,10 +378,13 @@ static mlc_status write_model_h(const mlc_drv_archive_args *a) {
   for (const char *p = a->model_name; *p && k < sizeof guard - 16; p++)
     guard[k++] = (*p >= 'a' && *p <= 'z') ? (char)(*p - 32) : ((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) ? *p : '_';
   guard[k] = 0;
-  mlc_sb_printf(&b, "/*\n** %s.h: interface of the compiled model \"%s\" (mlc-onnx %s).\n**\n",
-                a->model_name, a->model_name, PACKAGE_VERSION);
+  mlc_sb_puts(&b, "/*\n** Interface of the compiled model ");
+  comment_str(&b, a->model_name, 1);
+  mlc_sb_puts(&b, " (mlc-onnx " PACKAGE_VERSION ").\n**\n");
   mlc_sb_puts(&b, "** Load it with mlc_model_load(\"<path>.so\", ...) from mlc/mlc_runtime.h, or\n"
-                  "** link the .so and call mlc_model_open_entry(mlc_model_entry_v1(), ...).\n**\n");
+                  "** link the .so and call mlc_model_open_entry(mlc_model_entry_v1(), ...).\n"
+                  "** Names are quoted with C escapes; mlc_model_input_name() and\n"
+                  "** mlc_model_output_name() give them exactly.\n**\n");
   for (int io = 0; io < 2; io++) {
     int n = io ? fn->nrets : fn->nparams;
     mlc_sb_printf(&b, "** %s:\n", io ? "Outputs" : "Inputs");
@@ -360,7 +392,11 @@ static mlc_status write_model_h(const mlc_drv_archive_args *a) {
       const mlc_value *v = io ? fn->rets[i] : fn->params[i];
       mlc_strbuf ty = MLC_STRBUF_INIT;
       mlc_graph_print_type(a->gm, &v->type, &ty);
-      mlc_sb_printf(&b, "**   %d %s: %s\n", i, value_name(v, nb, sizeof nb), mlc_sb_str(&ty));
+      mlc_sb_printf(&b, "**   %d ", i);
+      comment_str(&b, value_name(v, nb, sizeof nb), 1);
+      mlc_sb_puts(&b, ": ");
+      comment_str(&b, mlc_sb_str(&ty), 0);
+      mlc_sb_putc(&b, '\n');
       mlc_sb_fini(&ty);
     }
   }
@@ -430,6 +466,11 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   const mlc_module *gm = a->gm;
   const mlc_func *fn = a->fn;
   desc_state d = {gm, fn, NULL, 0, NULL, NULL, NULL, 0, 0};
+  uint8_t *blob = NULL;
+  size_t blob_size = 0;
+  const char **kernels = NULL;
+  char **syms = NULL;
+  int nk = 0;
   int nv = gm->next_value_id;
   d.t = calloc((size_t)nv + 1, sizeof *d.t);
   d.id_of = malloc(sizeof(int) * ((size_t)nv + 1));
@@ -483,8 +524,23 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
     }
 
   char p[4096];
-  snprintf(p, sizeof p, "%s/desc.c", a->workdir);
-  if ((s = write_desc(&d, a, p))) goto done;
+  /* The description as a blob and the kernels' table, in model.o. */
+  if ((s = build_desc(&d, a, &blob, &blob_size, &kernels, &nk))) goto done;
+  syms = calloc((size_t)nk + 1, sizeof *syms);
+  if (!syms) {
+    s = mlc_oom();
+    goto done;
+  }
+  for (int i = 0; i < nk; i++) {
+    size_t len = strlen(MLC_DRV_KERNEL_PREFIX) + strlen(kernels[i]) + 1;
+    if (!(syms[i] = malloc(len))) {
+      s = mlc_oom();
+      goto done;
+    }
+    snprintf(syms[i], len, MLC_DRV_KERNEL_PREFIX "%s", kernels[i]);
+  }
+  snprintf(p, sizeof p, "%s/model.o", a->workdir);
+  if ((s = mlc_cg_build_model_object(a->target, blob, blob_size, (const char *const *)syms, nk, p))) goto done;
   snprintf(p, sizeof p, "%s/weights.bin", a->workdir);
   if ((s = write_weights(&d, p))) goto done;
   snprintf(p, sizeof p, "%s/weights.S", a->workdir);
@@ -493,16 +549,6 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   if ((s = mlc_drv_write_file(p, model_map, sizeof model_map - 1))) goto done;
   snprintf(p, sizeof p, "%s/rt.a", a->workdir);
   if ((s = mlc_drv_write_file(p, mlc_drv_rt_archive, (size_t)(mlc_drv_rt_archive_end - mlc_drv_rt_archive))))
-    goto done;
-  snprintf(p, sizeof p, "%s/runtime", a->workdir);
-  if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-    s = mlc_make_status(MLC_IO_ERROR, "cannot create %s: %s", p, strerror(errno));
-    goto done;
-  }
-  snprintf(p, sizeof p, "%s/runtime/rt_abi.h", a->workdir);
-  if ((s = mlc_drv_write_file(p, mlc_drv_rt_abi_h, (size_t)(mlc_drv_rt_abi_h_end - mlc_drv_rt_abi_h)))) goto done;
-  snprintf(p, sizeof p, "%s/runtime/rt_model.h", a->workdir);
-  if ((s = mlc_drv_write_file(p, mlc_drv_rt_model_h, (size_t)(mlc_drv_rt_model_h_end - mlc_drv_rt_model_h))))
     goto done;
   {
     const char *cc = getenv("MLC_CC");
@@ -516,10 +562,9 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
     argv[n++] = "-fPIC";
     argv[n++] = "-O2";
     argv[n++] = "-fvisibility=hidden";
-    argv[n++] = "-I.";
     argv[n++] = "-o";
     argv[n++] = "model.so";
-    argv[n++] = "desc.c";
+    argv[n++] = "model.o";
     argv[n++] = "weights.S";
     argv[n++] = kobj;
     argv[n++] = "rt.a";
@@ -543,6 +588,10 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   if ((s = copy_file(p, a->out_so))) goto done;
   if (a->out_h) s = write_model_h(a);
 done:
+  for (int i = 0; syms && i < nk; i++) free(syms[i]);
+  free(syms);
+  free(kernels);
+  free(blob);
   free(d.t);
   free(d.id_of);
   free(d.const_off);

@@ -298,7 +298,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   } else if (!*h) {
     h = NULL;
   }
-  mlc_drv_archive_args aa = {gm, main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL};
+  mlc_drv_archive_args aa = {gm, main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL, target};
   if ((s = mlc_drv_archive(&aa))) goto done;
   progress(&c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
   char arena_text[64];

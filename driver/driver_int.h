@@ -2,16 +2,17 @@
 ** driver_int.h: private to driver/ (the library entry points of mlc.h).
 **
 ** The archiver turns a lowered, memory-planned graph function plus the
-** object code of its kernels into a deployable model.so: it writes the
-** model description (runtime/rt_model.h) as C source and the weights as a
-** blob, and links them with the embedded runtime archive using the system C
-** compiler.
+** object code of its kernels into a deployable model.so: it encodes the
+** model description (runtime/rt_model.h) as a blob (runtime/rt_blob.h) in
+** an object emitted through LLVM, writes the weights as a blob, and links
+** them with the embedded runtime archive using the system C compiler.
 */
 #ifndef MLC_DRIVER_DRIVER_INT_H
 #define MLC_DRIVER_DRIVER_INT_H
 
 #include "base/status.h"
 #include "base/strbuf.h"
+#include "codegen/target.h"
 #include "graph/graph.h"
 
 typedef struct mlc_drv_archive_args {
@@ -24,6 +25,7 @@ typedef struct mlc_drv_archive_args {
   const char *out_so;         /* where to write model.so */
   const char *out_h;          /* where to write model.h (NULL: none) */
   int64_t *out_arena_bytes;   /* static arena size, -1 when symbolic (may be NULL) */
+  const mlc_target *target;   /* what model.o (description, kernel table) is built for */
 } mlc_drv_archive_args;
 
 MLC_MUST_USE mlc_status mlc_drv_archive(const mlc_drv_archive_args *a);

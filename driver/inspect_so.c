@@ -1,22 +1,22 @@
 /*
 ** inspect_so.c: `inspect model.so`: what the compiler decided.
 **
-** Opens the library with dlopen (RTLD_LOCAL), takes its versioned entry
-** and reads the model description behind it (runtime/rt_model.h): the I/O
-** signature, symbolic dims, the steps and kernels (and which calls go to
-** external libraries), storages, weights, and the manifest the compiler
-** embedded (compiler version, source model hash, target, options, arena
-** bytes).  Nothing of the model runs.
+** Reads the file, never loads it: the ELF headers are checked and the
+** model description section found and decoded (runtime/rt_so.h, the same
+** checks the loader makes before dlopen), so nothing of the model runs,
+** not even its constructors.  Shown: the I/O signature, symbolic dims, the
+** steps and kernels (and which calls go to external libraries), storages,
+** weights, and the manifest the compiler embedded (compiler version,
+** source model hash, target, options, arena bytes).
 */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/strbuf.h"
 #include "driver/driver_int.h"
-#include "runtime/rt_entry.h"
-#include "runtime/rt_model.h"
+#include "runtime/rt_blob.h"
+#include "runtime/rt_so.h"
 
 static const char *dl_name(DLDataType t, char *buf, size_t n) {
   const char *base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
@@ -78,24 +78,12 @@ static int is_shape_step(const mlc_rt_step_desc *st) {
 }
 
 mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
-  char p[4096];
-  /* A bare name must not trigger a library search path lookup. */
-  snprintf(p, sizeof p, "%s%s", strchr(path, '/') ? "" : "./", path);
-  void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
-  if (!h) return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: cannot load: %s", path, dlerror());
-  mlc_status s = NULL;
-  const mlc_rt_entry *(*entry)(void) = (const mlc_rt_entry *(*)(void))dlsym(h, "mlc_model_entry_v1");
-  const mlc_rt_entry *e = entry ? entry() : NULL;
-  const mlc_rt_model_desc *d = e ? e->desc : NULL;
-  if (!entry || !e)
-    s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: not a model compiled by mlc-onnx (no mlc_model_entry_v1)", path);
-  else if (e->abi_version != MLC_RT_ENTRY_VERSION || !d || d->abi_version != MLC_RT_DESC_VERSION)
-    s = mlc_make_status(MLC_UNIMPLEMENTED, "%s: model format version %u/%u, this build reads %u/%u", path,
-                        e->abi_version, d ? d->abi_version : 0, MLC_RT_ENTRY_VERSION, MLC_RT_DESC_VERSION);
-  if (s) {
-    dlclose(h);
-    return s;
-  }
+  char err[1024];
+  mlc_rt_model_desc *d = NULL;
+  mlc_rt_status rs = mlc_rt_so_check_file(path, &d, err, sizeof err);
+  if (rs == MLC_RT_ABI_MISMATCH) return mlc_make_status(MLC_UNIMPLEMENTED, "%s: %s", path, err);
+  if (rs == MLC_RT_OUT_OF_MEMORY) return mlc_oom();
+  if (rs != MLC_RT_OK) return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: %s", path, err);
   /* external calls; run-time shape steps: the runtime's "mlc.*" built-ins
   ** and the symbol bindings */
   int next = 0, nshape = 0;
@@ -207,6 +195,6 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
       }
     }
   }
-  dlclose(h);
+  mlc_rt_desc_free(d);
   return NULL;
 }

@@ -3,22 +3,36 @@
 ** table (rt_entry.h) behind it.
 **
 ** The table's functions are the runtime's own (model.c, session.c), bound
-** to the model's description |mlc_model_desc|, which the compiler emits as a
-** hidden symbol in the same shared object.  So
-** model.so = generated kernels + generated desc.c + libmlcrt objects, and
-** the loader reaches this model's runtime only through this table.
+** to the model's description, which the compiler emits as hidden symbols in
+** the same shared object (rt_blob.h): the blob, decoded when the model is
+** opened, the table of the kernels its steps name by index, and the
+** weights.  So model.so = generated kernels + description blob + weights +
+** libmlcrt objects, and the loader reaches this model's runtime only
+** through this table.
 */
 #include "config.h"
+#include "runtime/rt_blob.h"
 #include "runtime/rt_int.h"
 
 static mlc_rt_status open_model(mlc_rt_model **out, char *err, size_t errlen) {
-  return mlc_rt_model_open(&mlc_model_desc, out, err, errlen);
+  if (out) *out = NULL;
+  mlc_rt_model_desc *d = NULL;
+  mlc_rt_status st = mlc_rt_desc_decode(mlc_model_blob, (size_t)mlc_model_blob_size, mlc_model_kernels,
+                                        mlc_model_nkernels, mlc_weights_blob, &d, err, errlen);
+  if (st != MLC_RT_OK) return st;
+  st = mlc_rt_model_open(d, out, err, errlen);
+  if (st != MLC_RT_OK) {
+    mlc_rt_desc_free(d);
+    return st;
+  }
+  (*out)->owned_desc = d;
+  return MLC_RT_OK;
 }
 
 static const mlc_rt_entry entry_v1 = {
     .abi_version = MLC_RT_ENTRY_VERSION,
     .size = sizeof(mlc_rt_entry),
-    .desc = &mlc_model_desc,
+    .blob = mlc_model_blob,
     .model_open = open_model,
     .model_close = mlc_rt_model_close,
     .model_name = mlc_rt_model_name,

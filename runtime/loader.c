@@ -7,16 +7,32 @@
 ** and size, and opens the model through it.  Every later call goes through
 ** the table of the model the handle came from, so models compiled at
 ** different times (each with its own runtime inside) coexist in a process.
+** Before dlopen, the file is checked from its bytes (rt_so.h): an ELF
+** shared object for this host whose segments all lie in the file and that
+** holds a model description that decodes, so a truncated or foreign file
+** is an error here rather than a crash inside dlopen.
+**
 ** The public handles wrap the runtime's: a model holds the table, the
 ** runtime's model and the dlopen handle, reference-counted so that sessions
 ** keep their model's code mapped; a session holds the runtime's session
-** and its model.
+** and its model.  Each handle carries a tag (|magic|) set when it is made
+** and cleared when it is freed, and every call checks it: a foreign pointer
+** (memory that is not a handle) or a handle already freed is refused with
+** MLC_RT_INVALID_ARGUMENT instead of being used.  So that the check of a
+** freed handle reads memory that is still the loader's, a freed handle's
+** memory is not given back at once: it waits, tag cleared, in a small
+** per-process quarantine (QUARANTINE handles; the oldest is released when
+** it is full).  Detection is best-effort beyond that: a handle freed more
+** than QUARANTINE frees ago is gone.
 */
 #include "config.h"
 #include "runtime/rt_entry.h"
+#include "runtime/rt_model.h"
+#include "runtime/rt_so.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,7 +40,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#define MODEL_MAGIC 0x4d4c434du   /* "MCLM" */
+#define SESSION_MAGIC 0x534c434du /* "MCLS" */
+#define DEAD_MAGIC 0xdeadbeefu    /* a freed handle in the quarantine */
+#define RELEASED_MAGIC 0xfeedfaceu /* a model freed by its owner, kept by its sessions */
+#define QUARANTINE 64
+
 struct mlc_model {
+  uint32_t magic;
   const mlc_rt_entry *entry;
   mlc_rt_model *impl;
   void *dl;          /* NULL when opened from a linked-in entry */
@@ -32,6 +55,7 @@ struct mlc_model {
 };
 
 struct mlc_session {
+  uint32_t magic;
   const mlc_rt_entry *entry;
   mlc_rt_session *impl;
   mlc_model *model;
@@ -67,6 +91,54 @@ const char *mlc_rt_status_name(mlc_rt_status st) {
 
 const char *mlc_model_last_error(void) { return tls_err; }
 
+/* ---- handle tags and the quarantine of freed handles ------------------- */
+
+static pthread_mutex_t quarantine_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *quarantine[QUARANTINE];
+static int quarantine_next;
+
+/* Marks |h| (whose tag is at |magic|) dead and parks its memory; the
+** oldest parked handle is released. */
+static void retire(void *h, uint32_t *magic) {
+  pthread_mutex_lock(&quarantine_mu);
+  *magic = DEAD_MAGIC;
+  void *old = quarantine[quarantine_next];
+  quarantine[quarantine_next] = h;
+  quarantine_next = (quarantine_next + 1) % QUARANTINE;
+  pthread_mutex_unlock(&quarantine_mu);
+  free(old);
+}
+
+/* NULL when |m| is a live model; else why not, for messages. */
+static const char *bad_model(const mlc_model *m) {
+  if (!m) return "NULL model";
+  if (m->magic == MODEL_MAGIC) return NULL;
+  return m->magic == DEAD_MAGIC || m->magic == RELEASED_MAGIC ? "model already freed"
+                                                              : "not a model handle";
+}
+
+static const char *bad_session(const mlc_session *s) {
+  if (!s) return "NULL session";
+  if (s->magic == SESSION_MAGIC) return NULL;
+  return s->magic == DEAD_MAGIC || s->magic == RELEASED_MAGIC ? "session already freed"
+                                                              : "not a session handle";
+}
+
+/* The live model |m|, or NULL after recording why not (for |who|). */
+static const mlc_model *live_model(const mlc_model *m, const char *who) {
+  const char *why = bad_model(m);
+  if (!why) return m;
+  if (m) fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "%s: %s", who, why);
+  return NULL;
+}
+
+static mlc_session *live_session(mlc_session *s, const char *who) {
+  const char *why = bad_session(s);
+  if (!why) return s;
+  if (s) fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "%s: %s", who, why);
+  return NULL;
+}
+
 /* Opens the model behind |entry|; |dl| (may be NULL) is owned by the model on success. */
 static mlc_rt_status open_entry(const mlc_rt_entry *entry, void *dl, const char *what,
                                 mlc_model **out, char *err, size_t errlen) {
@@ -88,6 +160,7 @@ static mlc_rt_status open_entry(const mlc_rt_entry *entry, void *dl, const char 
   m->entry = entry;
   m->dl = dl;
   atomic_init(&m->refs, 1);
+  m->magic = MODEL_MAGIC;
   *out = m;
   tls_err[0] = 0;
   if (err && errlen) err[0] = 0;
@@ -120,6 +193,13 @@ mlc_rt_status mlc_model_load(const char *path, mlc_model **out, char *err, size_
     return fail(err, errlen, e == ENOENT ? MLC_RT_NOT_FOUND : MLC_RT_INVALID_ARGUMENT, "%s: %s",
                 path, strerror(e));
   }
+  /* Nothing of the file runs (no dlopen) until its bytes check out. */
+  char bad[sizeof tls_err];
+  mlc_rt_status cst = mlc_rt_so_check_file(path, NULL, bad, sizeof bad);
+  if (cst != MLC_RT_OK) {
+    free(file);
+    return fail(err, errlen, cst, "%s: cannot load the model: %s", path, bad);
+  }
   dlerror();
   void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   free(file);
@@ -150,41 +230,60 @@ static void release_model(mlc_model *m) {
   if (atomic_fetch_sub(&m->refs, 1) != 1) return;
   m->entry->model_close(m->impl);
   if (m->dl) dlclose(m->dl);
-  free(m);
+  retire(m, &m->magic);
 }
 
 void mlc_model_free(mlc_model *m) {
-  if (m) release_model(m);
+  if (!m) return;
+  /* Claim the handle's own reference once: a second free finds the tag
+  ** already cleared (the model may live on while sessions hold it). */
+  uint32_t want = MODEL_MAGIC;
+  pthread_mutex_lock(&quarantine_mu);
+  int live = m->magic == want;
+  if (live) m->magic = RELEASED_MAGIC;
+  pthread_mutex_unlock(&quarantine_mu);
+  if (!live) {
+    fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "mlc_model_free: %s", bad_model(m));
+    return;
+  }
+  release_model(m);
 }
 
-const mlc_rt_entry *mlc_rt_model_entry_of(const mlc_model *m) { return m ? m->entry : NULL; }
+const mlc_rt_entry *mlc_rt_model_entry_of(const mlc_model *m) {
+  return live_model(m, "mlc_rt_model_entry_of") ? m->entry : NULL;
+}
 
 /* ---- model accessors: forwarded to the model's runtime ------------------- */
 
-const char *mlc_model_name(const mlc_model *m) { return m ? m->entry->model_name(m->impl) : ""; }
+#define LIVE_M(m) live_model((m), __func__)
+
+const char *mlc_model_name(const mlc_model *m) {
+  return LIVE_M(m) ? m->entry->model_name(m->impl) : "";
+}
 
 const char *mlc_model_manifest(const mlc_model *m) {
-  return m ? m->entry->model_manifest(m->impl) : "";
+  return LIVE_M(m) ? m->entry->model_manifest(m->impl) : "";
 }
 
 int32_t mlc_model_num_inputs(const mlc_model *m) {
-  return m ? m->entry->model_num_io(m->impl, 0) : 0;
+  return LIVE_M(m) ? m->entry->model_num_io(m->impl, 0) : 0;
 }
 
 int32_t mlc_model_num_outputs(const mlc_model *m) {
-  return m ? m->entry->model_num_io(m->impl, 1) : 0;
+  return LIVE_M(m) ? m->entry->model_num_io(m->impl, 1) : 0;
 }
 
 const char *mlc_model_input_name(const mlc_model *m, int32_t i) {
-  return m ? m->entry->model_io_name(m->impl, 0, i) : NULL;
+  return LIVE_M(m) ? m->entry->model_io_name(m->impl, 0, i) : NULL;
 }
 
 const char *mlc_model_output_name(const mlc_model *m, int32_t i) {
-  return m ? m->entry->model_io_name(m->impl, 1, i) : NULL;
+  return LIVE_M(m) ? m->entry->model_io_name(m->impl, 1, i) : NULL;
 }
 
 static int32_t io_index(const mlc_model *m, int output, const char *name) {
-  if (!m || !name) return -1;
+  if (!live_model(m, output ? "mlc_model_output_index" : "mlc_model_input_index") || !name)
+    return -1;
   int32_t n = m->entry->model_num_io(m->impl, output);
   for (int32_t i = 0; i < n; i++) {
     const char *s = m->entry->model_io_name(m->impl, output, i);
@@ -200,7 +299,7 @@ int32_t mlc_model_output_index(const mlc_model *m, const char *name) {
 }
 
 static DLDataType io_dtype(const mlc_model *m, int output, int32_t i) {
-  if (!m) {
+  if (!live_model(m, output ? "mlc_model_output_dtype" : "mlc_model_input_dtype")) {
     DLDataType none = {0, 0, 0};
     return none;
   }
@@ -211,35 +310,35 @@ DLDataType mlc_model_input_dtype(const mlc_model *m, int32_t i) { return io_dtyp
 DLDataType mlc_model_output_dtype(const mlc_model *m, int32_t i) { return io_dtype(m, 1, i); }
 
 int32_t mlc_model_input_ndim(const mlc_model *m, int32_t i) {
-  return m ? m->entry->model_io_ndim(m->impl, 0, i) : -1;
+  return LIVE_M(m) ? m->entry->model_io_ndim(m->impl, 0, i) : -1;
 }
 
 int32_t mlc_model_output_ndim(const mlc_model *m, int32_t i) {
-  return m ? m->entry->model_io_ndim(m->impl, 1, i) : -1;
+  return LIVE_M(m) ? m->entry->model_io_ndim(m->impl, 1, i) : -1;
 }
 
 int64_t mlc_model_input_dim(const mlc_model *m, int32_t i, int32_t d) {
-  return m ? m->entry->model_io_dim(m->impl, 0, i, d) : -1;
+  return LIVE_M(m) ? m->entry->model_io_dim(m->impl, 0, i, d) : -1;
 }
 
 int64_t mlc_model_output_dim(const mlc_model *m, int32_t i, int32_t d) {
-  return m ? m->entry->model_io_dim(m->impl, 1, i, d) : -1;
+  return LIVE_M(m) ? m->entry->model_io_dim(m->impl, 1, i, d) : -1;
 }
 
 const char *mlc_model_input_dim_name(const mlc_model *m, int32_t i, int32_t d) {
-  return m ? m->entry->model_io_dim_name(m->impl, 0, i, d) : NULL;
+  return LIVE_M(m) ? m->entry->model_io_dim_name(m->impl, 0, i, d) : NULL;
 }
 
 const char *mlc_model_output_dim_name(const mlc_model *m, int32_t i, int32_t d) {
-  return m ? m->entry->model_io_dim_name(m->impl, 1, i, d) : NULL;
+  return LIVE_M(m) ? m->entry->model_io_dim_name(m->impl, 1, i, d) : NULL;
 }
 
 int32_t mlc_model_num_symbols(const mlc_model *m) {
-  return m ? m->entry->model_num_symbols(m->impl) : 0;
+  return LIVE_M(m) ? m->entry->model_num_symbols(m->impl) : 0;
 }
 
 const char *mlc_model_symbol_name(const mlc_model *m, int32_t k) {
-  return m ? m->entry->model_symbol_name(m->impl, k) : NULL;
+  return LIVE_M(m) ? m->entry->model_symbol_name(m->impl, k) : NULL;
 }
 
 /* ---- sessions ----------------------------------------------------------- */
@@ -250,6 +349,8 @@ mlc_rt_status mlc_session_create(const mlc_model *m, const mlc_session_options *
   if (!m || !out)
     return fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "mlc_session_create: NULL %s",
                 !m ? "model" : "output pointer");
+  if (bad_model(m))
+    return fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "mlc_session_create: %s", bad_model(m));
   mlc_session *s = calloc(1, sizeof *s);
   if (!s) return fail(NULL, 0, MLC_RT_OUT_OF_MEMORY, "mlc_session_create: out of memory");
   char msg[sizeof tls_err];
@@ -264,31 +365,42 @@ mlc_rt_status mlc_session_create(const mlc_model *m, const mlc_session_options *
   atomic_fetch_add(&mm->refs, 1);
   s->entry = m->entry;
   s->model = mm;
+  s->magic = SESSION_MAGIC;
   *out = s;
   return MLC_RT_OK;
 }
 
 void mlc_session_free(mlc_session *s) {
   if (!s) return;
+  pthread_mutex_lock(&quarantine_mu);
+  int live = s->magic == SESSION_MAGIC;
+  if (live) s->magic = RELEASED_MAGIC;
+  pthread_mutex_unlock(&quarantine_mu);
+  if (!live) {
+    fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "mlc_session_free: %s", bad_session(s));
+    return;
+  }
   s->entry->session_free(s->impl);
   release_model(s->model);
-  free(s);
+  retire(s, &s->magic);
 }
 
 mlc_rt_status mlc_session_set_input(mlc_session *s, int32_t index, const DLTensor *t) {
-  return s ? s->entry->session_set_input(s->impl, index, t) : MLC_RT_INVALID_ARGUMENT;
+  return live_session(s, __func__) ? s->entry->session_set_input(s->impl, index, t)
+                                    : MLC_RT_INVALID_ARGUMENT;
 }
 
 mlc_rt_status mlc_session_set_input_by_name(mlc_session *s, const char *name, const DLTensor *t) {
-  return s ? s->entry->session_set_input_by_name(s->impl, name, t) : MLC_RT_INVALID_ARGUMENT;
+  return live_session(s, __func__) ? s->entry->session_set_input_by_name(s->impl, name, t)
+                                    : MLC_RT_INVALID_ARGUMENT;
 }
 
 mlc_rt_status mlc_session_run(mlc_session *s) {
-  return s ? s->entry->session_run(s->impl) : MLC_RT_INVALID_ARGUMENT;
+  return live_session(s, __func__) ? s->entry->session_run(s->impl) : MLC_RT_INVALID_ARGUMENT;
 }
 
 mlc_rt_status mlc_session_get_output(mlc_session *s, int32_t index, const DLTensor **out) {
-  if (!s) {
+  if (!live_session(s, __func__)) {
     if (out) *out = NULL;
     return MLC_RT_INVALID_ARGUMENT;
   }
@@ -296,5 +408,9 @@ mlc_rt_status mlc_session_get_output(mlc_session *s, int32_t index, const DLTens
 }
 
 const char *mlc_session_last_error(const mlc_session *s) {
-  return s ? s->entry->session_last_error(s->impl) : "invalid session (NULL)";
+  if (!s) return "invalid session (NULL)";
+  if (bad_session(s)) return s->magic == DEAD_MAGIC || s->magic == RELEASED_MAGIC
+                                 ? "invalid session (already freed)"
+                                 : "invalid session (not a session handle)";
+  return s->entry->session_last_error(s->impl);
 }

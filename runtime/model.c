@@ -16,6 +16,7 @@
 ** across threads.
 */
 #include "config.h"
+#include "runtime/rt_blob.h"
 #include "runtime/rt_int.h"
 
 #include <stdarg.h>
@@ -414,12 +415,15 @@ mlc_rt_status mlc_rt_model_open(const mlc_rt_model_desc *desc, mlc_rt_model **ou
     mlc_rt_model_close(m);
     return st;
   }
+  m->magic = MLC_RT_MODEL_MAGIC;
   *out = m;
   return MLC_RT_OK;
 }
 
 void mlc_rt_model_close(mlc_rt_model *m) {
   if (!m) return;
+  m->magic = 0;
+  mlc_rt_desc_free(m->owned_desc);
   free(m->step_fns);
   free(m->arg_start);
   free(m->arg_codes);
@@ -436,15 +440,23 @@ void mlc_rt_model_close(mlc_rt_model *m) {
 
 /* ---- accessors ---------------------------------------------------------- */
 
+/* |m| when it is an open model, else NULL. */
+static const mlc_rt_model *live(const mlc_rt_model *m) {
+  return m && m->magic == MLC_RT_MODEL_MAGIC ? m : NULL;
+}
+
 const char *mlc_rt_model_name(const mlc_rt_model *m) {
+  m = live(m);
   return m && m->desc->name ? m->desc->name : "";
 }
 
 const char *mlc_rt_model_manifest(const mlc_rt_model *m) {
+  m = live(m);
   return m && m->desc->manifest ? m->desc->manifest : "";
 }
 
 int32_t mlc_rt_model_num_io(const mlc_rt_model *m, int output) {
+  m = live(m);
   if (!m) return 0;
   return output ? m->desc->noutputs : m->desc->ninputs;
 }
@@ -487,9 +499,13 @@ const char *mlc_rt_model_io_dim_name(const mlc_rt_model *m, int output, int32_t 
   return m->desc->sym_names[-1 - t->dims[d]];
 }
 
-int32_t mlc_rt_model_num_symbols(const mlc_rt_model *m) { return m ? m->desc->nsyms : 0; }
+int32_t mlc_rt_model_num_symbols(const mlc_rt_model *m) {
+  m = live(m);
+  return m ? m->desc->nsyms : 0;
+}
 
 const char *mlc_rt_model_symbol_name(const mlc_rt_model *m, int32_t k) {
+  m = live(m);
   if (!m || k < 0 || k >= m->desc->nsyms) return NULL;
   return m->desc->sym_names[k];
 }

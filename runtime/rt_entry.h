@@ -23,7 +23,7 @@
 
 #include "mlc/mlc_runtime.h"
 
-#define MLC_RT_ENTRY_VERSION 1
+#define MLC_RT_ENTRY_VERSION 2
 
 struct mlc_rt_model_desc;
 typedef struct mlc_rt_model mlc_rt_model;
@@ -32,9 +32,10 @@ typedef struct mlc_rt_session mlc_rt_session;
 struct mlc_rt_entry {
   uint32_t abi_version; /* MLC_RT_ENTRY_VERSION */
   uint32_t size;        /* sizeof(mlc_rt_entry) as the model was built */
-  /* The raw description (rt_model.h), for tools built from the same tree
-  ** that check desc->abi_version themselves; the loader never reads it. */
-  const struct mlc_rt_model_desc *desc;
+  /* The serialized description (rt_blob.h; its header holds its size),
+  ** for tools built from the same tree, which decode it with
+  ** mlc_rt_desc_decode; the loader never reads it. */
+  const uint8_t *blob;
 
   /* Validates the description, resolves externs; *out transferred. */
   mlc_rt_status (*model_open)(mlc_rt_model **out, char *err, size_t errlen);

@@ -33,8 +33,16 @@ void mlc_rt_dtype_str(DLDataType t, char *buf, size_t len);
 
 /* ---- the opened model (model.c) ----------------------------------------- */
 
+/* Handle tags, set when a handle is created and cleared when it is freed,
+** so a call on a foreign or freed handle is refused where that is
+** detectable (see mlc_runtime.h on the limits). */
+#define MLC_RT_MODEL_MAGIC 0x4d6c6352u   /* "RcLM" */
+#define MLC_RT_SESSION_MAGIC 0x536c6352u /* "RclS" */
+
 struct mlc_rt_model {
+  uint32_t magic;            /* MLC_RT_MODEL_MAGIC while open */
   const mlc_rt_model_desc *desc;
+  mlc_rt_model_desc *owned_desc; /* freed on close (a decoded blob), or NULL */
   mlc_kernel_fn *step_fns;   /* nsteps: kernels and resolved externs */
   int64_t *arg_start;        /* nsteps + 1: offsets into the flattened args */
   int32_t *arg_codes;        /* all steps' MLC_ARG_* codes, flattened */

@@ -2,10 +2,12 @@
 ** rt_model.h: the model description the compiler emits and the runtime
 ** executes.
 **
-** A model.so is generated kernels + one generated C file that defines
-** |mlc_model_desc| with static initializers + the runtime's objects.  So
-** everything here is plain data: scalars, arrays and pointers to other
-** static data or functions, nothing that needs code to build.
+** A model.so is generated kernels + the description serialized as a blob
+** (rt_blob.h) + a table of the kernels + the weights + the runtime's
+** objects.  The runtime decodes the blob into these structs when the model
+** is opened; steps and externs name their function by an index into the
+** table, which the decoder turns into |fn|.  Nothing the compiler emits is
+** C source, so no text of a model is ever compiled.
 **
 ** Tensors are numbered 0..ntensors-1.  Each has a dtype, a rank and dims;
 ** a dim d >= 0 is static and d < 0 is symbolic variable k = -1 - d.  A
@@ -26,8 +28,9 @@
 **           (grown) right before each step that writes one of its tensors,
 **           as are outputs with run-bound dims
 **
-** Steps run in order.  A step calls a generated kernel (|fn|) or an external
-** function found by |name| in the |externs| table at load time; both follow
+** Steps run in order.  A step calls a generated kernel (|fn|, the function
+** table's entry |kernel|) or an external function found by |name| in the
+** |externs| table at load time; both follow
 ** rt_abi.h.  Its arguments are tensor ids (passed as DLTensor*), symbolic
 ** variables (passed as MLC_ARG_INT pointing at the bound value) or
 ** immediates (MLC_ARG_INT pointing at the value).  |label| names the ONNX
@@ -55,7 +58,7 @@
 #include "runtime/rt_abi.h"
 
 /* Version of the layout below; bump it whenever a struct here changes. */
-#define MLC_RT_DESC_VERSION 2
+#define MLC_RT_DESC_VERSION 3
 
 /* Where a tensor lives (mlc_rt_tensor_desc.storage). */
 enum mlc_rt_storage {
@@ -107,12 +110,14 @@ typedef struct mlc_rt_step_desc {
   const char *label;           /* ONNX node name for errors ("" if none) */
   int32_t nargs;
   const mlc_rt_arg_desc *args; /* nargs entries */
+  int32_t kernel;              /* KERNEL: index of |fn| in the function table; else -1 */
 } mlc_rt_step_desc;
 
 /* One external function the model may call: a name and its implementation. */
 typedef struct mlc_rt_extern_desc {
   const char *name; /* e.g. "openblas.sgemm" */
   mlc_kernel_fn fn;
+  int32_t kernel;   /* index of |fn| in the function table */
 } mlc_rt_extern_desc;
 
 typedef struct mlc_rt_model_desc {
@@ -146,11 +151,5 @@ typedef struct mlc_rt_model_desc {
   const uint8_t *weights; /* the constants blob, 64-byte aligned; NULL if empty */
   uint64_t weights_size;
 } mlc_rt_model_desc;
-
-/*
-** The description of the model being built: the generated desc.c defines it,
-** the runtime's entry.c reads it.  Hidden, so only the entry is exported.
-*/
-extern const mlc_rt_model_desc mlc_model_desc __attribute__((visibility("hidden")));
 
 #endif /* MLC_RUNTIME_RT_MODEL_H */

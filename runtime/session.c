@@ -36,6 +36,7 @@
 
 struct mlc_rt_session {
   mlc_rt_ctx ctx; /* first, so a kernel's ctx is the session */
+  uint32_t magic; /* MLC_RT_SESSION_MAGIC while alive */
   const mlc_rt_model *model;
   mlc_rt_pool *pool;
   int32_t nthreads;
@@ -162,8 +163,11 @@ static const mlc_rt_api session_api = {api_parallel_for, api_workspace_alloc, ap
 
 /* ---- create / free ------------------------------------------------------ */
 
-void mlc_rt_session_free(mlc_rt_session *s) {
-  if (!s) return;
+/* |s| is a live session (not NULL, not freed where that shows, not foreign). */
+#define LIVE(s) ((s) && (s)->magic == MLC_RT_SESSION_MAGIC)
+
+/* Frees |s|, live or half-built. */
+static void destroy(mlc_rt_session *s) {
   mlc_rt_pool_destroy(s->pool);
   while (s->ws_free) {
     ws_block *next = s->ws_free->next;
@@ -190,6 +194,12 @@ void mlc_rt_session_free(mlc_rt_session *s) {
   free(s->tensors);
   pthread_mutex_destroy(&s->mu);
   free(s);
+}
+
+void mlc_rt_session_free(mlc_rt_session *s) {
+  if (!LIVE(s)) return;
+  s->magic = 0;
+  destroy(s);
 }
 
 /* Fills the DLTensors (static dims, constants) and the step args. */
@@ -235,6 +245,8 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
   if (!out) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL output pointer");
   *out = NULL;
   if (!m) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL model");
+  if (m->magic != MLC_RT_MODEL_MAGIC)
+    return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "not an open model");
   int32_t nthreads = mlc_rt_pool_resolve_threads(num_threads);
   if (nthreads < 0)
     return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT,
@@ -266,28 +278,30 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
   if (!s->tensors || !s->shapes || !s->args || !s->imms || !s->syms || !s->bind ||
       !s->input_set || !s->storage_size || !s->storage_off || !s->out_buf || !s->out_cap ||
       !s->late_buf || !s->late_cap) {
-    mlc_rt_session_free(s);
+    destroy(s);
     return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   }
   build_tensors_and_args(s);
   if (nthreads > 1) {
     int rc = mlc_rt_pool_create(nthreads, &s->pool);
     if (rc) {
-      mlc_rt_session_free(s);
+      destroy(s);
       return mlc_rt_errorf(err, errlen, MLC_RT_RUNTIME_ERROR,
                            "cannot start a thread pool of %d threads: %s", nthreads, strerror(rc));
     }
   }
+  s->magic = MLC_RT_SESSION_MAGIC;
   *out = s;
   return MLC_RT_OK;
 }
 
-int32_t mlc_rt_session_num_threads(const mlc_rt_session *s) { return s ? s->nthreads : 0; }
+int32_t mlc_rt_session_num_threads(const mlc_rt_session *s) { return LIVE(s) ? s->nthreads : 0; }
 
-mlc_rt_ctx *mlc_rt_session_ctx(mlc_rt_session *s) { return s ? &s->ctx : NULL; }
+mlc_rt_ctx *mlc_rt_session_ctx(mlc_rt_session *s) { return LIVE(s) ? &s->ctx : NULL; }
 
 const char *mlc_rt_session_last_error(const mlc_rt_session *s) {
-  return s ? s->err : "invalid session (NULL)";
+  if (!s) return "invalid session (NULL)";
+  return LIVE(s) ? s->err : "invalid session (freed, or not a session)";
 }
 
 /* ---- inputs ------------------------------------------------------------- */
@@ -307,7 +321,7 @@ static int strides_compact(const DLTensor *t) {
 }
 
 mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const DLTensor *t) {
-  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
   const mlc_rt_model_desc *d = DESC(s);
   if (index < 0 || index >= d->ninputs)
     return SERR(s, MLC_RT_INVALID_ARGUMENT, "input index %d is out of range (the model has %d inputs)",
@@ -377,7 +391,7 @@ mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const D
 
 mlc_rt_status mlc_rt_session_set_input_by_name(mlc_rt_session *s, const char *name,
                                                const DLTensor *t) {
-  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
   if (!name) return SERR(s, MLC_RT_INVALID_ARGUMENT, "NULL input name");
   const mlc_rt_model_desc *d = DESC(s);
   for (int32_t i = 0; i < d->ninputs; i++)
@@ -572,7 +586,7 @@ static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
 }
 
 mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
-  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
   const mlc_rt_model *m = s->model;
   const mlc_rt_model_desc *d = m->desc;
   s->outputs_valid = 0;
@@ -609,7 +623,7 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
 
 mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const DLTensor **out) {
   if (out) *out = NULL;
-  if (!s) return MLC_RT_INVALID_ARGUMENT;
+  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
   const mlc_rt_model_desc *d = DESC(s);
   if (!out) return SERR(s, MLC_RT_INVALID_ARGUMENT, "NULL output pointer");
   if (index < 0 || index >= d->noutputs)

@@ -77,6 +77,7 @@ typedef struct attr {
 
 typedef struct mcase {
   const char *name, *op;
+  const char *node; /* the node's name; NULL: "node0" */
   int opset;
   int nin, nout, nattr;
   ten in[5], out[4];

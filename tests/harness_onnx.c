@@ -148,7 +148,7 @@ size_t mlc_th_model_bytes(const mcase *c, unsigned char **out) {
   pb m = {0}, g = {0}, nd = {0}, op = {0};
   for (int i = 0; i < c->nin; i++) pb_str(&nd, 1, c->in[i].name);
   for (int i = 0; i < c->nout; i++) pb_str(&nd, 2, c->out[i].name);
-  pb_str(&nd, 3, "node0");
+  pb_str(&nd, 3, c->node ? c->node : "node0");
   pb_str(&nd, 4, c->op);
   for (int i = 0; i < c->nattr; i++) {
     const attr *a = &c->at[i];

@@ -32,6 +32,22 @@
 ** read-only after loading, so sessions of one model may run concurrently on
 ** different threads (one session is used by one thread at a time).
 ** Tensors are DLPack DLTensors on the CPU, compact row-major.
+**
+** Files: mlc_model_load checks a model.so from its bytes before it loads
+** it (an ELF shared object for this host, complete, with a model
+** description that decodes), so a truncated, damaged or foreign file is an
+** error naming the file, and no code of such a file runs.  The check and
+** the load open the file twice: a file changed in between is not covered.
+**
+** Handles: a model or session handle carries a tag set when it is created
+** and cleared when it is freed.  A call on memory that is not a handle of
+** that kind (e.g. zeroed memory), or on a handle already freed, returns
+** MLC_RT_INVALID_ARGUMENT (or the neutral value of an accessor) and sets
+** mlc_model_last_error(); freeing it again is refused the same way instead
+** of freeing twice.  This is best-effort: a freed handle's memory is kept,
+** tag cleared, until 64 more handles have been freed, and only a handle in
+** that window is recognized as freed; using a handle after that is
+** undefined, as is passing a pointer to memory that is not readable.
 */
 #ifndef MLC_MLC_RUNTIME_H
 #define MLC_MLC_RUNTIME_H
@@ -110,7 +126,8 @@ MLC_API const char *mlc_model_last_error(void);
 /*
 ** Releases |m| (NULL-safe).  Sessions created from |m| keep it alive: the
 ** shared object is unloaded when the model and all its sessions are freed.
-** |m| must not be used afterwards.
+** |m| must not be used afterwards; a second free is refused (see Handles
+** above).
 */
 MLC_API void mlc_model_free(mlc_model *m);
 
@@ -183,7 +200,8 @@ typedef struct mlc_session_options {
 MLC_API mlc_rt_status mlc_session_create(const mlc_model *m, const mlc_session_options *opts,
                                          mlc_session **out);
 
-/* Stops the session's threads and releases it and its memory (NULL-safe). */
+/* Stops the session's threads and releases it and its memory (NULL-safe);
+** a second free is refused (see Handles above). */
 MLC_API void mlc_session_free(mlc_session *s);
 
 /*

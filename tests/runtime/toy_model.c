@@ -1,8 +1,12 @@
 /*
 ** toy_model.c: a hand-written model for the runtime's tests, in the form
-** the compiler emits: kernels following rt_abi.h plus |mlc_model_desc|.
-** Linked with libmlcrt into libtoy_model.so (and, with TOY_BAD_ABI, into
-** libtoy_badabi.so, whose description claims another version).
+** the compiler emits: kernels following rt_abi.h, the function table
+** (mlc_model_kernels) and the weights.  Its description is written as
+** structs in toy_blob_gen.c, which the build runs to encode it into the
+** blob toy_blob.S embeds (rt_blob.h), as the archiver does for a compiled
+** model.  Linked with libmlcrt into libtoy_model.so (and, with the blob
+** toy_blob_gen writes for --bad-abi, into libtoy_badabi.so, whose
+** description claims another version).
 **
 ** Inputs  x: float32[batch, 4], offset: float32[batch]
 ** Weights bias: float32[4] at 0, scale: float32[] at 64
@@ -19,7 +23,7 @@
 #include <string.h>
 
 #include "runtime/rt_abi.h"
-#include "runtime/rt_model.h"
+#include "runtime/rt_blob.h"
 
 #define COLS 4
 
@@ -142,84 +146,15 @@ static int add_imm(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx 
   return 0;
 }
 
-/* ---- the description ---------------------------------------------------- */
+/* ---- what the description refers to ------------------------------------ */
 
-static const uint8_t toy_weights[128] __attribute__((aligned(64))) = {
+/* The function table; toy_blob_gen.c names these by index (TOY_FN_*). */
+const mlc_kernel_fn mlc_model_kernels[] = {fused_add_bias_relu, row_sum, add_imm, toy_unused,
+                                           toy_scale, NULL};
+const int32_t mlc_model_nkernels = 5;
+
+const uint8_t mlc_weights_blob[128] __attribute__((aligned(64))) = {
     /* bias = {0.5, -1, 0, 2} (little-endian float32) */
     0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40,
     [64] = 0x00, 0x00, 0x00, 0x40, /* scale = 2.0 */
-};
-
-static const int64_t dims_b4[] = {-1, COLS};
-static const int64_t dims_b[] = {-1};
-static const int64_t dims_4[] = {COLS};
-
-#define F32 {kDLFloat, 32, 1}
-static const mlc_rt_tensor_desc toy_tensors[] = {
-    {F32, 2, dims_b4, MLC_RT_STORAGE_INPUT, 0},  /* 0 x */
-    {F32, 1, dims_b, MLC_RT_STORAGE_INPUT, 1},   /* 1 offset */
-    {F32, 1, dims_4, MLC_RT_STORAGE_CONST, 0},   /* 2 bias */
-    {F32, 0, NULL, MLC_RT_STORAGE_CONST, 64},    /* 3 scale */
-    {F32, 2, dims_b4, MLC_RT_STORAGE_ARENA, 0},  /* 4 y */
-    {F32, 2, dims_b4, MLC_RT_STORAGE_OUTPUT, 0}, /* 5 z */
-    {F32, 1, dims_b, MLC_RT_STORAGE_ARENA, 0},   /* 6 t (reuses y's storage) */
-    {F32, 1, dims_b, MLC_RT_STORAGE_OUTPUT, 1},  /* 7 rowsum */
-};
-
-static const mlc_rt_io_desc toy_inputs[] = {{"x", 0}, {"offset", 1}};
-static const mlc_rt_io_desc toy_outputs[] = {{"z", 5}, {"rowsum", 7}};
-static const char *const toy_syms[] = {"batch"};
-
-#define T(id) {MLC_RT_ARG_TENSOR, id}
-static const mlc_rt_arg_desc args0[] = {T(0), T(2), T(1), T(4), {MLC_RT_ARG_SYM, 0}};
-static const mlc_rt_arg_desc args1[] = {T(4), T(3), T(5)};
-static const mlc_rt_arg_desc args2[] = {T(5), T(6)};
-static const mlc_rt_arg_desc args3[] = {T(6), {MLC_RT_ARG_IMM, 10}, T(7)};
-
-#ifdef TOY_BAD_EXTERN
-#define SCALE_NAME "toy.missing"
-#else
-#define SCALE_NAME "toy.scale"
-#endif
-
-static const mlc_rt_step_desc toy_steps[] = {
-    {MLC_RT_STEP_KERNEL, "fused_add_bias_relu", fused_add_bias_relu, "AddRelu_0", 5, args0},
-    {MLC_RT_STEP_EXTERN, SCALE_NAME, NULL, "Scale_1", 3, args1},
-    {MLC_RT_STEP_KERNEL, "row_sum", row_sum, "ReduceSum_2", 2, args2},
-    {MLC_RT_STEP_KERNEL, "add_imm", add_imm, "AddConst_3", 3, args3},
-};
-
-static const mlc_rt_extern_desc toy_externs[] = {
-    {"toy.unused", toy_unused},
-    {"toy.scale", toy_scale},
-};
-
-static const char *const toy_kernels[] = {"fused_add_bias_relu", "row_sum", "add_imm"};
-
-const mlc_rt_model_desc mlc_model_desc = {
-#ifdef TOY_BAD_ABI
-    .abi_version = 999,
-#else
-    .abi_version = MLC_RT_DESC_VERSION,
-#endif
-    .kernel_abi = MLC_RT_ABI_VERSION,
-    .name = "toy",
-    .manifest = "{\"name\": \"toy\", \"kernels\": 3, \"extern_calls\": [\"toy.scale\"]}",
-    .nsyms = 1,
-    .sym_names = toy_syms,
-    .ntensors = 8,
-    .tensors = toy_tensors,
-    .ninputs = 2,
-    .inputs = toy_inputs,
-    .noutputs = 2,
-    .outputs = toy_outputs,
-    .nstorages = 1,
-    .nsteps = 4,
-    .steps = toy_steps,
-    .nexterns = 2,
-    .externs = toy_externs,
-    .nkernels = 3,
-    .kernel_names = toy_kernels,
-    .weights = toy_weights,
-    .weights_size = sizeof toy_weights,
 };

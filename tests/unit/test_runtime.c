@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 #include "mlc/mlc_runtime.h"
+#include "runtime/rt_blob.h"
 #include "runtime/rt_int.h"
+#include "runtime/rt_so.h"
 #include "tests/testutil.h"
 
 #define TOY_SO "tests/runtime/.libs/libtoy_model.so"
@@ -150,9 +152,16 @@ static void test_load_and_info(void) {
   CU_ASSERT_EQUAL(mlc_model_num_symbols(m), 1);
   CU_ASSERT_STRING_EQUAL(mlc_model_symbol_name(m, 0), "batch");
   CU_ASSERT_PTR_NULL(mlc_model_symbol_name(m, 1));
-  /* Tools can reach the raw description through the table. */
+  /* Tools can reach the serialized description through the table. */
   const mlc_rt_entry *e = mlc_rt_model_entry_of(m);
-  CU_ASSERT(e && e->desc && e->desc->abi_version == MLC_RT_DESC_VERSION && e->desc->nkernels == 3);
+  CU_ASSERT_FATAL(e && e->blob);
+  mlc_rt_model_desc *d = NULL;
+  char err[256];
+  uint32_t n; /* the blob's size, from its header (little-endian, as this host) */
+  memcpy(&n, e->blob + 20, sizeof n);
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(e->blob, n, NULL, 0, NULL, &d, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT(d && d->abi_version == MLC_RT_DESC_VERSION && d->nkernels == 3);
+  mlc_rt_desc_free(d);
   mlc_model_free(m);
 }
 
@@ -181,7 +190,7 @@ static void test_load_errors(void) {
   Dl_info info;
   if (dladdr((void *)&printf, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
     CU_ASSERT_EQUAL(mlc_model_load(info.dli_fname, &m, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "mlc_model_entry_v1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a model compiled by mlc-onnx"));
   }
   /* the description claims another version */
   CU_ASSERT_EQUAL(mlc_model_load(mlc_test_build_path(BADABI_SO), &m, err, sizeof err),
@@ -285,6 +294,149 @@ static void test_two_models_and_direct_entry(void) {
     mlc_model_free(m);
   }
   dlclose(dl);
+}
+
+/* A foreign pointer (zeroed memory that is no handle) and handles used
+** after their free are refused, and a second free is detected. */
+static void test_bad_handles(void) {
+  static uint64_t zero[64]; /* room for either handle */
+  mlc_model *fm = (mlc_model *)zero;
+  mlc_session *fs = (mlc_session *)zero;
+  const DLTensor *o = (const DLTensor *)1;
+  mlc_session *s = (mlc_session *)1;
+  CU_ASSERT_STRING_EQUAL(mlc_model_name(fm), "");
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_model_last_error(), "not a model handle"));
+  CU_ASSERT_EQUAL(mlc_model_num_inputs(fm), 0);
+  CU_ASSERT_PTR_NULL(mlc_model_input_name(fm, 0));
+  CU_ASSERT_EQUAL(mlc_model_input_index(fm, "x"), -1);
+  CU_ASSERT_EQUAL(mlc_model_input_dtype(fm, 0).bits, 0);
+  CU_ASSERT_EQUAL(mlc_session_create(fm, NULL, &s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_EQUAL(mlc_session_set_input(fs, 0, NULL), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_run(fs), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_session_get_output(fs, 0, &o), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(o);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(fs), "not a session"));
+  mlc_session_free(fs);
+  mlc_model_free(fm);
+  for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++) CU_ASSERT_EQUAL(zero[i], 0);
+
+  /* Double frees and calls after free: refused, nothing freed twice. */
+  mlc_model *m = load_toy();
+  if (!m) return;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, NULL, &s), MLC_RT_OK);
+  mlc_session_free(s);
+  mlc_session_free(s);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_model_last_error(), "session already freed"));
+  CU_ASSERT_EQUAL(mlc_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_session_last_error(s), "already freed"));
+  /* A session keeps its model alive after the model's own free ... */
+  mlc_session *s2 = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, NULL, &s2), MLC_RT_OK);
+  mlc_model_free(m);
+  CU_ASSERT(run_and_check(s2, 2, 1));
+  /* ... but the model's handle is spent. */
+  mlc_model_free(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_model_last_error(), "model already freed"));
+  CU_ASSERT_EQUAL(mlc_model_num_inputs(m), 0);
+  CU_ASSERT_EQUAL(mlc_session_create(m, NULL, &s), MLC_RT_INVALID_ARGUMENT);
+  mlc_session_free(s2);
+  mlc_model_free(m);
+  mlc_session_free(s2);
+  CU_ASSERT_EQUAL(mlc_model_num_outputs(m), 0);
+}
+
+/* ---- files: a model.so checked before it is loaded ---------------------- */
+
+/* Writes |n| bytes of |data| to a file and loads it: 1 when that fails with
+** a message naming the file (or, with |may_load|, loads and runs). */
+static int load_damaged(const char *dir, const uint8_t *data, size_t n, int may_load,
+                        const char *what) {
+  char path[4200], err[1024];
+  snprintf(path, sizeof path, "%s/damaged.so", dir);
+  if (mlc_test_write_file(path, data, n) != 0) return 0;
+  mlc_model *m = NULL;
+  mlc_rt_status st = mlc_model_load(path, &m, err, sizeof err);
+  int ok = st == MLC_RT_OK ? may_load : strstr(err, "damaged.so") != NULL;
+  if (!ok) fprintf(stderr, "\n%s: %s\n", what, st == MLC_RT_OK ? "loaded" : err);
+  mlc_model_free(m);
+  remove(path);
+  return ok;
+}
+
+/* Truncations: every length up to 4 KiB, then a spread to the end. */
+static void test_truncated_so(void) {
+  size_t n = 0;
+  uint8_t *so = (uint8_t *)mlc_test_read_file(mlc_test_build_path(TOY_SO), &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(so);
+  char *dir = mlc_test_tmpdir();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+  char err[512];
+  int bad = 0;
+  for (size_t len = 0; len < n; len += len < 4096 ? 1 : n / 512 + 1) {
+    mlc_rt_model_desc *d = (mlc_rt_model_desc *)1;
+    if (mlc_rt_so_check_mem(so, len, &d, err, sizeof err) == MLC_RT_OK || d || !err[0]) bad++;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  for (size_t len = 0; len < n; len += len < 256 ? 7 : n / 61 + 1) {
+    char what[64];
+    snprintf(what, sizeof what, "truncated to %zu bytes", len);
+    bad += !load_damaged(dir, so, len, 0, what);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  mlc_rt_model_desc *d = NULL;
+  CU_ASSERT_EQUAL(mlc_rt_so_check_mem(so, n, &d, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT(d && d->ntensors == 8 && d->nkernels == 3 && strcmp(d->inputs[1].name, "offset") == 0);
+  mlc_rt_desc_free(d);
+  CU_ASSERT_EQUAL(mlc_rt_so_check_mem(NULL, 0, NULL, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  rmdir(dir);
+  free(dir);
+  free(so);
+}
+
+/* Byte flips in the ELF header and the program and section header tables:
+** the check and the load fail cleanly, or the file still works. */
+static void test_flipped_so(void) {
+  size_t n = 0;
+  uint8_t *so = (uint8_t *)mlc_test_read_file(mlc_test_build_path(TOY_SO), &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(so);
+  CU_ASSERT_FATAL(n > 64);
+  char *dir = mlc_test_tmpdir();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+  uint64_t phoff, shoff;
+  uint16_t phnum, shnum;
+  memcpy(&phoff, so + 32, 8);
+  memcpy(&shoff, so + 40, 8);
+  memcpy(&phnum, so + 56, 2);
+  memcpy(&shnum, so + 60, 2);
+  CU_ASSERT_FATAL(phoff + phnum * 56u <= n && shoff + shnum * 64u <= n);
+  size_t ranges[3][2] = {{0, 64}, {phoff, phoff + phnum * 56u}, {shoff, shoff + shnum * 64u}};
+  static const uint8_t masks[] = {0xff, 0x01, 0x80, 0x10};
+  int bad = 0, tried = 0;
+  char err[512];
+  for (int r = 0; r < 3; r++)
+    for (size_t i = ranges[r][0]; i < ranges[r][1]; i++)
+      for (size_t k = 0; k < sizeof masks; k++) {
+        so[i] ^= masks[k];
+        mlc_rt_model_desc *d = NULL;
+        mlc_rt_status st = mlc_rt_so_check_mem(so, n, &d, err, sizeof err);
+        mlc_rt_desc_free(d);
+        if (st != MLC_RT_OK && !err[0]) bad++;
+        /* Loading (dlopen) only where the check passes is what the
+        ** loader does; load a sample of those, and every header flip. */
+        if (r == 0 || (st == MLC_RT_OK && (i + k) % 5 == 0)) {
+          char what[64];
+          snprintf(what, sizeof what, "byte %zu ^ 0x%02x", i, masks[k]);
+          bad += !load_damaged(dir, so, n, 1, what);
+          tried++;
+        }
+        so[i] ^= masks[k];
+      }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(tried > 256);
+  rmdir(dir);
+  free(dir);
+  free(so);
 }
 
 /* ---- session ------------------------------------------------------------ */
@@ -905,6 +1057,76 @@ static void test_dtype_str(void) {
   CU_ASSERT(mlc_rt_nbytes(f, UINT64_MAX / 4, &n) != 0);
 }
 
+/* The blob decoder on any bytes: every truncation and byte flip of the
+** toy's blob is an error or a description, never a crash; a round trip
+** keeps every string exactly. */
+static void test_blob_robust(void) {
+  mlc_model *m = load_toy();
+  if (!m) return;
+  const mlc_rt_entry *e = mlc_rt_model_entry_of(m);
+  uint32_t n;
+  memcpy(&n, e->blob + 20, sizeof n);
+  uint8_t *blob = malloc(n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(blob);
+  memcpy(blob, e->blob, n);
+  mlc_model_free(m);
+  char err[512];
+  mlc_rt_model_desc *d = NULL;
+  int bad = 0;
+  for (uint32_t len = 0; len < n; len++) {
+    uint8_t *cut = malloc(len ? len : 1); /* exactly |len| bytes, for ASan */
+    memcpy(cut, blob, len);
+    if (mlc_rt_desc_decode(cut, len, NULL, 0, NULL, &d, err, sizeof err) == MLC_RT_OK || d) bad++;
+    free(cut);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  for (uint32_t i = 0; i < n; i++)
+    for (int bit = 0; bit < 8; bit++) {
+      blob[i] ^= (uint8_t)(1u << bit);
+      if (mlc_rt_desc_decode(blob, n, NULL, 0, NULL, &d, err, sizeof err) == MLC_RT_OK) {
+        /* still well-formed: every table is usable */
+        for (int32_t k = 0; k < d->ninputs; k++) bad += (size_t)d->inputs[k].tensor >= (size_t)d->ntensors;
+        for (int32_t k = 0; k < d->nsteps; k++) bad += strlen(d->steps[k].label) > n;
+        mlc_rt_desc_free(d);
+      } else if (d || !err[0]) {
+        bad++;
+      }
+      d = NULL;
+      blob[i] ^= (uint8_t)(1u << bit);
+    }
+  CU_ASSERT_EQUAL(bad, 0);
+  free(blob);
+
+  /* Round trip of hostile strings, and the encoder's own checks. */
+  mlc_rt_model_desc v = valid_desc();
+  static const char *const syms[] = {"n */ \"\n\xff\x01"};
+  v.sym_names = syms;
+  v.name = "model \"*/ /*\" \xfe";
+  v_inputs[0].name = "in\nput ?\?/ $(x)";
+  v_externs[0].kernel = 0;
+  uint8_t *enc = NULL;
+  size_t len = 0;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(&v, 1, &enc, &len, err, sizeof err), MLC_RT_OK);
+  mlc_kernel_fn fns[1] = {k_copy};
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_decode(enc, len, fns, 1, v_weights, &d, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_STRING_EQUAL(d->name, v.name);
+  CU_ASSERT_STRING_EQUAL(d->sym_names[0], syms[0]);
+  CU_ASSERT_STRING_EQUAL(d->inputs[0].name, v_inputs[0].name);
+  CU_ASSERT(d->externs[0].fn == k_copy && d->weights == v_weights && d->nsteps == 1);
+  CU_ASSERT(open_expect(d, MLC_RT_OK, NULL));
+  mlc_rt_desc_free(d);
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(enc, len, fns, 2, NULL, &d, err, sizeof err),
+                  MLC_RT_INVALID_ARGUMENT);
+  enc[8] = 2; /* another version */
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(enc, len, NULL, 0, NULL, &d, err, sizeof err), MLC_RT_ABI_MISMATCH);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "version 2"));
+  free(enc);
+  v_externs[0].kernel = 1; /* out of range */
+  CU_ASSERT_EQUAL(mlc_rt_desc_encode(&v, 1, &enc, &len, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NULL(enc);
+  v_externs[0].kernel = 0;
+}
+
 /* ---- registration ------------------------------------------------------- */
 
 static void register_loader(void) {
@@ -912,6 +1134,9 @@ static void register_loader(void) {
       {"load_and_info", test_load_and_info},
       {"load_errors", test_load_errors},
       {"null_handles", test_null_handles},
+      {"bad_handles", test_bad_handles},
+      {"truncated_so", test_truncated_so},
+      {"flipped_so", test_flipped_so},
       {"two_models_and_direct_entry", test_two_models_and_direct_entry},
       {NULL, NULL}};
   mlc_test_add_suite("loader", tests);
@@ -940,6 +1165,7 @@ static void register_desc(void) {
   static const CU_TestInfo tests[] = {{"desc_validation", test_desc_validation},
                                       {"inprocess_session", test_inprocess_session},
                                       {"dtype_str", test_dtype_str},
+                                      {"blob_robust", test_blob_robust},
                                       {NULL, NULL}};
   mlc_test_add_suite("desc", tests);
 }
