@@ -118,8 +118,17 @@ static int set_error(mlc_rt_ctx *ctx, const char *msg) {
   return -1;
 }
 
-static const mlc_rt_api serial_api = {serial_parallel_for, ws_alloc, ws_free, set_error};
-static const mlc_rt_api threaded_api = {threaded_parallel_for, ws_alloc, ws_free, set_error};
+/* check_failed: "OP: MSG" with the values appended ("v0 v1 v2"). */
+static int check_failed(mlc_rt_ctx *ctx, const char *op, const char *msg, int64_t v0, int64_t v1, int64_t v2) {
+  test_ctx *c = (test_ctx *)ctx;
+  pthread_mutex_lock(&c->mu);
+  snprintf(c->err, sizeof c->err, "%s: %s [%lld %lld %lld]", op, msg, (long long)v0, (long long)v1, (long long)v2);
+  pthread_mutex_unlock(&c->mu);
+  return -1;
+}
+
+static const mlc_rt_api serial_api = {serial_parallel_for, ws_alloc, ws_free, set_error, check_failed};
+static const mlc_rt_api threaded_api = {threaded_parallel_for, ws_alloc, ws_free, set_error, check_failed};
 
 static void ctx_init(test_ctx *c, const mlc_rt_api *api) {
   memset(c, 0, sizeof *c);
