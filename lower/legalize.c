@@ -227,6 +227,30 @@ mlc_status mlc_lg_check_indices(mlc_lg_call *c, int arg, int axis, int nd) {
   return mlc_te_check(c->b, "T_check_indices", nd ? q - 1 : q, shape, ix_check_body, &k);
 }
 
+typedef struct val_check {
+  mlc_lg_call *c;
+  int arg;
+  mlc_tir_expr *lo, *hi;
+  const char *what, *where;
+} val_check;
+
+static mlc_tir_stmt *val_check_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  val_check *k = user;
+  (void)b;
+  mlc_tir_expr *v = mlc_tir_cast(k->c->tm, MLC_DTYPE_I64, mlc_lg_arg_load(k->c, k->arg, idx));
+  return mlc_lg_assert_range(k->c, v, k->lo, k->hi, k->what, k->where);
+}
+
+mlc_status mlc_lg_check_values(mlc_lg_call *c, int arg, mlc_tir_expr *lo, mlc_tir_expr *hi, const char *what,
+                               const char *where) {
+  const mlc_type *t = &c->arg_types[arg];
+  if (t->rank > 16) return mlc_lg_error(c, MLC_UNIMPLEMENTED, "argument %d of rank %d", arg, t->rank);
+  val_check k = {c, arg, lo, hi, what, where};
+  mlc_tir_expr **shape = mlc_lg_shape(c, t);
+  if (!shape || !lo || !hi) return mlc_oom();
+  return mlc_te_check(c->b, "T_check_values", t->rank, shape, val_check_body, &k);
+}
+
 /* ---- the pass ------------------------------------------------------------ */
 
 /* A scalar constant that may become an immediate: one element, exactly

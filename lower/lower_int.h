@@ -83,11 +83,17 @@ mlc_status mlc_lg_error(mlc_lg_call *c, mlc_code code, const char *fmt, ...)
 ** indices runs over the axes |axis| + t (gather_nd, scatter_nd) and the
 ** stage over the other dims.  Created before the stages reading the
 ** indices, so those never see an index out of range.
+**
+** mlc_lg_check_values: a check stage over every element v of the int
+** argument |arg|: lo <= v < hi (|lo|, |hi| int64), reported as in
+** mlc_lg_assert_range.
 */
 const char *mlc_lg_onnx_op(mlc_lg_call *c);
 mlc_tir_stmt *mlc_lg_assert_range(mlc_lg_call *c, mlc_tir_expr *v, mlc_tir_expr *lo, mlc_tir_expr *hi,
                                   const char *what, const char *where);
 mlc_status mlc_lg_check_indices(mlc_lg_call *c, int arg, int axis, int nd);
+mlc_status mlc_lg_check_values(mlc_lg_call *c, int arg, mlc_tir_expr *lo, mlc_tir_expr *hi, const char *what,
+                               const char *where);
 
 /* Attribute access (defaults when absent). */
 int64_t mlc_lg_int(mlc_lg_call *c, const char *name, int64_t dflt);
