@@ -17,6 +17,14 @@
 ** during a run are cached for the next, so repeated runs at the same shapes
 ** allocate nothing.
 **
+** A kernel that fails reports through set_error, or, for a check of model
+** data (an index out of range), through check_failed: the op type and a
+** constant message whose "$0".."$2" the session fills with the reported
+** values.  The run's error then names the step and its ONNX node.  When
+** threads of one parallel loop fail together, the error of the lowest
+** loop chunk is kept (the thread pool runs every chunk before a failed
+** one), so the message is the one a serial run would give.
+**
 ** Symbols that the model computes (run-bound, defined by BIND_SYMS steps)
 ** change within a run: a BIND_SYMS step sets them from a computed vector,
 ** and each later step that names a tensor with such dims first refreshes
