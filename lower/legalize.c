@@ -201,8 +201,10 @@ static mlc_tir_stmt *ix_check_body(mlc_te_builder *b, mlc_tir_expr *const *idx, 
   int q = it->rank, n = k->nd ? (int)it->dims[q - 1] : 1;
   mlc_tir_expr *ii[16];
   mlc_tir_stmt *asserts[16];
-  (void)b;
-  if (q > 16 || n > 16) return NULL;
+  if (q > 16 || n > 16) { /* mlc_lg_check_indices rejects these first */
+    mlc_te_fail(b, mlc_lg_error(c, MLC_INTERNAL, "indices of rank %d", q));
+    return NULL;
+  }
   for (int d = 0; d < (k->nd ? q - 1 : q); d++) ii[d] = idx[d];
   for (int t = 0; t < n; t++) {
     int axis = k->axis + (k->nd ? t : 0);
