@@ -227,6 +227,10 @@ static void max_stmt(idmax *x, const mlc_tir_stmt *s) {
     case MLC_TIR_IF: max_expr(x, s->if_.cond); max_stmt(x, s->if_.then_s); max_stmt(x, s->if_.else_s); break;
     case MLC_TIR_ALLOCATE: max_buf(x, s->alloc.buffer); max_stmt(x, s->alloc.body); break;
     case MLC_TIR_EVALUATE: max_expr(x, s->eval.value); break;
+    case MLC_TIR_ASSERT:
+      max_expr(x, s->assert_.cond);
+      for (int i = 0; i < s->assert_.nvals; i++) max_expr(x, s->assert_.vals[i]);
+      break;
     case MLC_TIR_BLOCK:
       for (int i = 0; i < s->block.niters; i++) {
         max_var(x, s->block.iters[i].var);

@@ -14,6 +14,8 @@
 ** runs it with ctx->api->parallel_for and fails when that returns nonzero.
 ** Allocations take stack memory when local, constant and small, else
 ** ctx->api->workspace_alloc, freed when the body ends and on error exits.
+** An assert branches to an error exit that reports through
+** ctx->api->check_failed.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -164,7 +166,8 @@ static unsigned store_bits(const mlc_tir_stmt *s) {
       x = store_bits(s->if_.else_s);
       return x > m ? x : m;
     case MLC_TIR_ALLOCATE: return store_bits(s->alloc.body);
-    case MLC_TIR_EVALUATE: return 0;
+    case MLC_TIR_EVALUATE:
+    case MLC_TIR_ASSERT: return 0;
     case MLC_TIR_BLOCK:
       m = store_bits(s->block.body);
       x = store_bits(s->block.init);
@@ -223,6 +226,10 @@ static void use_stmt(uses *u, const mlc_tir_stmt *s) {
     case MLC_TIR_IF: use_expr(u, s->if_.cond); use_stmt(u, s->if_.then_s); use_stmt(u, s->if_.else_s); break;
     case MLC_TIR_ALLOCATE: use_buf(u, s->alloc.buffer); use_stmt(u, s->alloc.body); break;
     case MLC_TIR_EVALUATE: use_expr(u, s->eval.value); break;
+    case MLC_TIR_ASSERT:
+      use_expr(u, s->assert_.cond);
+      for (int i = 0; i < s->assert_.nvals; i++) use_expr(u, s->assert_.vals[i]);
+      break;
     case MLC_TIR_BLOCK:
       for (int i = 0; i < s->block.niters; i++) {
         use_expr(u, s->block.iters[i].min);
@@ -494,6 +501,43 @@ static void cg_allocate(cg_func *cf, const mlc_tir_stmt *s) {
   }
 }
 
+/*
+** assert: one conditional branch on the fast path (weighted as never
+** taken); the failure block evaluates the reported values, calls
+** ctx->api->check_failed with the constant op and message, and leaves
+** through the function's error exit (inside an outlined parallel body too:
+** it returns nonzero, and parallel_for hands that to the kernel).
+*/
+static void cg_assert(cg_func *cf, const mlc_tir_stmt *s) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMValueRef ok = cg_expr(cf, s->assert_.cond);
+  if (!ok) return;
+  LLVMBasicBlockRef okb = LLVMCreateBasicBlockInContext(cm->ctx, "check.ok");
+  LLVMBasicBlockRef fail = LLVMCreateBasicBlockInContext(cm->ctx, "check.fail");
+  LLVMValueRef br = LLVMBuildCondBr(b, ok, okb, fail);
+  LLVMMetadataRef w[3] = {md_str(cm, "branch_weights"),
+                          LLVMValueAsMetadata(LLVMConstInt(cm->t_i32, 1 << 20, 0)),
+                          LLVMValueAsMetadata(LLVMConstInt(cm->t_i32, 1, 0))};
+  unsigned prof = LLVMGetMDKindIDInContext(cm->ctx, "prof", 4);
+  LLVMSetMetadata(br, prof, LLVMMetadataAsValue(cm->ctx, LLVMMDNodeInContext2(cm->ctx, w, 3)));
+  LLVMAppendExistingBasicBlock(cf->fn, fail);
+  LLVMPositionBuilderAtEnd(b, fail);
+  LLVMValueRef args[6] = {cf->ctx, LLVMBuildGlobalStringPtr(b, s->assert_.op, "mlc.op"),
+                          LLVMBuildGlobalStringPtr(b, s->assert_.msg, "mlc.check"), NULL, NULL, NULL};
+  for (int i = 0; i < MLC_TIR_ASSERT_MAX_VALS; i++) {
+    args[3 + i] = i < s->assert_.nvals ? cg_expr_i64(cf, s->assert_.vals[i]) : LLVMConstInt(cm->t_i64, 0, 0);
+    if (!args[3 + i]) return;
+  }
+  LLVMValueRef fn = cg_api_fn(cf, offsetof(mlc_rt_api, check_failed));
+  LLVMTypeRef params[6] = {cm->t_ptr, cm->t_ptr, cm->t_ptr, cm->t_i64, cm->t_i64, cm->t_i64};
+  LLVMTypeRef fty = LLVMFunctionType(cm->t_i32, params, 6, 0);
+  LLVMBuildCall2(b, fty, fn, args, 6, "");
+  cg_emit_fail(cf, NULL);
+  LLVMAppendExistingBasicBlock(cf->fn, okb);
+  LLVMPositionBuilderAtEnd(b, okb);
+}
+
 void cg_stmt(cg_func *cf, const mlc_tir_stmt *s) {
   cg_module *cm = cf->cm;
   if (cm->err) return;
@@ -516,5 +560,6 @@ void cg_stmt(cg_func *cf, const mlc_tir_stmt *s) {
     case MLC_TIR_ALLOCATE: cg_allocate(cf, s); break;
     case MLC_TIR_EVALUATE: (void)cg_expr(cf, s->eval.value); break;
     case MLC_TIR_BLOCK: cg_block(cf, s); break;
+    case MLC_TIR_ASSERT: cg_assert(cf, s); break;
   }
 }

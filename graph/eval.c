@@ -724,8 +724,8 @@ static mlc_status eval_gather(EVAL_PARAMS) {
   for (int64_t j = 0; j < nidx; j++) {
     int64_t v = ldi(in[1], ix->dtype, j);
     if (v < -ext || v >= ext)
-      return ERR(MLC_OUT_OF_RANGE, "index %lld is out of range for axis %d of extent %lld", LL(v),
-                 axis, LL(ext));
+      return ERR(MLC_OUT_OF_RANGE, "index %lld out of range [%lld, %lld) on axis %d", LL(v), LL(-ext),
+                 LL(ext), axis);
   }
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
   for (int64_t o = 0; o < outer; o++)

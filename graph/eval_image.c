@@ -6,8 +6,8 @@
 ** Gathers and scatters without a reduction copy raw elements, so they work
 ** for every dtype; a scatter's add/mul/max/min computes in float64 for
 ** float32/float64 and in int64 (wrapping to the dtype) for integers.  An
-** index outside its axis is an error (MLC_OUT_OF_RANGE); the lowered
-** kernels clamp instead, as they cannot report one.  resize and
+** index outside [-n, n) of its axis is an error (MLC_OUT_OF_RANGE) worded
+** as the lowered kernels report it at run time.  resize and
 ** max_pool_indices have no evaluator (MLC_UNIMPLEMENTED: the call is kept).
 */
 #include <string.h>
@@ -53,7 +53,7 @@ static int advance(int64_t *idx, const int64_t *dims, int rank) {
 /* |v| wrapped (negative) and checked against extent |ext| of axis |axis|. */
 static mlc_status norm_index(const mlc_call_info *ci, int64_t v, int64_t ext, int axis, int64_t *out) {
   if (v < -ext || v >= ext)
-    return ERR(MLC_OUT_OF_RANGE, "index %lld is out of range for axis %d of extent %lld", LL(v), axis, LL(ext));
+    return ERR(MLC_OUT_OF_RANGE, "index %lld out of range [%lld, %lld) on axis %d", LL(v), LL(-ext), LL(ext), axis);
   *out = v < 0 ? v + ext : v;
   return NULL;
 }

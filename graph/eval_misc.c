@@ -3,7 +3,9 @@
 ** math" ops: trilu and reverse_sequence on any dtype (they move raw
 ** elements; trilu's zeros are all-zero bytes, which is 0 in every numeric
 ** dtype and false), cumsum on float32, float64, int32 and int64 (floats
-** summed in their own precision along the scan, integers wrapping).  topk (two outputs) and einsum are not evaluated:
+** summed in their own precision along the scan, integers wrapping); a
+** run-time cumsum axis outside [-r, r) or a reverse_sequence length
+** outside [0, T] is an error (MLC_OUT_OF_RANGE), as in the kernels.  topk (two outputs) and einsum are not evaluated:
 ** the builder keeps those calls.
 */
 #include <stdint.h>
@@ -82,11 +84,7 @@ static mlc_status eval_cumsum(const mlc_call_info *ci, const mlc_type *ot, const
   int excl = mlc_attrs_int(ci->attrs, ci->nattrs, "exclusive", 0) != 0;
   int rev = mlc_attrs_int(ci->attrs, ci->nattrs, "reverse", 0) != 0;
   int64_t st[MAX_RANK] = {0};
-  if (axis < 0) axis += r;
-  if (axis < 0 || axis >= r) {
-    memset(out, 0, nbytes_of(ot)); /* as the kernel does */
-    return NULL;
-  }
+  if (axis < 0) axis += r; /* checked by mlc_graph_eval_misc */
   strides_of(x, st);
   int64_t len = x->dims[axis], step = st[axis], total = numel(x);
   int64_t lines = len ? total / len : 0;
@@ -145,10 +143,30 @@ static mlc_status eval_reverse_sequence(const mlc_call_info *ci, const mlc_type 
   int64_t T = x->dims[ta];
   for (int64_t e = 0; e < n; e++) {
     int64_t b = (e / st[ba]) % x->dims[ba], t = (e / st[ta]) % T;
-    int64_t len = load_int(lt->dtype, in[1], b);
-    len = len < 0 ? 0 : len > T ? T : len;
+    int64_t len = load_int(lt->dtype, in[1], b); /* checked by mlc_graph_eval_misc */
     int64_t src = t < len ? e + (len - 1 - 2 * t) * st[ta] : e;
     memcpy((char *)out + (size_t)e * es, (const char *)in[0] + (size_t)src * es, es);
+  }
+  return NULL;
+}
+
+/* A run-time cumsum axis outside [-r, r) and reverse_sequence lengths
+** outside [0, T] are errors, worded as the kernels report them. */
+static mlc_status check_values(const mlc_call_info *ci, const void *const *in) {
+  const mlc_type *x = arg(ci, 0);
+  if (ci->op == MLC_OP_CUMSUM && ci->nargs > 1) {
+    int64_t a = scalar_arg(ci, in, 1);
+    if (a < -x->rank || a >= x->rank)
+      return ERR(MLC_OUT_OF_RANGE, "axis %lld out of range [%d, %d)", (long long)a, -x->rank, x->rank);
+  }
+  if (ci->op == MLC_OP_REVERSE_SEQUENCE) {
+    int64_t T = x->dims[mlc_attrs_int(ci->attrs, ci->nattrs, "time_axis", 0)];
+    for (int64_t b = 0; b < numel(arg(ci, 1)); b++) {
+      int64_t len = load_int(arg(ci, 1)->dtype, in[1], b);
+      if (len < 0 || len > T)
+        return ERR(MLC_OUT_OF_RANGE, "sequence length %lld out of range [0, %lld)", (long long)len,
+                   (long long)(T + 1));
+    }
   }
   return NULL;
 }
@@ -162,6 +180,7 @@ mlc_status mlc_graph_eval_misc(const mlc_call_info *ci, const mlc_type *ot, cons
   if (ci->op != MLC_OP_TRILU && ci->op != MLC_OP_CUMSUM && ci->op != MLC_OP_REVERSE_SEQUENCE)
     return ERR(MLC_UNIMPLEMENTED, "no evaluator");
   if (ot->rank > MAX_RANK) return ERR(MLC_UNIMPLEMENTED, "rank %d", ot->rank);
+  MLC_RETURN_IF_ERROR(check_values(ci, in));
   *out = mlc_const_alloc(ci->mod, nbytes_of(ot));
   if (!*out) return mlc_oom();
   switch (ci->op) {

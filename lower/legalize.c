@@ -166,6 +166,93 @@ mlc_status mlc_lg_compute(mlc_lg_call *c, int k, const char *name, mlc_te_body_f
   return mlc_te_compute(c->b, name, t->rank, shape, NULL, fn, c, out);
 }
 
+/* ---- checks of model data ------------------------------------------------ */
+
+const char *mlc_lg_onnx_op(mlc_lg_call *c) {
+  const char *t = c->binding ? c->binding->origin.op_type : NULL;
+  size_t n = t ? strlen(t) : 0;
+  int plain = n > 0 && n < 64;
+  for (size_t i = 0; plain && i < n; i++)
+    plain = (t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9') ||
+            t[i] == '_';
+  return mlc_arena_strdup(c->tm->arena, plain ? t : mlc_op_name[c->op]);
+}
+
+mlc_tir_stmt *mlc_lg_assert_range(mlc_lg_call *c, mlc_tir_expr *v, mlc_tir_expr *lo, mlc_tir_expr *hi,
+                                  const char *what, const char *where) {
+  mlc_tir_module *m = c->tm;
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s $0 out of range [$1, $2)%s", what, where ? where : "");
+  mlc_tir_expr *off = mlc_tir_cast(m, MLC_DTYPE_U64, mlc_tir_sub(m, v, lo));
+  mlc_tir_expr *len = mlc_tir_cast(m, MLC_DTYPE_U64, mlc_tir_sub(m, hi, lo));
+  mlc_tir_expr *vals[3] = {v, lo, hi};
+  return mlc_tir_assert(m, mlc_tir_binary(m, MLC_TIR_LT, off, len), mlc_lg_onnx_op(c), msg, 3, vals);
+}
+
+typedef struct ix_check {
+  mlc_lg_call *c;
+  int arg, axis, nd;
+} ix_check;
+
+static mlc_tir_stmt *ix_check_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  ix_check *k = user;
+  mlc_lg_call *c = k->c;
+  const mlc_type *it = &c->arg_types[k->arg];
+  int q = it->rank, n = k->nd ? (int)it->dims[q - 1] : 1;
+  mlc_tir_expr *ii[16];
+  mlc_tir_stmt *asserts[16];
+  if (q > 16 || n > 16) { /* mlc_lg_check_indices rejects these first */
+    mlc_te_fail(b, mlc_lg_error(c, MLC_INTERNAL, "indices of rank %d", q));
+    return NULL;
+  }
+  for (int d = 0; d < (k->nd ? q - 1 : q); d++) ii[d] = idx[d];
+  for (int t = 0; t < n; t++) {
+    int axis = k->axis + (k->nd ? t : 0);
+    char where[32];
+    if (k->nd) ii[q - 1] = mlc_tir_i64(c->tm, t);
+    mlc_tir_expr *v = mlc_tir_cast(c->tm, MLC_DTYPE_I64, mlc_lg_arg_load(c, k->arg, ii));
+    mlc_tir_expr *ext = mlc_lg_dim(c, &c->arg_types[0], axis);
+    snprintf(where, sizeof where, " on axis %d", axis);
+    asserts[t] = mlc_lg_assert_range(c, v, mlc_tir_sub(c->tm, mlc_tir_i64(c->tm, 0), ext), ext, "index", where);
+  }
+  return mlc_tir_seq(c->tm, n, asserts);
+}
+
+mlc_status mlc_lg_check_indices(mlc_lg_call *c, int arg, int axis, int nd) {
+  const mlc_type *it = &c->arg_types[arg];
+  int q = it->rank;
+  if (q > 16 || (nd && (q < 1 || it->dims[q - 1] < 1 || it->dims[q - 1] > 16)))
+    return mlc_lg_error(c, MLC_UNIMPLEMENTED, "indices of rank %d", q);
+  ix_check k = {c, arg, axis, nd};
+  mlc_tir_expr **shape = mlc_lg_shape(c, it);
+  if (!shape) return mlc_oom();
+  return mlc_te_check(c->b, "T_check_indices", nd ? q - 1 : q, shape, ix_check_body, &k);
+}
+
+typedef struct val_check {
+  mlc_lg_call *c;
+  int arg;
+  mlc_tir_expr *lo, *hi;
+  const char *what, *where;
+} val_check;
+
+static mlc_tir_stmt *val_check_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  val_check *k = user;
+  (void)b;
+  mlc_tir_expr *v = mlc_tir_cast(k->c->tm, MLC_DTYPE_I64, mlc_lg_arg_load(k->c, k->arg, idx));
+  return mlc_lg_assert_range(k->c, v, k->lo, k->hi, k->what, k->where);
+}
+
+mlc_status mlc_lg_check_values(mlc_lg_call *c, int arg, mlc_tir_expr *lo, mlc_tir_expr *hi, const char *what,
+                               const char *where) {
+  const mlc_type *t = &c->arg_types[arg];
+  if (t->rank > 16) return mlc_lg_error(c, MLC_UNIMPLEMENTED, "argument %d of rank %d", arg, t->rank);
+  val_check k = {c, arg, lo, hi, what, where};
+  mlc_tir_expr **shape = mlc_lg_shape(c, t);
+  if (!shape || !lo || !hi) return mlc_oom();
+  return mlc_te_check(c->b, "T_check_values", t->rank, shape, val_check_body, &k);
+}
+
 /* ---- the pass ------------------------------------------------------------ */
 
 /* A scalar constant that may become an immediate: one element, exactly
@@ -206,10 +293,23 @@ static void key_type(const mlc_module *gm, const mlc_type *t, mlc_strbuf *k) {
   mlc_sb_putc(k, ']');
 }
 
+/* Ops whose kernels check model data: their messages name the ONNX op,
+** which is then part of the key (Scatter and ScatterElements share an op). */
+static const unsigned char checks_data[MLC_OP_COUNT] = {
+    [MLC_OP_GATHER] = 1,           [MLC_OP_GATHER_ELEMENTS] = 1, [MLC_OP_GATHER_ND] = 1,
+    [MLC_OP_SCATTER_ELEMENTS] = 1, [MLC_OP_SCATTER_ND] = 1,      [MLC_OP_MAX_UNPOOL] = 1,
+    [MLC_OP_ROI_ALIGN] = 1,        [MLC_OP_REVERSE_SEQUENCE] = 1, [MLC_OP_CUMSUM] = 1,
+};
+
 /* Canonical text of a call: equal keys give equal prim functions. */
 static void call_key(const mlc_module *gm, const mlc_binding *b, const int *inl,
                      const double *scalar, mlc_strbuf *k) {
   mlc_sb_printf(k, "%s(", mlc_op_name[b->op]);
+  if (checks_data[b->op] && b->origin.op_type) {
+    mlc_sb_puts(k, "onnx:");
+    mlc_sb_json_str(k, b->origin.op_type);
+    mlc_sb_putc(k, ';');
+  }
   for (int i = 0; i < b->nargs; i++) {
     if (inl[i]) {
       mlc_sb_puts(k, "imm:");

@@ -64,6 +64,37 @@ mlc_status mlc_lg_compute(mlc_lg_call *c, int k, const char *name, mlc_te_body_f
 mlc_status mlc_lg_error(mlc_lg_call *c, mlc_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+** Checks of model data.  A kernel stops with an error naming the ONNX op
+** (and, added by the runtime, the node) when an index read from a tensor
+** is out of its range, as the constant folder does at compile time.
+**
+** mlc_lg_onnx_op: the op type the message names: the call's ONNX op type
+** (letters, digits and '_' only, as the converter table spells it), else
+** the graph op's name.  Arena memory.
+**
+** mlc_lg_assert_range: assert lo <= v < hi (one unsigned compare of v - lo
+** against hi - lo; |v|, |lo| and |hi| int64), reporting "<what> V out of
+** range [LO, HI)<where>" (|what|, |where| compiler text).
+**
+** mlc_lg_check_indices: a check stage over the int index argument |arg|:
+** every element lies in [-n, n) where n is the extent of axis |axis| of
+** argument 0 (negative indices wrap).  With |nd|, the last dim of the
+** indices runs over the axes |axis| + t (gather_nd, scatter_nd) and the
+** stage over the other dims.  Created before the stages reading the
+** indices, so those never see an index out of range.
+**
+** mlc_lg_check_values: a check stage over every element v of the int
+** argument |arg|: lo <= v < hi (|lo|, |hi| int64), reported as in
+** mlc_lg_assert_range.
+*/
+const char *mlc_lg_onnx_op(mlc_lg_call *c);
+mlc_tir_stmt *mlc_lg_assert_range(mlc_lg_call *c, mlc_tir_expr *v, mlc_tir_expr *lo, mlc_tir_expr *hi,
+                                  const char *what, const char *where);
+mlc_status mlc_lg_check_indices(mlc_lg_call *c, int arg, int axis, int nd);
+mlc_status mlc_lg_check_values(mlc_lg_call *c, int arg, mlc_tir_expr *lo, mlc_tir_expr *hi, const char *what,
+                               const char *where);
+
 /* Attribute access (defaults when absent). */
 int64_t mlc_lg_int(mlc_lg_call *c, const char *name, int64_t dflt);
 double mlc_lg_float(mlc_lg_call *c, const char *name, double dflt);

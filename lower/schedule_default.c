@@ -77,7 +77,8 @@ static void visit(mlc_tir_stmt *s) {
       if (s->block.niters == 0) visit(s->block.body); /* a root block */
       break;
     case MLC_TIR_STORE:
-    case MLC_TIR_EVALUATE: break;
+    case MLC_TIR_EVALUATE:
+    case MLC_TIR_ASSERT: break;
   }
 }
 

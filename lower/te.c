@@ -196,6 +196,38 @@ mlc_status mlc_te_compute(mlc_te_builder *b, const char *name, int rank, mlc_tir
   return NULL;
 }
 
+mlc_status mlc_te_check(mlc_te_builder *b, const char *name, int rank, mlc_tir_expr *const *shape,
+                        mlc_te_check_fn fn, void *user) {
+  mlc_tir_module *m = b->m;
+  if (rank < 0 || rank > 16)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "te: check %s: rank %d out of range", name, rank);
+  for (int i = 0; i < rank; i++)
+    if (!shape[i]) return take_error(b, 0);
+  mlc_te_tensor *t = MLC_ARENA_NEW(m->arena, mlc_te_tensor);
+  if (!t) return mlc_oom();
+  t->name = mlc_arena_strdup(m->arena, name);
+  t->shape = rank ? MLC_ARENA_ARRAY(m->arena, (size_t)rank, mlc_tir_expr *) : NULL;
+  t->axes = rank ? MLC_ARENA_ARRAY(m->arena, (size_t)rank, mlc_tir_var *) : NULL;
+  if (!t->name || (rank && (!t->shape || !t->axes))) return mlc_oom();
+  mlc_tir_expr *idx[16];
+  for (int i = 0; i < rank; i++) {
+    char def[16];
+    snprintf(def, sizeof def, "i%d", i);
+    t->shape[i] = shape[i];
+    t->axes[i] = mlc_tir_var_new(m, def, MLC_DTYPE_I64);
+    idx[i] = mlc_tir_ref(m, t->axes[i]);
+    if (!idx[i]) return mlc_oom();
+  }
+  t->check = fn(b, idx, user);
+  if (!t->check || b->err) return mlc_status_annotate(take_error(b, t->check != NULL), "te: check %s", name);
+  t->dtype = MLC_DTYPE_BOOL;
+  t->rank = rank;
+  t->naxes = rank;
+  t->is_compute = 1;
+  t->index = (int)b->tensors.len;
+  return mlc_vec_push(&b->tensors, t) ? mlc_oom() : NULL;
+}
+
 /* ---- create_prim_func --------------------------------------------------------- */
 
 static mlc_te_tensor *tensor_of(mlc_te_builder *b, const mlc_tir_buffer *buf) {
@@ -207,10 +239,13 @@ static mlc_te_tensor *tensor_of(mlc_te_builder *b, const mlc_tir_buffer *buf) {
 /* Marks the tensors |e| reads (and, recursively, what they read). */
 static void mark_reads(mlc_te_builder *b, const mlc_tir_expr *e, char *reach);
 
+static void mark_check(mlc_te_builder *b, const mlc_tir_stmt *s, char *reach);
+
 static void mark_tensor(mlc_te_builder *b, mlc_te_tensor *t, char *reach) {
   if (!t || reach[t->index]) return;
   reach[t->index] = 1;
-  if (t->is_compute) mark_reads(b, t->body, reach);
+  if (t->check) mark_check(b, t->check, reach);
+  else if (t->is_compute) mark_reads(b, t->body, reach);
 }
 
 static void mark_reads(mlc_te_builder *b, const mlc_tir_expr *e, char *reach) {
@@ -233,6 +268,17 @@ static void mark_reads(mlc_te_builder *b, const mlc_tir_expr *e, char *reach) {
       break;
     case MLC_TIR_REDUCE: mark_reads(b, e->reduce.source, reach); break;
     default: break;
+  }
+}
+
+/* Marks the tensors the asserts |s| (a check stage) read. */
+static void mark_check(mlc_te_builder *b, const mlc_tir_stmt *s, char *reach) {
+  if (!s) return;
+  if (s->kind == MLC_TIR_SEQ) {
+    for (int i = 0; i < s->seq.n; i++) mark_check(b, s->seq.stmts[i], reach);
+  } else if (s->kind == MLC_TIR_ASSERT) {
+    mark_reads(b, s->assert_.cond, reach);
+    for (int i = 0; i < s->assert_.nvals; i++) mark_reads(b, s->assert_.vals[i], reach);
   }
 }
 
@@ -277,6 +323,45 @@ static int free_vars(const mlc_tir_expr *e, var_vec *bound, var_vec *out) {
     }
     default: return 0;
   }
+}
+
+/* free_vars over the asserts |s| of a check stage. */
+static int free_vars_check(const mlc_tir_stmt *s, var_vec *bound, var_vec *out) {
+  int r = 0;
+  if (!s) return 0;
+  if (s->kind == MLC_TIR_SEQ) {
+    for (int i = 0; i < s->seq.n; i++) r |= free_vars_check(s->seq.stmts[i], bound, out);
+  } else if (s->kind == MLC_TIR_ASSERT) {
+    r |= free_vars(s->assert_.cond, bound, out);
+    for (int i = 0; i < s->assert_.nvals; i++) r |= free_vars(s->assert_.vals[i], bound, out);
+  }
+  return r;
+}
+
+/* The loop nest and block running check stage |t|. */
+static mlc_tir_stmt *lower_check(mlc_tir_module *m, const mlc_te_tensor *t) {
+  int n = t->naxes;
+  mlc_tir_var *loopv[16];
+  mlc_tir_expr *to[16];
+  mlc_tir_iter_var it[16];
+  char name[256];
+  for (int i = 0; i < n; i++) {
+    loopv[i] = mlc_tir_var_new(m, t->axes[i]->name, MLC_DTYPE_I64);
+    snprintf(name, sizeof name, "v%s", t->axes[i]->name);
+    it[i].var = mlc_tir_var_new(m, name, MLC_DTYPE_I64);
+    it[i].kind = MLC_TIR_ITER_SPATIAL;
+    it[i].min = mlc_tir_i64(m, 0);
+    it[i].extent = t->shape[i];
+    it[i].binding = mlc_tir_ref(m, loopv[i]);
+    to[i] = mlc_tir_ref(m, it[i].var);
+    if (!to[i] || !it[i].binding || !it[i].min) return NULL;
+  }
+  mlc_tir_subst sub = {n, t->axes, to, 0, NULL, NULL, 0};
+  mlc_tir_stmt *s = mlc_tir_block(m, t->name, n, it, NULL, mlc_tir_stmt_copy(m, t->check, &sub));
+  for (int i = n; i-- > 0;)
+    s = mlc_tir_for(m, loopv[i], mlc_tir_i64(m, 0), mlc_tir_expr_copy(m, t->shape[i], NULL), MLC_TIR_FOR_SERIAL,
+                    NULL, s);
+  return s;
 }
 
 /* The loop nest and block computing stage |t|. */
@@ -372,6 +457,11 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
       goto done;
     }
     role[t->index] = i < nin ? 1 : 2;
+    if (t->check) {
+      st = mlc_make_status(MLC_INVALID_ARGUMENT, "te: prim func %s: %s is a check stage, not a tensor", name,
+                           t->name);
+      goto done;
+    }
     if (i >= nin && !t->is_compute) {
       st = mlc_make_status(MLC_INVALID_ARGUMENT, "te: prim func %s: output %s is a placeholder", name, t->name);
       goto done;
@@ -379,6 +469,8 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
     params[i] = t->buffer;
     if (i >= nin) mark_tensor(b, t, reach);
   }
+  for (size_t i = 0; i < nt; i++) /* every check stage runs */
+    if (b->tensors.data[i]->check) mark_tensor(b, b->tensors.data[i], reach);
   for (size_t i = 0; i < nt; i++) {
     mlc_te_tensor *t = b->tensors.data[i];
     if (reach[i] && !t->is_compute && role[i] != 1) {
@@ -416,7 +508,7 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
         if (mlc_vec_push(&bound, t->axes[a])) st = mlc_oom();
       for (int d = 0; d < t->rank; d++)
         if (free_vars(t->shape[d], &bound, &fv)) st = mlc_oom();
-      if (free_vars(t->body, &bound, &fv)) st = mlc_oom();
+      if (t->check ? free_vars_check(t->check, &bound, &fv) : free_vars(t->body, &bound, &fv)) st = mlc_oom();
       bound.len = mark;
     }
     if (!st && fv.len)
@@ -428,13 +520,13 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
     for (size_t i = 0; i < nt && !st; i++) {
       mlc_te_tensor *t = b->tensors.data[i];
       if (!reach[i] || !t->is_compute) continue;
-      stages[ns] = lower_stage(m, t);
+      stages[ns] = t->check ? lower_check(m, t) : lower_stage(m, t);
       if (!stages[ns++]) st = mlc_oom();
     }
     mlc_tir_stmt *body = st ? NULL : mlc_tir_seq(m, ns, stages);
     for (size_t i = nt; i-- > 0 && body;) {
       mlc_te_tensor *t = b->tensors.data[i];
-      if (!reach[i] || !t->is_compute || role[i] == 2) continue;
+      if (!reach[i] || !t->is_compute || t->check || role[i] == 2) continue;
       t->buffer->scope = t->scope;
       body = mlc_tir_allocate(m, t->buffer, body);
     }

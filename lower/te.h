@@ -20,6 +20,12 @@
 ** scalar variables (a symbolic extent `n`); each one is bound to the first
 ** parameter dimension that is exactly that variable.
 **
+** A check stage (mlc_te_check) computes no tensor: it runs asserts of the
+** inputs (an index read from a tensor lies in its range) over a loop nest
+** of its own.  Every check stage is part of the prim function, in creation
+** order with the compute stages, so stages created after it never see data
+** it rejects.
+**
 ** Errors (a load with the wrong number of indices, a reduction that is not
 ** the whole body, an input that is not listed) are sticky in the builder:
 ** the te_* expression helpers return NULL and the next mlc_te_compute or
@@ -44,10 +50,11 @@ typedef struct mlc_te_tensor {
   mlc_tir_scope scope;
   int is_compute;
   int index;              /* creation order in the builder */
-  /* compute stages */
+  /* compute and check stages */
   int naxes;
   mlc_tir_var **axes;     /* the body's index variables */
   mlc_tir_expr *body;
+  mlc_tir_stmt *check;    /* a check stage: its asserts (body and buffer are NULL) */
 } mlc_te_tensor;
 
 /* Returns the body of a compute at |idx| (|rank| int64 index expressions,
@@ -73,6 +80,15 @@ MLC_MUST_USE mlc_status mlc_te_placeholder(mlc_te_builder *b, const char *name, 
 MLC_MUST_USE mlc_status mlc_te_compute(mlc_te_builder *b, const char *name, int rank,
                                        mlc_tir_expr *const *shape, const char *const *axis_names,
                                        mlc_te_body_fn fn, void *user, mlc_te_tensor **out);
+
+/* Returns the statement (asserts, or a sequence of them) a check stage
+** runs at |idx|; NULL after recording an error with mlc_te_fail. */
+typedef mlc_tir_stmt *(*mlc_te_check_fn)(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user);
+
+/* A check stage over |shape| (|rank| dims, loops named i0, i1, ...) running
+** |fn(b, idx, user)|; it reads tensors with mlc_te_load like a compute. */
+MLC_MUST_USE mlc_status mlc_te_check(mlc_te_builder *b, const char *name, int rank,
+                                     mlc_tir_expr *const *shape, mlc_te_check_fn fn, void *user);
 
 /* t[idx] inside a compute body (checks the index count). */
 mlc_tir_expr *mlc_te_load(mlc_te_builder *b, mlc_te_tensor *t, int n, mlc_tir_expr *const *idx);

@@ -535,6 +535,21 @@ mlc_tir_stmt *mlc_tir_evaluate(mlc_tir_module *m, mlc_tir_expr *value) {
   return s;
 }
 
+mlc_tir_stmt *mlc_tir_assert(mlc_tir_module *m, mlc_tir_expr *cond, const char *op, const char *msg,
+                             int nvals, mlc_tir_expr *const *vals) {
+  if (!cond || !op || !msg || nvals < 0 || nvals > MLC_TIR_ASSERT_MAX_VALS ||
+      (nvals > 0 && !all_nonnull(nvals, vals)))
+    return NULL;
+  mlc_tir_stmt *s = new_stmt(m, MLC_TIR_ASSERT);
+  if (!s) return NULL;
+  s->assert_.cond = cond;
+  s->assert_.op = mlc_arena_strdup(m->arena, op);
+  s->assert_.msg = mlc_arena_strdup(m->arena, msg);
+  s->assert_.nvals = nvals;
+  for (int i = 0; i < nvals; i++) s->assert_.vals[i] = vals[i];
+  return s->assert_.op && s->assert_.msg ? s : NULL;
+}
+
 mlc_tir_stmt *mlc_tir_block(mlc_tir_module *m, const char *name, int niters,
                             const mlc_tir_iter_var *iters, mlc_tir_stmt *init,
                             mlc_tir_stmt *body) {
@@ -897,6 +912,12 @@ static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s) {
       break;
     }
     case MLC_TIR_EVALUATE: r = mlc_tir_evaluate(m, cp_expr(c, s->eval.value)); break;
+    case MLC_TIR_ASSERT: {
+      mlc_tir_expr *v[MLC_TIR_ASSERT_MAX_VALS];
+      for (int i = 0; i < s->assert_.nvals; i++) v[i] = cp_expr(c, s->assert_.vals[i]);
+      r = mlc_tir_assert(m, cp_expr(c, s->assert_.cond), s->assert_.op, s->assert_.msg, s->assert_.nvals, v);
+      break;
+    }
     case MLC_TIR_BLOCK: {
       int n = s->block.niters;
       mlc_tir_iter_var *it = n ? MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_tir_iter_var) : NULL;

@@ -233,8 +233,12 @@ typedef enum mlc_tir_stmt_kind {
   MLC_TIR_IF,       /* if cond: then_s else: else_s (else_s may be NULL) */
   MLC_TIR_ALLOCATE, /* buffer (not a parameter) lives while body runs */
   MLC_TIR_EVALUATE, /* evaluate value, drop the result */
-  MLC_TIR_BLOCK     /* bind iter vars; if predicate: (init when reduce vars start); body */
+  MLC_TIR_BLOCK,    /* bind iter vars; if predicate: (init when reduce vars start); body */
+  MLC_TIR_ASSERT    /* if not cond: fail the kernel with op, msg and vals (see below) */
 } mlc_tir_stmt_kind;
+
+/* Most values an assert reports. */
+#define MLC_TIR_ASSERT_MAX_VALS 3
 
 struct mlc_tir_stmt {
   mlc_tir_stmt_kind kind;
@@ -278,6 +282,18 @@ struct mlc_tir_stmt {
       mlc_tir_stmt *init; /* NULL, or run when every reduce iter var == its min */
       mlc_tir_stmt *body;
     } block;
+    /* A check of model data (an index read from a tensor): when |cond| is
+    ** false the kernel stops and returns an error (also from inside a
+    ** parallel loop), reporting |op| (the ONNX op type), |msg| with "$0",
+    ** "$1", "$2" replaced by the int64 values of |vals| (evaluated only on
+    ** failure).  |op| and |msg| are the compiler's own text: they become
+    ** constant strings of the kernel, never model text. */
+    struct {
+      mlc_tir_expr *cond;
+      const char *op, *msg;
+      int nvals;
+      mlc_tir_expr *vals[MLC_TIR_ASSERT_MAX_VALS];
+    } assert_;
   };
 };
 
@@ -389,6 +405,10 @@ mlc_tir_stmt *mlc_tir_evaluate(mlc_tir_module *m, mlc_tir_expr *value);
 mlc_tir_stmt *mlc_tir_block(mlc_tir_module *m, const char *name, int niters,
                             const mlc_tir_iter_var *iters, mlc_tir_stmt *init,
                             mlc_tir_stmt *body);
+/* assert |cond| (bool), else fail with |op| and |msg| reporting |vals|
+** (|nvals| int64 expressions, at most MLC_TIR_ASSERT_MAX_VALS). */
+mlc_tir_stmt *mlc_tir_assert(mlc_tir_module *m, mlc_tir_expr *cond, const char *op, const char *msg,
+                             int nvals, mlc_tir_expr *const *vals);
 /* Sets a block's predicate (NULL clears it). Returns |block|. */
 mlc_tir_stmt *mlc_tir_block_set_predicate(mlc_tir_stmt *block, mlc_tir_expr *pred);
 /* Sets a block's access regions (arrays copied). Returns |block| or NULL on oom. */

@@ -429,6 +429,20 @@ static void pstmt(printer *p, const mlc_tir_stmt *s, int ind) {
       mlc_sb_puts(p->out, ")\n");
       break;
     case MLC_TIR_BLOCK: pblock(p, s, ind); break;
+    case MLC_TIR_ASSERT:
+      indent(p, ind);
+      mlc_sb_puts(p->out, "assert ");
+      pexpr(p, s->assert_.cond, 0);
+      mlc_sb_puts(p->out, ", (");
+      mlc_sb_json_str(p->out, s->assert_.op);
+      mlc_sb_puts(p->out, ", ");
+      mlc_sb_json_str(p->out, s->assert_.msg);
+      for (int i = 0; i < s->assert_.nvals; i++) {
+        mlc_sb_puts(p->out, ", ");
+        pexpr(p, s->assert_.vals[i], 0);
+      }
+      mlc_sb_puts(p->out, ")\n");
+      break;
   }
 }
 

@@ -380,6 +380,21 @@ static void vstmt(verifier *v, const mlc_tir_stmt *s) {
     }
     case MLC_TIR_EVALUATE: vexpr(v, s->eval.value, s); break;
     case MLC_TIR_BLOCK: vblock(v, s); break;
+    case MLC_TIR_ASSERT:
+      vexpr(v, s->assert_.cond, s);
+      if (s->assert_.cond && s->assert_.cond->dtype != MLC_DTYPE_BOOL)
+        report(v, s->assert_.cond, s, "condition has dtype %s, not bool", mlc_dtype_name(s->assert_.cond->dtype));
+      if (!s->assert_.op || !s->assert_.msg) report(v, NULL, s, "assert without an op or a message");
+      if (s->assert_.nvals < 0 || s->assert_.nvals > MLC_TIR_ASSERT_MAX_VALS) {
+        report(v, NULL, s, "assert reports %d values (at most %d)", s->assert_.nvals, MLC_TIR_ASSERT_MAX_VALS);
+        break;
+      }
+      for (int i = 0; i < s->assert_.nvals; i++) {
+        vexpr(v, s->assert_.vals[i], s);
+        if (s->assert_.vals[i] && !mlc_dtype_is_int(s->assert_.vals[i]->dtype))
+          report(v, s->assert_.vals[i], s, "reported value is not an integer");
+      }
+      break;
   }
 }
 

@@ -8,7 +8,8 @@
 **
 ** args[i] is a DLTensor* (code MLC_ARG_TENSOR; compact row-major, data at
 ** data + byte_offset) or a pointer to an int64_t (code MLC_ARG_INT).  The
-** kernel returns 0, or nonzero after calling ctx->api->set_error.  Kernels
+** kernel returns 0, or nonzero after calling ctx->api->set_error (or
+** check_failed).  Kernels
 ** reach the runtime only through ctx->api, so a kernel object needs no
 ** symbol from the runtime: the same code runs inside a model .so and in a
 ** test that supplies its own table.  Parallel loops are outlined into a
@@ -23,7 +24,7 @@
 #include <dlpack/dlpack.h>
 #include <stdint.h>
 
-#define MLC_RT_ABI_VERSION 1
+#define MLC_RT_ABI_VERSION 2
 
 typedef struct mlc_rt_ctx mlc_rt_ctx;
 
@@ -40,6 +41,14 @@ typedef struct mlc_rt_api {
   void (*workspace_free)(mlc_rt_ctx *ctx, void *p);
   /* Records an error message for the session; returns -1 for convenience. */
   int (*set_error)(mlc_rt_ctx *ctx, const char *msg);
+  /* Records that a check of model data failed (an index out of its
+  ** range): |op| is the ONNX op type, |msg| the compiler's constant text in
+  ** which "$0", "$1" and "$2" stand for |v0|, |v1| and |v2| in decimal.  The
+  ** runtime adds the step's ONNX node.  Returns -1 for convenience.  When
+  ** several threads of one parallel loop fail, the message kept is that of
+  ** the first failing iteration in loop order. */
+  int (*check_failed)(mlc_rt_ctx *ctx, const char *op, const char *msg, int64_t v0, int64_t v1,
+                      int64_t v2);
 } mlc_rt_api;
 
 /* The context handed to kernels; the runtime's private state follows. */

@@ -139,10 +139,18 @@ int32_t mlc_rt_pool_threads(const mlc_rt_pool *p);
 /*
 ** Runs |body| over [0, |n|) split into contiguous chunks on |p|'s threads
 ** and the calling thread; returns 0 or the nonzero result of the lowest
-** failing chunk (chunks not yet started when one fails are skipped).  Runs
-** serially as body(0, n) when |p| is NULL or has no workers, when called
-** from inside a body (nesting), or when |p| is busy with another caller.
+** failing chunk (chunks after a failed one are skipped, every chunk before
+** it runs, so the lowest failing chunk holds the first failing iteration).
+** Runs serially as body(0, n) when |p| is NULL or has no workers, when
+** called from inside a body (nesting), or when |p| is busy with another
+** caller.
 */
 int mlc_rt_pool_run(mlc_rt_pool *p, int64_t n, mlc_rt_parallel_body body, void *closure);
+/*
+** The chunk of the parallel loop the calling thread runs a body of (chunks
+** are numbered in loop order; a serial run is chunk 0), or -1 outside any
+** body.  Lets errors raised by bodies be ordered as a serial run would.
+*/
+int64_t mlc_rt_pool_current_chunk(void);
 
 #endif /* MLC_RUNTIME_RT_INT_H */

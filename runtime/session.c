@@ -17,6 +17,14 @@
 ** during a run are cached for the next, so repeated runs at the same shapes
 ** allocate nothing.
 **
+** A kernel that fails reports through set_error, or, for a check of model
+** data (an index out of range), through check_failed: the op type and a
+** constant message whose "$0".."$2" the session fills with the reported
+** values.  The run's error then names the step and its ONNX node.  When
+** threads of one parallel loop fail together, the error of the lowest
+** loop chunk is kept (the thread pool runs every chunk before a failed
+** one), so the message is the one a serial run would give.
+**
 ** Symbols that the model computes (run-bound, defined by BIND_SYMS steps)
 ** change within a run: a BIND_SYMS step sets them from a computed vector,
 ** and each later step that names a tensor with such dims first refreshes
@@ -60,6 +68,8 @@ struct mlc_rt_session {
   int ran;                 /* a run was attempted */
   pthread_mutex_t mu;      /* guards kerr and the workspace cache: kernels run on any thread */
   int kerr_set;
+  int64_t kerr_chunk;      /* the parallel loop chunk that set kerr (-1: none) */
+  char kerr_op[64];        /* a failed check: the ONNX op type, else "" */
   char kerr[512];
   struct ws_block *ws_free; /* workspaces freed by kernels, kept for reuse */
   int32_t ws_nfree;
@@ -146,20 +156,58 @@ static void api_workspace_free(mlc_rt_ctx *ctx, void *p) {
   free(blk);
 }
 
-static int api_set_error(mlc_rt_ctx *ctx, const char *msg) {
-  mlc_rt_session *s = (mlc_rt_session *)ctx;
-  if (!s) return -1;
+/*
+** Records the kernel error |op| (may be NULL) / |msg| unless one is kept
+** that a serial run would have raised first: the first error of a step
+** wins, except that an error from an earlier chunk of a parallel loop
+** replaces one from a later chunk.
+*/
+static void keep_error(mlc_rt_session *s, const char *op, const char *msg) {
+  int64_t chunk = mlc_rt_pool_current_chunk();
   pthread_mutex_lock(&s->mu);
-  if (!s->kerr_set) {
+  if (!s->kerr_set || (chunk >= 0 && s->kerr_chunk >= 0 && chunk < s->kerr_chunk)) {
+    snprintf(s->kerr_op, sizeof s->kerr_op, "%s", op ? op : "");
     snprintf(s->kerr, sizeof s->kerr, "%s", msg ? msg : "(no message)");
     s->kerr_set = 1;
+    s->kerr_chunk = chunk;
   }
   pthread_mutex_unlock(&s->mu);
+}
+
+static int api_set_error(mlc_rt_ctx *ctx, const char *msg) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (s) keep_error(s, NULL, msg);
+  return -1;
+}
+
+/* |msg| with "$0".."$2" replaced by |v| in decimal, into |buf|. */
+static void format_check(const char *msg, const int64_t *v, char *buf, size_t size) {
+  size_t w = 0;
+  for (const char *p = msg ? msg : ""; *p && w + 1 < size; p++) {
+    if (p[0] == '$' && p[1] >= '0' && p[1] <= '2') {
+      int n = snprintf(buf + w, size - w, "%lld", (long long)v[p[1] - '0']);
+      w = n < 0 ? w : w + (size_t)n < size ? w + (size_t)n : size - 1;
+      p++;
+    } else {
+      buf[w++] = *p;
+    }
+  }
+  buf[w] = 0;
+}
+
+static int api_check_failed(mlc_rt_ctx *ctx, const char *op, const char *msg, int64_t v0, int64_t v1,
+                            int64_t v2) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (!s) return -1;
+  int64_t v[3] = {v0, v1, v2};
+  char buf[512];
+  format_check(msg, v, buf, sizeof buf);
+  keep_error(s, op && *op ? op : "kernel", buf);
   return -1;
 }
 
 static const mlc_rt_api session_api = {api_parallel_for, api_workspace_alloc, api_workspace_free,
-                                       api_set_error};
+                                       api_set_error, api_check_failed};
 
 /* ---- create / free ------------------------------------------------------ */
 
@@ -611,6 +659,9 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
     int rc = m->step_fns[i](s->args + a, m->arg_codes + a, d->steps[i].nargs, &s->ctx);
     if (rc != 0) {
       const char *label = d->steps[i].label ? d->steps[i].label : "";
+      if (s->kerr_set && s->kerr_op[0]) /* a failed check: the op, then what */
+        return SERR(s, MLC_RT_RUNTIME_ERROR, "step %d (node \"%s\"): %s: %s", i, label, s->kerr_op,
+                    s->kerr);
       if (s->kerr_set)
         return SERR(s, MLC_RT_RUNTIME_ERROR, "step %d (node \"%s\"): %s", i, label, s->kerr);
       return SERR(s, MLC_RT_RUNTIME_ERROR, "step %d (node \"%s\"): %s failed (returned %d)", i,

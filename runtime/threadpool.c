@@ -16,8 +16,9 @@
 ** on the generation.  Hence the caller waits only for the chunks to finish,
 ** not for every worker to wake up, and a short loop costs little more than
 ** its own work even when workers are slow to be scheduled.  After a chunk
-** fails, the remaining chunks are still taken (so the count completes) but
-** their bodies are skipped.
+** fails, the chunks after it are still taken (so the count completes) but
+** their bodies are skipped; chunks before it still run, so the lowest
+** failing chunk is the one a serial run would have failed in.
 **
 ** A loop started from inside a body (any pool's) runs serially on the
 ** calling thread: a thread-local flag marks threads that are running a
@@ -54,13 +55,24 @@ struct mlc_rt_pool {
   int64_t nchunks;
   atomic_uint_fast64_t ticket;    /* (gen << CHUNK_BITS) | next chunk */
   atomic_int_fast64_t remaining;  /* chunks not yet finished */
-  atomic_int failed;              /* a chunk failed: skip the other bodies */
+  atomic_int_fast64_t fail_chunk; /* lowest failed chunk so far: skip those after it */
   int64_t err_chunk;              /* lowest failing chunk (under mu) */
   int err_rc;
 };
 
 /* Nonzero while this thread runs a loop body. */
 static __thread int tls_in_body;
+/* The chunk whose body this thread runs (-1: none). */
+static __thread int64_t tls_chunk = -1;
+
+int64_t mlc_rt_pool_current_chunk(void) { return tls_chunk; }
+
+/* Lowers |a| to |c| if |c| is smaller. */
+static void atomic_min64(atomic_int_fast64_t *a, int64_t c) {
+  int_fast64_t v = atomic_load(a);
+  while (c < v && !atomic_compare_exchange_weak(a, &v, c)) {
+  }
+}
 
 int32_t mlc_rt_pool_resolve_threads(int32_t requested) {
   if (requested < 0) return -1;
@@ -96,10 +108,12 @@ static void run_chunks(mlc_rt_pool *p, uint64_t gen, mlc_rt_parallel_body body, 
   for (;;) {
     int64_t c = take_chunk(p, gen, nchunks);
     if (c < 0) break;
-    if (!atomic_load_explicit(&p->failed, memory_order_relaxed)) {
+    if (c < atomic_load_explicit(&p->fail_chunk, memory_order_relaxed)) {
       int64_t b, e;
       chunk_range(n, nchunks, c, &b, &e);
+      tls_chunk = c;
       int rc = body(b, e, closure);
+      tls_chunk = -1;
       if (rc) {
         pthread_mutex_lock(&p->mu);
         if (!p->err_rc || c < p->err_chunk) {
@@ -107,7 +121,7 @@ static void run_chunks(mlc_rt_pool *p, uint64_t gen, mlc_rt_parallel_body body, 
           p->err_chunk = c;
         }
         pthread_mutex_unlock(&p->mu);
-        atomic_store(&p->failed, 1);
+        atomic_min64(&p->fail_chunk, c);
       }
     }
     if (atomic_fetch_sub_explicit(&p->remaining, 1, memory_order_acq_rel) == 1) {
@@ -156,7 +170,7 @@ int mlc_rt_pool_create(int32_t nthreads, mlc_rt_pool **out) {
   p->nworkers = nthreads - 1;
   atomic_init(&p->ticket, 0);
   atomic_init(&p->remaining, 0);
-  atomic_init(&p->failed, 0);
+  atomic_init(&p->fail_chunk, INT64_MAX);
   if (p->nworkers > 0) {
     p->threads = calloc((size_t)p->nworkers, sizeof *p->threads);
     if (!p->threads) {
@@ -209,9 +223,12 @@ void mlc_rt_pool_destroy(mlc_rt_pool *p) {
 int32_t mlc_rt_pool_threads(const mlc_rt_pool *p) { return p ? p->nworkers + 1 : 1; }
 
 static int run_serial(int64_t n, mlc_rt_parallel_body body, void *closure) {
+  int64_t chunk = tls_chunk; /* a nested loop stays in its outer chunk */
+  if (!tls_in_body) tls_chunk = 0;
   tls_in_body++;
   int rc = body(0, n, closure);
   tls_in_body--;
+  tls_chunk = chunk;
   return rc;
 }
 
@@ -234,7 +251,7 @@ int mlc_rt_pool_run(mlc_rt_pool *p, int64_t n, mlc_rt_parallel_body body, void *
   p->nchunks = nchunks;
   p->err_rc = 0;
   p->err_chunk = 0;
-  atomic_store(&p->failed, 0);
+  atomic_store(&p->fail_chunk, INT64_MAX);
   atomic_store(&p->remaining, nchunks);
   atomic_store_explicit(&p->ticket, (gen & GEN_MASK) << CHUNK_BITS, memory_order_release);
   pthread_cond_broadcast(&p->work_cv);

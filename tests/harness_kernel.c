@@ -145,7 +145,15 @@ static int rt_set_error(mlc_rt_ctx *ctx, const char *msg) {
   return -1;
 }
 
-static const mlc_rt_api rt_api = {rt_parallel_for, rt_ws_alloc, rt_ws_free, rt_set_error};
+static int rt_check_failed(mlc_rt_ctx *ctx, const char *op, const char *msg, int64_t v0, int64_t v1,
+                           int64_t v2) {
+  (void)ctx;
+  snprintf(rt_error, sizeof rt_error, "%s: %s (%lld, %lld, %lld)", op ? op : "", msg ? msg : "", (long long)v0,
+           (long long)v1, (long long)v2);
+  return -1;
+}
+
+static const mlc_rt_api rt_api = {rt_parallel_for, rt_ws_alloc, rt_ws_free, rt_set_error, rt_check_failed};
 static mlc_rt_ctx rt_ctx = {&rt_api};
 
 static DLDataType dl_type(mlc_dtype t) {

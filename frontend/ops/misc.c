@@ -144,9 +144,13 @@ static mlc_status nll(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *x, mlc_
   MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_EQUAL, t, io, &mask)); /* [N, C, d...] */
   MLC_RETURN_IF_ERROR(where(cx, mask, x, zero, &xt));
   MLC_RETURN_IF_ERROR(sum_axis(cx, xt, 1, &xt));
-  if (weight) { /* take wraps negative and clamps other out-of-range targets */
+  if (weight) { /* ignored targets read weight[0] (then zeroed): take rejects out-of-range indices */
     mlc_attr a0 = mlc_attr_int("axis", 0);
-    mlc_value *args[2] = {weight, target};
+    mlc_value *args[2] = {weight, target}, *z;
+    if (ign) {
+      MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, tt, 0, &z));
+      MLC_RETURN_IF_ERROR(where(cx, ign, z, target, &args[1]));
+    }
     MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_GATHER, args, 2, &a0, 1, &w));
     if (ign) MLC_RETURN_IF_ERROR(where(cx, ign, zero, w, &w));
   } else if (ign) {

@@ -19,8 +19,11 @@
 ** runs in the output dtype for float32/float64 and in float64 otherwise,
 ** followed by a converting stage.
 **
-** gathers are one stage of loads at computed indices (negative indices
-** wrap, then are clamped into the axis so every read is in bounds).
+** gathers and scatters first run a check stage over their indices: an
+** index outside [-n, n) of its axis stops the kernel with an error naming
+** it (mlc_lg_check_indices), so the stages after it read in bounds.
+** gathers are then one stage of loads at computed indices (negative
+** indices wrap).
 **
 ** Scatters are written as a search over the updates, in two stages, so
 ** the result never depends on the order of stores: stage 1 finds, for each
@@ -366,7 +369,7 @@ static mlc_tir_expr *gather_elements_body(mlc_te_builder *b, mlc_tir_expr *const
   (void)b;
   mlc_tir_expr *ext = mlc_lg_dim(c, x, axis);
   for (int d = 0; d < x->rank; d++) xi[d] = idx[d];
-  xi[axis] = clamp_index(c, wrap_index(c, mlc_lg_arg_load(c, 1, idx), ext), ext);
+  xi[axis] = wrap_index(c, mlc_lg_arg_load(c, 1, idx), ext);
   return mlc_lg_arg_load(c, 0, xi);
 }
 
@@ -379,6 +382,7 @@ mlc_status mlc_lg_gather_elements(mlc_lg_call *c, mlc_te_tensor **out) {
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "axis %d or the indices' rank do not fit", axis);
   if (!mlc_dtype_is_int(c->arg_types[1].dtype))
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "indices of dtype %s", mlc_dtype_name(c->arg_types[1].dtype));
+  MLC_RETURN_IF_ERROR(mlc_lg_check_indices(c, 1, axis, 0));
   return stage(c, 0, "T_gather_elements", gather_elements_body, c, out);
 }
 
@@ -394,7 +398,7 @@ static mlc_tir_expr *gather_nd_body(mlc_te_builder *b, mlc_tir_expr *const *idx,
   for (int t = 0; t < k; t++) {
     mlc_tir_expr *ext = mlc_lg_dim(c, x, bd + t);
     ii[q - 1] = i64(c, t);
-    xi[bd + t] = clamp_index(c, wrap_index(c, mlc_lg_arg_load(c, 1, ii), ext), ext);
+    xi[bd + t] = wrap_index(c, mlc_lg_arg_load(c, 1, ii), ext);
   }
   for (int d = bd + k; d < x->rank; d++) xi[d] = idx[q - 1 + d - bd - k];
   return mlc_lg_arg_load(c, 0, xi);
@@ -413,6 +417,7 @@ mlc_status mlc_lg_gather_nd(mlc_lg_call *c, mlc_te_tensor **out) {
       return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "gathering from an empty axis %d", d);
   if (!mlc_dtype_is_int(it->dtype))
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "indices of dtype %s", mlc_dtype_name(it->dtype));
+  MLC_RETURN_IF_ERROR(mlc_lg_check_indices(c, 1, (int)bd, 1));
   return stage(c, 0, "T_gather_nd", gather_nd_body, c, out);
 }
 
@@ -543,6 +548,7 @@ mlc_status mlc_lg_scatter_elements(mlc_lg_call *c, mlc_te_tensor **out) {
   for (int d = 0; d < it->rank; d++)
     if (it->dims[d] == 0) s.empty = 1;
   if (s.empty) return stage(c, 0, "T_scatter_elements", copy_body, &s, out);
+  MLC_RETURN_IF_ERROR(mlc_lg_check_indices(c, 1, s.axis, 0));
   MLC_RETURN_IF_ERROR(stage(c, 0, "T_scatter_search", se_search_body, &s, &s.s1));
   return stage(c, 0, "T_scatter_elements", se_finish_body, &s, out);
 }
@@ -604,6 +610,7 @@ mlc_status mlc_lg_scatter_nd(mlc_lg_call *c, mlc_te_tensor **out) {
   for (int d = 0; d < q - 1; d++)
     if (it->dims[d] == 0) s.empty = 1;
   if (s.empty) return stage(c, 0, "T_scatter_nd", copy_body, &s, out);
+  MLC_RETURN_IF_ERROR(mlc_lg_check_indices(c, 1, 0, 1));
   MLC_RETURN_IF_ERROR(stage(c, 0, "T_scatter_search", snd_search_body, &s, &s.s1));
   return stage(c, 0, "T_scatter_nd", snd_finish_body, &s, out);
 }

@@ -10,8 +10,9 @@
 **                     O(n^2) per line, simple and exact in order.  A run-time
 **                     axis (the one-element argument) picks the axis inside
 **                     the kernel: the reduce axis runs over the largest
-**                     extent and every index is a select on the axis value;
-**                     an axis outside [-rank, rank) gives zeros.
+**                     extent and every index is a select on the axis value,
+**                     after a check stage (an axis outside [-rank, rank) is
+**                     a run error).
 **   topk              stage 1 the rank of every element along the axis (how
 **                     many elements come before it: larger, or equal with a
 **                     lower index; NaN sorts above every number), stage 2 the
@@ -21,8 +22,9 @@
 **   einsum            one stage: the product of the operands' elements at the
 **                     labels' indices, summed over the labels missing from
 **                     the output.
-**   reverse_sequence  one stage: a load at the reversed time index
-**                     (lens clamped to [0, time extent]).
+**   reverse_sequence  one stage: a load at the reversed time index, after a
+**                     check stage (a length outside [0, time extent] is a
+**                     run error).
 **
 ** float16/bfloat16 sums (cumsum, einsum) accumulate in float32 and a final
 ** stage converts.  A reduction over an axis of static extent 0 gives 0.
@@ -168,6 +170,8 @@ mlc_status mlc_lg_cumsum(mlc_lg_call *c, mlc_te_tensor **out) {
     if (a < 0 || a >= x->rank) return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "axis %lld out of range", (long long)a);
     s.axis = (int)a;
   }
+  if (s.axis < 0)
+    MLC_RETURN_IF_ERROR(mlc_lg_check_values(c, 1, i64(c, -x->rank), i64(c, x->rank), "axis", NULL));
   const mlc_type *ot = &c->out_types[0];
   mlc_tir_expr **shape = mlc_lg_shape(c, ot);
   if (!shape) return mlc_oom();
@@ -370,9 +374,8 @@ static mlc_tir_expr *revseq_body(mlc_te_builder *b, mlc_tir_expr *const *idx, vo
   const mlc_type *x = &c->arg_types[0];
   int ba = (int)mlc_lg_int(c, "batch_axis", 1), ta = (int)mlc_lg_int(c, "time_axis", 0);
   mlc_tir_expr *xi[MAX_RANK], *bi[1] = {idx[ba]};
-  mlc_tir_expr *T = mlc_lg_dim(c, x, ta), *t = idx[ta];
-  mlc_tir_expr *len = mlc_tir_cast(M, MLC_DTYPE_I64, mlc_lg_arg_load(c, 1, bi));
-  len = mlc_tir_max(M, mlc_tir_min(M, len, T), i64(c, 0));
+  mlc_tir_expr *t = idx[ta];
+  mlc_tir_expr *len = mlc_tir_cast(M, MLC_DTYPE_I64, mlc_lg_arg_load(c, 1, bi)); /* checked in [0, T] */
   mlc_tir_expr *src = mlc_tir_select(M, bin(c, MLC_TIR_LT, t, len),
                                      mlc_tir_sub(M, mlc_tir_sub(M, len, i64(c, 1)), t), t);
   for (int d = 0; d < x->rank; d++) xi[d] = d == ta ? src : idx[d];
@@ -386,5 +389,7 @@ mlc_status mlc_lg_reverse_sequence(mlc_lg_call *c, mlc_te_tensor **out) {
   int64_t ba = mlc_lg_int(c, "batch_axis", 1), ta = mlc_lg_int(c, "time_axis", 0);
   if (ba < 0 || ba >= x->rank || ta < 0 || ta >= x->rank || ba == ta)
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "batch_axis %lld, time_axis %lld", (long long)ba, (long long)ta);
+  mlc_tir_expr *T1 = mlc_tir_add(M, mlc_lg_dim(c, x, (int)ta), i64(c, 1));
+  MLC_RETURN_IF_ERROR(mlc_lg_check_values(c, 1, i64(c, 0), T1, "sequence length", NULL));
   return mlc_lg_compute(c, 0, "T_reverse_sequence", revseq_body, out);
 }

@@ -32,7 +32,8 @@
 **                unnormalized, then clipped or reflected for border and
 **                reflection padding (bicubic: each tap), and taps outside
 **                the input read 0.
-**   roi_align    a te reduction over the sampling grid of each bin, each
+**   roi_align    a check stage (a batch index outside [0, N) is a run
+**                error), then a te reduction over the sampling grid of each bin, each
 **                point a bilinear sample as onnxruntime computes it; avg
 **                divides by the point count, max takes the largest
 **                weighted corner.  With sampling_ratio 0 the grid follows
@@ -45,7 +46,8 @@
 **                k and the old row k negated in its place, which keeps the
 **                determinant), then the product of the diagonal.  The
 **                matrix size must be static.
-**   max_unpool   scatter as a search: stage 1 counts the indices that do
+**   max_unpool   a check stage (an index outside the output is a run
+**                error), then scatter as a search: stage 1 counts the indices that do
 **                not point into their own pooling window (n, c and the
 **                window of their position, as max_pool makes them), stage 2
 **                finds for each output element the last input among the
@@ -639,8 +641,7 @@ static mlc_tir_expr *roi_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void 
                         fdiv(c, mul(c, add(c, as_f64(c, iy), f64(c, 0.5)), bh), as_f64(c, ghe)));
   mlc_tir_expr *x = add(c, add(c, x1, mul(c, as_f64(c, idx[3]), bw)),
                         fdiv(c, mul(c, add(c, as_f64(c, ix), f64(c, 0.5)), bw), as_f64(c, gwe)));
-  mlc_tir_expr *bi = as_i64(c, mlc_lg_arg_load(c, 2, &r));
-  bi = clamp(c, bi, i64(c, 0), sub(c, adim(c, 0, 0), i64(c, 1)));
+  mlc_tir_expr *bi = as_i64(c, mlc_lg_arg_load(c, 2, &r)); /* checked in [0, N) */
   /* (gh <= eh: the min only makes the body read the grid stage, which te
   ** does not see in reduction extents) */
   mlc_tir_expr *valid = and2(c, bin(c, MLC_TIR_LT, iy, mlc_tir_min(M, gh, eh)), bin(c, MLC_TIR_LT, ix, mlc_tir_min(M, gw, ew)));
@@ -664,6 +665,7 @@ mlc_status mlc_lg_roi_align(mlc_lg_call *c, mlc_te_tensor **out) {
     MLC_RETURN_IF_ERROR(stage(c, 0, "T_roi_align_acc", zero_body, c, &acc));
     return finish(c, acc, NULL, out);
   }
+  MLC_RETURN_IF_ERROR(mlc_lg_check_values(c, 2, i64(c, 0), adim(c, 0, 0), "batch index", NULL));
   if (s.sr <= 0) {
     mlc_tir_expr *two = i64(c, 2);
     MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_roi_grid", 1, &two, NULL, roi_grid_body, &s, &acc));
@@ -906,6 +908,9 @@ mlc_status mlc_lg_max_unpool(mlc_lg_call *c, mlc_te_tensor **out) {
     MLC_RETURN_IF_ERROR(stage(c, 0, "T_max_unpool_acc", zero_body, c, &acc));
     return finish(c, acc, NULL, out);
   }
+  mlc_tir_expr *numel = i64(c, 1);
+  for (int d = 0; d < s.r; d++) numel = mul(c, numel, mlc_lg_dim(c, &c->out_types[0], d));
+  MLC_RETURN_IF_ERROR(mlc_lg_check_values(c, 1, i64(c, 0), numel, "index", " into the output"));
   MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_unpool_stray", 0, NULL, NULL, unpool_irr_body, &s, &s.irr));
   MLC_RETURN_IF_ERROR(stage(c, 0, "T_unpool_window", unpool_win_body, &s, &s.win));
   MLC_RETURN_IF_ERROR(stage(c, 0, "T_unpool_search", unpool_all_body, &s, &s.all));

@@ -7,8 +7,8 @@
 ** computed from the output index; nothing here looks at the dtype, so every
 ** dtype moves (bool and the 16-bit floats included).  Reads are kept
 ** in bounds: concat and constant padding choose between loads with select
-** (only the chosen arm is evaluated), take wraps negative indices and clamps
-** the rest into the axis.  Symbolic extents are expressions of the
+** (only the chosen arm is evaluated), take wraps negative indices after a
+** check stage has rejected any index outside [-n, n) with an error.  Symbolic extents are expressions of the
 ** function's shape variables (reshape of an `n`-batched tensor unravels
 ** with `n` in the strides).
 */
@@ -171,16 +171,13 @@ static mlc_tir_expr *take_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void
   mlc_tir_expr *ext = mlc_lg_dim(c, x, axis);
   mlc_tir_expr *v = mlc_tir_cast(M, MLC_DTYPE_I64, mlc_lg_arg_load(c, 1, ii));
   v = mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_LT, v, i64(c, 0)), mlc_tir_add(M, v, ext), v);
-  v = mlc_tir_max(M, mlc_tir_min(M, v, mlc_tir_sub(M, ext, i64(c, 1))), i64(c, 0));
   for (int d = 0; d < x->rank; d++)
     xi[d] = d < axis ? idx[d] : d == axis ? v : idx[d - 1 + it->rank];
-  mlc_tir_expr *e = mlc_lg_arg_load(c, 0, xi);
-  if (MLC_DIM_IS_SYM(x->dims[axis])) /* a symbolic extent may be 0 at run time */
-    e = mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_GT, ext, i64(c, 0)), e, mlc_lg_imm(c, x->dtype, 0));
-  return e;
+  return mlc_lg_arg_load(c, 0, xi);
 }
 
-/* y = x.take(indices, axis): negative indices wrap, others are clamped */
+/* y = x.take(indices, axis): negative indices wrap; an index outside
+** [-n, n) stops the kernel with an error (the check stage runs first) */
 mlc_status mlc_lg_gather(mlc_lg_call *c, mlc_te_tensor **out) {
   MLC_RETURN_IF_ERROR(check_rank(c));
   int axis = (int)mlc_lg_int(c, "axis", 0);
@@ -188,6 +185,7 @@ mlc_status mlc_lg_gather(mlc_lg_call *c, mlc_te_tensor **out) {
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "axis %d out of range", axis);
   if (!mlc_dtype_is_int(c->arg_types[1].dtype))
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "indices of dtype %s", mlc_dtype_name(c->arg_types[1].dtype));
+  MLC_RETURN_IF_ERROR(mlc_lg_check_indices(c, 1, axis, 0));
   return mlc_lg_compute(c, 0, "T_take", take_body, out);
 }
 

@@ -118,8 +118,17 @@ static int set_error(mlc_rt_ctx *ctx, const char *msg) {
   return -1;
 }
 
-static const mlc_rt_api serial_api = {serial_parallel_for, ws_alloc, ws_free, set_error};
-static const mlc_rt_api threaded_api = {threaded_parallel_for, ws_alloc, ws_free, set_error};
+/* check_failed: "OP: MSG" with the values appended ("v0 v1 v2"). */
+static int check_failed(mlc_rt_ctx *ctx, const char *op, const char *msg, int64_t v0, int64_t v1, int64_t v2) {
+  test_ctx *c = (test_ctx *)ctx;
+  pthread_mutex_lock(&c->mu);
+  snprintf(c->err, sizeof c->err, "%s: %s [%lld %lld %lld]", op, msg, (long long)v0, (long long)v1, (long long)v2);
+  pthread_mutex_unlock(&c->mu);
+  return -1;
+}
+
+static const mlc_rt_api serial_api = {serial_parallel_for, ws_alloc, ws_free, set_error, check_failed};
+static const mlc_rt_api threaded_api = {threaded_parallel_for, ws_alloc, ws_free, set_error, check_failed};
 
 static void ctx_init(test_ctx *c, const mlc_rt_api *api) {
   memset(c, 0, sizeof *c);
@@ -659,6 +668,27 @@ static mlc_status build_par_alloc(mlc_tir_module *m) {
   return mlc_tir_module_add(m, f);
 }
 
+/* By hand, a check inside a parallel loop with a workspace live:
+**   for i in parallel(1024): T = workspace[1]
+**     assert B[i] in [0, 100), ("Gather", "index $0 out of range [$1, $2) at $0", B[i], 0, 100)
+**     T[0] = B[i] * 2; O[i] = T[0] */
+static mlc_status build_par_assert(mlc_tir_module *m) {
+  mlc_tir_buffer *B = mlc_tir_buffer_new_c(m, "B", MLC_DTYPE_I32, 1, (int64_t[]){1024}, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *O = mlc_tir_buffer_new_c(m, "O", MLC_DTYPE_I64, 1, (int64_t[]){1024}, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *T = mlc_tir_buffer_new_c(m, "T", MLC_DTYPE_I64, 1, (int64_t[]){1}, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_var *i = mlc_tir_var_new(m, "i", MLC_DTYPE_I64);
+  mlc_tir_expr *v = mlc_tir_cast(m, MLC_DTYPE_I64, mlc_tir_load(m, B, 1, EX(REF(i))));
+  mlc_tir_expr *ok = mlc_tir_binary(m, MLC_TIR_LT, mlc_tir_cast(m, MLC_DTYPE_U64, v), mlc_tir_int(m, MLC_DTYPE_U64, 100));
+  mlc_tir_stmt *chk = mlc_tir_assert(m, ok, "Gather", "index $0 out of range [$1, $2)", 3,
+                                     (mlc_tir_expr *[]){v, I64(0), I64(100)});
+  mlc_tir_stmt *st = mlc_tir_store(m, T, 1, EX(I64(0)), mlc_tir_mul(m, v, I64(2)));
+  mlc_tir_stmt *out = mlc_tir_store(m, O, 1, EX(REF(i)), mlc_tir_load(m, T, 1, EX(I64(0))));
+  mlc_tir_stmt *body = mlc_tir_allocate(m, T, mlc_tir_seq(m, 3, (mlc_tir_stmt *[]){chk, st, out}));
+  body = mlc_tir_for(m, i, I64(0), I64(1024), MLC_TIR_FOR_PARALLEL, NULL, body);
+  mlc_tir_func *f = mlc_tir_func_new(m, "par_assert", 2, (mlc_tir_buffer *[]){B, O}, body);
+  return mlc_tir_module_add(m, f);
+}
+
 /* ---- the suite's shared library ------------------------------------------------------------------ */
 
 static lib kl;
@@ -670,6 +700,7 @@ static int suite_init(void) {
   if (mlc_tir_module_create(mlc_allocator_system(), &km)) return 1;
   mlc_status st = build_kernels(km);
   if (!st) st = build_par_alloc(km);
+  if (!st) st = build_par_assert(km);
   if (st) {
     printf("building kernels: %s\n", mlc_status_message(st));
     mlc_status_free(st);
@@ -1111,6 +1142,39 @@ static void test_parallel_alloc(void) {
   tensor_fini(&O);
 }
 
+/* An assert failing inside an outlined parallel body: the kernel returns
+** nonzero, check_failed got the op, message and values, and every
+** workspace taken was freed (serial and threaded). */
+static void test_parallel_assert(void) {
+  if (!need_lib()) return;
+  const mlc_rt_api *apis[2] = {&serial_api, &threaded_api};
+  for (int k = 0; k < 2; k++) {
+    test_ctx c;
+    tensor B, O;
+    ctx_init(&c, apis[k]);
+    T1(&B, MLC_DTYPE_I32, 1024);
+    T1(&O, MLC_DTYPE_I64, 1024);
+    int32_t *b = B.t.data;
+    for (int j = 0; j < 1024; j++) b[j] = j % 100;
+    CU_ASSERT_EQUAL(CALL(sym(&kl, "par_assert"), &c, &B, &O), 0);
+    int bad = 0;
+    for (int j = 0; j < 1024; j++) bad += ((int64_t *)O.t.data)[j] != 2 * (j % 100);
+    CU_ASSERT_EQUAL(bad, 0);
+    b[700] = 100;
+    CU_ASSERT_NOT_EQUAL(CALL(sym(&kl, "par_assert"), &c, &B, &O), 0);
+    CU_ASSERT_STRING_EQUAL(c.err, "Gather: index $0 out of range [$1, $2) [100 0 100]");
+    b[700] = 0;
+    b[3] = -1;
+    CU_ASSERT_NOT_EQUAL(CALL(sym(&kl, "par_assert"), &c, &B, &O), 0);
+    CU_ASSERT_STRING_EQUAL(c.err, "Gather: index $0 out of range [$1, $2) [-1 0 100]");
+    CU_ASSERT_EQUAL(c.allocs, c.frees);
+    if (k == 1) CU_ASSERT(c.par_calls > 0);
+    tensor_fini(&B);
+    tensor_fini(&O);
+    ctx_fini(&c);
+  }
+}
+
 static void test_bad_args(void) {
   if (!need_lib()) return;
   mlc_kernel_fn fn = sym(&kl, "mm_relu");
@@ -1289,6 +1353,7 @@ static void register_tests(void) {
                                       {"symbolic", test_symbolic},
                                       {"vectorized", test_vectorized},
                                       {"parallel_alloc", test_parallel_alloc},
+                                      {"parallel_assert", test_parallel_assert},
                                       {"bad_args", test_bad_args},
                                       {"other_cpu", test_other_cpu},
                                       {"deterministic", test_deterministic},

@@ -463,6 +463,45 @@ static void test_printer(void) {
 
 /* ---- verifier ----------------------------------------------------------------------------- */
 
+/* assert: printed with its op, message and values, copied, verified */
+static void test_assert(void) {
+  mlc_tir_module *m = new_module();
+  if (!m) return;
+  mlc_tir_buffer *B = mlc_tir_buffer_new_c(m, "B", MLC_DTYPE_I64, 1, (int64_t[]){4}, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_var *i = mlc_tir_var_new(m, "i", MLC_DTYPE_I64), *ghost = mlc_tir_var_new(m, "ghost", MLC_DTYPE_I64);
+  mlc_tir_expr *v = mlc_tir_load(m, B, IDX(REF(i)));
+  mlc_tir_expr *ok = mlc_tir_binary(m, MLC_TIR_LT, v, I64(4));
+  mlc_tir_stmt *a = mlc_tir_assert(m, ok, "Gather", "index $0 out of range [$1, $2)", 3,
+                                   (mlc_tir_expr *[]){v, I64(-4), I64(4)});
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_PTR_NULL(mlc_tir_assert(m, ok, "Gather", "x", 4, (mlc_tir_expr *[]){v, v, v, v}));
+  mlc_tir_buffer *params[1] = {B};
+  mlc_tir_func *f = mlc_tir_func_new(m, "chk", 1, params,
+                                     mlc_tir_for(m, i, I64(0), I64(4), MLC_TIR_FOR_PARALLEL, NULL, a));
+  CU_ASSERT_PTR_NULL(mlc_tir_verify_func(f));
+  mlc_strbuf sb = MLC_STRBUF_INIT;
+  mlc_tir_print_func(f, &sb);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_sb_str(&sb), "assert B[i] < "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_sb_str(&sb), ", (\"Gather\", \"index $0 out of range [$1, $2)\", B[i], "));
+  mlc_sb_fini(&sb);
+  /* a copy substitutes into the condition and the values */
+  mlc_tir_stmt *c = mlc_tir_stmt_copy(m, a, &(mlc_tir_subst){1, &i, (mlc_tir_expr *[]){I64(2)}, 0, NULL, NULL, 0});
+  CU_ASSERT(c && c->kind == MLC_TIR_ASSERT && c->assert_.nvals == 3 && strcmp(c->assert_.op, "Gather") == 0);
+  if (c) {
+    mlc_strbuf cs = MLC_STRBUF_INIT;
+    mlc_tir_print_stmt(c, 0, &cs);
+    CU_ASSERT_PTR_NOT_NULL(strstr(mlc_sb_str(&cs), "B[2], "));
+    mlc_sb_fini(&cs);
+  }
+  /* an int condition, a float value and an undefined variable */
+  mlc_tir_stmt *bad = mlc_tir_assert(m, v, "Gather", "index $0", 2,
+                                     (mlc_tir_expr *[]){mlc_tir_float(m, MLC_DTYPE_F32, 1), REF(ghost)});
+  f = mlc_tir_func_new(m, "badchk", 1, params, mlc_tir_for(m, i, I64(0), I64(4), MLC_TIR_FOR_SERIAL, NULL, bad));
+  EXPECT_ERR(mlc_tir_verify_func(f), "prim func \"badchk\"", "condition has dtype int64, not bool",
+             "reported value is not an integer", "variable ghost is used before its definition");
+  mlc_tir_module_destroy(m);
+}
+
 static void test_verify(void) {
   mlc_tir_module *m = new_module();
   if (!m) return;
@@ -547,7 +586,7 @@ static void register_tests(void) {
   static const CU_TestInfo tests[] = {
       {"folding", test_folding},   {"mm_relu", test_mm_relu}, {"te_symbolic", test_te_symbolic},
       {"te_errors", test_te_errors}, {"copy", test_copy},     {"printer", test_printer},
-      {"verify", test_verify},     {NULL, NULL}};
+      {"verify", test_verify},     {"assert", test_assert},   {NULL, NULL}};
   mlc_test_add_suite("tir", tests);
 }
 
