@@ -1,10 +1,12 @@
 /*
 ** test_files.c: CUnit suites for the files the toolchain writes
-** (base/outfile.c, and mlc_file_write / mlc_dir_create of mlc.h).
+** (base/outfile.c, and mlc_file_write / mlc_dir_create of mlc.h) and for
+** the linker spawn of driver/archive.c (mlc_drv_spawn).
 */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/outfile.h"
+#include "driver/driver_int.h"
 #include "tests/testutil.h"
 
 static char *dir; /* a fresh directory per test */
@@ -211,6 +214,64 @@ static void test_mkdir(void) {
   umask(old);
 }
 
+/* ---- mlc_drv_spawn ---------------------------------------------------------------- */
+
+static const char *start_cwd;
+static volatile int spawning;
+static int cwd_moved;
+
+/* Watches the process's working directory while the main thread spawns. */
+static void *watch_cwd(void *arg) {
+  (void)arg;
+  char buf[PATH_MAX];
+  while (spawning)
+    if (!getcwd(buf, sizeof buf) || strcmp(buf, start_cwd) != 0) cwd_moved++;
+  return NULL;
+}
+
+static void test_spawn(void) {
+  char here[PATH_MAX], real[PATH_MAX];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(here, sizeof here));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(dir, real));
+  const char *const pwd[] = {"sh", "-c", "pwd; echo to-stderr >&2", NULL};
+  MLC_TEST_OK(mlc_drv_spawn(pwd, dir, at(p1, "log")));
+  char want[PATH_MAX + 32];
+  snprintf(want, sizeof want, "%s\nto-stderr\n", real);
+  CU_ASSERT(holds(p1, want));
+  CU_ASSERT(getcwd(real, sizeof real) && strcmp(real, here) == 0);
+  /* in the caller's directory without |cwd| */
+  MLC_TEST_OK(mlc_drv_spawn(pwd, NULL, p1));
+  snprintf(want, sizeof want, "%s\nto-stderr\n", here);
+  CU_ASSERT(holds(p1, want));
+  /* a failing command: its status and the log's tail */
+  const char *const bad[] = {"sh", "-c", "echo what went wrong; exit 3", NULL};
+  MLC_TEST_ERR(mlc_drv_spawn(bad, dir, p1), MLC_INTERNAL, "exit status 3", "what went wrong");
+  const char *const none[] = {"no-such-command-here", NULL};
+  MLC_TEST_ERR(mlc_drv_spawn(none, dir, p1), MLC_NOT_FOUND, "cannot run no-such-command-here");
+  /* the log is never written through a link */
+  CU_ASSERT_EQUAL(mlc_test_write_file(at(p2, "victim"), "precious", 8), 0);
+  CU_ASSERT_EQUAL(symlink(p2, at(p3, "log.link")), 0);
+  MLC_TEST_ERR(mlc_drv_spawn(pwd, dir, p3), MLC_IO_ERROR, "log.link");
+  CU_ASSERT(holds(p2, "precious"));
+}
+
+/* Another thread never sees the working directory change while a child is
+** started in another directory. */
+static void test_spawn_keeps_cwd(void) {
+  char here[PATH_MAX];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(here, sizeof here));
+  start_cwd = here;
+  cwd_moved = 0;
+  spawning = 1;
+  pthread_t th;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, watch_cwd, NULL), 0);
+  const char *const t[] = {"true", NULL};
+  for (int i = 0; i < 50; i++) MLC_TEST_OK(mlc_drv_spawn(t, dir, at(p1, "log")));
+  spawning = 0;
+  pthread_join(th, NULL);
+  CU_ASSERT_EQUAL(cwd_moved, 0);
+}
+
 static CU_TestInfo outfile_tests[] = {
     {"new and replace", test_new_and_replace},
     {"streaming and abort", test_streaming_and_abort},
@@ -221,11 +282,18 @@ static CU_TestInfo outfile_tests[] = {
     {"mkdir", test_mkdir},
     CU_TEST_INFO_NULL};
 
+static CU_TestInfo spawn_tests[] = {
+    {"spawn", test_spawn},
+    {"spawn keeps the working directory", test_spawn_keeps_cwd},
+    CU_TEST_INFO_NULL};
+
 /* Each test gets a fresh directory. */
 static void reg(void) {
   CU_pSuite s = CU_add_suite_with_setup_and_teardown("outfile", NULL, NULL, setup,
                                                      teardown);
   for (const CU_TestInfo *t = outfile_tests; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
+  s = CU_add_suite_with_setup_and_teardown("spawn", NULL, NULL, setup, teardown);
+  for (const CU_TestInfo *t = spawn_tests; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
 }
 
 int main(void) {
