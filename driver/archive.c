@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "base/strbuf.h"
 #include "driver/driver_int.h"
 #include "lower/lower.h"
@@ -35,12 +36,7 @@ extern const char mlc_drv_rt_model_h[], mlc_drv_rt_model_h_end[];
 extern char **environ;
 
 mlc_status mlc_drv_write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", path, strerror(errno));
-  size_t w = n ? fwrite(data, 1, n, f) : 0;
-  int bad = w != n;
-  if (fclose(f) != 0) bad = 1;
-  return bad ? mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", path, strerror(errno)) : NULL;
+  return mlc_out_write_file(path, data, n, 0);
 }
 
 /* The last |max| bytes of the file open at |fd|, NUL-terminated; NULL when
@@ -415,29 +411,27 @@ static mlc_status write_model_h(const mlc_drv_archive_args *a) {
   return s;
 }
 
+/* Copies the linked library |from| to the output |to| (mode 0755 less the
+** umask), through a temporary file renamed over |to|. */
 static mlc_status copy_file(const char *from, const char *to) {
-  FILE *in = fopen(from, "rb");
-  if (!in) return mlc_make_status(MLC_IO_ERROR, "cannot read %s: %s", from, strerror(errno));
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", to, (long)getpid());
-  FILE *out = fopen(tmp, "wb");
-  if (!out) {
-    fclose(in);
-    return mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", to, strerror(errno));
-  }
+  int in = open(from, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return mlc_make_status(MLC_IO_ERROR, "cannot read %s: %s", from, strerror(errno));
+  mlc_outfile out;
+  mlc_status s = mlc_out_open(&out, to, MLC_OUT_EXEC);
   char buf[1 << 16];
-  size_t n;
-  int bad = 0;
-  while ((n = fread(buf, 1, sizeof buf, in)) > 0) bad |= fwrite(buf, 1, n, out) != n;
-  fclose(in);
-  if (fclose(out) != 0) bad = 1;
-  if (bad || rename(tmp, to) != 0) {
-    int e = errno;
-    unlink(tmp);
-    return mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", to, strerror(e));
+  while (!s) {
+    ssize_t n = read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) s = mlc_make_status(MLC_IO_ERROR, "cannot read %s: %s", from, strerror(errno));
+    if (n <= 0) break;
+    s = mlc_out_write(&out, buf, (size_t)n);
   }
-  chmod(to, 0755);
-  return NULL;
+  close(in);
+  if (s) {
+    mlc_out_abort(&out);
+    return s;
+  }
+  return mlc_out_commit(&out);
 }
 
 int64_t mlc_drv_arena_bytes(const mlc_func *fn) {

@@ -110,7 +110,9 @@ MLC_API MLC_MUST_USE mlc_status mlc_compile_file(const char *onnx_path, const ch
 ** mlc_tensor_free.  The data is 64-byte aligned, on the CPU.
 */
 MLC_API MLC_MUST_USE mlc_status mlc_tensor_read_file(const char *path, DLTensor **out);
-/* Writes |t| (borrowed, compact, on the CPU) as a .npy file. */
+/* Writes |t| (borrowed, compact, on the CPU) as the .npy file |path|, as
+** mlc_file_write writes a file (a symbolic link or a file that is not a
+** regular one at |path| is refused; the file is replaced atomically). */
 MLC_API MLC_MUST_USE mlc_status mlc_tensor_write_npy(const char *path, const DLTensor *t);
 /* A tensor of |dtype| and |shape| (copied) filled from a seeded generator:
 ** floats uniform in [-1, 1), integers in [0, 10), bools 0/1.  *|out|
