@@ -139,8 +139,8 @@ mlc_status mlc_out_open(mlc_outfile *f, const char *path, unsigned flags) {
   }
   f->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (f->dirfd < 0)
-    return mlc_make_status(errno == ENOENT ? MLC_NOT_FOUND : MLC_IO_ERROR, "cannot write %s: folder %s: %s",
-                           path, dir, strerror(errno));
+    return mlc_make_status(MLC_IO_ERROR, "cannot write %s: cannot create a file in %s: %s", path, dir,
+                           strerror(errno));
   for (int tries = 0; tries < 100; tries++) {
     snprintf(f->tmp, sizeof f->tmp, ".%.48s.%012llx.tmp", f->base, (unsigned long long)random_bits());
     f->fd = openat(f->dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
