@@ -119,9 +119,12 @@ mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *l
   }
   char *tail = read_tail(log, 2000);
   close(log);
-  mlc_status s = mlc_make_status(MLC_INTERNAL, "%s failed (%s %d):\n%s", argv[0],
-                                 WIFEXITED(st) ? "exit status" : "signal",
-                                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail ? tail : "");
+  mlc_status s;
+  if (av != argv && WIFEXITED(st) && WEXITSTATUS(st) == 127) /* the shell found no argv[0] */
+    s = mlc_make_status(MLC_NOT_FOUND, "cannot run %s: %s(set MLC_CC to a C compiler)", argv[0], tail ? tail : "");
+  else
+    s = mlc_make_status(MLC_INTERNAL, "%s failed (%s %d):\n%s", argv[0], WIFEXITED(st) ? "exit status" : "signal",
+                        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail ? tail : "");
   free(tail);
   return s;
 }
