@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/outfile.h"
 #include "codegen/cg_int.h"
 #include "codegen/codegen.h"
 
@@ -149,16 +150,9 @@ mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char
   void *d;
   size_t n;
   MLC_RETURN_IF_ERROR(build(m, t, OUT_OBJECT, &d, &n));
-  FILE *f = fopen(obj_path, "wb");
-  mlc_status st = NULL;
-  if (!f) {
-    st = mlc_make_status(MLC_IO_ERROR, "codegen: cannot create %s", obj_path);
-  } else {
-    size_t w = fwrite(d, 1, n, f);
-    if (fclose(f) != 0 || w != n) st = mlc_make_status(MLC_IO_ERROR, "codegen: cannot write %s", obj_path);
-  }
+  mlc_status st = mlc_out_write_file(obj_path, d, n, 0);
   free(d);
-  return st;
+  return st ? mlc_status_annotate(st, "codegen") : NULL;
 }
 
 mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int optimize_ir, char **out_text) {

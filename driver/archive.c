@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "base/strbuf.h"
 #include "codegen/codegen.h"
 #include "driver/driver_int.h"
@@ -42,60 +43,95 @@ extern const char mlc_drv_rt_archive[], mlc_drv_rt_archive_end[];
 extern char **environ;
 
 mlc_status mlc_drv_write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", path, strerror(errno));
-  size_t w = n ? fwrite(data, 1, n, f) : 0;
-  int bad = w != n;
-  if (fclose(f) != 0) bad = 1;
-  return bad ? mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", path, strerror(errno)) : NULL;
+  return mlc_out_write_file(path, data, n, 0);
 }
 
-static char *read_tail(const char *path, size_t max) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  long start = size > (long)max ? size - (long)max : 0;
-  fseek(f, start, SEEK_SET);
+/* The last |max| bytes of the file open at |fd|, NUL-terminated; NULL when
+** it cannot be read. */
+static char *read_tail(int fd, size_t max) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return NULL;
+  off_t start = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
   char *buf = calloc(max + 1, 1);
-  if (buf && fread(buf, 1, max, f) == 0) buf[0] = 0;
-  fclose(f);
+  if (!buf) return NULL;
+  ssize_t got = pread(fd, buf, max, start);
+  buf[got > 0 ? got : 0] = 0;
   return buf;
 }
 
+/* The file actions that start the child in |cwd|.  With glibc's
+** posix_spawn_file_actions_addchdir_np the child changes directory itself;
+** otherwise the command runs as `sh -c 'cd -- "$0" && exec "$@"' CWD ARGV...`
+** (|argv| and |cwd| are arguments, never parsed as shell text).  Either way
+** this process's working directory, shared by all its threads, never
+** changes.  *|out_argv| is |argv| or |shv| (room for |nsh| pointers). */
+static int spawn_in(posix_spawn_file_actions_t *fa, const char *const *argv, const char *cwd,
+                    const char **shv, size_t nsh, const char *const **out_argv) {
+  *out_argv = argv;
+  if (!cwd) return 0;
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCHDIR_NP
+  (void)shv;
+  (void)nsh;
+  return posix_spawn_file_actions_addchdir_np(fa, cwd);
+#else
+  (void)fa;
+  size_t n = 0;
+  while (argv[n]) n++;
+  if (n + 5 > nsh) return E2BIG;
+  shv[0] = "/bin/sh";
+  shv[1] = "-c";
+  shv[2] = "cd -- \"$0\" && exec \"$@\"";
+  shv[3] = cwd;
+  for (size_t i = 0; i <= n; i++) shv[4 + i] = argv[i];
+  *out_argv = shv;
+  return 0;
+#endif
+}
+
 mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *log_path) {
+  /* The log: created here (never through a link; not inherited by other
+  ** children), the child's stdout and stderr. */
+  int log = open(log_path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (log < 0) return mlc_make_status(MLC_IO_ERROR, "cannot create %s: %s", log_path, strerror(errno));
   posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  char *old = NULL;
-  if (cwd) { /* posix_spawn has no portable chdir action: switch around the call */
-    old = getcwd(NULL, 0);
-    if (!old || chdir(cwd) != 0) {
-      free(old);
-      posix_spawn_file_actions_destroy(&fa);
-      return mlc_make_status(MLC_IO_ERROR, "cannot enter %s: %s", cwd, strerror(errno));
-    }
+  int rc = posix_spawn_file_actions_init(&fa);
+  if (rc != 0) {
+    close(log);
+    return mlc_make_status(MLC_RESOURCE_EXHAUSTED, "cannot run %s: %s", argv[0], strerror(rc));
   }
+  const char *shv[72];
+  const char *const *av = argv;
+  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, log, 1);
+  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, log, 2);
+  if (!rc) rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (!rc) rc = spawn_in(&fa, argv, cwd, shv, sizeof shv / sizeof shv[0], &av);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-  if (old) {
-    if (chdir(old) != 0) rc = rc ? rc : errno;
-    free(old);
-  }
+  if (!rc) rc = posix_spawnp(&pid, av[0], &fa, NULL, (char *const *)av, environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
+  if (rc != 0) {
+    close(log);
     return mlc_make_status(MLC_NOT_FOUND, "cannot run %s: %s (set MLC_CC to a C compiler)", argv[0],
                            strerror(rc));
+  }
   int st = 0;
   while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return mlc_make_status(MLC_INTERNAL, "waitpid: %s", strerror(errno));
-  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return NULL;
-  char *tail = read_tail(log_path, 2000);
-  mlc_status s = mlc_make_status(MLC_INTERNAL, "%s failed (%s %d):\n%s", argv[0],
-                                 WIFEXITED(st) ? "exit status" : "signal",
-                                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail ? tail : "");
+    if (errno != EINTR) {
+      int e = errno;
+      close(log);
+      return mlc_make_status(MLC_INTERNAL, "waitpid: %s", strerror(e));
+    }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+    close(log);
+    return NULL;
+  }
+  char *tail = read_tail(log, 2000);
+  close(log);
+  mlc_status s;
+  if (av != argv && WIFEXITED(st) && WEXITSTATUS(st) == 127) /* the shell found no argv[0] */
+    s = mlc_make_status(MLC_NOT_FOUND, "cannot run %s: %s(set MLC_CC to a C compiler)", argv[0], tail ? tail : "");
+  else
+    s = mlc_make_status(MLC_INTERNAL, "%s failed (%s %d):\n%s", argv[0], WIFEXITED(st) ? "exit status" : "signal",
+                        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail ? tail : "");
   free(tail);
   return s;
 }
@@ -414,29 +450,27 @@ static mlc_status write_model_h(const mlc_drv_archive_args *a) {
   return s;
 }
 
+/* Copies the linked library |from| to the output |to| (mode 0755 less the
+** umask), through a temporary file renamed over |to|. */
 static mlc_status copy_file(const char *from, const char *to) {
-  FILE *in = fopen(from, "rb");
-  if (!in) return mlc_make_status(MLC_IO_ERROR, "cannot read %s: %s", from, strerror(errno));
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", to, (long)getpid());
-  FILE *out = fopen(tmp, "wb");
-  if (!out) {
-    fclose(in);
-    return mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", to, strerror(errno));
-  }
+  int in = open(from, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return mlc_make_status(MLC_IO_ERROR, "cannot read %s: %s", from, strerror(errno));
+  mlc_outfile out;
+  mlc_status s = mlc_out_open(&out, to, MLC_OUT_EXEC);
   char buf[1 << 16];
-  size_t n;
-  int bad = 0;
-  while ((n = fread(buf, 1, sizeof buf, in)) > 0) bad |= fwrite(buf, 1, n, out) != n;
-  fclose(in);
-  if (fclose(out) != 0) bad = 1;
-  if (bad || rename(tmp, to) != 0) {
-    int e = errno;
-    unlink(tmp);
-    return mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", to, strerror(e));
+  while (!s) {
+    ssize_t n = read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) s = mlc_make_status(MLC_IO_ERROR, "cannot read %s: %s", from, strerror(errno));
+    if (n <= 0) break;
+    s = mlc_out_write(&out, buf, (size_t)n);
   }
-  chmod(to, 0755);
-  return NULL;
+  close(in);
+  if (s) {
+    mlc_out_abort(&out);
+    return s;
+  }
+  return mlc_out_commit(&out);
 }
 
 int64_t mlc_drv_arena_bytes(const mlc_func *fn) {

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "base/sha256.h"
 #include "base/strbuf.h"
 #include "codegen/codegen.h"
@@ -140,17 +141,21 @@ static void rm_tree(const char *dir) {
   rmdir(dir);
 }
 
-static mlc_status make_dirs(const char *dir) {
-  char p[4096];
-  snprintf(p, sizeof p, "%s", dir);
-  for (char *q = p + 1; *q; q++)
-    if (*q == '/') {
-      *q = 0;
-      mkdir(p, 0755);
-      *q = '/';
-    }
-  if (mkdir(p, 0755) != 0 && errno != EEXIST)
-    return mlc_make_status(MLC_IO_ERROR, "cannot create %s: %s", dir, strerror(errno));
+/* Checks the outputs before any work: the library |so| and the header |h|
+** (NULL: none) must be writable (mlc_out_check: no link, no special file),
+** neither may be the model |model| itself, and they must be two files. */
+static mlc_status check_outputs(const char *model, const char *so, const char *h) {
+  MLC_RETURN_IF_ERROR(mlc_out_check(so));
+  if (mlc_out_same_file(so, model))
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "output %s is the input model %s: refusing to overwrite it", so,
+                           model);
+  if (!h) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_out_check(h));
+  if (mlc_out_same_file(h, model))
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "header %s is the input model %s: refusing to overwrite it", h,
+                           model);
+  if (mlc_out_same_file(h, so))
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "header %s is the same file as the output %s", h, so);
   return NULL;
 }
 
@@ -214,7 +219,19 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   double t = now_ms(), t_all = t;
   char hash[65];
 
-  if (c.o->dump_ir_dir && (s = make_dirs(c.o->dump_ir_dir))) goto done;
+  char hpath[PATH_MAX + 8];
+  const char *h = c.o->header_path;
+  if (!h) {
+    snprintf(hpath, sizeof hpath, "%s", out_so);
+    char *e = strrchr(hpath, '.'), *sl = strrchr(hpath, '/');
+    if (e && (!sl || e > sl)) *e = 0;
+    strncat(hpath, ".h", sizeof hpath - strlen(hpath) - 1);
+    h = hpath;
+  } else if (!*h) {
+    h = NULL;
+  }
+  if ((s = check_outputs(onnx_path, out_so, h))) goto done;
+  if (c.o->dump_ir_dir && (s = mlc_out_mkdir(c.o->dump_ir_dir))) goto done;
   s = c.o->target && *c.o->target && strcmp(c.o->target, "llvm") != 0
           ? mlc_target_parse(c.o->target, &target)
           : mlc_target_host(&target);
@@ -287,17 +304,6 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   snprintf(name, sizeof name, "%s", base_name(onnx_path));
   char *dot = strrchr(name, '.');
   if (dot && dot != name) *dot = 0;
-  char hpath[4200];
-  const char *h = c.o->header_path;
-  if (!h) {
-    snprintf(hpath, sizeof hpath, "%s", out_so);
-    char *e = strrchr(hpath, '.'), *sl = strrchr(hpath, '/');
-    if (e && (!sl || e > sl)) *e = 0;
-    strncat(hpath, ".h", sizeof hpath - strlen(hpath) - 1);
-    h = hpath;
-  } else if (!*h) {
-    h = NULL;
-  }
   mlc_drv_archive_args aa = {gm, main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL, target};
   if ((s = mlc_drv_archive(&aa))) goto done;
   progress(&c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);

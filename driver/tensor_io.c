@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/outfile.h"
 #include "base/strbuf.h"
 #include "onnx/onnx.h"
 
@@ -271,19 +272,20 @@ mlc_status mlc_tensor_write_npy(const char *path, const DLTensor *t) {
     mlc_sb_fini(&h);
     return mlc_oom();
   }
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    mlc_sb_fini(&h);
-    return mlc_make_status(MLC_IO_ERROR, "cannot write %s: %s", path, strerror(errno));
-  }
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(h.len & 0xff),
                            (unsigned char)(h.len >> 8)};
   size_t nb = tensor_bytes(t);
-  int bad = fwrite(pre, 1, 10, f) != 10 || fwrite(h.data, 1, h.len, f) != h.len ||
-            (nb && fwrite((const char *)t->data + t->byte_offset, 1, nb, f) != nb);
-  if (fclose(f) != 0) bad = 1;
+  mlc_outfile f;
+  mlc_status s = mlc_out_open(&f, path, 0);
+  if (!s) s = mlc_out_write(&f, pre, 10);
+  if (!s) s = mlc_out_write(&f, h.data, h.len);
+  if (!s && nb) s = mlc_out_write(&f, (const char *)t->data + t->byte_offset, nb);
   mlc_sb_fini(&h);
-  return bad ? mlc_make_status(MLC_IO_ERROR, "cannot write %s", path) : NULL;
+  if (s) {
+    mlc_out_abort(&f);
+    return s;
+  }
+  return mlc_out_commit(&f);
 }
 
 /* splitmix64 */

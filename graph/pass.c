@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/outfile.h"
 #include "graph/pass.h"
 
 const mlc_pass mlc_passes[] = {
@@ -59,16 +60,9 @@ static mlc_status dump(const mlc_module *m, const char *dir, int index, const ch
     mlc_sb_fini(&b);
     return mlc_oom();
   }
-  mlc_status s = NULL;
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    s = mlc_make_status(MLC_IO_ERROR, "cannot write IR dump %s", path);
-  } else {
-    size_t w = fwrite(mlc_sb_str(&b), 1, b.len, f);
-    if (fclose(f) != 0 || w != b.len) s = mlc_make_status(MLC_IO_ERROR, "error writing IR dump %s", path);
-  }
+  mlc_status s = mlc_out_write_file(path, mlc_sb_str(&b), b.len, 0);
   mlc_sb_fini(&b);
-  return s;
+  return s ? mlc_status_annotate(s, "IR dump") : NULL;
 }
 
 static double now_ms(void) {

@@ -23,11 +23,18 @@ const char compile_help[] =
     "                     AVX-512) or 'llvm -mcpu=NAME [-mattr=+f1,-f2]'\n"
     "  --dump-ir DIR      write the IR after each stage into DIR (graph IR after\n"
     "                     import and each pass, TensorIR after legalization and\n"
-    "                     scheduling, LLVM IR)\n"
+    "                     scheduling, LLVM IR); DIR is created if missing\n"
     "  --header FILE      write the C header to FILE\n"
     "  --no-header        do not write a C header\n"
     "  -q, --quiet        no progress lines on standard error\n"
-    "  -h, --help         show this help and exit\n";
+    "  -h, --help         show this help and exit\n"
+    "\n"
+    "Each output replaces its file atomically (a temporary file renamed over it;\n"
+    "mode 0755 for the library, 0644 otherwise, less the umask).  Refused before\n"
+    "any work: an output path that is a symbolic link or exists and is not a\n"
+    "regular file (e.g. /dev/null), an output or header that is MODEL itself\n"
+    "(however spelled), a header that is the library, and a --dump-ir DIR that\n"
+    "is a symbolic link.  DIR is created if missing.\n";
 
 static void progress(void *user, const char *line) {
   (void)user;

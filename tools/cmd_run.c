@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "mlc/mlc_runtime.h"
@@ -27,7 +26,8 @@ const char run_help[] =
     "\n"
     "Options:\n"
     "  --input FILE, --input NAME=FILE   an input (repeatable)\n"
-    "  --output-dir DIR   write the outputs as DIR/output_0.npy, DIR/output_1.npy, ...\n"
+    "  --output-dir DIR   write the outputs as DIR/output_0.npy, DIR/output_1.npy, ...\n"    "                     (DIR is created if missing; DIR or a file in it that is\n"
+    "                     a symbolic link is refused; files are replaced atomically)\n"
     "  --bench N          time N runs (after the warm-up) and report the latency\n"
     "  --warmup W         untimed runs before timing (default 3 with --bench)\n"
     "  --threads T        threads of the session (default 0: one per CPU)\n"
@@ -215,10 +215,9 @@ int cmd_run(int argc, char **argv) {
     if (k >= warmup && bench) lat[k - warmup] = now_ms() - t0;
   }
   if (outdir) {
-    mkdir(outdir, 0755);
-    struct stat stt;
-    if (stat(outdir, &stt) != 0 || !S_ISDIR(stt.st_mode)) {
-      cli_error("cannot create directory %s", outdir);
+    mlc_status st = mlc_dir_create(outdir);
+    if (st) {
+      cli_report(st);
       goto done;
     }
   }

@@ -62,7 +62,8 @@ static const char inspect_help[] =
     "  --json             print the same facts as one JSON object\n"
     "  --ir               print the graph IR after import (TVMScript-like)\n"
     "  --dot              print the main graph function as Graphviz dot\n"
-    "  -o, --output FILE  write to FILE instead of standard output\n"
+    "  -o, --output FILE  write to FILE instead of standard output\n"    "                     (replaced atomically; a symbolic link, a file that is\n"
+    "                     not a regular one, or MODEL itself is refused)\n"
     "  -h, --help         show this help and exit\n"
     "  --                 end of options (a MODEL name may then start with '-')\n"
     "\n"
@@ -103,8 +104,8 @@ int cli_report(mlc_status s) {
   return EXIT_ERROR;
 }
 
-/* Writes |text| to |path| ("-" or NULL: stdout). */
-static int write_output(const char *path, const char *text) {
+/* Writes |text| to |path| ("-" or NULL: stdout), never over |model|. */
+static int write_output(const char *path, const char *text, const char *model) {
   size_t n = strlen(text);
   if (!path || strcmp(path, "-") == 0) {
     if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0) {
@@ -113,18 +114,8 @@ static int write_output(const char *path, const char *text) {
     }
     return EXIT_OK;
   }
-  FILE *fp = fopen(path, "wb");
-  if (!fp) {
-    fprintf(stderr, PROG ": error: cannot open %s for writing: %s\n", path, strerror(errno));
-    return EXIT_ERROR;
-  }
-  int bad = fwrite(text, 1, n, fp) != n;
-  if (fclose(fp) != 0) bad = 1;
-  if (bad) {
-    fprintf(stderr, PROG ": error: cannot write %s: %s\n", path, strerror(errno));
-    return EXIT_ERROR;
-  }
-  return EXIT_OK;
+  mlc_status s = mlc_file_write(path, text, n, model);
+  return s ? cli_report(s) : EXIT_OK;
 }
 
 /* inspect MODEL [--json | --ir | --dot] [-o FILE] */
@@ -177,7 +168,7 @@ static int cmd_inspect(int argc, char **argv) {
   char *text = NULL;
   mlc_status s = mlc_inspect_file(model, fmt, &text);
   if (s) return cli_report(s);
-  int rc = write_output(output, text ? text : "");
+  int rc = write_output(output, text ? text : "", model);
   mlc_string_free(text);
   return rc;
 }

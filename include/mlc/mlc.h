@@ -110,7 +110,9 @@ MLC_API MLC_MUST_USE mlc_status mlc_compile_file(const char *onnx_path, const ch
 ** mlc_tensor_free.  The data is 64-byte aligned, on the CPU.
 */
 MLC_API MLC_MUST_USE mlc_status mlc_tensor_read_file(const char *path, DLTensor **out);
-/* Writes |t| (borrowed, compact, on the CPU) as a .npy file. */
+/* Writes |t| (borrowed, compact, on the CPU) as the .npy file |path|, as
+** mlc_file_write writes a file (a symbolic link or a file that is not a
+** regular one at |path| is refused; the file is replaced atomically). */
 MLC_API MLC_MUST_USE mlc_status mlc_tensor_write_npy(const char *path, const DLTensor *t);
 /* A tensor of |dtype| and |shape| (copied) filled from a seeded generator:
 ** floats uniform in [-1, 1), integers in [0, 10), bools 0/1.  *|out|
@@ -119,6 +121,29 @@ MLC_API MLC_MUST_USE mlc_status mlc_tensor_random(DLDataType dtype, int ndim, co
                                                   uint64_t seed, DLTensor **out);
 /* Frees a tensor returned by the functions above. NULL-safe. */
 MLC_API void mlc_tensor_free(DLTensor *t);
+
+/* ---- writing files ------------------------------------------------------ */
+
+/*
+** Writes |n| bytes of |data| (borrowed) to |path| as the library writes every
+** output: into a new temporary file in |path|'s folder, which then replaces
+** |path| atomically (mode 0644 less the umask).  Refused with
+** MLC_INVALID_ARGUMENT, naming the path: a |path| that is a symbolic link
+** (never followed), that exists and is not a regular file (a directory,
+** device, FIFO or socket), or that is the same file as |input| (borrowed;
+** NULL: none), compared by device and inode, so another spelling of it or a
+** hard link is caught.  On error |path| is as it was and no temporary file
+** is left.
+*/
+MLC_API MLC_MUST_USE mlc_status mlc_file_write(const char *path, const void *data, size_t n,
+                                               const char *input);
+/*
+** Creates the directory |dir| (borrowed) for output files, and its missing
+** parents, with mode 0755 less the umask; an existing directory is fine.
+** Refused with MLC_INVALID_ARGUMENT: a |dir| that is a symbolic link, or
+** that exists and is not a directory (folders above it are taken as given).
+*/
+MLC_API MLC_MUST_USE mlc_status mlc_dir_create(const char *dir);
 
 /* Frees a string returned by the library. NULL-safe. */
 MLC_API void mlc_string_free(char *s);
