@@ -655,19 +655,22 @@ static mlc_status split(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *x, in
     for (int i = 0; i < nout; i++) {
       if (sizes[i] < 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "split[%d] is negative", i);
       len[i] = sizes[i];
-      sum += sizes[i];
+      if (__builtin_add_overflow(sum, sizes[i], &sum))
+        return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "split sums to more than int64 can hold (split[%d] is %lld)",
+                            i, (long long)sizes[i]);
     }
     if (sum != d)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "split sums to %lld, the axis has %lld", (long long)sum,
                           (long long)d);
   } else {
-    int64_t part = uneven ? (d + nout - 1) / nout : d / nout;
+    int64_t part = d / nout + (uneven && d % nout != 0);
     if (!uneven && d % nout != 0)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "axis of %lld cannot be split into %d equal parts",
                           (long long)d, nout);
+    int64_t used = 0; /* <= d: no overflow */
     for (int i = 0; i < nout; i++) {
-      int64_t left = d - part * i;
-      len[i] = left < 0 ? 0 : left < part ? left : part;
+      len[i] = d - used < part ? d - used : part;
+      used += len[i];
     }
   }
   size_t sz = r > 0 ? (size_t)r : 1;

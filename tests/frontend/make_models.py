@@ -530,10 +530,80 @@ def errors():
     save("err_kernel_shape", nodes, [w], [("y", TensorProto.FLOAT, None)], 13, inputs=[fx], check=False)
 
 
+# ---- validation: arity, names, opsets, sizes ---------------------------------
+
+
+def validation():
+    fx = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    yf = [("y", TensorProto.FLOAT, None)]
+    cval = helper.make_tensor("cv", TensorProto.FLOAT, [1], [1.0])
+    # Constant and Split with no outputs (top level), beside a good node.
+    nodes = [
+        helper.make_node("Constant", [], [], name="k", value=cval),
+        helper.make_node("Split", ["x"], [], name="cut", axis=1),
+        helper.make_node("Relu", ["x"], ["y"], name="fine"),
+    ]
+    save("err_no_outputs", nodes, [], yf, 13, inputs=[fx], check=False)
+    # The same Constant inside an If branch.
+    then_g = helper.make_graph([helper.make_node("Constant", [], [], name="k_then", value=cval),
+                                helper.make_node("Identity", ["x"], ["t"], name="t_id")], "then_branch", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"], name="e_id")], "else_branch", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)]
+    save("err_no_outputs_if", nodes, [init("cond", np.array(True))], yf, 13, inputs=[fx], check=False)
+    # Counts and empty names: every problem in one error.
+    nodes = [
+        helper.make_node("Add", ["x"], ["a"], name="few"),
+        helper.make_node("Relu", ["x", "x"], ["b"], name="many_in"),
+        helper.make_node("Relu", ["x"], ["c", "c2"], name="many_out"),
+        helper.make_node("Add", ["", "x"], ["d"], name="empty_in"),
+        helper.make_node("Neg", ["x"], [""], name="empty_out"),
+        helper.make_node("Concat", ["x", ""], ["e"], name="empty_var", axis=0),
+        helper.make_node("Clip", ["x", "", ""], ["y"], name="clip_ok"),  # omitted optional inputs: fine
+        helper.make_node("Dropout", ["x"], ["f", ""], name="drop_ok"),  # omitted optional output: fine
+    ]
+    save("err_arity_all", nodes, [], yf, 13, inputs=[fx], check=False)
+    # Split sizes whose sum overflows int64.
+    big = np.array([I64_MAX, I64_MAX, 2], dtype=np.int64)
+    nodes = [helper.make_node("Split", ["x", "s"], ["p", "q", "y"], name="cut", axis=1)]
+    save("err_split_overflow", nodes, [init("s", big)], yf, 13, inputs=[fx], check=False)
+    # Names: inputs, initializers and outputs listed twice, values defined
+    # twice (by a graph input, an initializer, two nodes), also in a branch;
+    # an initializer that is also an input is fine.
+    w = init("w", f32(np.ones((2, 4))))
+    then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["r"], name="t_neg"),
+                                helper.make_node("Identity", ["r"], ["t"], name="t_id")], "then_branch", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"], name="e_id")], "else_branch", [],
+                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="first"),
+        helper.make_node("Neg", ["x"], ["r"], name="second"),
+        helper.make_node("Neg", ["x"], ["x"], name="shadow_input"),
+        helper.make_node("Neg", ["x"], ["w"], name="shadow_init"),
+        helper.make_node("Dropout", ["x"], ["u", "u"], name="twice"),
+        helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g),
+    ]
+    fw = helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 4])
+    save("err_names", nodes, [w, init("cond", np.array(True)), w], yf + yf, 13, inputs=[fx, fw, fx], check=False)
+    # Opsets: above and below the supported range, the default domain twice,
+    # a node of a domain the model does not import.
+    relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    save("err_opset99", relu, [], yf, 99, inputs=[fx], check=False)
+    save("err_opset0", relu, [], yf, 0, inputs=[fx], check=False)
+    save("err_opset_twice", relu, [], yf, 13, inputs=[fx], check=False, extra_opsets=[("ai.onnx", 15)])
+    nodes = relu + [helper.make_node("Fancy", ["x"], ["z"], name="f", domain="com.example")]
+    save("err_domain", nodes, [], yf, 13, inputs=[fx], check=False)
+    # Opset 1 (the lowest this build takes): Relu-1 with consumed_inputs.
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r", consumed_inputs=[0])]
+    save("opset1", nodes, [], yf, 1, inputs=[fx], check=False)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for fn in (fold_math, fold_legacy, fold_softmax, fold_slice, fold_reshape, fold_squeeze, fold_tensor, fold_extra,
-               fold_reduce, fold_batchnorm, batchnorm, gemm, nn, symbolic, symbolic_more, errors):
+               fold_reduce, fold_batchnorm, batchnorm, gemm, nn, symbolic, symbolic_more, errors, validation):
         fn()
     with open(os.path.join(OUT, "expected.txt"), "w") as f:
         f.write("# written by make_models.py: <model> <output> <dtype> <rank> <dims...> : <values...>\n")
