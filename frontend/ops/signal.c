@@ -88,12 +88,8 @@ static mlc_status const_int(mlc_fe_ctx *cx, const mlc_value *v, const char *what
   if (!*is_const) return NULL;
   int64_t *vals;
   int cnt;
-  if (v->type.rank == 0) {
-    double d;
-    MLC_RETURN_IF_ERROR(mlc_fe_const_scalar(cx, v, what, &d));
-    *out = (int64_t)d;
-    return NULL;
-  }
+  /* Read as integers, a rank-0 one too (through a double, 2^63 - 1 would
+  ** round to 2^63, which no int64 holds). */
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, v, what, &vals, &cnt));
   *out = vals[0];
   return NULL;

@@ -595,6 +595,29 @@ def validation():
     save("err_opset_twice", relu, [], yf, 13, inputs=[fx], check=False, extra_opsets=[("ai.onnx", 15)])
     nodes = relu + [helper.make_node("Fancy", ["x"], ["z"], name="f", domain="com.example")]
     save("err_domain", nodes, [], yf, 13, inputs=[fx], check=False)
+    # Sizes whose arithmetic overflows int64: Conv and ConvTranspose padding
+    # (auto_pad) with huge strides, DepthToSpace's blocksize^2, a
+    # ConstantOfShape or a graph input of more bytes than int64 counts, a
+    # DFT length of 2^63 - 1 (read through a double it was out of range).
+    x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", auto_pad="SAME_UPPER", dilations=[2 ** 62, 1])]
+    save("err_conv_pad_overflow", nodes, [init("w", f32(np.zeros((4, 3, 3, 3))))], yf, 13, inputs=[x4], check=False)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", auto_pad="SAME_UPPER", strides=[I64_MAX, 1])]
+    save("conv_huge_stride", nodes, [init("w", f32(np.zeros((4, 3, 3, 3))))], yf, 13, inputs=[x4], check=False)
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="convt", auto_pad="SAME_UPPER",
+                              strides=[2 ** 61, 1])]
+    save("err_convt_pad_overflow", nodes, [init("w", f32(np.zeros((3, 4, 3, 3))))], yf, 13, inputs=[x4],
+         check=False)
+    nodes = [helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2 ** 32)]
+    save("err_d2s_overflow", nodes, [], yf, 13, inputs=[x4], check=False)
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill")]
+    save("err_cos_overflow", nodes, [init("s", np.array([2 ** 40, 2 ** 40], dtype=np.int64))], yf, 13, check=False)
+    nodes = [helper.make_node("Relu", ["big"], ["y"], name="r")]
+    save("err_input_overflow", nodes, [], yf, 13,
+         inputs=[helper.make_tensor_value_info("big", TensorProto.FLOAT, [2 ** 40, "N", 2 ** 40])], check=False)
+    nodes = [helper.make_node("DFT", ["s", "n"], ["y"], name="dft", axis=1)]
+    save("err_dft_length", nodes, [init("n", np.array(I64_MAX, dtype=np.int64))], yf, 17,
+         inputs=[helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 8, 1])], check=False)
     # Opset 1 (the lowest this build takes): Relu-1 with consumed_inputs.
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="r", consumed_inputs=[0])]
     save("opset1", nodes, [], yf, 1, inputs=[fx], check=False)

@@ -670,6 +670,39 @@ static void test_split_overflow(void) {
   free(msg);
 }
 
+/* Sizes from the model whose arithmetic overflows int64: an error naming
+** the node, not a wrapped value (or, under UBSan, a report). */
+static void test_size_overflow(void) {
+  static const struct {
+    const char *model, *want;
+  } cases[] = {
+      {"err_conv_pad_overflow", "node \"conv\" (Conv, opset 13): auto_pad SAME_UPPER: the padding of spatial "
+                                "axis 0 overflows int64"},
+      {"err_convt_pad_overflow", "node \"convt\" (ConvTranspose, opset 13): the output extent or padding of "
+                                 "spatial axis 0 overflows int64"},
+      {"err_d2s_overflow", "node \"d2s\" (DepthToSpace, opset 13): blocksize 4294967296: the output extents "
+                           "overflow int64"},
+      {"err_cos_overflow", "node \"fill\" (ConstantOfShape, opset 13): broadcast_to: output 0 of shape "
+                           "(1099511627776, 1099511627776) float32: its byte size overflows int64"},
+      {"err_input_overflow", "input \"big\": the byte size of its shape overflows int64"},
+      {"err_dft_length", "node \"dft\" (DFT, opset 17): dft: output 0 of shape (1, 9223372036854775807, 2) "
+                         "float32: its byte size overflows int64"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    mlc_code code = MLC_OK;
+    char *msg = import_err(cases[i].model, &code);
+    CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+    CU_ASSERT(has(msg, cases[i].want));
+    free(msg);
+  }
+  /* A stride of 2^63 - 1 is fine: one output position (SAME_UPPER pads
+  ** computed without overflow). */
+  mlc_module *m = import_ok("conv_huge_stride");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT(type_is(m, main_of(m)->rets[0], "R.Tensor((1, 4, 1, 8), \"float32\")"));
+  mlc_module_destroy(m);
+}
+
 static void test_names(void) {
   mlc_code code = MLC_OK;
   char *msg = import_err("err_names", &code);
@@ -751,6 +784,7 @@ static void register_suites(void) {
                                            {"no_outputs", test_no_outputs},
                                            {"arity_errors", test_arity_errors},
                                            {"split_overflow", test_split_overflow},
+                                           {"size_overflow", test_size_overflow},
                                            {"names", test_names},
                                            {"opsets", test_opsets},
                                            CU_TEST_INFO_NULL};
