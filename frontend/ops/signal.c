@@ -453,7 +453,12 @@ MLC_FE_CVT(max_unpool) {
     for (int d = 0; d < k; d++) {
       int64_t e = x->type.dims[d + 2];
       if (MLC_DIM_IS_SYM(e)) return ERR(MLC_UNIMPLEMENTED, "spatial dims of the input must be static");
-      shape[d + 2] = (e - 1) * strides[d] + ks[d] - pads[d] - pads[k + d];
+      /* (e - 1) * stride + kernel - pads, checked: the values come from the model */
+      int64_t o;
+      if (__builtin_mul_overflow(e - 1, strides[d], &o) || __builtin_add_overflow(o, ks[d], &o) || __builtin_sub_overflow(o, pads[d], &o) ||
+          __builtin_sub_overflow(o, pads[k + d], &o))
+        return ERR(MLC_INVALID_ARGUMENT, "the output extent of axis %d overflows int64", d + 2);
+      shape[d + 2] = o;
       if (shape[d + 2] < 0) return ERR(MLC_INVALID_ARGUMENT, "the output extent of axis %d is negative", d + 2);
     }
   }

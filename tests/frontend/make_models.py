@@ -618,6 +618,19 @@ def validation():
     nodes = [helper.make_node("DFT", ["s", "n"], ["y"], name="dft", axis=1)]
     save("err_dft_length", nodes, [init("n", np.array(I64_MAX, dtype=np.int64))], yf, 17,
          inputs=[helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 8, 1])], check=False)
+    # LSTM hidden_size of 2^62: its gate sizes overflow; EyeLike with k =
+    # 2^63 - 1: no ones (i + k must not be computed).
+    nodes = [helper.make_node("LSTM", ["s", "w", "r"], ["y"], name="lstm", hidden_size=2 ** 62)]
+    save("err_lstm_hidden", nodes, [init("w", f32(np.zeros((1, 8, 2)))), init("r", f32(np.zeros((1, 8, 2))))], yf,
+         14, inputs=[helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 1, 2])], check=False)
+    nodes = [helper.make_node("EyeLike", ["e"], ["y"], name="eye", k=I64_MAX)]
+    save("fold_eyelike_k", nodes, [init("e", f32(np.zeros((3, 4))))], yf, 13, check=False)
+    expect("fold_eyelike_k", 0, f32(np.zeros((3, 4))))
+    # MaxUnpool whose output extent (8 - 1) * stride + kernel overflows.
+    nodes = [helper.make_node("MaxUnpool", ["x", "ix"], ["y"], name="unpool", kernel_shape=[I64_MAX, 2],
+                              strides=[I64_MAX, 2])]
+    save("err_unpool_overflow", nodes, [], yf, 11,
+         inputs=[x4, helper.make_tensor_value_info("ix", TensorProto.INT64, [1, 3, 8, 8])], check=False)
     # Opset 1 (the lowest this build takes): Relu-1 with consumed_inputs.
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="r", consumed_inputs=[0])]
     save("opset1", nodes, [], yf, 1, inputs=[fx], check=False)

@@ -685,6 +685,10 @@ static void test_size_overflow(void) {
       {"err_cos_overflow", "node \"fill\" (ConstantOfShape, opset 13): broadcast_to: output 0 of shape "
                            "(1099511627776, 1099511627776) float32: its byte size overflows int64"},
       {"err_input_overflow", "input \"big\": the byte size of its shape overflows int64"},
+      {"err_unpool_overflow", "node \"unpool\" (MaxUnpool, opset 11): the output extent of axis 2 overflows "
+                              "int64"},
+      {"err_lstm_hidden", "node \"lstm\" (LSTM, opset 14): hidden_size 4611686018427387904 is too large (the "
+                          "gate sizes overflow int64)"},
       {"err_dft_length", "node \"dft\" (DFT, opset 17): dft: output 0 of shape (1, 9223372036854775807, 2) "
                          "float32: its byte size overflows int64"},
   };
