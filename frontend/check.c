@@ -93,7 +93,8 @@ int mlc_fe_check_arity(const mlc_fe_row *r, const mlc_onnx_node *n, char *msg, s
   for (int i = 0; i < n->ninputs; i++) {
     char opt = param_option(a->ins, i);
     if (!n->inputs[i][0] && opt != 'o') {
-      snprintf(msg, size, "input %d is %s but empty", i, opt == 'v' ? "variadic (it cannot be omitted)" : "required");
+      snprintf(msg, size, "input %d is %s but empty", i,
+               opt == 'v' ? "variadic (it cannot be omitted)" : "required");
       return -1;
     }
   }
@@ -200,8 +201,8 @@ static const char *defined_by(const names *nm, const char *name, char *buf, size
     } else {
       const mlc_onnx_node *n = d;
       char label[384];
-      snprintf(buf, size, "an output of %s (%s)%s", mlc_fe_node_label(n->name, n->index, 1, label, sizeof label),
-               n->op_type, outer);
+      snprintf(buf, size, "an output of %s (%s)%s",
+               mlc_fe_node_label(n->name, n->index, 1, label, sizeof label), n->op_type, outer);
     }
     return buf;
   }
@@ -218,7 +219,8 @@ static void check_graph_names(mlc_fe_problems *p, const mlc_onnx_graph *g, const
   p->where = graph_label ? where : NULL;
   for (int i = 0; i < g->ninputs; i++) {
     const char *name = g->inputs[i].name;
-    if (mlc_hash_get(&nm->defs, name)) mlc_fe_invalid(p, "%sinput \"%s\" is listed more than once", what, name);
+    if (mlc_hash_get(&nm->defs, name))
+      mlc_fe_invalid(p, "%sinput \"%s\" is listed more than once", what, name);
     else if (mlc_hash_put(&nm->defs, name, (void *)INPUT_TAG)) p->text.oom = 1;
   }
   for (int i = 0; i < g->ninitializers; i++) {
@@ -342,8 +344,8 @@ static void check_opsets(mlc_fe_problems *p, const mlc_onnx_model_info *info) {
       mlc_fe_invalid(p, "opset %lld of the default domain is not a valid version (this build supports opsets "
                      "%d to %d)", (long long)o->version, MLC_FE_OPSET_MIN, MLC_FE_OPSET_MAX);
     else if (dflt && (o->version < MLC_FE_OPSET_MIN || o->version > MLC_FE_OPSET_MAX))
-      mlc_fe_problem(p, "opset %lld of the default domain is not supported (this build supports opsets %d to %d)",
-                     (long long)o->version, MLC_FE_OPSET_MIN, MLC_FE_OPSET_MAX);
+      mlc_fe_problem(p, "opset %lld of the default domain is not supported (this build supports opsets "
+                     "%d to %d)", (long long)o->version, MLC_FE_OPSET_MIN, MLC_FE_OPSET_MAX);
   }
   if (info->ir_version < 1)
     mlc_fe_invalid(p, "ir_version %lld is not valid (IR versions start at 1)", (long long)info->ir_version);
