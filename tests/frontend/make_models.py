@@ -631,6 +631,12 @@ def validation():
                               strides=[I64_MAX, 2])]
     save("err_unpool_overflow", nodes, [], yf, 11,
          inputs=[x4, helper.make_tensor_value_info("ix", TensorProto.INT64, [1, 3, 8, 8])], check=False)
+    # ir_version 0 (unset): not a valid IR version.
+    save("err_ir_version", relu, [], yf, 13, inputs=[fx], check=False)
+    m = onnx.load(os.path.join(OUT, "err_ir_version.onnx"))
+    m.ir_version = 0
+    with open(os.path.join(OUT, "err_ir_version.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
     # Opset 1 (the lowest this build takes): Relu-1 with consumed_inputs.
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="r", consumed_inputs=[0])]
     save("opset1", nodes, [], yf, 1, inputs=[fx], check=False)

@@ -758,6 +758,10 @@ static void test_opsets(void) {
   CU_ASSERT(has(msg, "model has 1 error:\n  node \"f\" #1 (com.example.Fancy, opset 0): its domain "
                      "\"com.example\" is not imported by the model"));
   free(msg);
+  msg = import_err("err_ir_version", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 1 error:\n  model: ir_version 0 is not valid (IR versions start at 1)"));
+  free(msg);
   /* The lowest and highest opsets: no row is newer than the highest. */
   mlc_module *m = import_ok("opset1");
   CU_ASSERT_PTR_NOT_NULL(m);
