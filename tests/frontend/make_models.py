@@ -631,6 +631,10 @@ def validation():
                               strides=[I64_MAX, 2])]
     save("err_unpool_overflow", nodes, [], yf, 11,
          inputs=[x4, helper.make_tensor_value_info("ix", TensorProto.INT64, [1, 3, 8, 8])], check=False)
+    # Resize to constant sizes of 2^63 - 1 (left to a run-time check before).
+    nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="resize")]
+    save("err_resize_sizes", nodes, [init("sz", np.array([1, 3, I64_MAX, I64_MAX], dtype=np.int64))], yf, 13,
+         inputs=[x4], check=False)
     # ir_version 0 (unset): not a valid IR version.
     save("err_ir_version", relu, [], yf, 13, inputs=[fx], check=False)
     m = onnx.load(os.path.join(OUT, "err_ir_version.onnx"))

@@ -687,6 +687,8 @@ static void test_size_overflow(void) {
       {"err_input_overflow", "input \"big\": the byte size of its shape overflows int64"},
       {"err_unpool_overflow", "node \"unpool\" (MaxUnpool, opset 11): the output extent of axis 2 overflows "
                               "int64"},
+      {"err_resize_sizes", "node \"resize\" (Resize, opset 13): sizes[2] = 9223372036854775807 gives a too large "
+                           "output"},
       {"err_lstm_hidden", "node \"lstm\" (LSTM, opset 14): hidden_size 4611686018427387904 is too large (the "
                           "gate sizes overflow int64)"},
       {"err_dft_length", "node \"dft\" (DFT, opset 17): dft: output 0 of shape (1, 9223372036854775807, 2) "
