@@ -2,15 +2,27 @@
 ** check.c: the pre-flight check (STYLE R8, R15).
 **
 ** Before anything is converted, every node of the model (subgraphs
-** included) is looked up in the converter table, its attributes are
-** compared with the ones the converter accepts, and the row's check looks
-** at attribute values; graph inputs, outputs and initializers are checked
-** for types the compiler has no dtype for.  Every problem becomes one line
-** of a single MLC_UNIMPLEMENTED error:
+** included) is looked up in the converter table, its input and output
+** counts are checked against the op's schema (arity.def), its attributes
+** are compared with the ones the converter accepts, and the row's check
+** looks at attribute values; graph inputs, outputs and initializers are
+** checked for types the compiler has no dtype for.  The model's names are
+** checked too: graph inputs, outputs and initializers listed twice, a value
+** defined twice (by two nodes, or by a node and a graph input or
+** initializer of its graph or an enclosing one); an initializer that is
+** also a graph input is allowed (older exporters list both).  So are the
+** opset imports: the default domain's version must lie in
+** [MLC_FE_OPSET_MIN, MLC_FE_OPSET_MAX], no domain imported twice, every
+** node's domain imported.  Every problem becomes one line of a single
+** error: MLC_INVALID_ARGUMENT when the model breaks an ONNX rule (its
+** errors first), else MLC_UNIMPLEMENTED:
 **
 **   model uses 2 unsupported features:
 **     node "n5" #5 (NonZero, opset 13): op not supported
 **     node "c" #2 (Conv, opset 13): attribute "foo" not supported
+**
+**   model has 1 error:
+**     node "k" #0 (Constant, opset 13): has 0 outputs, the op has 1
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,19 +42,83 @@ void mlc_fe_problem(mlc_fe_problems *p, const char *fmt, ...) {
   p->count++;
 }
 
+void mlc_fe_invalid(mlc_fe_problems *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  mlc_sb_printf(&p->errors, "\n  %s: ", p->where ? p->where : "model");
+  mlc_sb_vprintf(&p->errors, fmt, ap);
+  va_end(ap);
+  p->nerrors++;
+}
+
+/* ---- arity ---------------------------------------------------------------- */
+
+/* "1", "1 to 3" or "at least 1" into |buf|. */
+static const char *count_range(int mn, int mx, char *buf, size_t size) {
+  if (mx == mn) snprintf(buf, size, "%d", mn);
+  else if (mx < 0) snprintf(buf, size, "at least %d", mn);
+  else snprintf(buf, size, "%d to %d", mn, mx);
+  return buf;
+}
+
+/* The option letter of formal parameter |i| in |params| (a variadic last
+** parameter repeats); 0 past the end. */
+static char param_option(const char *params, int i) {
+  size_t len = strlen(params);
+  if ((size_t)i < len) return params[i];
+  return len > 0 && params[len - 1] == 'v' ? 'v' : 0;
+}
+
+int mlc_fe_check_arity(const mlc_fe_row *r, const mlc_onnx_node *n, char *msg, size_t size) {
+  char range[48];
+  const mlc_fe_arity *a = mlc_fe_row_arity(r);
+  if (!a) {
+    snprintf(msg, size, "no input and output counts for version %d of the op (arity.def is out of date)",
+             r->since);
+    return -1;
+  }
+  if (n->ninputs < a->min_in || (a->max_in >= 0 && n->ninputs > a->max_in)) {
+    snprintf(msg, size, "takes %s input%s, got %d", count_range(a->min_in, a->max_in, range, sizeof range),
+             a->min_in == 1 && a->max_in <= 1 ? "" : "s", n->ninputs);
+    return -1;
+  }
+  if (n->noutputs < a->min_out || (a->max_out >= 0 && n->noutputs > a->max_out)) {
+    snprintf(msg, size, "has %d output%s, the op has %s", n->noutputs, n->noutputs == 1 ? "" : "s",
+             count_range(a->min_out, a->max_out, range, sizeof range));
+    return -1;
+  }
+  /* An empty name omits an optional value; required and variadic inputs
+  ** need a value, required outputs a name (unused variadic outputs may
+  ** stay unnamed). */
+  for (int i = 0; i < n->ninputs; i++) {
+    char opt = param_option(a->ins, i);
+    if (!n->inputs[i][0] && opt != 'o') {
+      snprintf(msg, size, "input %d is %s but empty", i,
+               opt == 'v' ? "variadic (it cannot be omitted)" : "required");
+      return -1;
+    }
+  }
+  for (int i = 0; i < n->noutputs; i++)
+    if (!n->outputs[i][0] && param_option(a->outs, i) == 's') {
+      snprintf(msg, size, "output %d is required but its name is empty", i);
+      return -1;
+    }
+  return 0;
+}
+
 int mlc_fe_is_default_domain(const char *domain) {
   return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
 }
 
 int mlc_fe_model_opset(const mlc_onnx_model *om) {
-  int64_t v = mlc_onnx_model_opset(om, "");
-  if (v <= 0) v = mlc_onnx_model_opset(om, "ai.onnx");
-  if (v <= 0) {
-    /* IR versions before 3 had no opset_import: their ops are version 1. */
-    const mlc_onnx_model_info *info = mlc_onnx_model_get_info(om);
-    return info->ir_version < 3 ? 1 : 0;
-  }
-  return v > 1000000 ? 1000000 : (int)v;
+  const mlc_onnx_model_info *info = mlc_onnx_model_get_info(om);
+  for (int i = 0; i < info->nopsets; i++)
+    if (mlc_fe_is_default_domain(info->opsets[i].domain)) {
+      int64_t v = info->opsets[i].version; /* out of range: an error of the pre-flight check */
+      return v < 0 ? 0 : v > 1000000 ? 1000000 : (int)v;
+    }
+  /* IR versions before 3 had no opset_import: their ops are version 1. */
+  return info->ir_version < 3 ? 1 : 0;
 }
 
 static const char *attr_type_name(mlc_onnx_attr_type t) {
@@ -100,32 +176,116 @@ static void check_attrs(mlc_fe_problems *p, const mlc_fe_row *r, const mlc_onnx_
   }
 }
 
+/* ---- names ---------------------------------------------------------------- */
+
+/* What defines a name: the defining node's view, or one of these. */
+static const char INPUT_TAG[] = "a graph input", INIT_TAG[] = "an initializer";
+
+/* The names one graph has defined so far, and those of the enclosing graph
+** that were defined before the node holding this graph: what ONNX's single
+** static assignment rule compares a node's outputs with. */
+typedef struct names {
+  mlc_hash defs; /* name -> INPUT_TAG, INIT_TAG or the defining node */
+  const struct names *parent;
+} names;
+
+/* What defines |name| in |nm| or an enclosing graph, described in |buf|;
+** NULL when nothing does. */
+static const char *defined_by(const names *nm, const char *name, char *buf, size_t size) {
+  for (int depth = 0; nm; nm = nm->parent, depth++) {
+    const void *d = mlc_hash_get(&nm->defs, name);
+    if (!d) continue;
+    const char *outer = depth ? " of an enclosing graph" : "";
+    if (d == INPUT_TAG || d == INIT_TAG) {
+      snprintf(buf, size, "%s%s", (const char *)d, outer);
+    } else {
+      const mlc_onnx_node *n = d;
+      char label[384];
+      snprintf(buf, size, "an output of %s (%s)%s",
+               mlc_fe_node_label(n->name, n->index, 1, label, sizeof label), n->op_type, outer);
+    }
+    return buf;
+  }
+  return NULL;
+}
+
+/* Graph inputs, initializers and outputs listed twice; records the inputs
+** and initializers of |g| in |nm|.  An initializer may also be an input. */
+static void check_graph_names(mlc_fe_problems *p, const mlc_onnx_graph *g, const char *graph_label,
+                              names *nm) {
+  char where[512];
+  const char *what = graph_label ? "" : "graph ";
+  snprintf(where, sizeof where, "graph \"%s\"", graph_label ? graph_label : "");
+  p->where = graph_label ? where : NULL;
+  for (int i = 0; i < g->ninputs; i++) {
+    const char *name = g->inputs[i].name;
+    if (mlc_hash_get(&nm->defs, name))
+      mlc_fe_invalid(p, "%sinput \"%s\" is listed more than once", what, name);
+    else if (mlc_hash_put(&nm->defs, name, (void *)INPUT_TAG)) p->text.oom = 1;
+  }
+  for (int i = 0; i < g->ninitializers; i++) {
+    const char *name = g->initializers[i].name;
+    const void *d = mlc_hash_get(&nm->defs, name);
+    if (d == INIT_TAG) mlc_fe_invalid(p, "initializer \"%s\" is listed more than once", name);
+    else if (mlc_hash_put(&nm->defs, name, (void *)INIT_TAG)) p->text.oom = 1;
+  }
+  mlc_hash outs = MLC_HASH_INIT;
+  for (int i = 0; i < g->noutputs; i++) {
+    const char *name = g->outputs[i].name;
+    if (mlc_hash_get(&outs, name)) mlc_fe_invalid(p, "%soutput \"%s\" is listed more than once", what, name);
+    else if (mlc_hash_put(&outs, name, (void *)name)) p->text.oom = 1;
+  }
+  mlc_hash_fini(&outs);
+  p->where = NULL;
+}
+
+/* The outputs of |n| against the names defined before it (in its graph and
+** the enclosing ones). */
+static void check_node_outputs(mlc_fe_problems *p, const mlc_onnx_node *n, const names *nm) {
+  char by[768];
+  for (int k = 0; k < n->noutputs; k++) {
+    const char *o = n->outputs[k];
+    int twice = 0;
+    for (int j = 0; j < k && o[0]; j++) twice |= strcmp(n->outputs[j], o) == 0;
+    if (twice) mlc_fe_invalid(p, "output \"%s\" is defined more than once: the node lists it twice", o);
+    else if (o[0] && defined_by(nm, o, by, sizeof by))
+      mlc_fe_invalid(p, "output \"%s\" is defined more than once: it is also %s", o, by);
+  }
+}
+
+/* ---- nodes and graphs ------------------------------------------------------ */
+
 static void check_graph(mlc_fe_problems *p, const mlc_onnx_model *om, const mlc_onnx_graph *g,
-                        int opset, const char *graph_label, int depth);
+                        int opset, const char *graph_label, int depth, const names *parent);
 
 static void check_node(mlc_fe_problems *p, const mlc_onnx_model *om, const mlc_onnx_node *n,
-                       int opset, const char *graph_label, int depth) {
+                       int opset, const char *graph_label, int depth, names *nm) {
   char where[768], label[384];
   const char *in = graph_label ? " in graph \"" : "";
   const char *lbl = graph_label ? graph_label : "";
   const char *close = graph_label ? "\"" : "";
   mlc_fe_node_label(n->name, n->index, 1, label, sizeof label);
   if (!mlc_fe_is_default_domain(n->domain)) {
+    int64_t version = mlc_onnx_model_opset(om, n->domain);
     snprintf(where, sizeof where, "%s%s%s%s (%s.%s, opset %lld)", label, in, lbl, close, n->domain,
-             n->op_type, (long long)mlc_onnx_model_opset(om, n->domain));
+             n->op_type, (long long)version);
     p->where = where;
-    mlc_fe_problem(p, "op not supported (domain \"%s\")", n->domain);
+    if (version <= 0) mlc_fe_invalid(p, "its domain \"%s\" is not imported by the model", n->domain);
+    else mlc_fe_problem(p, "op not supported (domain \"%s\")", n->domain);
   } else {
     snprintf(where, sizeof where, "%s%s%s%s (%s, opset %d)", label, in, lbl, close, n->op_type, opset);
     p->where = where;
     int first = 0;
     const mlc_fe_row *r = mlc_fe_lookup(n->op_type, opset, &first);
-    if (opset <= 0)
+    char msg[256];
+    if (opset < MLC_FE_OPSET_MIN || opset > MLC_FE_OPSET_MAX)
       ; /* reported once for the model */
     else if (!r && first > 0)
       mlc_fe_problem(p, "op does not exist before opset %d", first);
     else if (!r)
       mlc_fe_problem(p, "op not supported");
+    else if (mlc_fe_check_arity(r, n, msg, sizeof msg))
+      mlc_fe_invalid(p, "%s", msg);
     else if (!r->cvt)
       mlc_fe_problem(p, "version %d of the op not supported", r->since);
     else {
@@ -133,26 +293,62 @@ static void check_node(mlc_fe_problems *p, const mlc_onnx_model *om, const mlc_o
       if (r->check) r->check(p, n, opset);
     }
   }
-  /* Subgraphs (If, Loop, Scan bodies). */
+  check_node_outputs(p, n, nm);
+  /* Subgraphs (If, Loop, Scan bodies): they see the names defined before
+  ** this node, and may reuse the names of its outputs. */
   for (int i = 0; i < n->nattrs; i++) {
     const mlc_onnx_attr *a = &n->attrs[i];
     if (a->type == MLC_ONNX_ATTR_GRAPH && a->g)
-      check_graph(p, om, a->g, opset, a->g->name, depth + 1);
+      check_graph(p, om, a->g, opset, a->g->name, depth + 1, nm);
     if (a->type == MLC_ONNX_ATTR_GRAPHS)
       for (int k = 0; k < a->n; k++)
-        if (a->graphs[k]) check_graph(p, om, a->graphs[k], opset, a->graphs[k]->name, depth + 1);
+        if (a->graphs[k]) check_graph(p, om, a->graphs[k], opset, a->graphs[k]->name, depth + 1, nm);
+  }
+  for (int k = 0; k < n->noutputs; k++) {
+    const char *o = n->outputs[k];
+    if (o[0] && !mlc_hash_get(&nm->defs, o) && mlc_hash_put(&nm->defs, o, (void *)n)) p->text.oom = 1;
   }
   p->where = NULL;
 }
 
 static void check_graph(mlc_fe_problems *p, const mlc_onnx_model *om, const mlc_onnx_graph *g,
-                        int opset, const char *graph_label, int depth) {
+                        int opset, const char *graph_label, int depth, const names *parent) {
   if (depth > MAX_DEPTH) {
     p->where = NULL;
     mlc_fe_problem(p, "subgraphs nested more than %d deep", MAX_DEPTH);
     return;
   }
-  for (int i = 0; i < g->nnodes; i++) check_node(p, om, &g->nodes[i], opset, graph_label, depth);
+  names nm = {MLC_HASH_INIT, parent};
+  check_graph_names(p, g, graph_label, &nm);
+  for (int i = 0; i < g->nnodes; i++) check_node(p, om, &g->nodes[i], opset, graph_label, depth, &nm);
+  mlc_hash_fini(&nm.defs);
+}
+
+/* ---- the model -------------------------------------------------------------- */
+
+/* The opset imports: each domain once, the default domain's version one
+** this build takes; and the IR version. */
+static void check_opsets(mlc_fe_problems *p, const mlc_onnx_model_info *info) {
+  for (int i = 0; i < info->nopsets; i++) {
+    const mlc_onnx_opset *o = &info->opsets[i];
+    int dflt = mlc_fe_is_default_domain(o->domain);
+    for (int j = 0; j < i; j++) {
+      const mlc_onnx_opset *q = &info->opsets[j];
+      if (dflt ? mlc_fe_is_default_domain(q->domain) : strcmp(o->domain, q->domain) == 0) {
+        mlc_fe_invalid(p, "domain \"%s\" is imported more than once (opsets %lld and %lld)",
+                       dflt ? "ai.onnx" : o->domain, (long long)q->version, (long long)o->version);
+        break;
+      }
+    }
+    if (dflt && o->version < 1)
+      mlc_fe_invalid(p, "opset %lld of the default domain is not a valid version (this build supports opsets "
+                     "%d to %d)", (long long)o->version, MLC_FE_OPSET_MIN, MLC_FE_OPSET_MAX);
+    else if (dflt && (o->version < MLC_FE_OPSET_MIN || o->version > MLC_FE_OPSET_MAX))
+      mlc_fe_problem(p, "opset %lld of the default domain is not supported (this build supports opsets "
+                     "%d to %d)", (long long)o->version, MLC_FE_OPSET_MIN, MLC_FE_OPSET_MAX);
+  }
+  if (info->ir_version < 1)
+    mlc_fe_invalid(p, "ir_version %lld is not valid (IR versions start at 1)", (long long)info->ir_version);
 }
 
 /* Graph inputs (|is_input|) and outputs. */
@@ -180,9 +376,10 @@ mlc_status mlc_fe_check(const mlc_onnx_model *om) {
   const mlc_onnx_graph *g = info->graph;
   if (!g) return mlc_make_status(MLC_INVALID_ARGUMENT, "model has no graph");
   int opset = mlc_fe_model_opset(om);
-  mlc_fe_problems p = {MLC_STRBUF_INIT, 0, NULL};
+  mlc_fe_problems p = {MLC_STRBUF_INIT, 0, MLC_STRBUF_INIT, 0, NULL};
   char where[512];
 
+  check_opsets(&p, info);
   /* Inputs that are also initializers (old opsets) are constants: their
   ** initializer is checked instead. */
   mlc_hash inits = MLC_HASH_INIT;
@@ -201,16 +398,26 @@ mlc_status mlc_fe_check(const mlc_onnx_model *om) {
     }
   }
   for (int i = 0; i < g->noutputs; i++) check_value_info(&p, &g->outputs[i], 0);
-  int uses_default = 0;
+  int uses_default = 0, imports_default = 0;
   for (int i = 0; i < g->nnodes; i++) uses_default |= mlc_fe_is_default_domain(g->nodes[i].domain);
-  if (opset <= 0 && uses_default) mlc_fe_problem(&p, "no opset of the default ONNX domain is imported");
-  check_graph(&p, om, g, opset, NULL, 0);
+  for (int i = 0; i < info->nopsets; i++) imports_default |= mlc_fe_is_default_domain(info->opsets[i].domain);
+  if (opset <= 0 && !imports_default && uses_default)
+    mlc_fe_invalid(&p, "no opset of the default ONNX domain is imported");
+  check_graph(&p, om, g, opset, NULL, 0, NULL);
 
   mlc_status s = NULL;
-  if (p.text.oom) s = mlc_oom();
+  if (p.text.oom || p.errors.oom) s = mlc_oom();
+  else if (p.nerrors && p.count)
+    s = mlc_make_status(MLC_INVALID_ARGUMENT, "model has %d error%s:%s\nand uses %d unsupported feature%s:%s",
+                        p.nerrors, p.nerrors == 1 ? "" : "s", mlc_sb_str(&p.errors), p.count,
+                        p.count == 1 ? "" : "s", mlc_sb_str(&p.text));
+  else if (p.nerrors)
+    s = mlc_make_status(MLC_INVALID_ARGUMENT, "model has %d error%s:%s", p.nerrors, p.nerrors == 1 ? "" : "s",
+                        mlc_sb_str(&p.errors));
   else if (p.count)
     s = mlc_make_status(MLC_UNIMPLEMENTED, "model uses %d unsupported feature%s:%s", p.count,
                         p.count == 1 ? "" : "s", mlc_sb_str(&p.text));
   mlc_sb_fini(&p.text);
+  mlc_sb_fini(&p.errors);
   return s;
 }

@@ -300,29 +300,17 @@ mlc_status mlc_fe_convert_node(const mlc_fe_ctx *base, mlc_hash *vals, const mlc
     return mlc_fe_error(&cx, MLC_UNIMPLEMENTED, "op of domain \"%s\" not supported", n->domain);
   const mlc_fe_row *r = mlc_fe_lookup(n->op_type, cx.opset, NULL);
   if (!r || !r->cvt) return mlc_fe_error(&cx, MLC_INTERNAL, "%s", "no converter");
-  if (n->ninputs < r->min_in || (r->max_in >= 0 && n->ninputs > r->max_in)) {
-    if (r->max_in == r->min_in)
-      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d input%s, got %d", r->min_in,
-                          r->min_in == 1 ? "" : "s", n->ninputs);
-    if (r->max_in < 0)
-      return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes at least %d input%s, got %d", r->min_in,
-                          r->min_in == 1 ? "" : "s", n->ninputs);
-    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "takes %d to %d inputs, got %d", r->min_in,
-                        r->max_in, n->ninputs);
-  }
-  if (r->max_out >= 0 && n->noutputs > r->max_out)
-    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "has %d outputs, the op has at most %d",
-                        n->noutputs, r->max_out);
+  /* The pre-flight check has reported this already; checked again so that
+  ** no converter ever sees a node with too few or too many names. */
+  char msg[256];
+  if (mlc_fe_check_arity(r, n, msg, sizeof msg))
+    return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "%s", msg);
   int nin = n->ninputs, nout = n->noutputs;
   mlc_value **in = MLC_ARENA_ARRAY(cx.scratch, nin > 0 ? (size_t)nin : 1, mlc_value *);
   mlc_value **out = MLC_ARENA_ARRAY(cx.scratch, nout > 0 ? (size_t)nout : 1, mlc_value *);
   if (!in || !out) return mlc_oom();
   for (int i = 0; i < nin; i++) {
-    if (!n->inputs[i][0]) { /* an omitted optional input stays NULL */
-      if (i < r->min_in)
-        return mlc_fe_error(&cx, MLC_INVALID_ARGUMENT, "input %d is required but empty", i);
-      continue;
-    }
+    if (!n->inputs[i][0]) continue; /* an omitted optional input stays NULL */
     in[i] = mlc_fe_scope_get(cx.scope, n->inputs[i]);
     if (!in[i]) /* callers convert a node once all its inputs have values */
       return mlc_fe_error(&cx, MLC_INTERNAL, "input \"%s\" has no value", n->inputs[i]);

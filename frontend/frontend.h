@@ -24,9 +24,12 @@ typedef struct mlc_fe_options {
 
 /*
 ** Pre-flight: returns NULL when every node of |om| (subgraphs included) has a
-** converter for the model's opset and uses only supported attributes and
-** dtypes; otherwise one MLC_UNIMPLEMENTED status whose message lists every
-** problem on its own line, each naming the node, op type and opset.
+** converter for the model's opset, the input and output counts its op's
+** schema allows and only supported attributes and dtypes, and the model's
+** names and opset imports follow ONNX's rules; otherwise one status whose
+** message lists every problem on its own line, each naming the node, op type
+** and opset (or the name): MLC_INVALID_ARGUMENT when any breaks an ONNX rule,
+** else MLC_UNIMPLEMENTED.  The status is transferred to the caller.
 */
 MLC_MUST_USE mlc_status mlc_fe_check(const mlc_onnx_model *om);
 

@@ -41,23 +41,35 @@ typedef struct mlc_fe_ctx {
 typedef mlc_status (*mlc_fe_cvt_fn)(mlc_fe_ctx *cx, const mlc_onnx_node *n,
                                     mlc_value *const *in, int nin, mlc_value **out, int nout);
 
-/* The model's opset of the default domain ("" or "ai.onnx"); 1 for models
-** older than opset_import; 0 when a newer model declares none (check.c). */
+/* The opsets of the default domain this build takes: the versions the
+** converter table knows (no row has a since_version above the maximum). */
+#define MLC_FE_OPSET_MIN 1
+#define MLC_FE_OPSET_MAX 20
+
+/* The model's opset of the default domain ("" or "ai.onnx"; its first
+** import); 1 for models older than opset_import; 0 when a newer model
+** declares none (check.c).  The pre-flight check refuses versions outside
+** [MLC_FE_OPSET_MIN, MLC_FE_OPSET_MAX]. */
 int mlc_fe_model_opset(const mlc_onnx_model *om);
 /* 1 for "" (or NULL) and "ai.onnx". */
 int mlc_fe_is_default_domain(const char *domain);
 
 /* ---- pre-flight problems ------------------------------------------------ */
 
-/* Collects the lines of the pre-flight error (frontend/check.c). */
+/* Collects the lines of the pre-flight error (frontend/check.c): features
+** this build does not support, and errors (what ONNX does not allow). */
 typedef struct mlc_fe_problems {
   mlc_strbuf text;
   int count;
+  mlc_strbuf errors;
+  int nerrors;
   const char *where; /* prefix of the current node's lines: node "x" #3 (Op, opset 13) */
 } mlc_fe_problems;
 
-/* Adds one problem line "  <where>: <message>". */
+/* Adds one problem line "  <where>: <message>" (an unsupported feature). */
 void mlc_fe_problem(mlc_fe_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds one error line "  <where>: <message>" (an invalid model). */
+void mlc_fe_invalid(mlc_fe_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Per-row check of attribute values (and output use) a converter cannot
 ** handle; reports each with mlc_fe_problem. */
@@ -69,8 +81,6 @@ typedef struct mlc_fe_row {
   const char *op_type;
   int since;                  /* ONNX since_version of this op version */
   mlc_fe_cvt_fn cvt;          /* NULL: this version exists but is not supported */
-  int min_in, max_in;         /* input count (max -1: variadic) */
-  int max_out;                /* outputs ONNX allows (-1: any number) */
   const char *const *attrs;   /* accepted attributes "name:T" (T: i f s t I F S g), NULL-terminated */
   mlc_fe_check_fn check;      /* optional */
 } mlc_fe_row;
@@ -84,8 +94,29 @@ const mlc_fe_row *mlc_fe_table(int *n);
 ** since of the op (0 if none) so callers can say why nothing matched.
 */
 const mlc_fe_row *mlc_fe_lookup(const char *op_type, int opset, int *first_since);
-/* 1 when the table is sorted and well-formed (for tests). */
+/* 1 when the table is sorted and well-formed, with an arity per row (for
+** tests). */
 int mlc_fe_table_ok(void);
+
+/* The input and output counts ONNX allows for one op version, from its
+** schema (arity.def, written by gen_arity.py). */
+typedef struct mlc_fe_arity {
+  int min_in, max_in;   /* max -1: variadic */
+  int min_out, max_out; /* max -1: variadic */
+  /* One letter per formal parameter: s single (required: an empty name is
+  ** an error), o optional (an empty name omits it), v variadic (the last
+  ** parameter, repeated; empty input names are errors). */
+  const char *ins, *outs;
+} mlc_fe_arity;
+/* The arity of row |r| (static storage); NULL when arity.def lacks it. */
+const mlc_fe_arity *mlc_fe_row_arity(const mlc_fe_row *r);
+/*
+** Checks the input and output names of |n| against the arity of |r|: the
+** counts (empty names included, as ONNX counts them) and no empty name
+** where a value is required.  0 when they fit; else -1 with the problem
+** ("takes 2 inputs, got 1") in |msg|[0..size).
+*/
+int mlc_fe_check_arity(const mlc_fe_row *r, const mlc_onnx_node *n, char *msg, size_t size);
 
 /* ---- attributes --------------------------------------------------------- */
 

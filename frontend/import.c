@@ -87,6 +87,9 @@ static mlc_status add_params(importer *im) {
         MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(im->m, &dims[d]));
     }
     mlc_type ty = {vi->dtype, vi->rank, dims};
+    if (!mlc_type_size_ok(&ty))
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "input \"%s\": the byte size of its shape overflows int64",
+                             vi->name);
     mlc_value *v;
     MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, vi->name, &ty, &v));
     if (mlc_hash_put(&im->values, v->name, v)) return mlc_oom();

@@ -60,6 +60,15 @@ int64_t mlc_type_numel(const mlc_type *t) {
   return n;
 }
 
+int mlc_type_size_ok(const mlc_type *t) {
+  int64_t n = 1, esize = (int64_t)mlc_dtype_size(t->dtype);
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] == 0) return 1;
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] > 0 && __builtin_mul_overflow(n, t->dims[i], &n)) return 0;
+  return !__builtin_mul_overflow(n, esize > 0 ? esize : 1, &n);
+}
+
 int mlc_type_is_static(const mlc_type *t) {
   for (int i = 0; i < t->rank; i++)
     if (t->dims[i] < 0) return 0;
@@ -371,7 +380,24 @@ mlc_status mlc_graph_infer(const mlc_call_info *ci, mlc_type *outs, int *nouts) 
     if (!ci->args[i])
       return mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, "argument %d is missing", i);
   *nouts = 1;
-  return infer_table[ci->op](ci, outs, nouts);
+  MLC_RETURN_IF_ERROR(infer_table[ci->op](ci, outs, nouts));
+  /* Sizes come from the model: no stage after this one need check that a
+  ** tensor's element count or byte size fits in int64. */
+  for (int k = 0; k < *nouts; k++)
+    if (!mlc_type_size_ok(&outs[k])) {
+      char shape[256];
+      size_t n = 0;
+      for (int i = 0; i < outs[k].rank && n < sizeof shape - 48; i++)
+        n += MLC_DIM_IS_SYM(outs[k].dims[i])
+                 ? (size_t)snprintf(shape + n, sizeof shape - n, "%s%.32s", i ? ", " : "",
+                                    mlc_module_sym_name(ci->mod, outs[k].dims[i]))
+                 : (size_t)snprintf(shape + n, sizeof shape - n, "%s%lld", i ? ", " : "",
+                                    (long long)outs[k].dims[i]);
+      return mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT,
+                                  "output %d of shape (%s) %s: its byte size overflows int64", k, shape,
+                                  mlc_dtype_name(outs[k].dtype));
+    }
+  return NULL;
 }
 
 /* Copies attributes (names, strings and arrays) into the arena. */

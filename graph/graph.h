@@ -78,6 +78,11 @@ typedef struct mlc_type {
 ** overflow. */
 int64_t mlc_type_numel(const mlc_type *t);
 int mlc_type_is_static(const mlc_type *t);
+/* 1 when a tensor of |t| can exist: the product of its static dims (the
+** symbolic ones count as 1) times the element size is at most INT64_MAX
+** bytes, so element counts and byte sizes computed from it do not
+** overflow. */
+int mlc_type_size_ok(const mlc_type *t);
 int mlc_type_equal(const mlc_type *a, const mlc_type *b);
 
 /* ---- attributes --------------------------------------------------------- */

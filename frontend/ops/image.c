@@ -254,6 +254,9 @@ static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r
           if (sz[d] < 0)
             return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes[%d] = %lld is negative", d,
                                 (long long)sz[d]);
+          else if (sz[d] > (INT64_C(1) << 40)) /* as for scales: no tensor that large */
+            return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes[%d] = %lld gives a too large output", d,
+                                (long long)sz[d]);
           else if (x->type.dims[d] == 0 && sz[d] != 0)
             return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes[%d] = %lld for the empty axis %d of %s", d,
                                 (long long)sz[d], d, mlc_fe_shape_str(cx, &x->type));

@@ -361,7 +361,7 @@ MLC_FE_CVT(eye_like) {
   void *data = mlc_const_alloc(cx->mod, nbytes);
   if (!data) return mlc_oom();
   memset(data, 0, nbytes);
-  for (int64_t i = 0; i < rows; i++)
+  for (int64_t i = 0; i < rows && k < cols && k > -rows; i++) /* then i + k does not overflow */
     if (i + k >= 0 && i + k < cols) mlc_fe_elem_set(dt, data, i * cols + i + k, 1);
   return mlc_module_adopt_const(cx->mod, NULL, &t, data, nbytes, &out[0]);
 }

@@ -79,9 +79,14 @@ static mlc_status read_window(mlc_fe_ctx *cx, const mlc_onnx_node *n, const mlc_
       return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
                           "auto_pad %s needs static spatial dims, the input is %s", ap,
                           mlc_fe_shape_str(cx, &x->type));
-    int64_t s = w->strides[i], out = (in + s - 1) / s;
-    int64_t k = (w->kernel[i] - 1) * w->dilations[i] + 1;
-    int64_t total = (out - 1) * s + k - in;
+    /* total = (ceil(in / s) - 1) * s + (k - 1) * dilation + 1 - in */
+    int64_t s = w->strides[i], out = in / s + (in % s != 0), k, total;
+    if (__builtin_mul_overflow(w->kernel[i] - 1, w->dilations[i], &k) || __builtin_add_overflow(k, 1, &k) ||
+        __builtin_mul_overflow(out - 1, s, &total) || __builtin_add_overflow(total, k - in, &total))
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT,
+                          "auto_pad %s: the padding of spatial axis %d overflows int64 (extent %lld, kernel %lld, "
+                          "stride %lld, dilation %lld)", ap, i, (long long)in, (long long)w->kernel[i],
+                          (long long)s, (long long)w->dilations[i]);
     if (total < 0) total = 0;
     int64_t small = total / 2, big = total - small;
     w->pads[i] = upper ? small : big;
@@ -393,10 +398,21 @@ MLC_FE_CVT(conv_transpose) {
       if (MLC_DIM_IS_SYM(d))
         return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "output_shape / auto_pad need static spatial dims, the input is %s",
                             mlc_fe_shape_str(cx, &x->type));
-      oshape[i] = nos >= 0 ? os[nos - nsp + i] : d * w.strides[i];
-      int64_t total = w.strides[i] * (d - 1) + opad[i] + (kernel[i] - 1) * w.dilations[i] + 1 - oshape[i];
+      /* total = stride * (d - 1) + output_padding + (k - 1) * dilation + 1 - output */
+      int64_t total, ek;
+      if (nos >= 0) oshape[i] = os[nos - nsp + i];
+      if ((nos < 0 && __builtin_mul_overflow(d, w.strides[i], &oshape[i])) ||
+          __builtin_mul_overflow(w.strides[i], d - 1, &total) || __builtin_add_overflow(total, opad[i], &total) ||
+          __builtin_mul_overflow(kernel[i] - 1, w.dilations[i], &ek) || __builtin_add_overflow(total, ek, &total) ||
+          __builtin_add_overflow(total, 1, &total) || __builtin_sub_overflow(total, oshape[i], &total))
+        return mlc_fe_error(cx, MLC_INVALID_ARGUMENT,
+                            "the output extent or padding of spatial axis %d overflows int64 (extent %lld, kernel "
+                            "%lld, stride %lld, dilation %lld)", i, (long long)d, (long long)kernel[i],
+                            (long long)w.strides[i], (long long)w.dilations[i]);
       if (total < 0) { /* a larger output: zeros at the end, as output_padding gives */
-        opad[i] -= total;
+        if (__builtin_sub_overflow(opad[i], total, &opad[i]))
+          return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "output_shape[%d] = %lld overflows int64 with output_padding",
+                              i, (long long)oshape[i]);
         total = 0;
       }
       int upper = strcmp(ap, "SAME_UPPER") == 0;

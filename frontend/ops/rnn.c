@@ -535,7 +535,10 @@ static mlc_status convert(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *con
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "R must have rank 3 and a static hidden size, got %s",
                         mlc_fe_shape_str(cx, &R->type));
   c.H = mlc_fe_attr_int(n, "hidden_size", R->type.dims[2]);
-  int64_t GH = c.G * c.H;
+  int64_t GH, GH2;
+  if (__builtin_mul_overflow(c.G, c.H, &GH) || __builtin_mul_overflow(GH, 2, &GH2) || c.H > INT64_MAX / 3)
+    return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "hidden_size %lld is too large (the gate sizes overflow int64)",
+                        (long long)c.H);
   MLC_RETURN_IF_ERROR(check_shape(cx, "W", W, 3, (int64_t[]){nd, GH, c.I}));
   MLC_RETURN_IF_ERROR(check_shape(cx, "R", R, 3, (int64_t[]){nd, GH, c.H}));
   c.W = W;
@@ -545,7 +548,7 @@ static mlc_status convert(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *con
   if (c.Bias) {
     if (c.Bias->type.dtype != c.dt)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "B must have X's dtype %s", mlc_dtype_name(c.dt));
-    MLC_RETURN_IF_ERROR(check_shape(cx, "B", c.Bias, 2, (int64_t[]){nd, 2 * GH}));
+    MLC_RETURN_IF_ERROR(check_shape(cx, "B", c.Bias, 2, (int64_t[]){nd, GH2}));
   }
   MLC_RETURN_IF_ERROR(state_layout0(cx, layout, opt_in(in, nin, 5), &c.h0));
   if (c.h0) {

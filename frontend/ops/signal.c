@@ -88,12 +88,8 @@ static mlc_status const_int(mlc_fe_ctx *cx, const mlc_value *v, const char *what
   if (!*is_const) return NULL;
   int64_t *vals;
   int cnt;
-  if (v->type.rank == 0) {
-    double d;
-    MLC_RETURN_IF_ERROR(mlc_fe_const_scalar(cx, v, what, &d));
-    *out = (int64_t)d;
-    return NULL;
-  }
+  /* Read as integers, a rank-0 one too (through a double, 2^63 - 1 would
+  ** round to 2^63, which no int64 holds). */
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, v, what, &vals, &cnt));
   *out = vals[0];
   return NULL;
@@ -457,7 +453,12 @@ MLC_FE_CVT(max_unpool) {
     for (int d = 0; d < k; d++) {
       int64_t e = x->type.dims[d + 2];
       if (MLC_DIM_IS_SYM(e)) return ERR(MLC_UNIMPLEMENTED, "spatial dims of the input must be static");
-      shape[d + 2] = (e - 1) * strides[d] + ks[d] - pads[d] - pads[k + d];
+      /* (e - 1) * stride + kernel - pads, checked: the values come from the model */
+      int64_t o;
+      if (__builtin_mul_overflow(e - 1, strides[d], &o) || __builtin_add_overflow(o, ks[d], &o) || __builtin_sub_overflow(o, pads[d], &o) ||
+          __builtin_sub_overflow(o, pads[k + d], &o))
+        return ERR(MLC_INVALID_ARGUMENT, "the output extent of axis %d overflows int64", d + 2);
+      shape[d + 2] = o;
       if (shape[d + 2] < 0) return ERR(MLC_INVALID_ARGUMENT, "the output extent of axis %d is negative", d + 2);
     }
   }

@@ -621,6 +621,9 @@ MLC_FE_CVT(size) {
   (void)n, (void)nin, (void)nout;
   mlc_value *x = in[0];
   int64_t numel = mlc_type_numel(&x->type);
+  if (numel < 0 && mlc_type_is_static(&x->type))
+    return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "the element count of %s overflows int64",
+                        mlc_fe_shape_str(cx, &x->type));
   if (numel >= 0) {
     mlc_type t = {MLC_DTYPE_I64, 0, NULL};
     return mlc_module_add_const(cx->mod, NULL, &t, &numel, sizeof numel, &out[0]);
@@ -655,19 +658,22 @@ static mlc_status split(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *x, in
     for (int i = 0; i < nout; i++) {
       if (sizes[i] < 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "split[%d] is negative", i);
       len[i] = sizes[i];
-      sum += sizes[i];
+      if (__builtin_add_overflow(sum, sizes[i], &sum))
+        return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "split sums to more than int64 can hold (split[%d] is %lld)",
+                            i, (long long)sizes[i]);
     }
     if (sum != d)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "split sums to %lld, the axis has %lld", (long long)sum,
                           (long long)d);
   } else {
-    int64_t part = uneven ? (d + nout - 1) / nout : d / nout;
+    int64_t part = d / nout + (uneven && d % nout != 0);
     if (!uneven && d % nout != 0)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "axis of %lld cannot be split into %d equal parts",
                           (long long)d, nout);
+    int64_t used = 0; /* <= d: no overflow */
     for (int i = 0; i < nout; i++) {
-      int64_t left = d - part * i;
-      len[i] = left < 0 ? 0 : left < part ? left : part;
+      len[i] = d - used < part ? d - used : part;
+      used += len[i];
     }
   }
   size_t sz = r > 0 ? (size_t)r : 1;
@@ -764,6 +770,9 @@ MLC_FE_CVT(tile_v1) {
   MLC_RETURN_IF_ERROR(mlc_fe_const_scalar(cx, in[1], "tiles", &tiles));
   MLC_RETURN_IF_ERROR(mlc_fe_const_scalar(cx, in[2], "axis", &axis));
   int r = in[0]->type.rank, a;
+  /* Out of int64 (or NaN): no valid axis or count; the conversion would be undefined. */
+  if (!(fabs(axis) < 0x1p62) || !(tiles >= 0 && tiles < 0x1p62))
+    return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "tiles %g or axis %g is out of range", tiles, axis);
   MLC_RETURN_IF_ERROR(mlc_fe_axis(cx, (int64_t)axis, r, "axis", &a));
   int64_t *rep = MLC_ARENA_ARRAY(cx->scratch, r > 0 ? (size_t)r : 1, int64_t);
   if (!rep) return mlc_oom();
@@ -913,11 +922,14 @@ MLC_FE_CVT(depth_to_space) {
   mlc_value *x = in[0];
   int64_t c, h, w, b;
   MLC_RETURN_IF_ERROR(space_dims(cx, n, x, &c, &h, &w, &b));
-  if (c % (b * b) != 0)
+  int64_t bb, hb, wb;
+  if (__builtin_mul_overflow(b, b, &bb) || __builtin_mul_overflow(h, b, &hb) || __builtin_mul_overflow(w, b, &wb))
+    return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "blocksize %lld: the output extents overflow int64", (long long)b);
+  if (c % bb != 0)
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "%lld channels are not divisible by blocksize^2 = %lld",
-                        (long long)c, (long long)(b * b));
-  int64_t nb = x->type.dims[0], cc = c / (b * b);
-  int64_t d2[4] = {nb, cc, h * b, w * b};
+                        (long long)c, (long long)bb);
+  int64_t nb = x->type.dims[0], cc = c / bb;
+  int64_t d2[4] = {nb, cc, hb, wb};
   if (strcmp(mlc_fe_attr_str(n, "mode", "DCR"), "CRD") == 0) {
     int64_t d1[6] = {nb, cc, b, b, h, w}, perm[6] = {0, 1, 4, 2, 5, 3};
     return shuffle(cx, x, d1, 6, perm, d2, 4, &out[0]);
@@ -935,8 +947,10 @@ MLC_FE_CVT(space_to_depth) {
   if (h % b != 0 || w % b != 0)
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "spatial dims %s are not divisible by blocksize %lld",
                         mlc_fe_shape_str(cx, &x->type), (long long)b);
-  int64_t nb = x->type.dims[0];
+  int64_t nb = x->type.dims[0], cbb;
+  if (__builtin_mul_overflow(c, b, &cbb) || __builtin_mul_overflow(cbb, b, &cbb))
+    return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "blocksize %lld: the output channels overflow int64", (long long)b);
   int64_t d1[6] = {nb, c, h / b, b, w / b, b}, perm[6] = {0, 3, 5, 1, 2, 4};
-  int64_t d2[4] = {nb, c * b * b, h / b, w / b};
+  int64_t d2[4] = {nb, cbb, h / b, w / b};
   return shuffle(cx, x, d1, 6, perm, d2, 4, &out[0]);
 }

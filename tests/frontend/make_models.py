@@ -530,10 +530,126 @@ def errors():
     save("err_kernel_shape", nodes, [w], [("y", TensorProto.FLOAT, None)], 13, inputs=[fx], check=False)
 
 
+# ---- validation: arity, names, opsets, sizes ---------------------------------
+
+
+def validation():
+    fx = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    yf = [("y", TensorProto.FLOAT, None)]
+    cval = helper.make_tensor("cv", TensorProto.FLOAT, [1], [1.0])
+    # Constant and Split with no outputs (top level), beside a good node.
+    nodes = [
+        helper.make_node("Constant", [], [], name="k", value=cval),
+        helper.make_node("Split", ["x"], [], name="cut", axis=1),
+        helper.make_node("Relu", ["x"], ["y"], name="fine"),
+    ]
+    save("err_no_outputs", nodes, [], yf, 13, inputs=[fx], check=False)
+    # The same Constant inside an If branch.
+    then_g = helper.make_graph([helper.make_node("Constant", [], [], name="k_then", value=cval),
+                                helper.make_node("Identity", ["x"], ["t"], name="t_id")], "then_branch", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"], name="e_id")], "else_branch", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)]
+    save("err_no_outputs_if", nodes, [init("cond", np.array(True))], yf, 13, inputs=[fx], check=False)
+    # Counts and empty names: every problem in one error.
+    nodes = [
+        helper.make_node("Add", ["x"], ["a"], name="few"),
+        helper.make_node("Relu", ["x", "x"], ["b"], name="many_in"),
+        helper.make_node("Relu", ["x"], ["c", "c2"], name="many_out"),
+        helper.make_node("Add", ["", "x"], ["d"], name="empty_in"),
+        helper.make_node("Neg", ["x"], [""], name="empty_out"),
+        helper.make_node("Concat", ["x", ""], ["e"], name="empty_var", axis=0),
+        helper.make_node("Clip", ["x", "", ""], ["y"], name="clip_ok"),  # omitted optional inputs: fine
+        helper.make_node("Dropout", ["x"], ["f", ""], name="drop_ok"),  # omitted optional output: fine
+    ]
+    save("err_arity_all", nodes, [], yf, 13, inputs=[fx], check=False)
+    # Split sizes whose sum overflows int64.
+    big = np.array([I64_MAX, I64_MAX, 2], dtype=np.int64)
+    nodes = [helper.make_node("Split", ["x", "s"], ["p", "q", "y"], name="cut", axis=1)]
+    save("err_split_overflow", nodes, [init("s", big)], yf, 13, inputs=[fx], check=False)
+    # Names: inputs, initializers and outputs listed twice, values defined
+    # twice (by a graph input, an initializer, two nodes), also in a branch;
+    # an initializer that is also an input is fine.
+    w = init("w", f32(np.ones((2, 4))))
+    then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["r"], name="t_neg"),
+                                helper.make_node("Identity", ["r"], ["t"], name="t_id")], "then_branch", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"], name="e_id")], "else_branch", [],
+                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="first"),
+        helper.make_node("Neg", ["x"], ["r"], name="second"),
+        helper.make_node("Neg", ["x"], ["x"], name="shadow_input"),
+        helper.make_node("Neg", ["x"], ["w"], name="shadow_init"),
+        helper.make_node("Dropout", ["x"], ["u", "u"], name="twice"),
+        helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g),
+    ]
+    fw = helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 4])
+    save("err_names", nodes, [w, init("cond", np.array(True)), w], yf + yf, 13, inputs=[fx, fw, fx], check=False)
+    # Opsets: above and below the supported range, the default domain twice,
+    # a node of a domain the model does not import.
+    relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    save("err_opset99", relu, [], yf, 99, inputs=[fx], check=False)
+    save("err_opset0", relu, [], yf, 0, inputs=[fx], check=False)
+    save("err_opset_twice", relu, [], yf, 13, inputs=[fx], check=False, extra_opsets=[("ai.onnx", 15)])
+    nodes = relu + [helper.make_node("Fancy", ["x"], ["z"], name="f", domain="com.example")]
+    save("err_domain", nodes, [], yf, 13, inputs=[fx], check=False)
+    # Sizes whose arithmetic overflows int64: Conv and ConvTranspose padding
+    # (auto_pad) with huge strides, DepthToSpace's blocksize^2, a
+    # ConstantOfShape or a graph input of more bytes than int64 counts, a
+    # DFT length of 2^63 - 1 (read through a double it was out of range).
+    x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", auto_pad="SAME_UPPER", dilations=[2 ** 62, 1])]
+    save("err_conv_pad_overflow", nodes, [init("w", f32(np.zeros((4, 3, 3, 3))))], yf, 13, inputs=[x4], check=False)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", auto_pad="SAME_UPPER", strides=[I64_MAX, 1])]
+    save("conv_huge_stride", nodes, [init("w", f32(np.zeros((4, 3, 3, 3))))], yf, 13, inputs=[x4], check=False)
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="convt", auto_pad="SAME_UPPER",
+                              strides=[2 ** 61, 1])]
+    save("err_convt_pad_overflow", nodes, [init("w", f32(np.zeros((3, 4, 3, 3))))], yf, 13, inputs=[x4],
+         check=False)
+    nodes = [helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2 ** 32)]
+    save("err_d2s_overflow", nodes, [], yf, 13, inputs=[x4], check=False)
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill")]
+    save("err_cos_overflow", nodes, [init("s", np.array([2 ** 40, 2 ** 40], dtype=np.int64))], yf, 13, check=False)
+    nodes = [helper.make_node("Relu", ["big"], ["y"], name="r")]
+    save("err_input_overflow", nodes, [], yf, 13,
+         inputs=[helper.make_tensor_value_info("big", TensorProto.FLOAT, [2 ** 40, "N", 2 ** 40])], check=False)
+    nodes = [helper.make_node("DFT", ["s", "n"], ["y"], name="dft", axis=1)]
+    save("err_dft_length", nodes, [init("n", np.array(I64_MAX, dtype=np.int64))], yf, 17,
+         inputs=[helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 8, 1])], check=False)
+    # LSTM hidden_size of 2^62: its gate sizes overflow; EyeLike with k =
+    # 2^63 - 1: no ones (i + k must not be computed).
+    nodes = [helper.make_node("LSTM", ["s", "w", "r"], ["y"], name="lstm", hidden_size=2 ** 62)]
+    save("err_lstm_hidden", nodes, [init("w", f32(np.zeros((1, 8, 2)))), init("r", f32(np.zeros((1, 8, 2))))], yf,
+         14, inputs=[helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 1, 2])], check=False)
+    nodes = [helper.make_node("EyeLike", ["e"], ["y"], name="eye", k=I64_MAX)]
+    save("fold_eyelike_k", nodes, [init("e", f32(np.zeros((3, 4))))], yf, 13, check=False)
+    expect("fold_eyelike_k", 0, f32(np.zeros((3, 4))))
+    # MaxUnpool whose output extent (8 - 1) * stride + kernel overflows.
+    nodes = [helper.make_node("MaxUnpool", ["x", "ix"], ["y"], name="unpool", kernel_shape=[I64_MAX, 2],
+                              strides=[I64_MAX, 2])]
+    save("err_unpool_overflow", nodes, [], yf, 11,
+         inputs=[x4, helper.make_tensor_value_info("ix", TensorProto.INT64, [1, 3, 8, 8])], check=False)
+    # Resize to constant sizes of 2^63 - 1 (left to a run-time check before).
+    nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="resize")]
+    save("err_resize_sizes", nodes, [init("sz", np.array([1, 3, I64_MAX, I64_MAX], dtype=np.int64))], yf, 13,
+         inputs=[x4], check=False)
+    # ir_version 0 (unset): not a valid IR version.
+    save("err_ir_version", relu, [], yf, 13, inputs=[fx], check=False)
+    m = onnx.load(os.path.join(OUT, "err_ir_version.onnx"))
+    m.ir_version = 0
+    with open(os.path.join(OUT, "err_ir_version.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    # Opset 1 (the lowest this build takes): Relu-1 with consumed_inputs.
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r", consumed_inputs=[0])]
+    save("opset1", nodes, [], yf, 1, inputs=[fx], check=False)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for fn in (fold_math, fold_legacy, fold_softmax, fold_slice, fold_reshape, fold_squeeze, fold_tensor, fold_extra,
-               fold_reduce, fold_batchnorm, batchnorm, gemm, nn, symbolic, symbolic_more, errors):
+               fold_reduce, fold_batchnorm, batchnorm, gemm, nn, symbolic, symbolic_more, errors, validation):
         fn()
     with open(os.path.join(OUT, "expected.txt"), "w") as f:
         f.write("# written by make_models.py: <model> <output> <dtype> <rank> <dims...> : <values...>\n")

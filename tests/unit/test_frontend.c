@@ -525,7 +525,7 @@ static void test_errors(void) {
 
   msg = import_err("err_arity", &code);
   CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
-  CU_ASSERT(has(msg, "node \"half_add\" (Add, opset 13): takes 2 inputs, got 1"));
+  CU_ASSERT(has(msg, "model has 1 error:\n  node \"half_add\" #0 (Add, opset 13): takes 2 inputs, got 1"));
   free(msg);
 
   /* a shape computed at run time takes the run-time shape form (test_dynamic runs it) */
@@ -597,6 +597,182 @@ static void test_errors_graph(void) {
   mlc_module_destroy(m);
 }
 
+/* ---- validation: arity, sizes, names, opsets ------------------------------ */
+
+/* The arity of every row: the counts the ONNX schemas give (spot checks of
+** arity.def) and a row for every version. */
+static void test_arity_table(void) {
+  static const struct {
+    const char *op;
+    int opset, min_in, max_in, min_out, max_out;
+  } want[] = {
+      {"Constant", 13, 0, 0, 1, 1}, {"Split", 13, 1, 2, 1, -1}, {"Split", 11, 1, 1, 1, -1},
+      {"Split", 18, 1, 2, 1, -1},   {"Concat", 13, 1, -1, 1, 1}, {"Clip", 13, 1, 3, 1, 1},
+      {"If", 16, 1, 1, 1, -1},      {"Loop", 16, 2, -1, 1, -1},  {"Scan", 9, 1, -1, 1, -1},
+      {"Dropout", 13, 1, 3, 1, 2},  {"LSTM", 14, 3, 8, 0, 3},    {"Pad", 18, 2, 4, 1, 1},
+      {"BatchNormalization", 9, 5, 5, 1, 5}, {"BatchNormalization", 15, 5, 5, 1, 3},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const mlc_fe_row *r = mlc_fe_lookup(want[i].op, want[i].opset, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    const mlc_fe_arity *a = mlc_fe_row_arity(r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int ok = a->min_in == want[i].min_in && a->max_in == want[i].max_in && a->min_out == want[i].min_out &&
+             a->max_out == want[i].max_out;
+    if (!ok) fprintf(stderr, "\n%s-%d: arity %d..%d -> %d..%d\n", want[i].op, r->since, a->min_in, a->max_in,
+                     a->min_out, a->max_out);
+    CU_ASSERT(ok);
+  }
+  int n;
+  const mlc_fe_row *rows = mlc_fe_table(&n);
+  for (int i = 0; i < n; i++) CU_ASSERT_PTR_NOT_NULL(mlc_fe_row_arity(&rows[i]));
+}
+
+/* Constant and Split with no outputs (top level and in a branch): errors of
+** the pre-flight check, no converter runs. */
+static void test_no_outputs(void) {
+  mlc_code code = MLC_OK;
+  char *msg = import_err("err_no_outputs", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 2 errors:\n"));
+  CU_ASSERT(has(msg, "\n  node \"k\" #0 (Constant, opset 13): has 0 outputs, the op has 1"));
+  CU_ASSERT(has(msg, "\n  node \"cut\" #1 (Split, opset 13): has 0 outputs, the op has at least 1"));
+  free(msg);
+  msg = import_err("err_no_outputs_if", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 1 error:\n  node \"k_then\" #0 in graph \"then_branch\" (Constant, opset 13): "
+                     "has 0 outputs, the op has 1"));
+  free(msg);
+}
+
+static void test_arity_errors(void) {
+  mlc_code code = MLC_OK;
+  char *msg = import_err("err_arity_all", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 6 errors:\n"));
+  CU_ASSERT(has(msg, "\n  node \"few\" #0 (Add, opset 13): takes 2 inputs, got 1"));
+  CU_ASSERT(has(msg, "\n  node \"many_in\" #1 (Relu, opset 13): takes 1 input, got 2"));
+  CU_ASSERT(has(msg, "\n  node \"many_out\" #2 (Relu, opset 13): has 2 outputs, the op has 1"));
+  CU_ASSERT(has(msg, "\n  node \"empty_in\" #3 (Add, opset 13): input 0 is required but empty"));
+  CU_ASSERT(has(msg, "\n  node \"empty_out\" #4 (Neg, opset 13): output 0 is required but its name is empty"));
+  CU_ASSERT(has(msg, "\n  node \"empty_var\" #5 (Concat, opset 13): input 1 is variadic (it cannot be "
+                     "omitted) but empty"));
+  CU_ASSERT(msg && !strstr(msg, "clip_ok") && !strstr(msg, "drop_ok"));
+  free(msg);
+}
+
+/* Split sizes whose sum overflows int64. */
+static void test_split_overflow(void) {
+  mlc_code code = MLC_OK;
+  char *msg = import_err("err_split_overflow", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "node \"cut\" (Split, opset 13): split sums to more than int64 can hold"));
+  free(msg);
+}
+
+/* Sizes from the model whose arithmetic overflows int64: an error naming
+** the node, not a wrapped value (or, under UBSan, a report). */
+static void test_size_overflow(void) {
+  static const struct {
+    const char *model, *want;
+  } cases[] = {
+      {"err_conv_pad_overflow", "node \"conv\" (Conv, opset 13): auto_pad SAME_UPPER: the padding of spatial "
+                                "axis 0 overflows int64"},
+      {"err_convt_pad_overflow", "node \"convt\" (ConvTranspose, opset 13): the output extent or padding of "
+                                 "spatial axis 0 overflows int64"},
+      {"err_d2s_overflow", "node \"d2s\" (DepthToSpace, opset 13): blocksize 4294967296: the output extents "
+                           "overflow int64"},
+      {"err_cos_overflow", "node \"fill\" (ConstantOfShape, opset 13): broadcast_to: output 0 of shape "
+                           "(1099511627776, 1099511627776) float32: its byte size overflows int64"},
+      {"err_input_overflow", "input \"big\": the byte size of its shape overflows int64"},
+      {"err_unpool_overflow", "node \"unpool\" (MaxUnpool, opset 11): the output extent of axis 2 overflows "
+                              "int64"},
+      {"err_resize_sizes", "node \"resize\" (Resize, opset 13): sizes[2] = 9223372036854775807 gives a too large "
+                           "output"},
+      {"err_lstm_hidden", "node \"lstm\" (LSTM, opset 14): hidden_size 4611686018427387904 is too large (the "
+                          "gate sizes overflow int64)"},
+      {"err_dft_length", "node \"dft\" (DFT, opset 17): dft: output 0 of shape (1, 9223372036854775807, 2) "
+                         "float32: its byte size overflows int64"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    mlc_code code = MLC_OK;
+    char *msg = import_err(cases[i].model, &code);
+    CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+    CU_ASSERT(has(msg, cases[i].want));
+    free(msg);
+  }
+  /* A stride of 2^63 - 1 is fine: one output position (SAME_UPPER pads
+  ** computed without overflow). */
+  mlc_module *m = import_ok("conv_huge_stride");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT(type_is(m, main_of(m)->rets[0], "R.Tensor((1, 4, 1, 8), \"float32\")"));
+  mlc_module_destroy(m);
+}
+
+static void test_names(void) {
+  mlc_code code = MLC_OK;
+  char *msg = import_err("err_names", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 8 errors:\n"));
+  CU_ASSERT(has(msg, "\n  model: graph input \"x\" is listed more than once"));
+  CU_ASSERT(has(msg, "\n  model: initializer \"w\" is listed more than once"));
+  CU_ASSERT(has(msg, "\n  model: graph output \"y\" is listed more than once"));
+  CU_ASSERT(has(msg, "\n  node \"second\" #1 (Neg, opset 13): output \"r\" is defined more than once: it is "
+                     "also an output of node \"first\" #0 (Relu)"));
+  CU_ASSERT(has(msg, "\n  node \"shadow_input\" #2 (Neg, opset 13): output \"x\" is defined more than once: it "
+                     "is also a graph input"));
+  CU_ASSERT(has(msg, "\n  node \"shadow_init\" #3 (Neg, opset 13): output \"w\" is defined more than once: it "
+                     "is also an initializer"));
+  CU_ASSERT(has(msg, "\n  node \"twice\" #4 (Dropout, opset 13): output \"u\" is defined more than once: the "
+                     "node lists it twice"));
+  CU_ASSERT(has(msg, "\n  node \"t_neg\" #0 in graph \"then_branch\" (Neg, opset 13): output \"r\" is defined "
+                     "more than once: it is also an output of node \"first\" #0 (Relu) of an enclosing graph"));
+  /* A branch may reuse the name of its If's output; an initializer may
+  ** also be a graph input. */
+  CU_ASSERT(msg && !strstr(msg, "e_id") && !strstr(msg, "is also a graph input, "));
+  free(msg);
+  /* init_input.onnx lists its initializer among the inputs too. */
+  mlc_onnx_model *om = load("init_input");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(om);
+  CU_ASSERT_PTR_NULL(mlc_fe_check(om));
+  mlc_onnx_model_destroy(om);
+}
+
+static void test_opsets(void) {
+  mlc_code code = MLC_OK;
+  char *msg = import_err("err_opset99", &code);
+  CU_ASSERT_EQUAL(code, MLC_UNIMPLEMENTED);
+  CU_ASSERT(has(msg, "model uses 1 unsupported feature:\n  model: opset 99 of the default domain is not "
+                     "supported (this build supports opsets 1 to 20)"));
+  free(msg);
+  msg = import_err("err_opset0", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 1 error:\n  model: opset 0 of the default domain is not a valid version (this "
+                     "build supports opsets 1 to 20)"));
+  free(msg);
+  msg = import_err("err_opset_twice", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 1 error:\n  model: domain \"ai.onnx\" is imported more than once (opsets 13 "
+                     "and 15)"));
+  free(msg);
+  msg = import_err("err_domain", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 1 error:\n  node \"f\" #1 (com.example.Fancy, opset 0): its domain "
+                     "\"com.example\" is not imported by the model"));
+  free(msg);
+  msg = import_err("err_ir_version", &code);
+  CU_ASSERT_EQUAL(code, MLC_INVALID_ARGUMENT);
+  CU_ASSERT(has(msg, "model has 1 error:\n  model: ir_version 0 is not valid (IR versions start at 1)"));
+  free(msg);
+  /* The lowest and highest opsets: no row is newer than the highest. */
+  mlc_module *m = import_ok("opset1");
+  CU_ASSERT_PTR_NOT_NULL(m);
+  mlc_module_destroy(m);
+  int n;
+  const mlc_fe_row *rows = mlc_fe_table(&n);
+  for (int i = 0; i < n; i++) CU_ASSERT(rows[i].since >= MLC_FE_OPSET_MIN && rows[i].since <= MLC_FE_OPSET_MAX);
+}
+
 static void register_suites(void) {
   static const CU_TestInfo table[] = {{"table", test_table}, CU_TEST_INFO_NULL};
   static const CU_TestInfo fold[] = {{"numeric", test_fold_numeric}, {"no_fold", test_no_fold},
@@ -614,10 +790,19 @@ static void register_suites(void) {
                                        {"errors", test_errors},
                                        {"errors_graph", test_errors_graph},
                                        CU_TEST_INFO_NULL};
+  static const CU_TestInfo validation[] = {{"arity_table", test_arity_table},
+                                           {"no_outputs", test_no_outputs},
+                                           {"arity_errors", test_arity_errors},
+                                           {"split_overflow", test_split_overflow},
+                                           {"size_overflow", test_size_overflow},
+                                           {"names", test_names},
+                                           {"opsets", test_opsets},
+                                           CU_TEST_INFO_NULL};
   mlc_test_add_suite("convert_table", table);
   mlc_test_add_suite("import_fold", fold);
   mlc_test_add_suite("import_structure", structure);
   mlc_test_add_suite("import_errors", errors);
+  mlc_test_add_suite("import_validation", validation);
 }
 
 int main(void) {
