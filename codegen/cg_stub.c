@@ -50,4 +50,4 @@ mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int
   return no_llvm();
 }
 
-void mlc_cg_free(void *p) { free(p); }
+void mlc_cg_free(void *p) { mlc_mem_free(p); }

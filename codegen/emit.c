@@ -35,7 +35,7 @@ void cg_fail(cg_module *cm, mlc_status st) {
   else mlc_status_free(st);
 }
 
-void mlc_cg_free(void *p) { free(p); }
+void mlc_cg_free(void *p) { mlc_mem_free(p); }
 
 typedef enum { OUT_OBJECT, OUT_IR, OUT_IR_OPT } out_kind;
 
@@ -113,7 +113,7 @@ static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind k
       st = llvm_error("LLVM could not emit object code", msg);
     } else {
       size_t n = LLVMGetBufferSize(mb);
-      void *d = malloc(n ? n : 1);
+      void *d = mlc_mem_alloc(n ? n : 1);
       if (!d) st = mlc_oom();
       else {
         memcpy(d, LLVMGetBufferStart(mb), n);
@@ -125,7 +125,7 @@ static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind k
   } else if (!st) {
     char *text = LLVMPrintModuleToString(cm.mod);
     size_t n = strlen(text);
-    char *d = malloc(n + 1);
+    char *d = mlc_mem_alloc(n + 1);
     if (!d) st = mlc_oom();
     else {
       memcpy(d, text, n + 1);
@@ -157,7 +157,7 @@ mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char
     size_t w = fwrite(d, 1, n, f);
     if (fclose(f) != 0 || w != n) st = mlc_make_status(MLC_IO_ERROR, "codegen: cannot write %s", obj_path);
   }
-  free(d);
+  mlc_mem_free(d);
   return st;
 }
 

@@ -50,7 +50,7 @@ static char *read_tail(const char *path, size_t max) {
   long size = ftell(f);
   long start = size > (long)max ? size - (long)max : 0;
   fseek(f, start, SEEK_SET);
-  char *buf = calloc(max + 1, 1);
+  char *buf = mlc_mem_calloc(max + 1, 1);
   if (buf && fread(buf, 1, max, f) == 0) buf[0] = 0;
   fclose(f);
   return buf;
@@ -66,7 +66,7 @@ mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *l
   if (cwd) { /* posix_spawn has no portable chdir action: switch around the call */
     old = getcwd(NULL, 0);
     if (!old || chdir(cwd) != 0) {
-      free(old);
+      mlc_mem_free(old);
       posix_spawn_file_actions_destroy(&fa);
       return mlc_make_status(MLC_IO_ERROR, "cannot enter %s: %s", cwd, strerror(errno));
     }
@@ -75,7 +75,7 @@ mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *l
   int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
   if (old) {
     if (chdir(old) != 0) rc = rc ? rc : errno;
-    free(old);
+    mlc_mem_free(old);
   }
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
@@ -89,7 +89,7 @@ mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *l
   mlc_status s = mlc_make_status(MLC_INTERNAL, "%s failed (%s %d):\n%s", argv[0],
                                  WIFEXITED(st) ? "exit status" : "signal",
                                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail ? tail : "");
-  free(tail);
+  mlc_mem_free(tail);
   return s;
 }
 
@@ -176,7 +176,7 @@ static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const
   /* kernel declarations, once each */
   int nk = 0, cap = 0;
   for (int bi = 0; bi < fn->nblocks; bi++) cap += fn->blocks[bi].n;
-  const char **kernels = calloc((size_t)cap + 1, sizeof(char *));
+  const char **kernels = mlc_mem_calloc((size_t)cap + 1, sizeof(char *));
   if (!kernels) return mlc_oom();
   for (int bi = 0; bi < fn->nblocks; bi++)
     for (int k = 0; k < fn->blocks[bi].n; k++) {
@@ -229,9 +229,9 @@ static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const
   ** int attributes as trailing immediates; "mlc.define_dims" becomes a
   ** BIND_SYMS step (vector, copy, offset, then a symbol or extent per dim) */
   int ns = 0;
-  int *nargs_of = calloc((size_t)cap + 1, sizeof(int));
+  int *nargs_of = mlc_mem_calloc((size_t)cap + 1, sizeof(int));
   if (!nargs_of) {
-    free(kernels);
+    mlc_mem_free(kernels);
     mlc_sb_fini(&b);
     return mlc_oom();
   }
@@ -277,7 +277,7 @@ static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const
       c_string(&b, bd->origin.node ? bd->origin.node : "");
       mlc_sb_printf(&b, ", %d, a%d},\n", nargs_of[ns], ns);
     }
-  free(nargs_of);
+  mlc_mem_free(nargs_of);
   mlc_sb_puts(&b, "};\n\nstatic const char *const sym_names[] = {");
   for (int i = 0; i < gm->nsyms; i++) {
     c_string(&b, gm->syms[i]);
@@ -297,7 +297,7 @@ static mlc_status write_desc(desc_state *d, const mlc_drv_archive_args *a, const
                     "  %d, steps,\n  0, 0,\n  %d, kernel_names,\n  mlc_weights_blob, %lluu\n};\n",
                 gm->nsyms, d->nt, fn->nparams, fn->nrets, fn->nstorages, ns, nk,
                 (unsigned long long)d->weights_size);
-  free(kernels);
+  mlc_mem_free(kernels);
   if (b.oom) {
     mlc_sb_fini(&b);
     return mlc_oom();
@@ -404,7 +404,7 @@ static mlc_status copy_file(const char *from, const char *to) {
 }
 
 int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
-  int64_t *sizes = calloc((size_t)fn->nstorages + 1, sizeof *sizes), arena = 0;
+  int64_t *sizes = mlc_mem_calloc((size_t)fn->nstorages + 1, sizeof *sizes), arena = 0;
   if (!sizes) return -1;
   for (int bi = 0; bi < fn->nblocks; bi++)
     for (int k = 0; k < fn->blocks[bi].n; k++) {
@@ -422,7 +422,7 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
     }
   for (int i = 0; i < fn->nstorages && arena >= 0; i++)
     arena = sizes[i] < 0 ? -1 : arena + ((sizes[i] + 63) & ~(int64_t)63);
-  free(sizes);
+  mlc_mem_free(sizes);
   return arena;
 }
 
@@ -431,10 +431,10 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   const mlc_func *fn = a->fn;
   desc_state d = {gm, fn, NULL, 0, NULL, NULL, NULL, 0, 0};
   int nv = gm->next_value_id;
-  d.t = calloc((size_t)nv + 1, sizeof *d.t);
-  d.id_of = malloc(sizeof(int) * ((size_t)nv + 1));
-  d.const_off = malloc(sizeof(int64_t) * ((size_t)gm->nconsts + 1));
-  d.const_order = malloc(sizeof(int) * ((size_t)gm->nconsts + 1));
+  d.t = mlc_mem_calloc((size_t)nv + 1, sizeof *d.t);
+  d.id_of = mlc_mem_alloc(sizeof(int) * ((size_t)nv + 1));
+  d.const_off = mlc_mem_alloc(sizeof(int64_t) * ((size_t)gm->nconsts + 1));
+  d.const_order = mlc_mem_alloc(sizeof(int) * ((size_t)gm->nconsts + 1));
   mlc_status s = NULL;
   if (!d.t || !d.id_of || !d.const_off || !d.const_order) {
     s = mlc_oom();
@@ -543,9 +543,9 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   if ((s = copy_file(p, a->out_so))) goto done;
   if (a->out_h) s = write_model_h(a);
 done:
-  free(d.t);
-  free(d.id_of);
-  free(d.const_off);
-  free(d.const_order);
+  mlc_mem_free(d.t);
+  mlc_mem_free(d.id_of);
+  mlc_mem_free(d.const_off);
+  mlc_mem_free(d.const_order);
   return s;
 }
