@@ -15,6 +15,11 @@ static mlc_rt_status open_model(mlc_rt_model **out, char *err, size_t errlen) {
   return mlc_rt_model_open(&mlc_model_desc, out, err, errlen);
 }
 
+static mlc_rt_status open_model_with(const mlc_rt_allocator *a, mlc_rt_model **out, char *err,
+                                     size_t errlen) {
+  return mlc_rt_model_open_with(&mlc_model_desc, a, out, err, errlen);
+}
+
 static const mlc_rt_entry entry_v1 = {
     .abi_version = MLC_RT_ENTRY_VERSION,
     .size = sizeof(mlc_rt_entry),
@@ -38,6 +43,7 @@ static const mlc_rt_entry entry_v1 = {
     .session_run = mlc_rt_session_run,
     .session_get_output = mlc_rt_session_get_output,
     .session_last_error = mlc_rt_session_last_error,
+    .model_open_with = open_model_with,
 };
 
 MLC_API const mlc_rt_entry *mlc_model_entry_v1(void) { return &entry_v1; }
