@@ -282,7 +282,7 @@ static int expected(const tcase *tc, int64_t batch, const mlc_type *at, void *co
   int nouts = 0, ok = 0;
   mlc_origin o = origin_of(tc);
   *out = NULL;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &rm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &rm));
   CU_ASSERT_PTR_NULL(mlc_func_create(rm, "ref", &f));
   for (int i = 0; i < tc->nargs; i++) CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &at[i], &args[i]));
   /* shape attributes name the batch symbol: the concrete call has its value */
@@ -338,8 +338,8 @@ void mlc_th_kernel_case(const tcase *tc) {
     CU_FAIL("no code generation target");
     return;
   }
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
-  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &gm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_default(), &tm));
   if (tc->nbatch) {
     int64_t n = 0;
     CU_ASSERT_PTR_NULL(mlc_module_sym(gm, "n", &n));

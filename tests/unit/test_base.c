@@ -28,7 +28,7 @@ static void test_status(void) {
 }
 
 static void test_arena(void) {
-  mlc_arena *a = mlc_arena_create(mlc_allocator_system());
+  mlc_arena *a = mlc_arena_create(mlc_allocator_default());
   CU_ASSERT_PTR_NOT_NULL_FATAL(a);
   char *s = mlc_arena_strdup(a, "hello");
   CU_ASSERT_STRING_EQUAL(s, "hello");

@@ -42,7 +42,7 @@
 
 static mlc_module *new_module(void) {
   mlc_module *m = NULL;
-  if (!OK(mlc_module_create(mlc_allocator_system(), &m))) return NULL;
+  if (!OK(mlc_module_create(mlc_allocator_default(), &m))) return NULL;
   return m;
 }
 

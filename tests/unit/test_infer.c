@@ -17,7 +17,7 @@ static mlc_func *F;
 static int64_t SN, SM; /* symbols n and m */
 
 static void setup(void) {
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &M));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &M));
   CU_ASSERT_PTR_NULL_FATAL(mlc_func_create(M, "main", &F));
   CU_ASSERT_PTR_NULL(mlc_module_sym(M, "n", &SN));
   CU_ASSERT_PTR_NULL(mlc_module_sym(M, "m", &SM));

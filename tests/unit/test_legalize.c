@@ -720,8 +720,8 @@ static void t_dedup(void) {
   mlc_func *f = NULL;
   mlc_value *x = NULL, *y1 = NULL, *y2 = NULL, *y3 = NULL;
   int64_t n;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
-  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &gm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_default(), &tm));
   CU_ASSERT_PTR_NULL(mlc_module_sym(gm, "n", &n));
   CU_ASSERT_PTR_NULL(mlc_func_create(gm, "main", &f));
   mlc_type t = {F32, 2, (const int64_t[]){N_, 4}};
@@ -755,8 +755,8 @@ static void t_unimplemented(void) {
   mlc_func *f = NULL;
   mlc_value *x = NULL, *y = NULL;
   mlc_origin o = {"names_node_7", "Identity", 13, 7};
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
-  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &gm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_default(), &tm));
   CU_ASSERT_PTR_NULL(mlc_func_create(gm, "main", &f));
   mlc_type t = {MLC_DTYPE_STRING, 1, (const int64_t[]){3}};
   CU_ASSERT_PTR_NULL(mlc_func_add_param(f, "x", &t, &x));

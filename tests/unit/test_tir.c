@@ -20,7 +20,7 @@
 
 static mlc_tir_module *new_module(void) {
   mlc_tir_module *m = NULL;
-  if (!OK(mlc_tir_module_create(mlc_allocator_system(), &m))) return NULL;
+  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
   return m;
 }
 
