@@ -35,13 +35,17 @@ char *mlc_test_tmpdir(void);
 ** fails the current test when |expr| is an error status, printing its
 ** message, and evaluates to 1 on success.  MLC_TEST_ERR(expr, code, subs...)
 ** expects an error (of |code| unless MLC_OK) whose message contains every
-** substring.  Both free the status.
+** substring.  Both free the status.  MLC_TEST_OK_FATAL(expr) also ends the
+** test on an error.
 */
 #include "mlc/mlc.h"
 int mlc_test_check_ok(mlc_status s, const char *what, const char *file, int line);
 void mlc_test_check_err(mlc_status s, const char *file, int line, mlc_code code,
                         const char *const *subs);
 #define MLC_TEST_OK(expr) mlc_test_check_ok((expr), #expr, __FILE__, __LINE__)
+/* MLC_TEST_OK that ends the test on an error (after freeing the status). */
+#define MLC_TEST_OK_FATAL(expr) \
+  CU_assertImplementation(MLC_TEST_OK(expr), __LINE__, #expr, __FILE__, "", CU_TRUE)
 #define MLC_TEST_ERR(expr, code, ...) \
   mlc_test_check_err((expr), __FILE__, __LINE__, (code), (const char *const[]){__VA_ARGS__, NULL})
 
