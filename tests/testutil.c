@@ -57,6 +57,39 @@ static void *fault_realloc(void *self, void *p, size_t old_size, size_t new_size
   return realloc(p, new_size);
 }
 
+/* Installs fault_realloc as the default allocators; -1 when there are none. */
+static int fault_install(void) {
+  if (!mlc_allocator_set_default && !mlc_rt_set_allocator) return -1;
+  if (mlc_allocator_set_default) {
+    mlc_allocator a = {NULL, fault_realloc};
+    mlc_allocator_set_default(&a);
+  }
+  if (mlc_rt_set_allocator) {
+    mlc_rt_allocator a = {NULL, fault_realloc};
+    mlc_rt_set_allocator(&a);
+  }
+  return 0;
+}
+
+static int fault_env; /* the run is under MLC_FAIL_ALLOC */
+
+int mlc_test_fail_alloc(unsigned long long n) {
+  static int installed;
+  if (fault_env) return -1;
+  if (!installed) {
+    if (fault_install() != 0) return -1;
+    installed = 1;
+  }
+  if (n == 0) {
+    fault.fail_at = 0;
+    return atomic_exchange(&fault.fired, 0);
+  }
+  atomic_store(&fault.fired, 0);
+  fault.persist = 0;
+  fault.fail_at = atomic_load(&fault.count) + n;
+  return 0;
+}
+
 /* Reads MLC_FAIL_ALLOC and installs the allocator; -1 on a bad value. */
 static int fault_init(const char *program) {
   const char *v = getenv("MLC_FAIL_ALLOC");
@@ -68,19 +101,12 @@ static int fault_init(const char *program) {
     fprintf(stderr, "%s: MLC_FAIL_ALLOC=%s: expected N or N+ with N >= 1\n", program, v);
     return -1;
   }
-  if (!mlc_allocator_set_default && !mlc_rt_set_allocator) {
+  if (fault_install() != 0) {
     fprintf(stderr, "%s: MLC_FAIL_ALLOC: the program allocates through no injectable allocator\n",
             program);
     return -1;
   }
-  if (mlc_allocator_set_default) {
-    mlc_allocator a = {NULL, fault_realloc};
-    mlc_allocator_set_default(&a);
-  }
-  if (mlc_rt_set_allocator) {
-    mlc_rt_allocator a = {NULL, fault_realloc};
-    mlc_rt_set_allocator(&a);
-  }
+  fault_env = 1;
   return 0;
 }
 
@@ -121,7 +147,7 @@ int mlc_test_main(const char *program, const mlc_test_register_fn *fns) {
     CU_cleanup_registry();
     return 2;
   }
-  CU_basic_set_mode(fault.fail_at ? CU_BRM_SILENT : CU_BRM_VERBOSE);
+  CU_basic_set_mode(fault_env ? CU_BRM_SILENT : CU_BRM_VERBOSE);
   int r = run_selected(program);
   if (r != 0) {
     CU_cleanup_registry();
@@ -132,7 +158,7 @@ int mlc_test_main(const char *program, const mlc_test_register_fn *fns) {
   unsigned afailed = CU_get_number_of_failures();
   printf("\n%s: %u passed, %u failed\n", program, run - failed, failed);
   CU_cleanup_registry();
-  if (fault.fail_at) {
+  if (fault_env) {
     unsigned long long k = atomic_load(&fault.count);
     if (atomic_load(&fault.fired))
       printf("mlc-fault: failed allocation %llu%s of %llu\n", fault.fail_at,
@@ -142,6 +168,15 @@ int mlc_test_main(const char *program, const mlc_test_register_fn *fns) {
     return 0;
   }
   return (failed || afailed) ? 1 : 0;
+}
+
+/* Not static, so that the stores are kept: the leak checker reads them. */
+void *mlc_test_held[256];
+
+void *mlc_test_hold(void *p) {
+  static unsigned next;
+  mlc_test_held[next++ % 256] = p;
+  return p;
 }
 
 static const char *join(const char *env, const char *rel) {
