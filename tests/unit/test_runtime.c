@@ -37,7 +37,7 @@ static mlc_model *load_toy(void) {
   mlc_rt_status st = mlc_model_load(mlc_test_build_path(TOY_SO), &m, err, sizeof err);
   if (st != MLC_RT_OK) fprintf(stderr, "load: %s\n", err);
   CU_ASSERT_EQUAL(st, MLC_RT_OK);
-  return m;
+  return mlc_test_hold(m);
 }
 
 /* A compact CPU float32 tensor over |data|. */
@@ -261,7 +261,9 @@ static void test_two_models_and_direct_entry(void) {
   }
   mlc_session *sa, *sb;
   CU_ASSERT_EQUAL_FATAL(mlc_session_create(a, NULL, &sa), MLC_RT_OK);
+  mlc_test_hold(sa);
   CU_ASSERT_EQUAL_FATAL(mlc_session_create(b, NULL, &sb), MLC_RT_OK);
+  mlc_test_hold(sb);
   mlc_model_free(a); /* the session keeps its model alive */
   CU_ASSERT(run_and_check(sa, 3, 1));
   CU_ASSERT(run_and_check(sb, 5, 2));
@@ -293,7 +295,7 @@ static mlc_session *toy_session(mlc_model *m, int32_t threads) {
   mlc_session_options opts = {threads};
   mlc_session *s = NULL;
   CU_ASSERT_EQUAL(mlc_session_create(m, &opts, &s), MLC_RT_OK);
-  return s;
+  return mlc_test_hold(s);
 }
 
 static void test_run_batches(void) {
