@@ -229,5 +229,5 @@ char *mlc_test_tmpdir(void) {
   char tmpl[4096];
   snprintf(tmpl, sizeof tmpl, "%s/mlc-test-XXXXXX", t && *t ? t : "/tmp");
   char *d = mkdtemp(tmpl);
-  return d ? strdup(d) : NULL;
+  return d ? mlc_test_hold(strdup(d)) : NULL;
 }
