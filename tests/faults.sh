@@ -9,8 +9,8 @@
 # N = 1 and N = K / 2.  Failed test assertions are expected there; a run
 # fails when it crashes, aborts, hangs (over $FAULT_TIMEOUT seconds, default
 # 60), prints a sanitizer report (leaks included, in a sanitizer build) or
-# does not finish.  The suites that generate code with LLVM (test_legalize)
-# run the subset in FAULT_LLVM_TESTS below.  Prints one line per program
+# does not finish.  test_legalize, which generates code with LLVM, runs the
+# subset in FAULT_LLVM_TESTS below.  Prints one line per program
 # (N range, stride, runs, seconds) and the failures with their output, and
 # ends with "faults: N passed, N failed", counting tests.
 set -u
@@ -19,8 +19,11 @@ runs_cap=${FAULT_RUNS:-24}
 tmo=${FAULT_TIMEOUT:-60}
 progs="$*"
 [ -n "$progs" ] || progs="test_base test_onnx test_graph test_infer test_frontend test_tir test_legalize test_runtime"
-# LLVM-heavy programs: the tests that run here (the rest compile kernels).
-FAULT_LLVM_TESTS=${FAULT_LLVM_TESTS:-"legalize/expand_dims legalize/errors"}
+# test_legalize compiles and runs kernels with LLVM (a second or more a
+# run): only these of its tests run here.  Slow tests (these, and the fuzz
+# corpus of test_onnx) take at most $FAULT_SLOW_RUNS runs (default 6).
+FAULT_LLVM_TESTS=${FAULT_LLVM_TESTS:-"legalize_pass/dedup legalize_pass/unimplemented legalize_numeric/matmul legalize_numeric/softmax"}
+slow_cap=${FAULT_SLOW_RUNS:-6}
 # A failing allocation aborts nothing by itself: make the sanitizers' exits
 # distinct from the driver's (0 = ran; 2 = bad usage).
 ASAN_OPTIONS="exitcode=86:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -50,7 +53,9 @@ for p in $progs; do
       echo "FAIL: $p $t: the counting run did not finish"; tail -20 "$out"; pf=$((pf + 1)); continue
     fi
     [ "$k" -gt "$kmax" ] && kmax=$k
-    s=$(( (k + runs_cap - 1) / runs_cap )); [ $s -ge 1 ] || s=1
+    cap=$runs_cap
+    case $t in legalize_numeric/*|onnx_malformed/fuzz) cap=$slow_cap ;; esac
+    s=$(( (k + cap - 1) / cap )); [ $s -ge 1 ] || s=1
     [ $s -gt "$smax" ] && smax=$s
     ok=1; n=1
     set --
