@@ -20,8 +20,9 @@ tmo=${FAULT_TIMEOUT:-60}
 progs="$*"
 [ -n "$progs" ] || progs="test_base test_onnx test_graph test_infer test_frontend test_tir test_legalize test_runtime"
 # test_legalize compiles and runs kernels with LLVM (a second or more a
-# run): only these of its tests run here.  Slow tests (these, and the fuzz
-# corpus of test_onnx) take at most $FAULT_SLOW_RUNS runs (default 6).
+# run): only these of its tests run here.  Slow tests (its legalize_numeric
+# ones, and the fuzz corpus of test_onnx) take at most $FAULT_SLOW_RUNS runs
+# (default 6).
 FAULT_LLVM_TESTS=${FAULT_LLVM_TESTS:-"legalize_pass/dedup legalize_pass/unimplemented legalize_numeric/matmul legalize_numeric/softmax"}
 slow_cap=${FAULT_SLOW_RUNS:-6}
 # A failing allocation aborts nothing by itself: make the sanitizers' exits
