@@ -2,6 +2,7 @@
 ** hash.c: FNV-1a string hash map of hash.h.
 */
 #include "base/hash.h"
+#include "base/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,11 +23,11 @@ void *mlc_hash_get(const mlc_hash *h, const char *key) {
 }
 
 static int rehash(mlc_hash *h, size_t cap) {
-  const char **keys = calloc(cap, sizeof *keys);
-  void **vals = calloc(cap, sizeof *vals);
+  const char **keys = mlc_mem_calloc(cap, sizeof *keys);
+  void **vals = mlc_mem_calloc(cap, sizeof *vals);
   if (!keys || !vals) {
-    free(keys);
-    free(vals);
+    mlc_mem_free(keys);
+    mlc_mem_free(vals);
     return -1;
   }
   for (size_t j = 0; j < h->cap; j++) {
@@ -36,8 +37,8 @@ static int rehash(mlc_hash *h, size_t cap) {
     keys[i] = h->keys[j];
     vals[i] = h->vals[j];
   }
-  free(h->keys);
-  free(h->vals);
+  mlc_mem_free(h->keys);
+  mlc_mem_free(h->vals);
   h->keys = keys;
   h->vals = vals;
   h->cap = cap;
@@ -55,8 +56,8 @@ int mlc_hash_put(mlc_hash *h, const char *key, void *val) {
 }
 
 void mlc_hash_fini(mlc_hash *h) {
-  free(h->keys);
-  free(h->vals);
+  mlc_mem_free(h->keys);
+  mlc_mem_free(h->vals);
   h->keys = NULL;
   h->vals = NULL;
   h->len = h->cap = 0;

@@ -3,6 +3,7 @@
 */
 #include "config.h"
 #include "base/status.h"
+#include "base/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +20,16 @@ static struct mlc_status_s oom_status = {MLC_RESOURCE_EXHAUSTED, 1, "", "out of 
 
 mlc_status mlc_status_makev_(const char *file, int line, mlc_code code,
                              const char *fmt, va_list ap) {
-  struct mlc_status_s *s = malloc(sizeof *s);
+  struct mlc_status_s *s = mlc_mem_alloc(sizeof *s);
   if (!s) return &oom_status;
   va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
   if (n < 0) n = 0;
-  s->msg = malloc((size_t)n + 1);
+  s->msg = mlc_mem_alloc((size_t)n + 1);
   if (!s->msg) {
-    free(s);
+    mlc_mem_free(s);
     return &oom_status;
   }
   vsnprintf(s->msg, (size_t)n + 1, fmt, ap);
@@ -55,12 +56,12 @@ mlc_status mlc_status_annotate(mlc_status s, const char *fmt, ...) {
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   size_t a = strlen(prefix), b = strlen(s->msg);
-  char *m = malloc(a + 2 + b + 1);
+  char *m = mlc_mem_alloc(a + 2 + b + 1);
   if (!m) return s;
   memcpy(m, prefix, a);
   memcpy(m + a, ": ", 2);
   memcpy(m + a + 2, s->msg, b + 1);
-  free(s->msg);
+  mlc_mem_free(s->msg);
   s->msg = m;
   return s;
 }
@@ -85,8 +86,8 @@ const char *mlc_code_name(mlc_code code) {
 
 void mlc_status_free(mlc_status s) {
   if (!s || s->is_static) return;
-  free(s->msg);
-  free(s);
+  mlc_mem_free(s->msg);
+  mlc_mem_free(s);
 }
 
 const char *mlc_version(void) { return PACKAGE_VERSION; }

@@ -2,6 +2,7 @@
 ** strbuf.c: growable strings of strbuf.h.
 */
 #include "base/strbuf.h"
+#include "base/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@ static int grow(mlc_strbuf *b, size_t extra) {
     }
     cap *= 2;
   }
-  char *d = realloc(b->data, cap);
+  char *d = mlc_mem_realloc(b->data, cap);
   if (!d) {
     b->oom = 1;
     return -1;
@@ -95,7 +96,7 @@ void mlc_sb_double(mlc_strbuf *b, double v) {
 const char *mlc_sb_str(const mlc_strbuf *b) { return b->data ? b->data : ""; }
 
 void mlc_sb_fini(mlc_strbuf *b) {
-  free(b->data);
+  mlc_mem_free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
   b->oom = 0;

@@ -2,6 +2,7 @@
 ** vec.c: growth of vec.h arrays.
 */
 #include "base/vec.h"
+#include "base/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ int mlc_vec_grow_(void **data, size_t *cap, size_t elem, size_t need) {
     c *= 2;
   }
   if (elem && c > SIZE_MAX / elem) return -1;
-  void *d = realloc(*data, c * elem);
+  void *d = mlc_mem_realloc(*data, c * elem);
   if (!d) return -1;
   *data = d;
   *cap = c;

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "base/alloc.h"
+
 #define MLC_VEC(T) struct { T *data; size_t len, cap; }
 
 /* Grows *data so that it holds at least |need| elements. 0 ok, -1 oom. */
@@ -25,7 +27,7 @@ int mlc_vec_grow_(void **data, size_t *cap, size_t elem, size_t need);
   (((v)->len < (v)->cap || mlc_vec_reserve((v), (v)->len + 1) == 0) \
        ? ((v)->data[(v)->len++] = (x), 0)                           \
        : -1)
-#define mlc_vec_free(v) (free((v)->data), (v)->data = NULL, (v)->len = (v)->cap = 0)
+#define mlc_vec_free(v) (mlc_mem_free((v)->data), (v)->data = NULL, (v)->len = (v)->cap = 0)
 
 #include <stdlib.h>
 

@@ -56,4 +56,4 @@ mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size
   return no_llvm();
 }
 
-void mlc_cg_free(void *p) { free(p); }
+void mlc_cg_free(void *p) { mlc_mem_free(p); }

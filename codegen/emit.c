@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/outfile.h"
 #include "codegen/cg_int.h"
 #include "codegen/codegen.h"
@@ -36,7 +37,7 @@ void cg_fail(cg_module *cm, mlc_status st) {
   else mlc_status_free(st);
 }
 
-void mlc_cg_free(void *p) { free(p); }
+void mlc_cg_free(void *p) { mlc_mem_free(p); }
 
 typedef enum { OUT_OBJECT, OUT_IR, OUT_IR_OPT } out_kind;
 
@@ -114,7 +115,7 @@ static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind k
       st = llvm_error("LLVM could not emit object code", msg);
     } else {
       size_t n = LLVMGetBufferSize(mb);
-      void *d = malloc(n ? n : 1);
+      void *d = mlc_mem_alloc(n ? n : 1);
       if (!d) st = mlc_oom();
       else {
         memcpy(d, LLVMGetBufferStart(mb), n);
@@ -126,7 +127,7 @@ static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind k
   } else if (!st) {
     char *text = LLVMPrintModuleToString(cm.mod);
     size_t n = strlen(text);
-    char *d = malloc(n + 1);
+    char *d = mlc_mem_alloc(n + 1);
     if (!d) st = mlc_oom();
     else {
       memcpy(d, text, n + 1);
@@ -151,7 +152,7 @@ mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char
   size_t n;
   MLC_RETURN_IF_ERROR(build(m, t, OUT_OBJECT, &d, &n));
   mlc_status st = mlc_out_write_file(obj_path, d, n, 0);
-  free(d);
+  mlc_mem_free(d);
   return st ? mlc_status_annotate(st, "codegen") : NULL;
 }
 
@@ -212,7 +213,7 @@ mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size
   /* The function table the blob's indices refer to (one NULL past the end). */
   LLVMTypeRef params[4] = {ptr, ptr, i32, ptr};
   LLVMTypeRef fty = LLVMFunctionType(i32, params, 4, 0);
-  LLVMValueRef *fns = malloc(sizeof *fns * ((size_t)nfns + 1));
+  LLVMValueRef *fns = mlc_mem_alloc(sizeof *fns * ((size_t)nfns + 1));
   if (!fns) st = mlc_oom();
   for (int i = 0; !st && i < nfns; i++) {
     LLVMValueRef f = LLVMGetNamedFunction(mod, fn_syms[i]);
@@ -229,7 +230,7 @@ mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) st = llvm_error("LLVM rejected the model object", msg);
     else if (msg) LLVMDisposeMessage(msg);
   }
-  free(fns);
+  mlc_mem_free(fns);
   if (!st) {
     LLVMMemoryBufferRef mb = NULL;
     msg = NULL;

@@ -104,7 +104,7 @@ static void emit_entry(cg_func *cf) {
   char msg[1024];
   snprintf(msg, sizeof msg, "kernel %s: expected %d arguments", cf->sym, f->nparams);
   cg_check(cf, LLVMBuildICmp(b, LLVMIntEQ, nargs, LLVMConstInt(cm->t_i32, (unsigned)f->nparams, 0), ""), msg);
-  LLVMValueRef *shapes = calloc((size_t)f->nparams + 1, sizeof *shapes);
+  LLVMValueRef *shapes = mlc_mem_calloc((size_t)f->nparams + 1, sizeof *shapes);
   if (!shapes) {
     cg_fail(cm, mlc_oom());
     return;
@@ -165,7 +165,7 @@ static void emit_entry(cg_func *cf) {
       cg_check(cf, LLVMBuildICmp(b, LLVMIntEQ, got, want, ""), msg);
     }
   }
-  free(shapes);
+  mlc_mem_free(shapes);
 }
 
 /* ---- id ranges: functions may come from another module's builders, so
@@ -260,10 +260,10 @@ void cg_kernel(cg_module *cm, const mlc_tir_func *f) {
   for (int i = 0; i < f->nscalars; i++) max_var(&ids, f->scalars[i].var);
   max_stmt(&ids, f->body);
   int nv = cf.nvars = ids.var, nb = cf.nbufs = ids.buf;
-  cf.vars = calloc((size_t)nv + 1, sizeof *cf.vars);
-  cf.bufs = calloc((size_t)nb + 1, sizeof *cf.bufs);
-  cf.scope = calloc((size_t)nb + 1, sizeof *cf.scope);
-  cf.scoped_ids = calloc((size_t)nb + 1, sizeof *cf.scoped_ids);
+  cf.vars = mlc_mem_calloc((size_t)nv + 1, sizeof *cf.vars);
+  cf.bufs = mlc_mem_calloc((size_t)nb + 1, sizeof *cf.bufs);
+  cf.scope = mlc_mem_calloc((size_t)nb + 1, sizeof *cf.scope);
+  cf.scoped_ids = mlc_mem_calloc((size_t)nb + 1, sizeof *cf.scoped_ids);
   if (!cf.vars || !cf.bufs || !cf.scope || !cf.scoped_ids) {
     cg_fail(cm, mlc_oom());
     goto done;
@@ -284,8 +284,8 @@ void cg_kernel(cg_module *cm, const mlc_tir_func *f) {
   if (cm->err) cm->err = mlc_status_annotate(cm->err, "prim func \"%s\"", f->name);
 done:
   mlc_vec_free(&cf.ws);
-  free(cf.vars);
-  free(cf.bufs);
-  free(cf.scope);
-  free(cf.scoped_ids);
+  mlc_mem_free(cf.vars);
+  mlc_mem_free(cf.bufs);
+  mlc_mem_free(cf.scope);
+  mlc_mem_free(cf.scoped_ids);
 }

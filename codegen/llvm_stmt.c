@@ -247,12 +247,12 @@ static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLV
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
   int nv = cf->nvars, nb = cf->nbufs;
-  uses u = {calloc((size_t)nv + 1, 1), calloc((size_t)nb + 1, 1)};
-  LLVMValueRef *vals = calloc((size_t)(nv + nb) + 2, sizeof *vals);
-  int *ids = calloc((size_t)(nv + nb) + 2, sizeof *ids); /* var id, or -1 - buffer id */
-  LLVMTypeRef *tys = calloc((size_t)(nv + nb) + 2, sizeof *tys);
-  LLVMValueRef *saved_vars = malloc(sizeof *saved_vars * ((size_t)nv + 1));
-  LLVMValueRef *saved_bufs = malloc(sizeof *saved_bufs * ((size_t)nb + 1));
+  uses u = {mlc_mem_calloc((size_t)nv + 1, 1), mlc_mem_calloc((size_t)nb + 1, 1)};
+  LLVMValueRef *vals = mlc_mem_calloc((size_t)(nv + nb) + 2, sizeof *vals);
+  int *ids = mlc_mem_calloc((size_t)(nv + nb) + 2, sizeof *ids); /* var id, or -1 - buffer id */
+  LLVMTypeRef *tys = mlc_mem_calloc((size_t)(nv + nb) + 2, sizeof *tys);
+  LLVMValueRef *saved_vars = mlc_mem_alloc(sizeof *saved_vars * ((size_t)nv + 1));
+  LLVMValueRef *saved_bufs = mlc_mem_alloc(sizeof *saved_bufs * ((size_t)nb + 1));
   if (!u.vars || !u.bufs || !vals || !ids || !tys || !saved_vars || !saved_bufs) {
     cg_fail(cm, mlc_oom());
     goto done;
@@ -347,13 +347,13 @@ static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLV
     LLVMPositionBuilderAtEnd(b, after);
   }
 done:
-  free(u.vars);
-  free(u.bufs);
-  free(vals);
-  free(ids);
-  free(tys);
-  free(saved_vars);
-  free(saved_bufs);
+  mlc_mem_free(u.vars);
+  mlc_mem_free(u.bufs);
+  mlc_mem_free(vals);
+  mlc_mem_free(ids);
+  mlc_mem_free(tys);
+  mlc_mem_free(saved_vars);
+  mlc_mem_free(saved_bufs);
 }
 
 /* ---- statements ---------------------------------------------------------------- */

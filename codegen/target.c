@@ -3,6 +3,7 @@
 ** (target.h).  The CPU lists are those of LLVM 19 (llc -mcpu=help).
 */
 #include "codegen/target.h"
+#include "base/alloc.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
@@ -118,18 +119,18 @@ static const mlc_target_kind *kind_of_triple(const char *triple) {
 
 static char *dup(const char *s) {
   size_t n = strlen(s) + 1;
-  char *d = malloc(n);
+  char *d = mlc_mem_alloc(n);
   if (d) memcpy(d, s, n);
   return d;
 }
 
 void mlc_target_destroy(mlc_target *t) {
   if (!t) return;
-  free((char *)t->spec);
-  free((char *)t->triple);
-  free((char *)t->cpu);
-  free((char *)t->features);
-  free(t);
+  mlc_mem_free((char *)t->spec);
+  mlc_mem_free((char *)t->triple);
+  mlc_mem_free((char *)t->cpu);
+  mlc_mem_free((char *)t->features);
+  mlc_mem_free(t);
 }
 
 static mlc_status make_target(const char *spec, const char *triple, const char *cpu, const char *features,
@@ -138,7 +139,7 @@ static mlc_status make_target(const char *spec, const char *triple, const char *
   if (!k)
     return mlc_make_status(MLC_INVALID_ARGUMENT, "target \"%s\": unsupported architecture in triple \"%s\"",
                            spec, triple);
-  mlc_target *t = calloc(1, sizeof *t);
+  mlc_target *t = mlc_mem_calloc(1, sizeof *t);
   if (!t) return mlc_oom();
   t->name = "llvm";
   t->spec = dup(spec);
@@ -231,11 +232,11 @@ mlc_status mlc_target_parse(const char *spec, mlc_target **out) {
     st = mlc_make_status(MLC_INVALID_ARGUMENT,
                          "target \"%s\": bad -mattr=%s (expected +feature or -feature, comma-separated)", spec, attr);
   if (st) {
-    free(s);
+    mlc_mem_free(s);
     return st;
   }
   if (!cpu && !attr && !triple) {
-    free(s);
+    mlc_mem_free(s);
     return mlc_target_host(out);
   }
   mlc_target *host = NULL;
@@ -273,7 +274,7 @@ mlc_status mlc_target_parse(const char *spec, mlc_target **out) {
     LLVMDisposeMessage(ntriple);
   }
   mlc_target_destroy(host);
-  free(s);
+  mlc_mem_free(s);
   return st;
 }
 

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/outfile.h"
 #include "base/strbuf.h"
 #include "codegen/codegen.h"
@@ -52,7 +53,7 @@ static char *read_tail(int fd, size_t max) {
   struct stat st;
   if (fstat(fd, &st) != 0) return NULL;
   off_t start = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
-  char *buf = calloc(max + 1, 1);
+  char *buf = mlc_mem_calloc(max + 1, 1);
   if (!buf) return NULL;
   ssize_t got = pread(fd, buf, max, start);
   buf[got > 0 ? got : 0] = 0;
@@ -132,7 +133,7 @@ mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *l
   else
     s = mlc_make_status(MLC_INTERNAL, "%s failed (%s %d):\n%s", argv[0], WIFEXITED(st) ? "exit status" : "signal",
                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail ? tail : "");
-  free(tail);
+  mlc_mem_free(tail);
   return s;
 }
 
@@ -251,7 +252,7 @@ static void build_steps(desc_state *d, const char **kernels, int nk, mlc_rt_step
 
 /*
 ** The description of rt_model.h as structs (never text), encoded into the
-** blob of rt_blob.h: *|out_blob| (*|out_size| bytes) transferred (free()).
+** blob of rt_blob.h: *|out_blob| (*|out_size| bytes) transferred (mlc_mem_free()).
 ** The kernels, in first-use order, go to *|out_kernels| (|*out_nk| names,
 ** transferred; the names are borrowed from the module).
 */
@@ -263,11 +264,11 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   *out_kernels = NULL;
   int nk = 0, nsteps = 0;
   for (int bi = 0; bi < fn->nblocks; bi++) nsteps += fn->blocks[bi].n;
-  const char **kernels = calloc((size_t)nsteps + 1, sizeof *kernels);
-  mlc_rt_tensor_desc *tensors = calloc((size_t)d->nt + 1, sizeof *tensors);
-  mlc_rt_io_desc *io = calloc((size_t)fn->nparams + (size_t)fn->nrets + 1, sizeof *io);
-  char (*io_names)[32] = calloc((size_t)fn->nparams + (size_t)fn->nrets + 1, sizeof *io_names);
-  mlc_rt_step_desc *steps = calloc((size_t)nsteps + 1, sizeof *steps);
+  const char **kernels = mlc_mem_calloc((size_t)nsteps + 1, sizeof *kernels);
+  mlc_rt_tensor_desc *tensors = mlc_mem_calloc((size_t)d->nt + 1, sizeof *tensors);
+  mlc_rt_io_desc *io = mlc_mem_calloc((size_t)fn->nparams + (size_t)fn->nrets + 1, sizeof *io);
+  char (*io_names)[32] = mlc_mem_calloc((size_t)fn->nparams + (size_t)fn->nrets + 1, sizeof *io_names);
+  mlc_rt_step_desc *steps = mlc_mem_calloc((size_t)nsteps + 1, sizeof *steps);
   mlc_rt_arg_desc *args = NULL;
   mlc_status s = NULL;
   if (!kernels || !tensors || !io || !io_names || !steps) {
@@ -301,7 +302,7 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   }
   int64_t nargs = 0;
   build_steps(d, kernels, nk, NULL, NULL, &nargs);
-  args = calloc((size_t)nargs + 1, sizeof *args);
+  args = mlc_mem_calloc((size_t)nargs + 1, sizeof *args);
   if (!args) {
     s = mlc_oom();
     goto done;
@@ -328,16 +329,18 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   desc.kernel_names = kernels;
   desc.weights_size = d->weights_size;
   char err[256];
-  mlc_rt_status st = mlc_rt_desc_encode(&desc, nk, out_blob, out_size, err, sizeof err);
+  mlc_allocator da = mlc_allocator_default();
+  mlc_rt_allocator rta = {da.self, da.realloc}; /* the blob is freed with mlc_mem_free */
+  mlc_rt_status st = mlc_rt_desc_encode(&rta, &desc, nk, out_blob, out_size, err, sizeof err);
   if (st == MLC_RT_OUT_OF_MEMORY) s = mlc_oom();
   else if (st != MLC_RT_OK) s = mlc_make_status(MLC_INTERNAL, "model description: %s", err);
 done:
-  free(tensors);
-  free(io);
-  free(io_names);
-  free(steps);
-  free(args);
-  if (s) free(kernels);
+  mlc_mem_free(tensors);
+  mlc_mem_free(io);
+  mlc_mem_free(io_names);
+  mlc_mem_free(steps);
+  mlc_mem_free(args);
+  if (s) mlc_mem_free(kernels);
   else {
     *out_kernels = kernels;
     *out_nk = nk;
@@ -474,7 +477,7 @@ static mlc_status copy_file(const char *from, const char *to) {
 }
 
 int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
-  int64_t *sizes = calloc((size_t)fn->nstorages + 1, sizeof *sizes), arena = 0;
+  int64_t *sizes = mlc_mem_calloc((size_t)fn->nstorages + 1, sizeof *sizes), arena = 0;
   if (!sizes) return -1;
   for (int bi = 0; bi < fn->nblocks; bi++)
     for (int k = 0; k < fn->blocks[bi].n; k++) {
@@ -492,7 +495,7 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
     }
   for (int i = 0; i < fn->nstorages && arena >= 0; i++)
     arena = sizes[i] < 0 ? -1 : arena + ((sizes[i] + 63) & ~(int64_t)63);
-  free(sizes);
+  mlc_mem_free(sizes);
   return arena;
 }
 
@@ -506,10 +509,10 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   char **syms = NULL;
   int nk = 0;
   int nv = gm->next_value_id;
-  d.t = calloc((size_t)nv + 1, sizeof *d.t);
-  d.id_of = malloc(sizeof(int) * ((size_t)nv + 1));
-  d.const_off = malloc(sizeof(int64_t) * ((size_t)gm->nconsts + 1));
-  d.const_order = malloc(sizeof(int) * ((size_t)gm->nconsts + 1));
+  d.t = mlc_mem_calloc((size_t)nv + 1, sizeof *d.t);
+  d.id_of = mlc_mem_alloc(sizeof(int) * ((size_t)nv + 1));
+  d.const_off = mlc_mem_alloc(sizeof(int64_t) * ((size_t)gm->nconsts + 1));
+  d.const_order = mlc_mem_alloc(sizeof(int) * ((size_t)gm->nconsts + 1));
   mlc_status s = NULL;
   if (!d.t || !d.id_of || !d.const_off || !d.const_order) {
     s = mlc_oom();
@@ -560,14 +563,14 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   char p[4096];
   /* The description as a blob and the kernels' table, in model.o. */
   if ((s = build_desc(&d, a, &blob, &blob_size, &kernels, &nk))) goto done;
-  syms = calloc((size_t)nk + 1, sizeof *syms);
+  syms = mlc_mem_calloc((size_t)nk + 1, sizeof *syms);
   if (!syms) {
     s = mlc_oom();
     goto done;
   }
   for (int i = 0; i < nk; i++) {
     size_t len = strlen(MLC_DRV_KERNEL_PREFIX) + strlen(kernels[i]) + 1;
-    if (!(syms[i] = malloc(len))) {
+    if (!(syms[i] = mlc_mem_alloc(len))) {
       s = mlc_oom();
       goto done;
     }
@@ -622,13 +625,13 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   if ((s = copy_file(p, a->out_so))) goto done;
   if (a->out_h) s = write_model_h(a);
 done:
-  for (int i = 0; syms && i < nk; i++) free(syms[i]);
-  free(syms);
-  free(kernels);
-  free(blob);
-  free(d.t);
-  free(d.id_of);
-  free(d.const_off);
-  free(d.const_order);
+  for (int i = 0; syms && i < nk; i++) mlc_mem_free(syms[i]);
+  mlc_mem_free(syms);
+  mlc_mem_free(kernels);
+  mlc_mem_free(blob);
+  mlc_mem_free(d.t);
+  mlc_mem_free(d.id_of);
+  mlc_mem_free(d.const_off);
+  mlc_mem_free(d.const_order);
   return s;
 }

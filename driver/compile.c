@@ -257,7 +257,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
 
   t = now_ms();
   mlc_lower_options lopt = {0, 0};
-  if ((s = mlc_tir_module_create(mlc_allocator_system(), &tm))) goto done;
+  if ((s = mlc_tir_module_create(mlc_allocator_default(), &tm))) goto done;
   if ((s = mlc_lower_legalize(gm, tm, &lopt))) goto done;
   if ((s = name_kernels(tm))) goto done;
   if ((s = dump_graph(&c, "10_legalize.graph.txt", gm)) || (s = dump_tir(&c, "10_legalize.tir.txt", tm)))
@@ -277,7 +277,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
     s = mlc_make_status(MLC_IO_ERROR, "cannot create a temporary directory: %s", strerror(errno));
     goto done;
   }
-  workdir = strdup(tmpl);
+  workdir = mlc_mem_strdup(tmpl);
   if (!workdir) {
     rmdir(tmpl);
     s = mlc_oom();
@@ -315,7 +315,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
 done:
   if (workdir) {
     if (!getenv("MLC_KEEP_TEMP")) rm_tree(workdir);
-    free(workdir);
+    mlc_mem_free(workdir);
   }
   mlc_sb_fini(&manifest);
   mlc_target_destroy(target);

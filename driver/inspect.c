@@ -526,11 +526,11 @@ MLC_API mlc_status mlc_inspect_file(const char *path, mlc_inspect_format fmt, ch
   }
   if (!b.data) {
     /* Nothing printed: still hand back an empty string the caller can free. */
-    b.data = calloc(1, 1);
+    b.data = mlc_mem_calloc(1, 1);
     if (!b.data) return mlc_oom();
   }
   *out_text = b.data;
   return NULL;
 }
 
-MLC_API void mlc_string_free(char *s) { free(s); }
+MLC_API void mlc_string_free(char *s) { mlc_mem_free(s); }

@@ -80,7 +80,7 @@ static int is_shape_step(const mlc_rt_step_desc *st) {
 mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
   char err[1024];
   mlc_rt_model_desc *d = NULL;
-  mlc_rt_status rs = mlc_rt_so_check_file(path, &d, err, sizeof err);
+  mlc_rt_status rs = mlc_rt_so_check_file(NULL, path, &d, err, sizeof err);
   if (rs == MLC_RT_ABI_MISMATCH) return mlc_make_status(MLC_UNIMPLEMENTED, "%s: %s", path, err);
   if (rs == MLC_RT_OUT_OF_MEMORY) return mlc_oom();
   if (rs != MLC_RT_OK) return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: %s", path, err);

@@ -43,11 +43,11 @@ static owned_tensor *new_tensor(DLDataType dt, int ndim, const int64_t *shape, i
     }
     n *= (size_t)shape[i];
   }
-  owned_tensor *o = calloc(1, sizeof *o);
+  owned_tensor *o = mlc_mem_calloc(1, sizeof *o);
   if (!o) return NULL;
-  o->data = aligned_alloc(64, ((n * elem) + 63) / 64 * 64 + 64);
+  o->data = mlc_mem_aligned_alloc(((n * elem) + 63) / 64 * 64 + 64, 64);
   if (!o->data) {
-    free(o);
+    mlc_mem_free(o);
     return NULL;
   }
   memset(o->data, 0, ((n * elem) + 63) / 64 * 64 + 64);
@@ -69,8 +69,8 @@ static size_t tensor_bytes(const DLTensor *t) {
 void mlc_tensor_free(DLTensor *t) {
   if (!t) return;
   owned_tensor *o = (owned_tensor *)t;
-  free(o->data);
-  free(o);
+  mlc_mem_aligned_free(o->data);
+  mlc_mem_free(o);
 }
 
 static const struct {
@@ -112,7 +112,7 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
     return mlc_make_status(MLC_UNIMPLEMENTED, "%s: .npy format version %d not supported", path, major);
   }
   if (hlen > size - off) return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: truncated .npy header", path);
-  char *h = malloc(hlen + 1);
+  char *h = mlc_mem_alloc(hlen + 1);
   if (!h) return mlc_oom();
   memcpy(h, b + off, hlen);
   h[hlen] = 0;
@@ -171,7 +171,7 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
   memcpy(o->data, b + off + hlen, need);
   *out = &o->t;
 done:
-  free(h);
+  mlc_mem_free(h);
   return s;
 }
 
@@ -239,15 +239,15 @@ mlc_status mlc_tensor_read_file(const char *path, DLTensor **out) {
       fclose(f);
       return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: file too large", path);
     }
-    unsigned char *b = malloc((size_t)size + 1);
+    unsigned char *b = mlc_mem_alloc((size_t)size + 1);
     if (!b || fread(b, 1, (size_t)size, f) != (size_t)size) {
-      free(b);
+      mlc_mem_free(b);
       fclose(f);
       return mlc_make_status(MLC_IO_ERROR, "cannot read %s", path);
     }
     fclose(f);
     mlc_status s = read_npy(path, b, (size_t)size, out);
-    free(b);
+    mlc_mem_free(b);
     return s;
   }
   return read_pb(path, out);

@@ -275,10 +275,10 @@ mlc_status mlc_fe_import(const mlc_onnx_model *om, const mlc_fe_options *opt, ml
   mlc_hash h0 = MLC_HASH_INIT;
   im.values = h0;
   im.producers = h0;
-  mlc_status s = mlc_module_create(mlc_allocator_system(), &im.m);
+  mlc_status s = mlc_module_create(mlc_allocator_default(), &im.m);
   if (s) return s;
   im.m->fold = !(opt && opt->no_fold);
-  im.work = mlc_arena_create(mlc_allocator_system());
+  im.work = mlc_arena_create(mlc_allocator_default());
   s = im.work ? run(&im) : mlc_oom();
   mlc_hash_fini(&im.values);
   mlc_hash_fini(&im.producers);

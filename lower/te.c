@@ -26,7 +26,7 @@ typedef MLC_VEC(mlc_tir_var *) var_vec;
 
 mlc_status mlc_te_builder_create(mlc_tir_module *m, mlc_te_builder **out) {
   *out = NULL;
-  mlc_te_builder *b = calloc(1, sizeof *b);
+  mlc_te_builder *b = mlc_mem_calloc(1, sizeof *b);
   if (!b) return mlc_oom();
   b->m = m;
   *out = b;
@@ -38,7 +38,7 @@ void mlc_te_builder_destroy(mlc_te_builder *b) {
   mlc_status_free(b->err);
   mlc_vec_free(&b->tensors);
   mlc_vec_free(&b->raxes);
-  free(b);
+  mlc_mem_free(b);
 }
 
 mlc_tir_module *mlc_te_module(mlc_te_builder *b) { return b->m; }
@@ -435,11 +435,11 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
   *out = NULL;
   if (b->err) return mlc_status_annotate(take_error(b, 1), "te: prim func %s", name);
   size_t nt = b->tensors.len;
-  char *reach = calloc(nt ? nt : 1, 1);
-  char *role = calloc(nt ? nt : 1, 1); /* 1 input, 2 output */
+  char *reach = mlc_mem_calloc(nt ? nt : 1, 1);
+  char *role = mlc_mem_calloc(nt ? nt : 1, 1); /* 1 input, 2 output */
   var_vec bound = {0}, fv = {0};
-  mlc_tir_buffer **params = calloc((size_t)(nin + nout) + 1, sizeof *params);
-  mlc_tir_stmt **stages = calloc(nt ? nt : 1, sizeof *stages);
+  mlc_tir_buffer **params = mlc_mem_calloc((size_t)(nin + nout) + 1, sizeof *params);
+  mlc_tir_stmt **stages = mlc_mem_calloc(nt ? nt : 1, sizeof *stages);
   mlc_status st = NULL;
   if (!reach || !role || !params || !stages) {
     st = mlc_oom();
@@ -540,10 +540,10 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
   if (!st) st = mlc_tir_func_set_attr_bool(m, f, "tir.noalias", 1);
   if (!st) *out = f;
 done:
-  free(reach);
-  free(role);
-  free(params);
-  free(stages);
+  mlc_mem_free(reach);
+  mlc_mem_free(role);
+  mlc_mem_free(params);
+  mlc_mem_free(stages);
   mlc_vec_free(&bound);
   mlc_vec_free(&fv);
   return st;

@@ -770,18 +770,20 @@ static mlc_tir_buffer *map_buf(copier *c, mlc_tir_buffer *b) {
   return b;
 }
 
+static void undef_vars(copier *c, size_t mark) { c->vfrom.len = c->vto.len = mark; }
+
 /* Defines |v| in the copy: a fresh variable when asked, else |v| itself. */
 static mlc_tir_var *def_var(copier *c, mlc_tir_var *v) {
   if (!v || !c->sub || !c->sub->fresh_vars) return v;
   mlc_tir_var *nv = mlc_tir_var_new(c->m, v->name, v->dtype);
+  size_t mark = c->vfrom.len;
   if (!nv || mlc_vec_push(&c->vfrom, v) || mlc_vec_push(&c->vto, nv)) {
+    undef_vars(c, mark); /* the two stay the same length */
     c->failed = 1;
     return NULL;
   }
   return nv;
 }
-
-static void undef_vars(copier *c, size_t mark) { c->vfrom.len = c->vto.len = mark; }
 
 static mlc_tir_expr **cp_exprs(copier *c, int n, mlc_tir_expr *const *v) {
   if (n <= 0) return NULL;
@@ -902,7 +904,10 @@ static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s) {
       if (c->sub && c->sub->fresh_vars) {
         mlc_tir_expr **shape = cp_exprs(c, b->rank, b->shape);
         mlc_tir_buffer *nb = mlc_tir_buffer_new(m, b->name, b->dtype, b->rank, shape, b->scope);
-        if (!nb || mlc_vec_push(&c->bfrom, b) || mlc_vec_push(&c->bto, nb)) return NULL;
+        if (!nb || mlc_vec_push(&c->bfrom, b) || mlc_vec_push(&c->bto, nb)) {
+          c->bfrom.len = c->bto.len = bmark; /* the two stay the same length */
+          return NULL;
+        }
         b = nb;
       } else {
         b = map_buf(c, b);

@@ -514,7 +514,7 @@ static void pfunc(printer *p, const mlc_tir_func *f) {
 static void printer_init(printer *p, mlc_strbuf *out) {
   memset(p, 0, sizeof *p);
   p->out = out;
-  p->names = mlc_arena_create(mlc_allocator_system());
+  p->names = mlc_arena_create(mlc_allocator_default());
   if (!p->names) out->oom = 1;
 }
 

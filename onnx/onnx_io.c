@@ -6,14 +6,13 @@
 ** protobuf-c's recursive unpacker sees it, unpacks, and resolves external
 ** data files strictly inside the model's folder.
 **
-** Tensor data buffers must be 64-byte aligned, and the allocator interface
-** of base/alloc.h has no alignment parameter, so this file is the one place
-** of onnx/ that uses posix_memalign/free directly: the protobuf-c allocator
-** below hands out aligned blocks, which lets a raw_data block be adopted as
-** tensor data instead of copied.
+** Tensor data buffers must be 64-byte aligned: they come from
+** mlc_mem_aligned_alloc (the default allocator of base/alloc.h), and so do
+** the blocks of the protobuf-c allocator below, which lets a raw_data block
+** be adopted as tensor data instead of copied.
 */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* realpath(NULL), O_CLOEXEC, pread */
+#define _GNU_SOURCE /* O_CLOEXEC, pread */
 #endif
 #include "onnx/onnx_int.h"
 
@@ -29,30 +28,29 @@
 /* ---- memory --------------------------------------------------------------- */
 
 void *mlc_onnx_aligned_alloc(size_t size) {
-  void *p = NULL;
-  if (posix_memalign(&p, MLC_ONNX_ALIGN, size ? size : 1) != 0) return NULL;
-  return p;
+  return mlc_mem_aligned_alloc(size ? size : 1, MLC_ONNX_ALIGN);
 }
 
-void mlc_onnx_aligned_free(void *p) { free(p); }
+void mlc_onnx_aligned_free(void *p) { mlc_mem_aligned_free(p); }
 
-/* Small blocks come from malloc; larger ones (the only ones that can hold a
-** tensor worth adopting) are aligned.  free() releases both. */
+/* Small blocks are aligned for any type; larger ones (the only ones that can
+** hold a tensor worth adopting) to MLC_ONNX_ALIGN.  mlc_mem_aligned_free
+** releases both. */
 static void *pb_alloc(void *self, size_t size) {
   (void)self;
   if (size >= MLC_ONNX_ALIGN) return mlc_onnx_aligned_alloc(size);
-  return malloc(size ? size : 1);
+  return mlc_mem_aligned_alloc(size ? size : 1, 2 * sizeof(void *));
 }
 
 static void pb_free(void *self, void *p) {
   (void)self;
-  free(p);
+  mlc_mem_aligned_free(p);
 }
 
 ProtobufCAllocator mlc_onnx_pb_allocator = {pb_alloc, pb_free, NULL};
 
 mlc_onnx_ctx *mlc_onnx_ctx_create(const char *base_dir) {
-  mlc_arena *ar = mlc_arena_create(mlc_allocator_system());
+  mlc_arena *ar = mlc_arena_create(mlc_allocator_default());
   if (!ar) return NULL;
   mlc_onnx_ctx *c = MLC_ARENA_NEW(ar, mlc_onnx_ctx);
   if (!c) {
@@ -298,22 +296,21 @@ mlc_status mlc_onnx_open_external(mlc_onnx_ctx *c, const char *what, const char 
                            "stay inside the model's folder)",
                            what, location);
   if (!c->base_real) {
-    char *r = realpath(c->base_dir, NULL);
-    if (!r)
+    char r[PATH_MAX];
+    if (!realpath(c->base_dir, r))
       return mlc_make_status(MLC_IO_ERROR, "%s: cannot resolve the model's folder \"%s\": %s",
                              what, c->base_dir, strerror(errno));
     c->base_real = mlc_arena_strdup(c->arena, r);
-    free(r);
     if (!c->base_real) return mlc_oom();
   }
   size_t n = strlen(c->base_dir) + 1 + strlen(location) + 1;
-  char *full = malloc(n);
+  char *full = mlc_mem_alloc(n);
   if (!full) return mlc_oom();
   snprintf(full, n, "%s/%s", c->base_dir, location);
-  char *real = realpath(full, NULL);
-  int e = errno;
-  free(full);
-  if (!real) {
+  char real[PATH_MAX];
+  int e = realpath(full, real) ? 0 : errno;
+  mlc_mem_free(full);
+  if (e) {
     if (e == ENOENT || e == ENOTDIR)
       return mlc_make_status(MLC_NOT_FOUND, "%s: external data file \"%s\" not found", what,
                              location);
@@ -321,13 +318,11 @@ mlc_status mlc_onnx_open_external(mlc_onnx_ctx *c, const char *what, const char 
                            what, location, strerror(e));
   }
   if (!inside(c->base_real, real)) {
-    free(real);
     return mlc_make_status(MLC_INVALID_ARGUMENT,
                            "%s: external data location \"%s\" resolves outside the model's "
                            "folder",
                            what, location);
   }
   mlc_status s = open_regular(real, "external data file", location, out_fd, out_size);
-  free(real);
   return mlc_status_annotate(s, "%s", what);
 }

@@ -8,6 +8,7 @@
 ** copy of the string table.  libc only.
 */
 #include "config.h"
+#include "runtime/rt_alloc.h"
 #include "runtime/rt_blob.h"
 
 #include <stdarg.h>
@@ -69,7 +70,11 @@ static int check_str(reader *r, uint32_t s, const char *what, uint32_t i) {
 /* Rounds |n| up to a multiple of 8. */
 static uint64_t up8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
-mlc_rt_status mlc_rt_desc_decode(const uint8_t *data, size_t n, const mlc_kernel_fn *fns,
+/* Room before a decoded description for the allocator that made it (a
+** multiple of 16, so the description keeps malloc's alignment). */
+#define DESC_PREFIX ((sizeof(mlc_rt_allocator) + 15) & ~(size_t)15)
+
+mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data, size_t n, const mlc_kernel_fn *fns,
                                  int32_t nfns, const uint8_t *weights, mlc_rt_model_desc **out,
                                  char *err, size_t errlen) {
   reader r;
@@ -173,8 +178,15 @@ mlc_rt_status mlc_rt_desc_decode(const uint8_t *data, size_t n, const mlc_kernel
   uint64_t o_kern = up8(o_ext + (uint64_t)r.count[T_EXTERNS] * sizeof(mlc_rt_extern_desc));
   uint64_t o_str = up8(o_kern + (uint64_t)r.count[T_KERNELS] * sizeof(char *));
   uint64_t size = o_str + r.count[T_STRINGS] + 1;
-  if (size > SIZE_MAX) return bad(&r, "too large for this machine");
-  char *block = calloc(1, (size_t)size);
+  if (size > SIZE_MAX - DESC_PREFIX) return bad(&r, "too large for this machine");
+  /* The allocator the block came from sits just before the description. */
+  char *raw = mlc_rt_calloc(a, 1, (size_t)size + DESC_PREFIX);
+  if (raw) {
+    mlc_rt_allocator owner = {NULL, NULL};
+    if (a) owner = *a;
+    memcpy(raw, &owner, sizeof owner);
+  }
+  char *block = raw ? raw + DESC_PREFIX : NULL;
   if (!block) {
     if (err && errlen) snprintf(err, errlen, "out of memory decoding the model description");
     return MLC_RT_OUT_OF_MEMORY;
@@ -262,4 +274,10 @@ mlc_rt_status mlc_rt_desc_decode(const uint8_t *data, size_t n, const mlc_kernel
   return MLC_RT_OK;
 }
 
-void mlc_rt_desc_free(mlc_rt_model_desc *d) { free(d); }
+void mlc_rt_desc_free(mlc_rt_model_desc *d) {
+  if (!d) return;
+  char *raw = (char *)d - DESC_PREFIX;
+  mlc_rt_allocator owner;
+  memcpy(&owner, raw, sizeof owner);
+  mlc_rt_free(&owner, raw);
+}

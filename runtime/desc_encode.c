@@ -8,6 +8,7 @@
 ** newlines, non-UTF-8 bytes) reads back exactly.  libc only.
 */
 #include "config.h"
+#include "runtime/rt_alloc.h"
 #include "runtime/rt_blob.h"
 
 #include <stdarg.h>
@@ -190,7 +191,7 @@ static void emit(writer *w, const mlc_rt_model_desc *d, int32_t nfns, const uint
   }
 }
 
-mlc_rt_status mlc_rt_desc_encode(const mlc_rt_model_desc *d, int32_t nfns, uint8_t **out,
+mlc_rt_status mlc_rt_desc_encode(const mlc_rt_allocator *a, const mlc_rt_model_desc *d, int32_t nfns, uint8_t **out,
                                  size_t *out_size, char *err, size_t errlen) {
   writer w;
   memset(&w, 0, sizeof w);
@@ -234,7 +235,7 @@ mlc_rt_status mlc_rt_desc_encode(const mlc_rt_model_desc *d, int32_t nfns, uint8
     at = (at + sizes[t] * rec_size[t] + 7) & ~(uint64_t)7;
   }
   if (at > UINT32_MAX) return fail(&w, "model description over 4 GiB");
-  w.p = calloc(1, (size_t)at);
+  w.p = mlc_rt_calloc(a, 1, (size_t)at);
   if (!w.p) {
     if (err && errlen) snprintf(err, errlen, "out of memory encoding the model description");
     return MLC_RT_OUT_OF_MEMORY;

@@ -14,19 +14,24 @@
 #include "runtime/rt_blob.h"
 #include "runtime/rt_int.h"
 
-static mlc_rt_status open_model(mlc_rt_model **out, char *err, size_t errlen) {
+static mlc_rt_status open_model_with(const mlc_rt_allocator *a, mlc_rt_model **out, char *err,
+                                     size_t errlen) {
   if (out) *out = NULL;
   mlc_rt_model_desc *d = NULL;
-  mlc_rt_status st = mlc_rt_desc_decode(mlc_model_blob, (size_t)mlc_model_blob_size, mlc_model_kernels,
+  mlc_rt_status st = mlc_rt_desc_decode(a, mlc_model_blob, (size_t)mlc_model_blob_size, mlc_model_kernels,
                                         mlc_model_nkernels, mlc_weights_blob, &d, err, errlen);
   if (st != MLC_RT_OK) return st;
-  st = mlc_rt_model_open(d, out, err, errlen);
+  st = mlc_rt_model_open_with(d, a, out, err, errlen);
   if (st != MLC_RT_OK) {
     mlc_rt_desc_free(d);
     return st;
   }
   (*out)->owned_desc = d;
   return MLC_RT_OK;
+}
+
+static mlc_rt_status open_model(mlc_rt_model **out, char *err, size_t errlen) {
+  return open_model_with(NULL, out, err, errlen);
 }
 
 static const mlc_rt_entry entry_v1 = {
@@ -52,6 +57,7 @@ static const mlc_rt_entry entry_v1 = {
     .session_run = mlc_rt_session_run,
     .session_get_output = mlc_rt_session_get_output,
     .session_last_error = mlc_rt_session_last_error,
+    .model_open_with = open_model_with,
 };
 
 MLC_API const mlc_rt_entry *mlc_model_entry_v1(void) { return &entry_v1; }

@@ -26,6 +26,7 @@
 ** than QUARANTINE frees ago is gone.
 */
 #include "config.h"
+#include "runtime/rt_alloc.h"
 #include "runtime/rt_entry.h"
 #include "runtime/rt_model.h"
 #include "runtime/rt_so.h"
@@ -48,6 +49,7 @@
 
 struct mlc_model {
   uint32_t magic;
+  mlc_rt_allocator alloc; /* of this struct, its sessions' and the model's own */
   const mlc_rt_entry *entry;
   mlc_rt_model *impl;
   void *dl;          /* NULL when opened from a linked-in entry */
@@ -64,6 +66,18 @@ struct mlc_session {
 typedef const mlc_rt_entry *(*entry_fn)(void);
 
 static __thread char tls_err[1024];
+
+/* The allocator models opened from now on take (mlc_rt_set_allocator). */
+static mlc_rt_allocator loader_alloc;
+
+void mlc_rt_set_allocator(const mlc_rt_allocator *a) {
+  if (a) {
+    loader_alloc = *a;
+  } else {
+    loader_alloc.self = NULL;
+    loader_alloc.realloc = NULL;
+  }
+}
 
 /* Records an error in the thread's last error and in (err, errlen). */
 static mlc_rt_status fail(char *err, size_t errlen, mlc_rt_status st, const char *fmt, ...)
@@ -94,19 +108,24 @@ const char *mlc_model_last_error(void) { return tls_err; }
 /* ---- handle tags and the quarantine of freed handles ------------------- */
 
 static pthread_mutex_t quarantine_mu = PTHREAD_MUTEX_INITIALIZER;
-static void *quarantine[QUARANTINE];
+static struct {
+  void *h;
+  mlc_rt_allocator a; /* the allocator |h| came from */
+} quarantine[QUARANTINE];
 static int quarantine_next;
 
 /* Marks |h| (whose tag is at |magic|) dead and parks its memory; the
 ** oldest parked handle is released. */
-static void retire(void *h, uint32_t *magic) {
+static void retire(void *h, uint32_t *magic, mlc_rt_allocator a) {
   pthread_mutex_lock(&quarantine_mu);
   *magic = DEAD_MAGIC;
-  void *old = quarantine[quarantine_next];
-  quarantine[quarantine_next] = h;
+  void *old = quarantine[quarantine_next].h;
+  mlc_rt_allocator old_a = quarantine[quarantine_next].a;
+  quarantine[quarantine_next].h = h;
+  quarantine[quarantine_next].a = a;
   quarantine_next = (quarantine_next + 1) % QUARANTINE;
   pthread_mutex_unlock(&quarantine_mu);
-  free(old);
+  if (old) mlc_rt_free(&old_a, old);
 }
 
 /* NULL when |m| is a live model; else why not, for messages. */
@@ -148,13 +167,15 @@ static mlc_rt_status open_entry(const mlc_rt_entry *entry, void *dl, const char 
                 "(%u-byte table); rebuild the model or the program",
                 what, entry->abi_version, entry->size, MLC_RT_ENTRY_VERSION,
                 (unsigned)sizeof(mlc_rt_entry));
-  mlc_model *m = calloc(1, sizeof *m);
+  mlc_rt_allocator a = loader_alloc;
+  mlc_model *m = mlc_rt_calloc(&a, 1, sizeof *m);
   if (!m) return fail(err, errlen, MLC_RT_OUT_OF_MEMORY, "%s: out of memory", what);
+  m->alloc = a;
   char msg[sizeof tls_err];
   msg[0] = 0;
-  mlc_rt_status st = entry->model_open(&m->impl, msg, sizeof msg);
+  mlc_rt_status st = entry->model_open_with(&a, &m->impl, msg, sizeof msg);
   if (st != MLC_RT_OK) {
-    free(m);
+    mlc_rt_free(&a, m);
     return fail(err, errlen, st, "%s: %s", what, msg[0] ? msg : mlc_rt_status_name(st));
   }
   m->entry = entry;
@@ -184,25 +205,25 @@ mlc_rt_status mlc_model_load(const char *path, mlc_model **out, char *err, size_
   if (!*path) return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "mlc_model_load: empty path");
   /* A bare file name must not send dlopen searching the library path. */
   size_t n = strlen(path);
-  char *file = malloc(n + 3);
+  char *file = mlc_rt_alloc(&loader_alloc, n + 3);
   if (!file) return fail(err, errlen, MLC_RT_OUT_OF_MEMORY, "%s: out of memory", path);
   snprintf(file, n + 3, "%s%s", strchr(path, '/') ? "" : "./", path);
   if (access(file, R_OK) != 0) {
     int e = errno;
-    free(file);
+    mlc_rt_free(&loader_alloc, file);
     return fail(err, errlen, e == ENOENT ? MLC_RT_NOT_FOUND : MLC_RT_INVALID_ARGUMENT, "%s: %s",
                 path, strerror(e));
   }
   /* Nothing of the file runs (no dlopen) until its bytes check out. */
   char bad[sizeof tls_err];
-  mlc_rt_status cst = mlc_rt_so_check_file(path, NULL, bad, sizeof bad);
+  mlc_rt_status cst = mlc_rt_so_check_file(&loader_alloc, path, NULL, bad, sizeof bad);
   if (cst != MLC_RT_OK) {
-    free(file);
+    mlc_rt_free(&loader_alloc, file);
     return fail(err, errlen, cst, "%s: cannot load the model: %s", path, bad);
   }
   dlerror();
   void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-  free(file);
+  mlc_rt_free(&loader_alloc, file);
   if (!dl) {
     const char *why = dlerror();
     return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "%s: cannot load the model: %s", path,
@@ -230,7 +251,8 @@ static void release_model(mlc_model *m) {
   if (atomic_fetch_sub(&m->refs, 1) != 1) return;
   m->entry->model_close(m->impl);
   if (m->dl) dlclose(m->dl);
-  retire(m, &m->magic);
+  mlc_rt_allocator a = m->alloc;
+  retire(m, &m->magic, a);
 }
 
 void mlc_model_free(mlc_model *m) {
@@ -351,14 +373,14 @@ mlc_rt_status mlc_session_create(const mlc_model *m, const mlc_session_options *
                 !m ? "model" : "output pointer");
   if (bad_model(m))
     return fail(NULL, 0, MLC_RT_INVALID_ARGUMENT, "mlc_session_create: %s", bad_model(m));
-  mlc_session *s = calloc(1, sizeof *s);
+  mlc_session *s = mlc_rt_calloc(&m->alloc, 1, sizeof *s);
   if (!s) return fail(NULL, 0, MLC_RT_OUT_OF_MEMORY, "mlc_session_create: out of memory");
   char msg[sizeof tls_err];
   msg[0] = 0;
   mlc_rt_status st =
       m->entry->session_create(m->impl, opts ? opts->num_threads : 0, &s->impl, msg, sizeof msg);
   if (st != MLC_RT_OK) {
-    free(s);
+    mlc_rt_free(&m->alloc, s);
     return fail(NULL, 0, st, "mlc_session_create: %s", msg[0] ? msg : mlc_rt_status_name(st));
   }
   mlc_model *mm = (mlc_model *)m; /* only the reference count changes */
@@ -381,8 +403,9 @@ void mlc_session_free(mlc_session *s) {
     return;
   }
   s->entry->session_free(s->impl);
-  release_model(s->model);
-  retire(s, &s->magic);
+  mlc_model *m = s->model;
+  retire(s, &s->magic, m->alloc);
+  release_model(m);
 }
 
 mlc_rt_status mlc_session_set_input(mlc_session *s, int32_t index, const DLTensor *t) {

@@ -237,7 +237,7 @@ static mlc_rt_status check_steps(checker *c, mlc_rt_model *m) {
   m->arg_start[d->nsteps] = total;
   m->nargs_total = total;
   if (total > 0) {
-    m->arg_codes = malloc((size_t)total * sizeof *m->arg_codes);
+    m->arg_codes = mlc_rt_alloc(&m->alloc, (size_t)total * sizeof *m->arg_codes);
     if (!m->arg_codes)
       return mlc_rt_errorf(c->err, c->errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   }
@@ -383,28 +383,34 @@ static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
 
 mlc_rt_status mlc_rt_model_open(const mlc_rt_model_desc *desc, mlc_rt_model **out, char *err,
                                 size_t errlen) {
+  return mlc_rt_model_open_with(desc, NULL, out, err, errlen);
+}
+
+mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt_allocator *a,
+                                     mlc_rt_model **out, char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (!out) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL output pointer");
   *out = NULL;
   if (!desc) return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "NULL model description");
-  mlc_rt_model *m = calloc(1, sizeof *m);
+  mlc_rt_model *m = mlc_rt_calloc(a, 1, sizeof *m);
   if (!m) return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   m->desc = desc;
+  if (a) m->alloc = *a;
   checker c = {desc, err, errlen};
   int32_t nsteps = desc->nsteps > 0 ? desc->nsteps : 0;
   int32_t nsyms = desc->nsyms > 0 ? desc->nsyms : 0;
-  m->step_fns = calloc((size_t)nsteps + 1, sizeof *m->step_fns);
-  m->arg_start = calloc((size_t)nsteps + 1, sizeof *m->arg_start);
-  m->sym_input = calloc((size_t)nsyms + 1, sizeof *m->sym_input);
-  m->sym_dim = calloc((size_t)nsyms + 1, sizeof *m->sym_dim);
+  m->step_fns = mlc_rt_calloc(&m->alloc, (size_t)nsteps + 1, sizeof *m->step_fns);
+  m->arg_start = mlc_rt_calloc(&m->alloc, (size_t)nsteps + 1, sizeof *m->arg_start);
+  m->sym_input = mlc_rt_calloc(&m->alloc, (size_t)nsyms + 1, sizeof *m->sym_input);
+  m->sym_dim = mlc_rt_calloc(&m->alloc, (size_t)nsyms + 1, sizeof *m->sym_dim);
   int32_t nt = desc->ntensors > 0 ? desc->ntensors : 0;
   int32_t nst = desc->nstorages > 0 ? desc->nstorages : 0;
-  m->sym_bind_step = calloc((size_t)nsyms + 1, sizeof *m->sym_bind_step);
-  m->tensor_run = calloc((size_t)nt + 1, 1);
-  m->tensor_late = calloc((size_t)nt + 1, 1);
-  m->tensor_first = calloc((size_t)nt + 1, sizeof *m->tensor_first);
-  m->storage_late = calloc((size_t)nst + 1, 1);
-  m->step_dyn = calloc((size_t)nsteps + 1, 1);
+  m->sym_bind_step = mlc_rt_calloc(&m->alloc, (size_t)nsyms + 1, sizeof *m->sym_bind_step);
+  m->tensor_run = mlc_rt_calloc(&m->alloc, (size_t)nt + 1, 1);
+  m->tensor_late = mlc_rt_calloc(&m->alloc, (size_t)nt + 1, 1);
+  m->tensor_first = mlc_rt_calloc(&m->alloc, (size_t)nt + 1, sizeof *m->tensor_first);
+  m->storage_late = mlc_rt_calloc(&m->alloc, (size_t)nst + 1, 1);
+  m->step_dyn = mlc_rt_calloc(&m->alloc, (size_t)nsteps + 1, 1);
   mlc_rt_status st;
   if (!m->step_fns || !m->arg_start || !m->sym_input || !m->sym_dim || !m->sym_bind_step ||
       !m->tensor_run || !m->tensor_late || !m->tensor_first || !m->storage_late || !m->step_dyn)
@@ -424,18 +430,19 @@ void mlc_rt_model_close(mlc_rt_model *m) {
   if (!m) return;
   m->magic = 0;
   mlc_rt_desc_free(m->owned_desc);
-  free(m->step_fns);
-  free(m->arg_start);
-  free(m->arg_codes);
-  free(m->sym_input);
-  free(m->sym_dim);
-  free(m->sym_bind_step);
-  free(m->tensor_run);
-  free(m->tensor_late);
-  free(m->tensor_first);
-  free(m->storage_late);
-  free(m->step_dyn);
-  free(m);
+  mlc_rt_free(&m->alloc, m->step_fns);
+  mlc_rt_free(&m->alloc, m->arg_start);
+  mlc_rt_free(&m->alloc, m->arg_codes);
+  mlc_rt_free(&m->alloc, m->sym_input);
+  mlc_rt_free(&m->alloc, m->sym_dim);
+  mlc_rt_free(&m->alloc, m->sym_bind_step);
+  mlc_rt_free(&m->alloc, m->tensor_run);
+  mlc_rt_free(&m->alloc, m->tensor_late);
+  mlc_rt_free(&m->alloc, m->tensor_first);
+  mlc_rt_free(&m->alloc, m->storage_late);
+  mlc_rt_free(&m->alloc, m->step_dyn);
+  mlc_rt_allocator a = m->alloc;
+  mlc_rt_free(&a, m);
 }
 
 /* ---- accessors ---------------------------------------------------------- */

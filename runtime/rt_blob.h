@@ -78,12 +78,13 @@ extern const uint8_t mlc_weights_blob[] __attribute__((visibility("hidden")));
 ** string, an index out of range, a blob over 4 GiB, no memory) returns
 ** MLC_RT_INVALID_ARGUMENT or MLC_RT_OUT_OF_MEMORY with the reason in |err|.
 */
-mlc_rt_status mlc_rt_desc_encode(const mlc_rt_model_desc *d, int32_t nfns, uint8_t **out,
+mlc_rt_status mlc_rt_desc_encode(const mlc_rt_allocator *a, const mlc_rt_model_desc *d, int32_t nfns, uint8_t **out,
                                  size_t *out_size, char *err, size_t errlen);
 
 /*
 ** Decodes the blob |data| (|n| bytes; any bytes at all) into a new
-** description, *|out| transferred (free with mlc_rt_desc_free); it holds
+** description allocated from |a| (NULL: the C library), *|out| transferred
+** (free with mlc_rt_desc_free, which uses the same allocator); it holds
 ** copies of everything and refers to nothing in |data|.  |fns| (may be
 ** NULL: functions left NULL, as for inspect) is the function table of
 ** |nfns| entries the steps' indices are resolved in; it must then match the
@@ -91,7 +92,7 @@ mlc_rt_status mlc_rt_desc_encode(const mlc_rt_model_desc *d, int32_t nfns, uint8
 ** Errors: MLC_RT_ABI_MISMATCH for another version, MLC_RT_INVALID_ARGUMENT
 ** for anything malformed, MLC_RT_OUT_OF_MEMORY; the reason goes to |err|.
 */
-mlc_rt_status mlc_rt_desc_decode(const uint8_t *data, size_t n, const mlc_kernel_fn *fns,
+mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data, size_t n, const mlc_kernel_fn *fns,
                                  int32_t nfns, const uint8_t *weights, mlc_rt_model_desc **out,
                                  char *err, size_t errlen);
 

@@ -61,6 +61,11 @@ struct mlc_rt_entry {
   mlc_rt_status (*session_run)(mlc_rt_session *s);
   mlc_rt_status (*session_get_output)(mlc_rt_session *s, int32_t index, const DLTensor **out);
   const char *(*session_last_error)(const mlc_rt_session *s);
+
+  /* As model_open, allocating the model and its sessions through |a|
+  ** (copied; NULL = the C library). */
+  mlc_rt_status (*model_open_with)(const mlc_rt_allocator *a, mlc_rt_model **out, char *err,
+                                   size_t errlen);
 };
 
 /*

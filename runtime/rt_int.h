@@ -16,6 +16,7 @@
 
 #include "mlc/mlc_runtime.h"
 #include "runtime/rt_abi.h"
+#include "runtime/rt_alloc.h"
 #include "runtime/rt_entry.h"
 #include "runtime/rt_model.h"
 
@@ -43,6 +44,7 @@ struct mlc_rt_model {
   uint32_t magic;            /* MLC_RT_MODEL_MAGIC while open */
   const mlc_rt_model_desc *desc;
   mlc_rt_model_desc *owned_desc; /* freed on close (a decoded blob), or NULL */
+  mlc_rt_allocator alloc;    /* of the model, its sessions and their pools */
   mlc_kernel_fn *step_fns;   /* nsteps: kernels and resolved externs */
   int64_t *arg_start;        /* nsteps + 1: offsets into the flattened args */
   int32_t *arg_codes;        /* all steps' MLC_ARG_* codes, flattened */
@@ -68,6 +70,9 @@ struct mlc_rt_model {
 */
 mlc_rt_status mlc_rt_model_open(const mlc_rt_model_desc *desc, mlc_rt_model **out, char *err,
                                 size_t errlen);
+/* As mlc_rt_model_open, allocating through |a| (copied; NULL = the C library). */
+mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt_allocator *a,
+                                     mlc_rt_model **out, char *err, size_t errlen);
 /* Releases |m| (NULL-safe). */
 void mlc_rt_model_close(mlc_rt_model *m);
 
@@ -132,6 +137,8 @@ int32_t mlc_rt_pool_resolve_threads(int32_t requested);
 ** value when a thread or the memory could not be had.
 */
 int mlc_rt_pool_create(int32_t nthreads, mlc_rt_pool **out);
+/* As mlc_rt_pool_create, allocating through |a| (copied; NULL = the C library). */
+int mlc_rt_pool_create_with(const mlc_rt_allocator *a, int32_t nthreads, mlc_rt_pool **out);
 /* Wakes and joins the workers and frees |p| (NULL-safe). No loop may be running. */
 void mlc_rt_pool_destroy(mlc_rt_pool *p);
 /* Threads of |p|, the caller included (1 for NULL). */

@@ -20,14 +20,14 @@
 
 /*
 ** Checks the shared object |data| (|n| bytes, borrowed; any bytes) as
-** above.  On success, when |out_desc| is not NULL, *|out_desc| is its
+** above, allocating from |a| (NULL: the C library).  On success, when |out_desc| is not NULL, *|out_desc| is its
 ** decoded description (functions NULL, no weights; transferred, free with
 ** mlc_rt_desc_free).  On failure the reason goes to |err| (|errlen| bytes)
 ** and the status is MLC_RT_INVALID_ARGUMENT (not a valid model file),
 ** MLC_RT_ABI_MISMATCH (a description of another version) or
 ** MLC_RT_OUT_OF_MEMORY.  This is the entry point fuzzers drive.
 */
-mlc_rt_status mlc_rt_so_check_mem(const uint8_t *data, size_t n, mlc_rt_model_desc **out_desc,
+mlc_rt_status mlc_rt_so_check_mem(const mlc_rt_allocator *a, const uint8_t *data, size_t n, mlc_rt_model_desc **out_desc,
                                   char *err, size_t errlen);
 
 /*
@@ -36,7 +36,7 @@ mlc_rt_status mlc_rt_so_check_mem(const uint8_t *data, size_t n, mlc_rt_model_de
 ** |path|, the caller names it.  A file that cannot be opened is
 ** MLC_RT_NOT_FOUND (absent) or MLC_RT_INVALID_ARGUMENT.
 */
-mlc_rt_status mlc_rt_so_check_file(const char *path, mlc_rt_model_desc **out_desc, char *err,
+mlc_rt_status mlc_rt_so_check_file(const mlc_rt_allocator *a, const char *path, mlc_rt_model_desc **out_desc, char *err,
                                    size_t errlen);
 
 #endif /* MLC_RUNTIME_RT_SO_H */

@@ -84,12 +84,15 @@ static uint64_t round_up(uint64_t n) {
   return (n + MLC_RT_ALIGN - 1) / MLC_RT_ALIGN * MLC_RT_ALIGN;
 }
 
-/* MLC_RT_ALIGN-aligned memory of at least |n| bytes (at least one block). */
-static void *alloc_aligned(uint64_t n) {
+/* The allocator of |s|'s model (the C library for NULL). */
+#define ALLOC(s) ((s) ? &(s)->model->alloc : NULL)
+
+/* MLC_RT_ALIGN-aligned memory of at least |n| bytes (at least one block)
+** from |s|'s allocator; released with mlc_rt_free_aligned(ALLOC(s), p). */
+static void *alloc_aligned(const mlc_rt_session *s, uint64_t n) {
   uint64_t sz = round_up(n ? n : 1);
   if (!sz || sz > SIZE_MAX) return NULL;
-  void *p = NULL;
-  return posix_memalign(&p, MLC_RT_ALIGN, (size_t)sz) == 0 ? p : NULL;
+  return mlc_rt_alloc_aligned(ALLOC(s), (size_t)sz, MLC_RT_ALIGN);
 }
 
 /* ---- the API kernels see (rt_abi.h) ------------------------------------- */
@@ -131,7 +134,7 @@ static void *api_workspace_alloc(mlc_rt_ctx *ctx, uint64_t nbytes) {
   }
   uint64_t cap = round_up(nbytes ? nbytes : 1);
   if (!cap || cap > UINT64_MAX - WS_HEADER) return NULL;
-  ws_block *blk = alloc_aligned(cap + WS_HEADER);
+  ws_block *blk = alloc_aligned(s, cap + WS_HEADER);
   if (!blk) return NULL;
   blk->cap = cap;
   blk->next = NULL;
@@ -153,7 +156,7 @@ static void api_workspace_free(mlc_rt_ctx *ctx, void *p) {
     pthread_mutex_unlock(&s->mu);
     if (keep) return;
   }
-  free(blk);
+  mlc_rt_free_aligned(ALLOC(s), blk);
 }
 
 /*
@@ -219,29 +222,29 @@ static void destroy(mlc_rt_session *s) {
   mlc_rt_pool_destroy(s->pool);
   while (s->ws_free) {
     ws_block *next = s->ws_free->next;
-    free(s->ws_free);
+    mlc_rt_free_aligned(ALLOC(s), s->ws_free);
     s->ws_free = next;
   }
   if (s->out_buf)
-    for (int32_t i = 0; i < DESC(s)->noutputs; i++) free(s->out_buf[i]);
-  free(s->out_buf);
-  free(s->out_cap);
+    for (int32_t i = 0; i < DESC(s)->noutputs; i++) mlc_rt_free_aligned(ALLOC(s), s->out_buf[i]);
+  mlc_rt_free(ALLOC(s), s->out_buf);
+  mlc_rt_free(ALLOC(s), s->out_cap);
   if (s->late_buf)
-    for (int32_t i = 0; i < DESC(s)->nstorages; i++) free(s->late_buf[i]);
-  free(s->late_buf);
-  free(s->late_cap);
-  free(s->arena);
-  free(s->storage_size);
-  free(s->storage_off);
-  free(s->input_set);
-  free(s->bind);
-  free(s->syms);
-  free(s->imms);
-  free(s->args);
-  free(s->shapes);
-  free(s->tensors);
+    for (int32_t i = 0; i < DESC(s)->nstorages; i++) mlc_rt_free_aligned(ALLOC(s), s->late_buf[i]);
+  mlc_rt_free(ALLOC(s), s->late_buf);
+  mlc_rt_free(ALLOC(s), s->late_cap);
+  mlc_rt_free_aligned(ALLOC(s), s->arena);
+  mlc_rt_free(ALLOC(s), s->storage_size);
+  mlc_rt_free(ALLOC(s), s->storage_off);
+  mlc_rt_free(ALLOC(s), s->input_set);
+  mlc_rt_free(ALLOC(s), s->bind);
+  mlc_rt_free(ALLOC(s), s->syms);
+  mlc_rt_free(ALLOC(s), s->imms);
+  mlc_rt_free(ALLOC(s), s->args);
+  mlc_rt_free(ALLOC(s), s->shapes);
+  mlc_rt_free(ALLOC(s), s->tensors);
   pthread_mutex_destroy(&s->mu);
-  free(s);
+  mlc_rt_free(ALLOC(s), s);
 }
 
 void mlc_rt_session_free(mlc_rt_session *s) {
@@ -300,29 +303,29 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
     return mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT,
                          "num_threads is %d; use 0 (one per CPU) or a positive count", num_threads);
   const mlc_rt_model_desc *d = m->desc;
-  mlc_rt_session *s = calloc(1, sizeof *s);
+  mlc_rt_session *s = mlc_rt_calloc(&m->alloc, 1, sizeof *s);
   if (!s) return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   if (pthread_mutex_init(&s->mu, NULL) != 0) {
-    free(s);
+    mlc_rt_free(&m->alloc, s);
     return mlc_rt_errorf(err, errlen, MLC_RT_RUNTIME_ERROR, "cannot create a mutex");
   }
   s->ctx.api = &session_api;
   s->model = m;
   s->nthreads = nthreads;
   /* One extra element everywhere keeps every array non-NULL. */
-  s->tensors = calloc((size_t)d->ntensors + 1, sizeof *s->tensors);
-  s->shapes = calloc((size_t)m->nshape_total + 1, sizeof *s->shapes);
-  s->args = calloc((size_t)m->nargs_total + 1, sizeof *s->args);
-  s->imms = calloc((size_t)m->nimms + 1, sizeof *s->imms);
-  s->syms = calloc((size_t)d->nsyms + 1, sizeof *s->syms);
-  s->bind = calloc((size_t)d->nsyms + 1, sizeof *s->bind);
-  s->input_set = calloc((size_t)d->ninputs + 1, 1);
-  s->storage_size = calloc((size_t)d->nstorages + 1, sizeof *s->storage_size);
-  s->storage_off = calloc((size_t)d->nstorages + 1, sizeof *s->storage_off);
-  s->out_buf = calloc((size_t)d->noutputs + 1, sizeof *s->out_buf);
-  s->out_cap = calloc((size_t)d->noutputs + 1, sizeof *s->out_cap);
-  s->late_buf = calloc((size_t)d->nstorages + 1, sizeof *s->late_buf);
-  s->late_cap = calloc((size_t)d->nstorages + 1, sizeof *s->late_cap);
+  s->tensors = mlc_rt_calloc(&m->alloc, (size_t)d->ntensors + 1, sizeof *s->tensors);
+  s->shapes = mlc_rt_calloc(&m->alloc, (size_t)m->nshape_total + 1, sizeof *s->shapes);
+  s->args = mlc_rt_calloc(&m->alloc, (size_t)m->nargs_total + 1, sizeof *s->args);
+  s->imms = mlc_rt_calloc(&m->alloc, (size_t)m->nimms + 1, sizeof *s->imms);
+  s->syms = mlc_rt_calloc(&m->alloc, (size_t)d->nsyms + 1, sizeof *s->syms);
+  s->bind = mlc_rt_calloc(&m->alloc, (size_t)d->nsyms + 1, sizeof *s->bind);
+  s->input_set = mlc_rt_calloc(&m->alloc, (size_t)d->ninputs + 1, 1);
+  s->storage_size = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->storage_size);
+  s->storage_off = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->storage_off);
+  s->out_buf = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_buf);
+  s->out_cap = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_cap);
+  s->late_buf = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->late_buf);
+  s->late_cap = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->late_cap);
   if (!s->tensors || !s->shapes || !s->args || !s->imms || !s->syms || !s->bind ||
       !s->input_set || !s->storage_size || !s->storage_off || !s->out_buf || !s->out_cap ||
       !s->late_buf || !s->late_cap) {
@@ -331,7 +334,7 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
   }
   build_tensors_and_args(s);
   if (nthreads > 1) {
-    int rc = mlc_rt_pool_create(nthreads, &s->pool);
+    int rc = mlc_rt_pool_create_with(&m->alloc, nthreads, &s->pool);
     if (rc) {
       destroy(s);
       return mlc_rt_errorf(err, errlen, MLC_RT_RUNTIME_ERROR,
@@ -511,11 +514,11 @@ static mlc_rt_status plan(mlc_rt_session *s) {
     if (td->storage == MLC_RT_STORAGE_ARENA) {
       if (nbytes > s->storage_size[td->loc]) s->storage_size[td->loc] = nbytes;
     } else if (nbytes > s->out_cap[td->loc] || !s->out_buf[td->loc]) {
-      void *p = alloc_aligned(nbytes);
+      void *p = alloc_aligned(s, nbytes);
       if (!p)
         return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for output \"%s\" (%llu bytes)",
                     d->outputs[td->loc].name, (unsigned long long)nbytes);
-      free(s->out_buf[td->loc]);
+      mlc_rt_free_aligned(ALLOC(s), s->out_buf[td->loc]);
       s->out_buf[td->loc] = p;
       s->out_cap[td->loc] = round_up(nbytes ? nbytes : 1);
     }
@@ -530,9 +533,9 @@ static mlc_rt_status plan(mlc_rt_session *s) {
   if (total > (uint64_t)INT64_MAX)
     return SERR(s, MLC_RT_INVALID_ARGUMENT, "the arena is too large for the input shapes");
   if (total > s->arena_cap || !s->arena) {
-    free(s->arena);
+    mlc_rt_free_aligned(ALLOC(s), s->arena);
     s->arena_cap = 0;
-    s->arena = alloc_aligned(total);
+    s->arena = alloc_aligned(s, total);
     if (!s->arena)
       return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for the %llu-byte arena",
                   (unsigned long long)total);
@@ -620,9 +623,9 @@ static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
     void **buf = out ? &s->out_buf[td->loc] : &s->late_buf[td->loc];
     uint64_t *cap = out ? &s->out_cap[td->loc] : &s->late_cap[td->loc];
     if (!*buf || nbytes > *cap) {
-      free(*buf); /* the storage's previous tensor is dead: no copy */
+      mlc_rt_free_aligned(ALLOC(s), *buf); /* the storage's previous tensor is dead: no copy */
       *cap = 0;
-      *buf = alloc_aligned(nbytes);
+      *buf = alloc_aligned(s, nbytes);
       if (!*buf)
         return SERR(s, MLC_RT_OUT_OF_MEMORY, "step %d (node \"%s\"): out of memory (%llu bytes)", i,
                     st->label ? st->label : "", (unsigned long long)nbytes);

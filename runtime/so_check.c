@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/rt_alloc.h"
 #include "runtime/rt_blob.h"
 
 #if defined(__x86_64__)
@@ -40,6 +41,7 @@ typedef struct source {
   const uint8_t *mem; /* or */
   int fd;
   uint64_t size;
+  const mlc_rt_allocator *a; /* for the copy of the description (NULL: libc) */
 } source;
 
 /* Reads |len| bytes at |off| into |buf|; 0, or -1 when outside the file. */
@@ -349,32 +351,32 @@ static mlc_rt_status check(const source *s, mlc_rt_model_desc **out_desc, char *
              blob_sh.sh_size <= ph.p_filesz - (blob_sh.sh_offset - ph.p_offset);
   }
   if (!mapped) return fail(err, errlen, BAD, "corrupt: the %s section is not in a loaded segment", want);
-  uint8_t *blob = malloc((size_t)blob_sh.sh_size);
+  uint8_t *blob = mlc_rt_alloc(s->a, (size_t)blob_sh.sh_size);
   if (!blob) return fail(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   if (src_read(s, blob_sh.sh_offset, blob, (size_t)blob_sh.sh_size) != 0) {
-    free(blob);
+    mlc_rt_free(s->a, blob);
     return fail(err, errlen, BAD, "cannot read the %s section", want);
   }
   mlc_rt_model_desc *d = NULL;
-  mlc_rt_status st = mlc_rt_desc_decode(blob, (size_t)blob_sh.sh_size, NULL, 0, NULL, &d, err, errlen);
-  free(blob);
+  mlc_rt_status st = mlc_rt_desc_decode(s->a, blob, (size_t)blob_sh.sh_size, NULL, 0, NULL, &d, err, errlen);
+  mlc_rt_free(s->a, blob);
   if (st != MLC_RT_OK) return st;
   if (out_desc) *out_desc = d;
   else mlc_rt_desc_free(d);
   return MLC_RT_OK;
 }
 
-mlc_rt_status mlc_rt_so_check_mem(const uint8_t *data, size_t n, mlc_rt_model_desc **out_desc,
+mlc_rt_status mlc_rt_so_check_mem(const mlc_rt_allocator *a, const uint8_t *data, size_t n, mlc_rt_model_desc **out_desc,
                                   char *err, size_t errlen) {
   if (out_desc) *out_desc = NULL;
   if (err && errlen) err[0] = 0;
   if (!data && n) return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "no data");
   static const uint8_t none[1];
-  source s = {data ? data : none, -1, n};
+  source s = {data ? data : none, -1, n, a};
   return check(&s, out_desc, err, errlen);
 }
 
-mlc_rt_status mlc_rt_so_check_file(const char *path, mlc_rt_model_desc **out_desc, char *err,
+mlc_rt_status mlc_rt_so_check_file(const mlc_rt_allocator *a, const char *path, mlc_rt_model_desc **out_desc, char *err,
                                    size_t errlen) {
   if (out_desc) *out_desc = NULL;
   if (err && errlen) err[0] = 0;
@@ -390,7 +392,7 @@ mlc_rt_status mlc_rt_so_check_file(const char *path, mlc_rt_model_desc **out_des
     close(fd);
     return fail(err, errlen, MLC_RT_INVALID_ARGUMENT, "not a regular file");
   }
-  source s = {NULL, fd, (uint64_t)sb.st_size};
+  source s = {NULL, fd, (uint64_t)sb.st_size, a};
   mlc_rt_status st = check(&s, out_desc, err, errlen);
   close(fd);
   return st;

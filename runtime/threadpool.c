@@ -40,6 +40,7 @@
 #define GEN_MASK (UINT64_MAX >> CHUNK_BITS)
 
 struct mlc_rt_pool {
+  mlc_rt_allocator alloc; /* of the pool and its thread table */
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* workers wait here for a new generation */
   pthread_cond_t done_cv; /* the caller waits here for remaining == 0 */
@@ -162,39 +163,44 @@ static void stop_workers(mlc_rt_pool *p, int32_t started) {
 }
 
 int mlc_rt_pool_create(int32_t nthreads, mlc_rt_pool **out) {
+  return mlc_rt_pool_create_with(NULL, nthreads, out);
+}
+
+int mlc_rt_pool_create_with(const mlc_rt_allocator *a, int32_t nthreads, mlc_rt_pool **out) {
   if (!out) return EINVAL;
   *out = NULL;
   if (nthreads < 1 || nthreads > MAX_THREADS) return EINVAL;
-  mlc_rt_pool *p = calloc(1, sizeof *p);
+  mlc_rt_pool *p = mlc_rt_calloc(a, 1, sizeof *p);
   if (!p) return ENOMEM;
+  if (a) p->alloc = *a;
   p->nworkers = nthreads - 1;
   atomic_init(&p->ticket, 0);
   atomic_init(&p->remaining, 0);
   atomic_init(&p->fail_chunk, INT64_MAX);
   if (p->nworkers > 0) {
-    p->threads = calloc((size_t)p->nworkers, sizeof *p->threads);
+    p->threads = mlc_rt_calloc(&p->alloc, (size_t)p->nworkers, sizeof *p->threads);
     if (!p->threads) {
-      free(p);
+      mlc_rt_free(a, p);
       return ENOMEM;
     }
   }
   int rc = pthread_mutex_init(&p->mu, NULL);
   if (rc) {
-    free(p->threads);
-    free(p);
+    mlc_rt_free(&p->alloc, p->threads);
+    mlc_rt_free(a, p);
     return rc;
   }
   if ((rc = pthread_cond_init(&p->work_cv, NULL)) != 0) {
     pthread_mutex_destroy(&p->mu);
-    free(p->threads);
-    free(p);
+    mlc_rt_free(&p->alloc, p->threads);
+    mlc_rt_free(a, p);
     return rc;
   }
   if ((rc = pthread_cond_init(&p->done_cv, NULL)) != 0) {
     pthread_cond_destroy(&p->work_cv);
     pthread_mutex_destroy(&p->mu);
-    free(p->threads);
-    free(p);
+    mlc_rt_free(&p->alloc, p->threads);
+    mlc_rt_free(a, p);
     return rc;
   }
   for (int32_t i = 0; i < p->nworkers; i++) {
@@ -216,8 +222,9 @@ void mlc_rt_pool_destroy(mlc_rt_pool *p) {
   pthread_cond_destroy(&p->done_cv);
   pthread_cond_destroy(&p->work_cv);
   pthread_mutex_destroy(&p->mu);
-  free(p->threads);
-  free(p);
+  mlc_rt_free(&p->alloc, p->threads);
+  mlc_rt_allocator a = p->alloc;
+  mlc_rt_free(&a, p);
 }
 
 int32_t mlc_rt_pool_threads(const mlc_rt_pool *p) { return p ? p->nworkers + 1 : 1; }

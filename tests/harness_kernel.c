@@ -290,9 +290,14 @@ static int expected(const tcase *tc, int64_t batch, const mlc_type *at, void *co
   int nouts = 0, ok = 0;
   mlc_origin o = origin_of(tc);
   *out = NULL;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &rm));
-  CU_ASSERT_PTR_NULL(mlc_func_create(rm, "ref", &f));
-  for (int i = 0; i < tc->nargs; i++) CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &at[i], &args[i]));
+  if (!MLC_TEST_OK(mlc_module_create(mlc_allocator_default(), &rm))) return 0;
+  int built = MLC_TEST_OK(mlc_func_create(rm, "ref", &f));
+  for (int i = 0; built && i < tc->nargs; i++)
+    built = MLC_TEST_OK(mlc_func_add_param(f, NULL, &at[i], &args[i]));
+  if (!built) {
+    mlc_module_destroy(rm);
+    return 0;
+  }
   /* shape attributes name the batch symbol: the concrete call has its value */
   mlc_attr attrs[12];
   int64_t shape[MAXR];
@@ -346,17 +351,19 @@ void mlc_th_kernel_case(const tcase *tc) {
     CU_FAIL("no code generation target");
     return;
   }
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
-  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
+  MLC_TEST_OK_FATAL(mlc_module_create(mlc_allocator_default(), &gm));
+  mlc_test_hold(gm);
+  MLC_TEST_OK_FATAL(mlc_tir_module_create(mlc_allocator_default(), &tm));
+  mlc_test_hold(tm);
   if (tc->nbatch) {
     int64_t n = 0;
-    CU_ASSERT_PTR_NULL(mlc_module_sym(gm, "n", &n));
+    MLC_TEST_OK_FATAL(mlc_module_sym(gm, "n", &n));
     CU_ASSERT_EQUAL(n, N_);
   }
-  CU_ASSERT_PTR_NULL(mlc_func_create(gm, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_create(gm, "main", &f));
   for (int i = 0; i < tc->nargs; i++) {
     mlc_type t = {tc->args[i].dt, tc->args[i].rank, tc->args[i].dims};
-    CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &t, &args[i]));
+    MLC_TEST_OK_FATAL(mlc_func_add_param(f, NULL, &t, &args[i]));
   }
   mlc_status s = mlc_graph_emit1(f, tc->op, args, tc->nargs, tc->attrs, mlc_th_nattrs_of(tc), &o, &out);
   if (s) fprintf(stderr, "\n%s: emit: %s\n", tc->name, mlc_status_message(s));
@@ -366,7 +373,7 @@ void mlc_th_kernel_case(const tcase *tc) {
   mlc_kernel_fn fn = NULL;
   mlc_binding *b = out ? out->def : NULL;
   if (!s && b) {
-    CU_ASSERT_PTR_NULL(mlc_func_add_ret(f, out));
+    MLC_TEST_OK_FATAL(mlc_func_add_ret(f, out));
     mlc_lower_options opt = {0, 1};
     s = mlc_lower_legalize(gm, tm, &opt);
     if (s) fprintf(stderr, "\n%s: legalize: %s\n", tc->name, mlc_status_message(s));

@@ -50,9 +50,9 @@ static int pick(const storage *st, int n, int64_t need) {
 
 static mlc_status plan_func(mlc_module *m, mlc_func *f) {
   int nv = m->next_value_id;
-  int *last_use = malloc(sizeof(int) * (size_t)(nv ? nv : 1));
-  char *is_ret = calloc((size_t)(nv ? nv : 1), 1);
-  char *released = calloc((size_t)(nv ? nv : 1), 1);
+  int *last_use = mlc_mem_alloc(sizeof(int) * (size_t)(nv ? nv : 1));
+  char *is_ret = mlc_mem_calloc((size_t)(nv ? nv : 1), 1);
+  char *released = mlc_mem_calloc((size_t)(nv ? nv : 1), 1);
   storage *st = NULL;
   int nst = 0, cap = 0;
   mlc_status s = NULL;
@@ -81,7 +81,7 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
         if (id < 0) {
           if (nst == cap) {
             cap = cap ? cap * 2 : 16;
-            storage *ns = realloc(st, sizeof *st * (size_t)cap);
+            storage *ns = mlc_mem_realloc(st, sizeof *st * (size_t)cap);
             if (!ns) {
               s = mlc_oom();
               goto done;
@@ -117,10 +117,10 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
     }
   f->nstorages = nst;
 done:
-  free(last_use);
-  free(is_ret);
-  free(released);
-  free(st);
+  mlc_mem_free(last_use);
+  mlc_mem_free(is_ret);
+  mlc_mem_free(released);
+  mlc_mem_free(st);
   return s;
 }
 

@@ -88,6 +88,31 @@ typedef enum mlc_rt_status {
 /* Short upper-case name of |st|, e.g. "INVALID_ARGUMENT". Static storage. */
 MLC_API const char *mlc_rt_status_name(mlc_rt_status st);
 
+/* ---- memory ------------------------------------------------------------- */
+
+/*
+** An allocator: realloc(self, p, old_size, new_size) allocates |new_size|
+** bytes when |p| is NULL, frees |p| and returns NULL when |new_size| is 0,
+** and returns NULL when it cannot allocate.  The runtime only allocates and
+** frees (never resizes), always with |old_size| 0; blocks need the
+** alignment of malloc's.
+*/
+typedef struct mlc_rt_allocator {
+  void *self;
+  void *(*realloc)(void *self, void *p, size_t old_size, size_t new_size);
+} mlc_rt_allocator;
+
+/*
+** Makes |a| (copied; NULL = the C library's malloc and free, the default)
+** the allocator of the loader and of every model loaded or opened after
+** the call: such a model, its sessions and their thread pools take all
+** their memory from it, and keep it until they are freed (models opened
+** before keep theirs).  Not synchronized with loads on other threads: call
+** it before them.  What the C library allocates on its own (dlopen, thread
+** stacks) does not go through it.
+*/
+MLC_API void mlc_rt_set_allocator(const mlc_rt_allocator *a);
+
 /* ---- models ------------------------------------------------------------- */
 
 /*

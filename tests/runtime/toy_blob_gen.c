@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
   uint8_t *blob = NULL;
   size_t n = 0;
   char err[256];
-  if (mlc_rt_desc_encode(&d, TOY_NFNS, &blob, &n, err, sizeof err) != MLC_RT_OK) {
+  if (mlc_rt_desc_encode(NULL, &d, TOY_NFNS, &blob, &n, err, sizeof err) != MLC_RT_OK) {
     fprintf(stderr, "toy_blob_gen: %s\n", err);
     return 1;
   }

@@ -28,21 +28,21 @@ static void test_status(void) {
 }
 
 static void test_arena(void) {
-  mlc_arena *a = mlc_arena_create(mlc_allocator_system());
+  mlc_arena *a = mlc_arena_create(mlc_allocator_default());
   CU_ASSERT_PTR_NOT_NULL_FATAL(a);
   char *s = mlc_arena_strdup(a, "hello");
-  CU_ASSERT_STRING_EQUAL(s, "hello");
+  CU_ASSERT(s && strcmp(s, "hello") == 0);
   CU_ASSERT_EQUAL(((uintptr_t)mlc_arena_alloc(a, 3)) % 16, 0);
   mlc_arena_mark m = mlc_arena_get_mark(a);
   size_t used = mlc_arena_used(a);
   for (int i = 0; i < 100; i++) CU_ASSERT_PTR_NOT_NULL(mlc_arena_alloc(a, 10000));
   mlc_arena_reset(a, m);
   CU_ASSERT_EQUAL(mlc_arena_used(a), used);
-  CU_ASSERT_STRING_EQUAL(s, "hello");
+  CU_ASSERT(s && strcmp(s, "hello") == 0);
   CU_ASSERT_PTR_NULL(mlc_arena_array(a, SIZE_MAX / 2, 4));
   CU_ASSERT(mlc_arena_oom(a));
   char *p = mlc_arena_printf(a, "%d-%s", 7, "x");
-  CU_ASSERT_STRING_EQUAL(p, "7-x");
+  CU_ASSERT(p && strcmp(p, "7-x") == 0);
   mlc_arena_destroy(a);
   mlc_arena_destroy(NULL);
 }
@@ -83,7 +83,7 @@ static void test_vec(void) {
   MLC_VEC(int) v = {0};
   for (int i = 0; i < 1000; i++) CU_ASSERT_EQUAL(mlc_vec_push(&v, i), 0);
   CU_ASSERT_EQUAL(v.len, 1000);
-  CU_ASSERT_EQUAL(v.data[999], 999);
+  CU_ASSERT(v.len == 1000 && v.data[999] == 999);
   mlc_vec_free(&v);
 }
 

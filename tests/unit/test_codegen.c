@@ -697,7 +697,7 @@ static mlc_tir_module *km;
 static int suite_init(void) {
   tmpdir = mlc_test_tmpdir();
   if (!tmpdir) return 1;
-  if (mlc_tir_module_create(mlc_allocator_system(), &km)) return 1;
+  if (mlc_tir_module_create(mlc_allocator_default(), &km)) return 1;
   mlc_status st = build_kernels(km);
   if (!st) st = build_par_alloc(km);
   if (!st) st = build_par_assert(km);
@@ -1075,7 +1075,7 @@ static void test_vectorized(void) {
   /* the IR: loop metadata before optimization, vectors after */
   mlc_tir_module *m;
   mlc_target *t;
-  if (!OK(mlc_tir_module_create(mlc_allocator_system(), &m))) return;
+  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return;
   mlc_tir_func *f = mlc_tir_module_find(km, "vadd");
   CU_ASSERT(OK(mlc_tir_module_add(m, f)));
   if (OK(mlc_target_host(&t))) {
@@ -1271,7 +1271,7 @@ static void test_other_cpu(void) {
   mlc_target_destroy(t);
   if (!x86 || !OK(mlc_target_parse("llvm -mcpu=x86-64-v2", &t))) return;
   mlc_tir_module *m;
-  if (!OK(mlc_tir_module_create(mlc_allocator_system(), &m))) {
+  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) {
     mlc_target_destroy(t);
     return;
   }

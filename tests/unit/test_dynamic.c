@@ -422,7 +422,7 @@ static int err_has(mlc_status s, const char *want) {
 static void test_verify_scope(void) {
   for (int k = 0; k < 3; k++) {
     mlc_module *m = NULL;
-    CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &m));
+    CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &m));
     mlc_func *f;
     mlc_value *x, *t, *t2, *y;
     int64_t two = 2, s[2];

@@ -42,8 +42,8 @@
 
 static mlc_module *new_module(void) {
   mlc_module *m = NULL;
-  if (!OK(mlc_module_create(mlc_allocator_system(), &m))) return NULL;
-  return m;
+  if (!OK(mlc_module_create(mlc_allocator_default(), &m))) return NULL;
+  return mlc_test_hold(m);
 }
 
 /* Adds a constant of |t|: |data| copied, or zeros when NULL. */
@@ -511,29 +511,29 @@ static void test_module_build(void) {
   int64_t n, n2, s0;
   mlc_func *f, *dup;
   mlc_value *x, *c, *o[2];
-  OK(mlc_module_sym(m, "n", &n));
-  OK(mlc_module_sym(m, "n", &n2));
+  MLC_TEST_OK_FATAL(mlc_module_sym(m, "n", &n));
+  MLC_TEST_OK_FATAL(mlc_module_sym(m, "n", &n2));
   CU_ASSERT_EQUAL(n, n2);
-  OK(mlc_module_fresh_sym(m, &s0));
+  MLC_TEST_OK_FATAL(mlc_module_fresh_sym(m, &s0));
   CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(m, s0), "s1");
-  OK(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
   EXPECT_ERR(mlc_func_create(m, "main", &dup), "already exists");
   CU_ASSERT_PTR_EQUAL(mlc_module_func(m, "main"), f);
   CU_ASSERT_PTR_NULL(mlc_module_func(m, "nope"));
-  OK(mlc_func_add_param(f, "x", &TY(F32, n, 4), &x));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, n, 4), &x));
   CU_ASSERT_EQUAL(x->kind, MLC_VALUE_PARAM);
-  OK(cst(m, "w", TY(F32, 4, 4), NULL, &c));
+  MLC_TEST_OK_FATAL(cst(m, "w", TY(F32, 4, 4), NULL, &c));
   CU_ASSERT_EQUAL(c->const_index, 0);
   CU_ASSERT_EQUAL(m->consts[0].nbytes, 64);
   EXPECT_ERR(mlc_module_add_const(m, "bad", &TY(F32, 4), "abc", 3, &c), "bad", "3 bytes");
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "two", ARGS(x, c), NOATTRS,
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "two", ARGS(x, c), NOATTRS,
                          (mlc_type[]){TY(F32, n, 4), TY(I64, n)}, 2, NULL, o));
   CU_ASSERT_EQUAL(o[1]->def_output, 1);
   CU_ASSERT_PTR_EQUAL(o[0]->def, o[1]->def);
   CU_ASSERT_EQUAL(f->nblocks, 1);
   CU_ASSERT_EQUAL(f->blocks[0].n, 1);
-  OK(mlc_func_add_ret(f, o[0]));
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, o[0]));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_module_destroy(m);
   mlc_module_destroy(NULL);
 }
@@ -544,7 +544,7 @@ static void test_print_type(void) {
   mlc_module *m = new_module();
   if (!m) return;
   int64_t n;
-  OK(mlc_module_sym(m, "n", &n));
+  MLC_TEST_OK_FATAL(mlc_module_sym(m, "n", &n));
   struct {
     mlc_type t;
     const char *want;
@@ -571,15 +571,15 @@ static void test_print_small(void) {
   mlc_func *f;
   mlc_value *x, *c, *s, *v, *o[2];
   float sv = -0.1f;
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 2, 3), &x));
-  OK(cst(m, "w", TY(F32, 3, 3), NULL, &c));
-  OK(cst(m, "s", TY0(F32), &sv, &s));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "mm", ARGS(x, c), NOATTRS, &TY(F32, 2, 3), 1, ORG("MatMul", "m\"1"),
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2, 3), &x));
+  MLC_TEST_OK_FATAL(cst(m, "w", TY(F32, 3, 3), NULL, &c));
+  MLC_TEST_OK_FATAL(cst(m, "s", TY0(F32), &sv, &s));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "mm", ARGS(x, c), NOATTRS, &TY(F32, 2, 3), 1, ORG("MatMul", "m\"1"),
                          &v));
-  OK(mlc_graph_emit_call(f, MLC_CALL_DPS_PACKED, "ext.f", ARGS(v, s), ATTRS(mlc_attr_int("k", -2)),
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_DPS_PACKED, "ext.f", ARGS(v, s), ATTRS(mlc_attr_int("k", -2)),
                          (mlc_type[]){TY(F32, 2, 3), TY(I32, 2)}, 2, NULL, o));
-  OK(mlc_func_add_ret(f, o[1]));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, o[1]));
   char *got = print_module(m);
   const char *want =
       "# constants: 2 (40 B)\n"
@@ -611,10 +611,10 @@ static void test_print_empty(void) {
   free(got);
   mlc_func *f;
   mlc_value *x;
-  OK(mlc_func_create(m, "id", &f));
-  OK(mlc_func_add_param(f, NULL, &TY(I8, 1), &x));
-  OK(mlc_func_add_ret(f, x));
-  OK(mlc_func_add_ret(f, x));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "id", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, NULL, &TY(I8, 1), &x));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, x));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, x));
   got = print_module(m);
   CU_ASSERT_STRING_EQUAL(got,
                          "@I.ir_module\nclass Module:\n    @R.function\n"
@@ -636,15 +636,15 @@ static void test_print_const_values(void) {
   uint16_t bf = 0x3fc0; /* 1.5 */
   uint8_t u8[2][2] = {{1, 2}, {3, 255}};
   float inf = 1.0f / 0.0f;
-  OK(mlc_func_create(m, "main", &f));
-  OK(cst(m, NULL, TY0(F64), &d, &v[0]));
-  OK(cst(m, NULL, TY(I32, 3), i32, &v[1]));
-  OK(cst(m, NULL, TY0(U64), &u64, &v[2]));
-  OK(cst(m, NULL, TY0(BF16), &bf, &v[3]));
-  OK(cst(m, NULL, TY(U8, 2, 1, 2), u8, &v[4]));
-  OK(cst(m, NULL, TY0(F32), &inf, &v[5]));
-  OK(cst(m, NULL, TY(F32, 0, 2), NULL, &v[6]));
-  OK(cst(m, NULL, TY(F32, 9), NULL, &v[7]));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY0(F64), &d, &v[0]));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY(I32, 3), i32, &v[1]));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY0(U64), &u64, &v[2]));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY0(BF16), &bf, &v[3]));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY(U8, 2, 1, 2), u8, &v[4]));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY0(F32), &inf, &v[5]));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY(F32, 0, 2), NULL, &v[6]));
+  MLC_TEST_OK_FATAL(cst(m, NULL, TY(F32, 9), NULL, &v[7]));
   for (int i = 0; i < 8; i++) OK(mlc_func_add_ret(f, v[i]));
   char *got = print_module(m);
   CU_ASSERT_PTR_NOT_NULL(strstr(got, "#   c0: R.Tensor((), \"float64\")\n"));
@@ -691,16 +691,16 @@ static void test_dot(void) {
   int64_t n;
   mlc_func *f;
   mlc_value *x, *w, *o[2], *v;
-  OK(mlc_module_sym(m, "n", &n));
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "in\"put", &TY(F32, n, 4), &x));
-  OK(cst(m, "we\"ird\\name", TY(F32, 4, 4), NULL, &w));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "split", ARGS(x), NOATTRS, (mlc_type[]){TY(F32, n, 2), TY(F32, n, 2)},
+  MLC_TEST_OK_FATAL(mlc_module_sym(m, "n", &n));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "in\"put", &TY(F32, n, 4), &x));
+  MLC_TEST_OK_FATAL(cst(m, "we\"ird\\name", TY(F32, 4, 4), NULL, &w));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "split", ARGS(x), NOATTRS, (mlc_type[]){TY(F32, n, 2), TY(F32, n, 2)},
                          2, NULL, o));
-  OK(mlc_graph_emit_call(f, MLC_CALL_DPS_PACKED, "ext.\"q\"", ARGS(o[1], o[0], w), NOATTRS, &TY(F32, n, 4), 1,
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_DPS_PACKED, "ext.\"q\"", ARGS(o[1], o[0], w), NOATTRS, &TY(F32, n, 4), 1,
                          NULL, &v));
-  OK(mlc_func_add_ret(f, v));
-  OK(mlc_func_add_ret(f, w));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, v));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, w));
   mlc_strbuf b = MLC_STRBUF_INIT;
   mlc_graph_print_dot(m, f, &b);
   const char *s = mlc_sb_str(&b);
@@ -741,12 +741,12 @@ static mlc_module *small_tir_module(mlc_value **vals) {
   mlc_module *m = new_module();
   if (!m) return NULL;
   mlc_func *f;
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 4), &vals[0]));
-  OK(cst(m, "c", TY(F32, 4), NULL, &vals[1]));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "a", ARGS(vals[0], vals[1]), NOATTRS, &TY(F32, 4), 1, NULL, &vals[2]));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "b", ARGS(vals[2]), NOATTRS, &TY(F32, 4), 1, NULL, &vals[3]));
-  OK(mlc_func_add_ret(f, vals[3]));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 4), &vals[0]));
+  MLC_TEST_OK_FATAL(cst(m, "c", TY(F32, 4), NULL, &vals[1]));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "a", ARGS(vals[0], vals[1]), NOATTRS, &TY(F32, 4), 1, NULL, &vals[2]));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "b", ARGS(vals[2]), NOATTRS, &TY(F32, 4), 1, NULL, &vals[3]));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, vals[3]));
   return m;
 }
 
@@ -754,7 +754,7 @@ static void test_verify_tir(void) {
   mlc_value *v[4];
   mlc_module *m = small_tir_module(v);
   if (!m) return;
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_block *blk = &m->funcs[0]->blocks[0];
   /* use before definition: swap the two bindings */
   mlc_binding *t = blk->bindings[0];
@@ -763,7 +763,7 @@ static void test_verify_tir(void) {
   EXPECT_ERR(mlc_graph_verify(m), "function \"main\", binding 0 (b)", "used before its definition");
   blk->bindings[1] = blk->bindings[0];
   blk->bindings[0] = t;
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   /* bad constant index */
   v[1]->const_index = 7;
   EXPECT_ERR(mlc_graph_verify(m), "binding 0 (a)", "arg 1", "constant index 7 out of range");
@@ -782,7 +782,7 @@ static void test_verify_tir(void) {
   m->funcs[0]->rets[0] = &fake;
   EXPECT_ERR(mlc_graph_verify(m), "return value 0", "out of range");
   m->funcs[0]->rets[0] = v[3];
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_module_destroy(m);
 }
 
@@ -792,11 +792,11 @@ static void test_verify_scope(void) {
   if (!m) return;
   mlc_func *g;
   mlc_value *y, *w;
-  OK(mlc_func_create(m, "other", &g));
-  OK(mlc_func_add_param(g, "y", &TY(F32, 4), &y));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "other", &g));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(g, "y", &TY(F32, 4), &y));
   /* a param of main used in "other" */
-  OK(mlc_graph_emit_call(g, MLC_CALL_TIR, "c", ARGS(v[0]), NOATTRS, &TY(F32, 4), 1, NULL, &w));
-  OK(mlc_func_add_ret(g, v[2]));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(g, MLC_CALL_TIR, "c", ARGS(v[0]), NOATTRS, &TY(F32, 4), 1, NULL, &w));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(g, v[2]));
   const char *msg_parts[] = {"function \"other\", binding 0 (c)", "not a parameter of this function"};
   mlc_status s = mlc_graph_verify(m);
   CU_ASSERT_PTR_NOT_NULL(s);
@@ -814,16 +814,16 @@ static void test_verify_ops(void) {
   if (!m) return;
   mlc_func *f;
   mlc_value *x, *y, *v, *w;
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 2, 3), &x));
-  OK(mlc_func_add_param(f, "y", &TY(F32, 3), &y));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2, 3), &x));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "y", &TY(F32, 3), &y));
   if (!OK(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(x, y), NOATTRS, ORG("Add", "add0"), &v)) ||
       !OK(mlc_graph_emit1(f, MLC_OP_RELU, ARGS(v), NOATTRS, NULL, &w))) {
     mlc_module_destroy(m);
     return;
   }
-  OK(mlc_func_add_ret(f, w));
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, w));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_binding *add = v->def;
   /* wrong arg count */
   add->nargs = 1;
@@ -847,7 +847,7 @@ static void test_verify_ops(void) {
   v->def_output = 1;
   EXPECT_ERR(mlc_graph_verify(m), "def/def_output");
   v->def_output = 0;
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_module_destroy(m);
 }
 
@@ -906,7 +906,7 @@ static void test_pass_dump_and_log(void) {
   mlc_pass list[2] = {*mlc_pass_find("fold_constant"), *mlc_pass_find("dce")};
   FILE *log = tmpfile();
   mlc_pass_ctx ctx = {1, dir, NULL, log};
-  OK(mlc_pass_run(m, list, 2, &ctx));
+  MLC_TEST_OK_FATAL(mlc_pass_run(m, list, 2, &ctx));
   CU_ASSERT(file_exists(dir, "01_fold_constant.before.txt"));
   CU_ASSERT(file_exists(dir, "01_fold_constant.after.txt"));
   CU_ASSERT(file_exists(dir, "02_dce.before.txt"));
@@ -934,7 +934,7 @@ static void test_pass_dump_and_log(void) {
   free(dir);
   dir = mlc_test_tmpdir();
   mlc_pass_ctx ctx2 = {0, dir, "inline, dce", NULL};
-  OK(mlc_pass_run(m, list, 2, &ctx2));
+  MLC_TEST_OK_FATAL(mlc_pass_run(m, list, 2, &ctx2));
   CU_ASSERT(!file_exists(dir, "01_fold_constant.before.txt"));
   CU_ASSERT(file_exists(dir, "02_dce.before.txt"));
   CU_ASSERT(file_exists(dir, "02_dce.after.txt"));
@@ -955,11 +955,11 @@ static void test_pass_errors(void) {
   EXPECT_ERR(mlc_pass_run(m, &failer, 1, NULL), "pass failer: it went wrong");
   EXPECT_ERR(mlc_pass_run(m, &breaker, 1, &verify), "after pass breaker", "graph verify", "constant c0");
   m->consts[0].nbytes--;
-  OK(mlc_pass_run(m, &breaker, 1, NULL)); /* no verification asked */
+  MLC_TEST_OK_FATAL(mlc_pass_run(m, &breaker, 1, NULL)); /* no verification asked */
   m->consts[0].nbytes--;
-  OK(mlc_graph_pipeline(m, NULL));
-  OK(mlc_graph_pipeline(m, &verify));
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_pipeline(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_graph_pipeline(m, &verify));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_module_destroy(m);
 }
 
@@ -971,34 +971,34 @@ static void test_dce(void) {
   mlc_func *f;
   mlc_value *x, *c[3], *d, *v;
   float vals[3][2] = {{1, 1}, {2, 2}, {3, 3}};
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 2), &x));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2), &x));
   for (int i = 0; i < 3; i++) OK(cst(m, NULL, TY(F32, 2), vals[i], &c[i]));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "dead", ARGS(x, c[0]), NOATTRS, &TY(F32, 2), 1, NULL, &d));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "dead2", ARGS(d, c[1]), NOATTRS, &TY(F32, 2), 1, NULL, &d));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "live", ARGS(x, c[2]), NOATTRS, &TY(F32, 2), 1, NULL, &v));
-  OK(mlc_func_add_ret(f, v));
-  OK(mlc_func_add_ret(f, c[2]));
-  OK(mlc_pass_dce(m, NULL));
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "dead", ARGS(x, c[0]), NOATTRS, &TY(F32, 2), 1, NULL, &d));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "dead2", ARGS(d, c[1]), NOATTRS, &TY(F32, 2), 1, NULL, &d));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "live", ARGS(x, c[2]), NOATTRS, &TY(F32, 2), 1, NULL, &v));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, v));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, c[2]));
+  MLC_TEST_OK_FATAL(mlc_pass_dce(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   CU_ASSERT_EQUAL(f->nblocks, 1);
   CU_ASSERT_EQUAL(f->blocks[0].n, 1);
   CU_ASSERT_EQUAL(m->nconsts, 1);
   CU_ASSERT_EQUAL(c[2]->const_index, 0);
   CU_ASSERT_EQUAL(((float *)m->consts[0].data)[0], 3);
   /* Idempotent. */
-  OK(mlc_pass_dce(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_pass_dce(m, NULL));
   CU_ASSERT_EQUAL(f->blocks[0].n, 1);
   CU_ASSERT_EQUAL(m->nconsts, 1);
   /* Everything dead: the block goes; later emits open a new one. */
   f->rets[0] = x;
   f->nrets = 1;
-  OK(mlc_pass_dce(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_pass_dce(m, NULL));
   CU_ASSERT_EQUAL(f->nblocks, 0);
   CU_ASSERT_EQUAL(m->nconsts, 0);
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "again", ARGS(x), NOATTRS, &TY(F32, 2), 1, NULL, &v));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "again", ARGS(x), NOATTRS, &TY(F32, 2), 1, NULL, &v));
   CU_ASSERT_EQUAL(f->nblocks, 1);
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_module_destroy(m);
 }
 
@@ -1008,13 +1008,13 @@ static void test_dce_keeps_impure(void) {
   if (!m) return;
   mlc_func *f;
   mlc_value *x, *c, *d;
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 2), &x));
-  OK(cst(m, "c", TY(F32, 16), NULL, &c));
-  OK(mlc_graph_emit_call(f, MLC_CALL_DPS_PACKED, "print", ARGS(x, c), NOATTRS, &TY(F32, 2), 1, NULL, &d));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2), &x));
+  MLC_TEST_OK_FATAL(cst(m, "c", TY(F32, 16), NULL, &c));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_DPS_PACKED, "print", ARGS(x, c), NOATTRS, &TY(F32, 2), 1, NULL, &d));
   f->blocks[0].dataflow = 0;
-  OK(mlc_func_add_ret(f, x));
-  OK(mlc_pass_dce(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, x));
+  MLC_TEST_OK_FATAL(mlc_pass_dce(m, NULL));
   CU_ASSERT_EQUAL(f->nblocks, 1);
   CU_ASSERT_EQUAL(f->blocks[0].n, 1);
   CU_ASSERT_EQUAL(m->nconsts, 1);
@@ -1034,21 +1034,21 @@ static void test_fold_leaves_unfoldable(void) {
   mlc_value *a, *b, *v, *w;
   float av[4] = {1, 2, 3, 4};
   m->fold = 0;
-  OK(mlc_func_create(m, "main", &f));
-  OK(cst(m, "a", TY(F32, 2, 2), av, &a));
-  OK(cst(m, "b", TY(F32, 2, 2), av, &b));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(cst(m, "a", TY(F32, 2, 2), av, &a));
+  MLC_TEST_OK_FATAL(cst(m, "b", TY(F32, 2, 2), av, &b));
   if (!OK(mlc_graph_emit1(f, MLC_OP_MATMUL, ARGS(a, b), NOATTRS, NULL, &v))) {
     mlc_module_destroy(m);
     return;
   }
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "t", ARGS(a, b), NOATTRS, &TY(F32, 2, 2), 1, NULL, &w));
-  OK(mlc_func_add_ret(f, v));
-  OK(mlc_func_add_ret(f, w));
-  OK(mlc_pass_fold_constant(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "t", ARGS(a, b), NOATTRS, &TY(F32, 2, 2), 1, NULL, &w));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, v));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, w));
+  MLC_TEST_OK_FATAL(mlc_pass_fold_constant(m, NULL));
   CU_ASSERT_EQUAL(f->blocks[0].n, 2); /* matmul and call_tir stay */
   CU_ASSERT_EQUAL(m->nconsts, 2);
   CU_ASSERT_PTR_EQUAL(f->rets[0], v);
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_module_destroy(m);
 }
 
@@ -1063,25 +1063,25 @@ static void test_fold(void) {
   mlc_value *x, *a, *b, *v, *w, *k;
   float av[2] = {1, 2}, bv[2] = {3, 4};
   m->fold = 0;
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 2), &x));
-  OK(cst(m, "a", TY(F32, 2), av, &a));
-  OK(cst(m, "b", TY(F32, 2), bv, &b));
-  OK(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(a, b), NOATTRS, NULL, &v));  /* [4, 6] */
-  OK(mlc_graph_emit1(f, MLC_OP_MUL, ARGS(v, v), NOATTRS, NULL, &w));  /* [16, 36] */
-  OK(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(x, w), NOATTRS, NULL, &k));  /* stays */
-  OK(mlc_func_add_ret(f, k));
-  OK(mlc_func_add_ret(f, w));
-  OK(mlc_pass_fold_constant(m, NULL));
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2), &x));
+  MLC_TEST_OK_FATAL(cst(m, "a", TY(F32, 2), av, &a));
+  MLC_TEST_OK_FATAL(cst(m, "b", TY(F32, 2), bv, &b));
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(a, b), NOATTRS, NULL, &v));  /* [4, 6] */
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_MUL, ARGS(v, v), NOATTRS, NULL, &w));  /* [16, 36] */
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(x, w), NOATTRS, NULL, &k));  /* stays */
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, k));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, w));
+  MLC_TEST_OK_FATAL(mlc_pass_fold_constant(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   CU_ASSERT_EQUAL(f->blocks[0].n, 1);
   CU_ASSERT_EQUAL(m->nconsts, 4);
   const mlc_const *c = mlc_value_const(m, f->rets[1]);
   CU_ASSERT(c && ((float *)c->data)[0] == 16 && ((float *)c->data)[1] == 36);
   CU_ASSERT_PTR_EQUAL(k->def->args[1], f->rets[1]);
-  OK(mlc_pass_dce(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_pass_dce(m, NULL));
   CU_ASSERT_EQUAL(m->nconsts, 1);
-  OK(mlc_graph_verify(m));
+  MLC_TEST_OK_FATAL(mlc_graph_verify(m));
   mlc_module_destroy(m);
 }
 

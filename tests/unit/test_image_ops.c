@@ -614,7 +614,7 @@ static mlc_status emit_status(mlc_op op, const mlc_type *types, int n, const mlc
   mlc_func *f = NULL;
   mlc_value *args[4], *out = NULL;
   mlc_origin o = {"bad_node_3", "Test", 17, 3};
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &gm));
   CU_ASSERT_PTR_NULL(mlc_func_create(gm, "main", &f));
   for (int i = 0; i < n; i++) CU_ASSERT_PTR_NULL(mlc_func_add_param(f, NULL, &types[i], &args[i]));
   mlc_status s = mlc_graph_emit1(f, op, args, n, attrs, na, &o, &out);
@@ -665,7 +665,7 @@ static void t_infer_errors(void) {
   expect_error(emit_status(MLC_OP_MAX_POOL_INDICES, &x, 1, p1, 2), MLC_INVALID_ARGUMENT, "storage_order");
   mlc_attr p2[] = {AINTS("kernel", 2, 2)};
   mlc_module *m2 = NULL;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &m2));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &m2));
   mlc_func *f = NULL;
   mlc_value *xv1 = NULL, *y = NULL;
   mlc_origin o = {"ok_node", "Test", 17, 0};

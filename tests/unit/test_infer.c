@@ -17,10 +17,10 @@ static mlc_func *F;
 static int64_t SN, SM; /* symbols n and m */
 
 static void setup(void) {
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &M));
-  CU_ASSERT_PTR_NULL_FATAL(mlc_func_create(M, "main", &F));
-  CU_ASSERT_PTR_NULL(mlc_module_sym(M, "n", &SN));
-  CU_ASSERT_PTR_NULL(mlc_module_sym(M, "m", &SM));
+  MLC_TEST_OK_FATAL(mlc_module_create(mlc_allocator_default(), &M));
+  MLC_TEST_OK_FATAL(mlc_func_create(M, "main", &F));
+  MLC_TEST_OK(mlc_module_sym(M, "n", &SN));
+  MLC_TEST_OK(mlc_module_sym(M, "m", &SM));
 }
 
 static void teardown(void) {
@@ -33,7 +33,7 @@ static void teardown(void) {
 static mlc_value *P(mlc_dtype dt, const int64_t *dims, int rank) {
   mlc_type t = {dt, rank, dims};
   mlc_value *v = NULL;
-  CU_ASSERT_PTR_NULL(mlc_func_add_param(F, NULL, &t, &v));
+  MLC_TEST_OK(mlc_func_add_param(F, NULL, &t, &v));
   return v;
 }
 
@@ -42,7 +42,7 @@ static mlc_value *C(mlc_dtype dt, const int64_t *dims, int rank, const void *dat
   mlc_type t = {dt, rank, dims};
   int64_t n = mlc_type_numel(&t);
   mlc_value *v = NULL;
-  CU_ASSERT_PTR_NULL(mlc_module_add_const(M, NULL, &t, data, (size_t)n * mlc_dtype_size(dt), &v));
+  MLC_TEST_OK(mlc_module_add_const(M, NULL, &t, data, (size_t)n * mlc_dtype_size(dt), &v));
   return v;
 }
 
@@ -585,7 +585,8 @@ static void test_fold_movement(void) {
   r = E(MLC_OP_SHAPE_OF, &x, 1, NULL, 0);
   CU_ASSERT(is_const(r) && B(r, (int64_t[]){2, 3}, 16));
   mlc_value *sym = P(MLC_DTYPE_F32, DIMS(SN, 3), 2);
-  CU_ASSERT(E(MLC_OP_SHAPE_OF, &sym, 1, NULL, 0)->kind == MLC_VALUE_VAR);
+  r = E(MLC_OP_SHAPE_OF, &sym, 1, NULL, 0);
+  CU_ASSERT(r && r->kind == MLC_VALUE_VAR);
   teardown();
 }
 
@@ -632,7 +633,7 @@ static void test_fold_matmul_and_keep(void) {
   M->fold = 0;
   r = E(MLC_OP_ADD, ln, 2, NULL, 0);
   CU_ASSERT(T(r, MLC_DTYPE_F32, DIMS(2), 1) && r->kind == MLC_VALUE_VAR);
-  CU_ASSERT_EQUAL(F->nblocks, 1);
+  CU_ASSERT_EQUAL_FATAL(F->nblocks, 1);
   CU_ASSERT_EQUAL(F->blocks[0].n, 3);
   teardown();
 }
@@ -643,10 +644,11 @@ static void test_eval_direct(void) {
   float fx[3] = {1, 2, 3};
   int64_t ix[2] = {0, -4};
   mlc_value *args[2] = {C(MLC_DTYPE_F32, DIMS(3), 1, fx), C(MLC_DTYPE_I64, DIMS(2), 1, ix)};
+  CU_ASSERT_FATAL(args[0] && args[1]);
   mlc_call_info ci = {M, MLC_OP_GATHER, 2, args, 0, NULL, NULL};
   mlc_type ot;
   int n = 0;
-  CU_ASSERT_PTR_NULL(mlc_graph_infer(&ci, &ot, &n));
+  MLC_TEST_OK(mlc_graph_infer(&ci, &ot, &n));
   const void *in[2] = {fx, ix};
   void *out[1] = {NULL};
   mlc_status s = mlc_graph_eval(&ci, &ot, 1, in, out);
@@ -658,8 +660,9 @@ static void test_eval_direct(void) {
 
   int64_t d0[2] = {1, 0};
   mlc_value *dv[2] = {args[1], C(MLC_DTYPE_I64, DIMS(2), 1, d0)};
+  CU_ASSERT_FATAL(dv[1] != NULL);
   mlc_call_info cd = {M, MLC_OP_MOD, 2, dv, 0, NULL, NULL};
-  CU_ASSERT_PTR_NULL(mlc_graph_infer(&cd, &ot, &n));
+  MLC_TEST_OK(mlc_graph_infer(&cd, &ot, &n));
   const void *ind[2] = {ix, d0};
   s = mlc_graph_eval(&cd, &ot, 1, ind, out);
   CU_ASSERT_PTR_NOT_NULL(strstr(mlc_status_message(s), "integer division by zero"));

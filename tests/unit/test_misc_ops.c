@@ -607,7 +607,7 @@ static void t_infer(void) {
   mlc_func *f = NULL;
   mlc_value *x = NULL, *y = NULL, *outs[MLC_MAX_OUTS];
   int nouts = 0;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &m));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &m));
   CU_ASSERT_PTR_NULL(mlc_func_create(m, "main", &f));
   mlc_type t = {MLC_DTYPE_F32, 2, (const int64_t[]){3, 4}};
   CU_ASSERT_PTR_NULL(mlc_func_add_param(f, "x", &t, &x));
@@ -658,7 +658,7 @@ static void t_fold(void) {
   mlc_module *m = NULL;
   mlc_func *f = NULL;
   mlc_value *k = NULL, *y = NULL, *l = NULL, *args[2];
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &m));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &m));
   CU_ASSERT_PTR_NULL(mlc_func_create(m, "main", &f));
   float data[6] = {1, 2, 3, 4, 5, 6};
   int64_t lens[2] = {2, 1};

@@ -39,7 +39,7 @@ static mlc_model *load_toy(void) {
   mlc_rt_status st = mlc_model_load(mlc_test_build_path(TOY_SO), &m, err, sizeof err);
   if (st != MLC_RT_OK) fprintf(stderr, "load: %s\n", err);
   CU_ASSERT_EQUAL(st, MLC_RT_OK);
-  return m;
+  return mlc_test_hold(m);
 }
 
 /* A compact CPU float32 tensor over |data|. */
@@ -159,7 +159,7 @@ static void test_load_and_info(void) {
   char err[256];
   uint32_t n; /* the blob's size, from its header (little-endian, as this host) */
   memcpy(&n, e->blob + 20, sizeof n);
-  CU_ASSERT_EQUAL(mlc_rt_desc_decode(e->blob, n, NULL, 0, NULL, &d, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(NULL, e->blob, n, NULL, 0, NULL, &d, err, sizeof err), MLC_RT_OK);
   CU_ASSERT(d && d->abi_version == MLC_RT_DESC_VERSION && d->nkernels == 3);
   mlc_rt_desc_free(d);
   mlc_model_free(m);
@@ -270,7 +270,9 @@ static void test_two_models_and_direct_entry(void) {
   }
   mlc_session *sa, *sb;
   CU_ASSERT_EQUAL_FATAL(mlc_session_create(a, NULL, &sa), MLC_RT_OK);
+  mlc_test_hold(sa);
   CU_ASSERT_EQUAL_FATAL(mlc_session_create(b, NULL, &sb), MLC_RT_OK);
+  mlc_test_hold(sb);
   mlc_model_free(a); /* the session keeps its model alive */
   CU_ASSERT(run_and_check(sa, 3, 1));
   CU_ASSERT(run_and_check(sb, 5, 2));
@@ -375,7 +377,7 @@ static void test_truncated_so(void) {
   int bad = 0;
   for (size_t len = 0; len < n; len += len < 4096 ? 1 : n / 512 + 1) {
     mlc_rt_model_desc *d = (mlc_rt_model_desc *)1;
-    if (mlc_rt_so_check_mem(so, len, &d, err, sizeof err) == MLC_RT_OK || d || !err[0]) bad++;
+    if (mlc_rt_so_check_mem(NULL, so, len, &d, err, sizeof err) == MLC_RT_OK || d || !err[0]) bad++;
   }
   CU_ASSERT_EQUAL(bad, 0);
   for (size_t len = 0; len < n; len += len < 256 ? 7 : n / 61 + 1) {
@@ -385,10 +387,10 @@ static void test_truncated_so(void) {
   }
   CU_ASSERT_EQUAL(bad, 0);
   mlc_rt_model_desc *d = NULL;
-  CU_ASSERT_EQUAL(mlc_rt_so_check_mem(so, n, &d, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_so_check_mem(NULL, so, n, &d, err, sizeof err), MLC_RT_OK);
   CU_ASSERT(d && d->ntensors == 8 && d->nkernels == 3 && strcmp(d->inputs[1].name, "offset") == 0);
   mlc_rt_desc_free(d);
-  CU_ASSERT_EQUAL(mlc_rt_so_check_mem(NULL, 0, NULL, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_rt_so_check_mem(NULL, NULL, 0, NULL, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
   rmdir(dir);
   free(dir);
   free(so);
@@ -419,7 +421,7 @@ static void test_flipped_so(void) {
       for (size_t k = 0; k < sizeof masks; k++) {
         so[i] ^= masks[k];
         mlc_rt_model_desc *d = NULL;
-        mlc_rt_status st = mlc_rt_so_check_mem(so, n, &d, err, sizeof err);
+        mlc_rt_status st = mlc_rt_so_check_mem(NULL, so, n, &d, err, sizeof err);
         mlc_rt_desc_free(d);
         if (st != MLC_RT_OK && !err[0]) bad++;
         /* Loading (dlopen) only where the check passes is what the
@@ -445,7 +447,7 @@ static mlc_session *toy_session(mlc_model *m, int32_t threads) {
   mlc_session_options opts = {threads};
   mlc_session *s = NULL;
   CU_ASSERT_EQUAL(mlc_session_create(m, &opts, &s), MLC_RT_OK);
-  return s;
+  return mlc_test_hold(s);
 }
 
 static void test_run_batches(void) {
@@ -1076,14 +1078,14 @@ static void test_blob_robust(void) {
   for (uint32_t len = 0; len < n; len++) {
     uint8_t *cut = malloc(len ? len : 1); /* exactly |len| bytes, for ASan */
     memcpy(cut, blob, len);
-    if (mlc_rt_desc_decode(cut, len, NULL, 0, NULL, &d, err, sizeof err) == MLC_RT_OK || d) bad++;
+    if (mlc_rt_desc_decode(NULL, cut, len, NULL, 0, NULL, &d, err, sizeof err) == MLC_RT_OK || d) bad++;
     free(cut);
   }
   CU_ASSERT_EQUAL(bad, 0);
   for (uint32_t i = 0; i < n; i++)
     for (int bit = 0; bit < 8; bit++) {
       blob[i] ^= (uint8_t)(1u << bit);
-      if (mlc_rt_desc_decode(blob, n, NULL, 0, NULL, &d, err, sizeof err) == MLC_RT_OK) {
+      if (mlc_rt_desc_decode(NULL, blob, n, NULL, 0, NULL, &d, err, sizeof err) == MLC_RT_OK) {
         /* still well-formed: every table is usable */
         for (int32_t k = 0; k < d->ninputs; k++) bad += (size_t)d->inputs[k].tensor >= (size_t)d->ntensors;
         for (int32_t k = 0; k < d->nsteps; k++) bad += strlen(d->steps[k].label) > n;
@@ -1106,23 +1108,23 @@ static void test_blob_robust(void) {
   v_externs[0].kernel = 0;
   uint8_t *enc = NULL;
   size_t len = 0;
-  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(&v, 1, &enc, &len, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(NULL, &v, 1, &enc, &len, err, sizeof err), MLC_RT_OK);
   mlc_kernel_fn fns[1] = {k_copy};
-  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_decode(enc, len, fns, 1, v_weights, &d, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_decode(NULL, enc, len, fns, 1, v_weights, &d, err, sizeof err), MLC_RT_OK);
   CU_ASSERT_STRING_EQUAL(d->name, v.name);
   CU_ASSERT_STRING_EQUAL(d->sym_names[0], syms[0]);
   CU_ASSERT_STRING_EQUAL(d->inputs[0].name, v_inputs[0].name);
   CU_ASSERT(d->externs[0].fn == k_copy && d->weights == v_weights && d->nsteps == 1);
   CU_ASSERT(open_expect(d, MLC_RT_OK, NULL));
   mlc_rt_desc_free(d);
-  CU_ASSERT_EQUAL(mlc_rt_desc_decode(enc, len, fns, 2, NULL, &d, err, sizeof err),
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(NULL, enc, len, fns, 2, NULL, &d, err, sizeof err),
                   MLC_RT_INVALID_ARGUMENT);
   enc[8] = 2; /* another version */
-  CU_ASSERT_EQUAL(mlc_rt_desc_decode(enc, len, NULL, 0, NULL, &d, err, sizeof err), MLC_RT_ABI_MISMATCH);
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(NULL, enc, len, NULL, 0, NULL, &d, err, sizeof err), MLC_RT_ABI_MISMATCH);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "version 2"));
   free(enc);
   v_externs[0].kernel = 1; /* out of range */
-  CU_ASSERT_EQUAL(mlc_rt_desc_encode(&v, 1, &enc, &len, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_EQUAL(mlc_rt_desc_encode(NULL, &v, 1, &enc, &len, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NULL(enc);
   v_externs[0].kernel = 0;
 }

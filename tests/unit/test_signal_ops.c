@@ -863,7 +863,7 @@ static void t_infer(void) {
   mlc_func *f = NULL;
   mlc_value *x = NULL, *s = NULL, *y = NULL, *outs[MLC_MAX_OUTS];
   int nouts = 0;
-  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &m));
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &m));
   CU_ASSERT_PTR_NULL(mlc_func_create(m, "main", &f));
   mlc_type xt = {MLC_DTYPE_F32, 3, D(2, 8, 1)}, st = {MLC_DTYPE_F32, 3, D(1, 64, 1)};
   CU_ASSERT_PTR_NULL(mlc_func_add_param(f, "x", &xt, &x));

@@ -20,8 +20,8 @@
 
 static mlc_tir_module *new_module(void) {
   mlc_tir_module *m = NULL;
-  if (!OK(mlc_tir_module_create(mlc_allocator_system(), &m))) return NULL;
-  return m;
+  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
+  return mlc_test_hold(m);
 }
 
 static char *print_func(const mlc_tir_func *f) {
@@ -30,7 +30,7 @@ static char *print_func(const mlc_tir_func *f) {
   CU_ASSERT(!b.oom);
   char *s = strdup(mlc_sb_str(&b));
   mlc_sb_fini(&b);
-  return s;
+  return mlc_test_hold(s);
 }
 
 static char *print_expr(const mlc_tir_expr *e) {
@@ -227,6 +227,7 @@ static void test_te_symbolic(void) {
   mlc_tir_module *m = new_module();
   mlc_te_builder *b;
   if (!m || !OK(mlc_te_builder_create(m, &b))) return;
+  mlc_test_hold(b);
   mlc_tir_var *n = mlc_tir_var_new(m, "n", MLC_DTYPE_I64);
   sym_ctx c;
   mlc_te_tensor *O;
@@ -235,7 +236,7 @@ static void test_te_symbolic(void) {
   CU_ASSERT(OK(mlc_te_placeholder(b, "W", 1, (mlc_tir_expr *[]){I64(16)}, MLC_DTYPE_F32, &c.W)));
   c.k = mlc_te_reduce_axis(b, I64(16), "k");
   CU_ASSERT(OK(mlc_te_compute(b, "S", 1, (mlc_tir_expr *[]){REF(n)}, NULL, sym_sum, &c, &c.S)));
-  c.S->scope = MLC_TIR_SCOPE_LOCAL;
+  if (c.S) c.S->scope = MLC_TIR_SCOPE_LOCAL;
   CU_ASSERT(OK(mlc_te_compute(b, "O", 2, (mlc_tir_expr *[]){REF(n), I64(16)}, NULL, sym_out, &c, &O)));
   CU_ASSERT(OK(mlc_te_create_prim_func(b, "softmax_num", 1, &O, 2, (mlc_te_tensor *[]){c.X, c.W}, &f)));
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -397,6 +398,30 @@ static void test_copy(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(t, "Z[vi, vj] = T.max(Y[vi, vj], T.float32(0))"));
   free(t);
   mlc_tir_module_destroy(m);
+}
+
+/* A copy with fresh variables when any one allocation fails: NULL or a
+** whole copy, never a crash (the variable maps stayed paired). */
+static void test_copy_oom(void) {
+  mlc_tir_subst fresh = {0, NULL, NULL, 0, NULL, NULL, 1};
+  for (unsigned long long n = 1;; n++) {
+    mlc_tir_module *m = new_module();
+    if (!m) return;
+    mlc_tir_func *f = hand_mm_relu(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    if (mlc_test_fail_alloc(n) < 0) {
+      mlc_tir_module_destroy(m);
+      return; /* the whole run is under MLC_FAIL_ALLOC */
+    }
+    mlc_tir_stmt *copy = mlc_tir_stmt_copy(m, f->body, &fresh);
+    int fired = mlc_test_fail_alloc(0);
+    if (copy) CU_ASSERT(copy->kind == MLC_TIR_ALLOCATE);
+    mlc_tir_module_destroy(m);
+    if (!fired) {
+      CU_ASSERT_PTR_NOT_NULL(copy);
+      break;
+    }
+  }
 }
 
 /* ---- printer: every node kind ----------------------------------------------------------- */
@@ -585,7 +610,8 @@ static void test_verify(void) {
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {
       {"folding", test_folding},   {"mm_relu", test_mm_relu}, {"te_symbolic", test_te_symbolic},
-      {"te_errors", test_te_errors}, {"copy", test_copy},     {"printer", test_printer},
+      {"te_errors", test_te_errors}, {"copy", test_copy},
+      {"copy_oom", test_copy_oom}, {"printer", test_printer},
       {"verify", test_verify},     {"assert", test_assert},   {NULL, NULL}};
   mlc_test_add_suite("tir", tests);
 }
