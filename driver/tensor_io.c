@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "driver/driver_int.h"
 #include "onnx/onnx.h"
 
 #include <dlpack/dlpack.h>
@@ -196,10 +197,9 @@ static DLDataType dl_of(mlc_dtype t, int *ok) {
   return d;
 }
 
-static mlc_status read_pb(const char *path, DLTensor **out) {
-  mlc_onnx_tensor_file *h = NULL;
-  const mlc_onnx_tensor *t = NULL;
-  MLC_RETURN_IF_ERROR(mlc_onnx_load_tensor_file(path, &h, &t));
+/* Copies the loaded tensor |t| of |h| (freed here) into a DLTensor. */
+static mlc_status from_pb(const char *path, mlc_onnx_tensor_file *h, const mlc_onnx_tensor *t,
+                          DLTensor **out) {
   int ok;
   DLDataType dt = dl_of(t->dtype, &ok);
   mlc_status s = NULL;
@@ -218,6 +218,23 @@ static mlc_status read_pb(const char *path, DLTensor **out) {
   }
   mlc_onnx_tensor_file_free(h);
   return s;
+}
+
+static mlc_status read_pb(const char *path, DLTensor **out) {
+  mlc_onnx_tensor_file *h = NULL;
+  const mlc_onnx_tensor *t = NULL;
+  MLC_RETURN_IF_ERROR(mlc_onnx_load_tensor_file(path, &h, &t));
+  return from_pb(path, h, t, out);
+}
+
+mlc_status mlc_drv_tensor_read_bytes(const void *data, size_t size, const char *name,
+                                     DLTensor **out) {
+  *out = NULL;
+  if (size >= 6 && memcmp(data, "\x93NUMPY", 6) == 0) return read_npy(name, data, size, out);
+  mlc_onnx_tensor_file *h = NULL;
+  const mlc_onnx_tensor *t = NULL;
+  MLC_RETURN_IF_ERROR(mlc_onnx_load_tensor_bytes(data, size, NULL, name, &h, &t));
+  return from_pb(name, h, t, out);
 }
 
 mlc_status mlc_tensor_read_file(const char *path, DLTensor **out) {
