@@ -29,20 +29,23 @@ typedef struct owned_tensor {
   void *data;
 } owned_tensor;
 
-static owned_tensor *new_tensor(DLDataType dt, int ndim, const int64_t *shape, int *overflow) {
-  *overflow = 0;
-  if (ndim < 0 || ndim > 64) {
-    *overflow = 1;
-    return NULL;
-  }
-  size_t elem = (size_t)(dt.bits / 8) * dt.lanes, n = 1;
+/* The element count of |shape| in *out_n; 0 when the rank or a dim is
+** out of range or the byte size could overflow. */
+static int shape_numel(int ndim, const int64_t *shape, size_t *out_n) {
+  if (ndim < 0 || ndim > 64) return 0;
+  size_t n = 1;
   for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0 || (shape[i] && n > SIZE_MAX / 64 / (size_t)shape[i])) {
-      *overflow = 1;
-      return NULL;
-    }
+    if (shape[i] < 0 || (shape[i] && n > SIZE_MAX / 64 / (size_t)shape[i])) return 0;
     n *= (size_t)shape[i];
   }
+  *out_n = n;
+  return 1;
+}
+
+static owned_tensor *new_tensor(DLDataType dt, int ndim, const int64_t *shape, int *overflow) {
+  size_t elem = (size_t)(dt.bits / 8) * dt.lanes, n;
+  *overflow = !shape_numel(ndim, shape, &n);
+  if (*overflow) return NULL;
   owned_tensor *o = calloc(1, sizeof *o);
   if (!o) return NULL;
   o->data = aligned_alloc(64, ((n * elem) + 63) / 64 * 64 + 64);
@@ -155,17 +158,23 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
     p = end;
   }
   DLDataType dt = {npy_types[ti].code, npy_types[ti].bits, 1};
+  /* The data must be there before the tensor is allocated: a header of a
+  ** few bytes may claim gigabytes. */
+  size_t numel;
+  if (!shape_numel(ndim, shape, &numel)) {
+    s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: shape too large", path);
+    goto done;
+  }
+  size_t need = numel * (npy_types[ti].bits / 8);
+  if (size - off - hlen < need) {
+    s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: .npy data has %zu bytes, shape needs %zu", path,
+                        size - off - hlen, need);
+    goto done;
+  }
   int overflow;
   owned_tensor *o = new_tensor(dt, ndim, shape, &overflow);
   if (!o) {
     s = overflow ? mlc_make_status(MLC_INVALID_ARGUMENT, "%s: shape too large", path) : mlc_oom();
-    goto done;
-  }
-  size_t need = tensor_bytes(&o->t);
-  if (size - off - hlen < need) {
-    mlc_tensor_free(&o->t);
-    s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: .npy data has %zu bytes, shape needs %zu", path,
-                        size - off - hlen, need);
     goto done;
   }
   memcpy(o->data, b + off + hlen, need);
