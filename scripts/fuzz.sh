@@ -12,7 +12,8 @@
 # artifacts/TARGET/ holds the crashing inputs, TARGET.out libFuzzer's output
 # and TARGET.log the summary line tests/summary.sh counts.
 # Env: FUZZ_ARGS adds libFuzzer options (e.g. FUZZ_ARGS=-runs=10000000 with
-# SECONDS 0 for a long run), FUZZ_CC the compiler (default clang-19),
+# SECONDS 0 for a long run; add -fork=1 -ignore_crashes=1 to keep going past
+# crashes and collect them all in artifacts/), FUZZ_CC the compiler (default clang-19),
 # FUZZ_BUILD the build folder (default build-fuzz).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,11 +63,12 @@ for t in $targets; do
   dict=""
   [ -f "fuzz/$t.dict" ] && dict="-dict=fuzz/$t.dict"
   # Detect leaks and report UBSan findings as crashes (the build stops on
-  # the first one); libFuzzer's own limits: 10 s per input, 2 GiB RSS.
+  # the first one); libFuzzer's own limits: 30 s per input (constant
+  # folding may take seconds under ASan on a loaded machine), 2 GiB RSS.
   # shellcheck disable=SC2086
   ASAN_OPTIONS="intercept_tls_get_addr=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-    "$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    "$exe" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 -max_len=65536 \
       -print_final_stats=1 -artifact_prefix="$art/" $dict ${FUZZ_ARGS:-} \
       "$work" "$seeds" $extra >"$out" 2>&1
   rc=$?
