@@ -10,11 +10,16 @@
 ** message, or with code OK succeed with the substring in inspect's report;
 ** never a crash or a leak (the sanitizer build checks).  Cases whose fix belongs elsewhere
 ** wait in tests/malformed/fuzz/pending/ and are not run here.
+**
+** The targets call the memory entries of driver/ (driver_int.h); a second
+** suite checks that they give what the file entries give.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+#include "driver/driver_int.h"
 #include "mlc/mlc.h"
 #include "tests/testutil.h"
 
@@ -88,9 +93,72 @@ static void test_manifest(void) {
   CU_ASSERT(cases > 0);
 }
 
+/* mlc_drv_inspect_onnx_bytes on a file's bytes, named by its path, prints
+** what mlc_inspect_file prints, in every format. */
+static void test_inspect_bytes(void) {
+  const char *path = mlc_test_src_path("fuzz/corpus/fuzz_inspect/mlp_small.onnx");
+  size_t size;
+  char *data = mlc_test_read_file(path, &size);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+  static const mlc_inspect_format fmts[] = {MLC_INSPECT_TEXT, MLC_INSPECT_JSON, MLC_INSPECT_IR,
+                                            MLC_INSPECT_DOT};
+  for (int i = 0; i < 4; i++) {
+    char *text = NULL;
+    mlc_strbuf b = MLC_STRBUF_INIT;
+    if (MLC_TEST_OK(mlc_inspect_file(path, fmts[i], &text)) &&
+        MLC_TEST_OK(mlc_drv_inspect_onnx_bytes(data, size, path, fmts[i], &b))) {
+      CU_ASSERT_PTR_NOT_NULL(b.data);
+      if (b.data) CU_ASSERT_STRING_EQUAL(b.data, text);
+    }
+    mlc_string_free(text);
+    mlc_sb_fini(&b);
+  }
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  MLC_TEST_ERR(mlc_drv_inspect_onnx_bytes(data, size / 2, "half.onnx", MLC_INSPECT_TEXT, &b),
+               MLC_INVALID_ARGUMENT, "half.onnx");
+  MLC_TEST_ERR(mlc_drv_inspect_onnx_bytes(data, size, "x.onnx", (mlc_inspect_format)99, &b),
+               MLC_INVALID_ARGUMENT, "unknown inspect format");
+  mlc_sb_fini(&b);
+  free(data);
+}
+
+/* mlc_drv_tensor_read_bytes reads .npy and .pb bytes as the file reader does. */
+static void test_tensor_bytes(void) {
+  static const char *const files[] = {"fuzz/corpus/fuzz_tensor/a_i8.npy",
+                                      "fuzz/corpus/fuzz_tensor/v2.npy",
+                                      "fuzz/corpus/fuzz_tensor/f32_typed.pb"};
+  for (int i = 0; i < 3; i++) {
+    const char *path = mlc_test_src_path(files[i]);
+    size_t size;
+    char *data = mlc_test_read_file(path, &size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    DLTensor *a = NULL, *b = NULL;
+    if (MLC_TEST_OK(mlc_tensor_read_file(path, &a)) &&
+        MLC_TEST_OK(mlc_drv_tensor_read_bytes(data, size, files[i], &b))) {
+      CU_ASSERT(a->ndim == b->ndim && a->dtype.code == b->dtype.code && a->dtype.bits == b->dtype.bits);
+      size_t n = a->dtype.bits / 8;
+      for (int d = 0; d < a->ndim && d < b->ndim; d++) {
+        CU_ASSERT_EQUAL(a->shape[d], b->shape[d]);
+        n *= (size_t)a->shape[d];
+      }
+      CU_ASSERT(memcmp(a->data, b->data, n) == 0);
+    }
+    mlc_tensor_free(a);
+    mlc_tensor_free(b);
+    /* Cut short: an error naming the given name, no tensor. */
+    b = (DLTensor *)1;
+    MLC_TEST_ERR(mlc_drv_tensor_read_bytes(data, size - 1, "short", &b), MLC_INVALID_ARGUMENT, "short");
+    CU_ASSERT_PTR_NULL(b);
+    free(data);
+  }
+}
+
 static void register_suites(void) {
   static const CU_TestInfo tests[] = {{"manifest", test_manifest}, CU_TEST_INFO_NULL};
+  static const CU_TestInfo bytes_tests[] = {
+      {"inspect_bytes", test_inspect_bytes}, {"tensor_bytes", test_tensor_bytes}, CU_TEST_INFO_NULL};
   mlc_test_add_suite("fuzz_cases", tests);
+  mlc_test_add_suite("memory_entries", bytes_tests);
 }
 
 int main(void) {
