@@ -122,7 +122,9 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
   mlc_status s = NULL;
   const char *d = dict_value(h, "descr"), *fo = dict_value(h, "fortran_order"),
              *sh = dict_value(h, "shape");
-  if (!d || !fo || !sh || *d != '\'' || *sh != '(') {
+  /* descr is a quoted string: its closing quote bounds every read of it. */
+  const char *q = d && *d == '\'' ? strchr(d + 1, '\'') : NULL;
+  if (!q || !fo || !sh || *sh != '(') {
     s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: malformed .npy header", path);
     goto done;
   }
@@ -130,15 +132,14 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
     s = mlc_make_status(MLC_UNIMPLEMENTED, "%s: Fortran-order arrays are not supported", path);
     goto done;
   }
-  char endian = d[1];
-  const char *code = d + 2;
+  /* 'Ecc': byte order E, type code cc. */
+  char endian = q == d + 4 ? d[1] : 0;
   int ti = -1;
-  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
-    if (strncmp(code, npy_types[i].descr, 2) == 0 && code[2] == '\'') ti = (int)i;
+  for (size_t i = 0; endian && i < sizeof npy_types / sizeof npy_types[0]; i++)
+    if (strncmp(d + 2, npy_types[i].descr, 2) == 0) ti = (int)i;
   if (ti < 0 || endian == '>' || (endian != '<' && endian != '|' && endian != '=')) {
-    const char *q = strchr(d + 1, '\'');
     s = mlc_make_status(MLC_UNIMPLEMENTED, "%s: numpy dtype %.*s not supported", path,
-                        q ? (int)(q - d + 1) : 8, d);
+                        (int)(q - d + 1), d);
     goto done;
   }
   int64_t shape[64];
