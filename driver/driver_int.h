@@ -14,6 +14,7 @@
 #include "base/strbuf.h"
 #include "codegen/target.h"
 #include "graph/graph.h"
+#include "mlc/mlc.h"
 
 typedef struct mlc_drv_archive_args {
   const mlc_module *gm;
@@ -40,6 +41,19 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn);
 
 /* Describes the compiled model at |path| (text, or JSON when |json|). */
 MLC_MUST_USE mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *out);
+
+/* Inspects the ONNX model in |data| (|size| bytes, borrowed) as
+** mlc_inspect_file does a .onnx file: load (external data is refused),
+** pre-flight check, import, and the report in |fmt| appended to |out|.
+** |name| stands for the file in messages and the report. */
+MLC_MUST_USE mlc_status mlc_drv_inspect_onnx_bytes(const void *data, size_t size, const char *name,
+                                                   mlc_inspect_format fmt, mlc_strbuf *out);
+
+/* Reads a tensor from the bytes of a .npy or TensorProto .pb file (|data|,
+** |size| bytes, borrowed), as mlc_tensor_read_file reads the file; |name|
+** stands for the file in messages.  *out is transferred (mlc_tensor_free). */
+MLC_MUST_USE mlc_status mlc_drv_tensor_read_bytes(const void *data, size_t size, const char *name,
+                                                  DLTensor **out);
 
 /* Runs |argv| (argv[0] looked up in PATH) in directory |cwd| (NULL: here),
 ** stdout+stderr to |log_path|.  Error status with the log's tail if it fails. */

@@ -453,13 +453,13 @@ static int64_t count_bindings(const mlc_module *m) {
   return n;
 }
 
-static mlc_status inspect_onnx(const char *path, mlc_inspect_format fmt, mlc_strbuf *b) {
-  mlc_onnx_model *om = NULL;
+/* Describes the loaded model |om| (borrowed), named |path| in the report. */
+static mlc_status describe(const char *path, mlc_onnx_model *om, mlc_inspect_format fmt,
+                           mlc_strbuf *b) {
   mlc_module *mod = NULL;
   facts f;
   memset(&f, 0, sizeof f);
-  mlc_status s = mlc_onnx_load_file(path, &om);
-  if (s) return with_path(s, path);
+  mlc_status s = NULL;
   f.path = path;
   f.info = mlc_onnx_model_get_info(om);
   if (!f.info || !f.info->graph) {
@@ -500,7 +500,29 @@ done:
   mlc_module_destroy(mod);
   mlc_vec_free(&f.ops);
   mlc_hash_fini(&f.inits);
+  return s;
+}
+
+static mlc_status inspect_onnx(const char *path, mlc_inspect_format fmt, mlc_strbuf *b) {
+  mlc_onnx_model *om = NULL;
+  mlc_status s = mlc_onnx_load_file(path, &om);
+  if (s) return with_path(s, path);
+  s = describe(path, om, fmt, b);
   mlc_onnx_model_destroy(om);
+  return s;
+}
+
+mlc_status mlc_drv_inspect_onnx_bytes(const void *data, size_t size, const char *name,
+                                      mlc_inspect_format fmt, mlc_strbuf *out) {
+  if (fmt != MLC_INSPECT_TEXT && fmt != MLC_INSPECT_JSON && fmt != MLC_INSPECT_IR &&
+      fmt != MLC_INSPECT_DOT)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: unknown inspect format %d", name, (int)fmt);
+  mlc_onnx_model *om = NULL;
+  mlc_status s = mlc_onnx_load_bytes(data, size, NULL, &om);
+  if (s) return with_path(s, name);
+  s = describe(name, om, fmt, out);
+  mlc_onnx_model_destroy(om);
+  if (!s && out->oom) s = mlc_oom();
   return s;
 }
 

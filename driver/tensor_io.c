@@ -15,6 +15,7 @@
 
 #include "base/outfile.h"
 #include "base/strbuf.h"
+#include "driver/driver_int.h"
 #include "onnx/onnx.h"
 
 #include <dlpack/dlpack.h>
@@ -29,20 +30,23 @@ typedef struct owned_tensor {
   void *data;
 } owned_tensor;
 
-static owned_tensor *new_tensor(DLDataType dt, int ndim, const int64_t *shape, int *overflow) {
-  *overflow = 0;
-  if (ndim < 0 || ndim > 64) {
-    *overflow = 1;
-    return NULL;
-  }
-  size_t elem = (size_t)(dt.bits / 8) * dt.lanes, n = 1;
+/* The element count of |shape| in *out_n; 0 when the rank or a dim is
+** out of range or the byte size could overflow. */
+static int shape_numel(int ndim, const int64_t *shape, size_t *out_n) {
+  if (ndim < 0 || ndim > 64) return 0;
+  size_t n = 1;
   for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0 || (shape[i] && n > SIZE_MAX / 64 / (size_t)shape[i])) {
-      *overflow = 1;
-      return NULL;
-    }
+    if (shape[i] < 0 || (shape[i] && n > SIZE_MAX / 64 / (size_t)shape[i])) return 0;
     n *= (size_t)shape[i];
   }
+  *out_n = n;
+  return 1;
+}
+
+static owned_tensor *new_tensor(DLDataType dt, int ndim, const int64_t *shape, int *overflow) {
+  size_t elem = (size_t)(dt.bits / 8) * dt.lanes, n;
+  *overflow = !shape_numel(ndim, shape, &n);
+  if (*overflow) return NULL;
   owned_tensor *o = mlc_mem_calloc(1, sizeof *o);
   if (!o) return NULL;
   o->data = mlc_mem_aligned_alloc(((n * elem) + 63) / 64 * 64 + 64, 64);
@@ -119,7 +123,9 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
   mlc_status s = NULL;
   const char *d = dict_value(h, "descr"), *fo = dict_value(h, "fortran_order"),
              *sh = dict_value(h, "shape");
-  if (!d || !fo || !sh || *d != '\'' || *sh != '(') {
+  /* descr is a quoted string: its closing quote bounds every read of it. */
+  const char *q = d && *d == '\'' ? strchr(d + 1, '\'') : NULL;
+  if (!q || !fo || !sh || *sh != '(') {
     s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: malformed .npy header", path);
     goto done;
   }
@@ -127,15 +133,14 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
     s = mlc_make_status(MLC_UNIMPLEMENTED, "%s: Fortran-order arrays are not supported", path);
     goto done;
   }
-  char endian = d[1];
-  const char *code = d + 2;
+  /* 'Ecc': byte order E, type code cc. */
+  char endian = q == d + 4 ? d[1] : 0;
   int ti = -1;
-  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
-    if (strncmp(code, npy_types[i].descr, 2) == 0 && code[2] == '\'') ti = (int)i;
+  for (size_t i = 0; endian && i < sizeof npy_types / sizeof npy_types[0]; i++)
+    if (strncmp(d + 2, npy_types[i].descr, 2) == 0) ti = (int)i;
   if (ti < 0 || endian == '>' || (endian != '<' && endian != '|' && endian != '=')) {
-    const char *q = strchr(d + 1, '\'');
     s = mlc_make_status(MLC_UNIMPLEMENTED, "%s: numpy dtype %.*s not supported", path,
-                        q ? (int)(q - d + 1) : 8, d);
+                        (int)(q - d + 1), d);
     goto done;
   }
   int64_t shape[64];
@@ -155,17 +160,23 @@ static mlc_status read_npy(const char *path, const unsigned char *b, size_t size
     p = end;
   }
   DLDataType dt = {npy_types[ti].code, npy_types[ti].bits, 1};
+  /* The data must be there before the tensor is allocated: a header of a
+  ** few bytes may claim gigabytes. */
+  size_t numel;
+  if (!shape_numel(ndim, shape, &numel)) {
+    s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: shape too large", path);
+    goto done;
+  }
+  size_t need = numel * (npy_types[ti].bits / 8);
+  if (size - off - hlen < need) {
+    s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: .npy data has %zu bytes, shape needs %zu", path,
+                        size - off - hlen, need);
+    goto done;
+  }
   int overflow;
   owned_tensor *o = new_tensor(dt, ndim, shape, &overflow);
   if (!o) {
     s = overflow ? mlc_make_status(MLC_INVALID_ARGUMENT, "%s: shape too large", path) : mlc_oom();
-    goto done;
-  }
-  size_t need = tensor_bytes(&o->t);
-  if (size - off - hlen < need) {
-    mlc_tensor_free(&o->t);
-    s = mlc_make_status(MLC_INVALID_ARGUMENT, "%s: .npy data has %zu bytes, shape needs %zu", path,
-                        size - off - hlen, need);
     goto done;
   }
   memcpy(o->data, b + off + hlen, need);
@@ -197,10 +208,9 @@ static DLDataType dl_of(mlc_dtype t, int *ok) {
   return d;
 }
 
-static mlc_status read_pb(const char *path, DLTensor **out) {
-  mlc_onnx_tensor_file *h = NULL;
-  const mlc_onnx_tensor *t = NULL;
-  MLC_RETURN_IF_ERROR(mlc_onnx_load_tensor_file(path, &h, &t));
+/* Copies the loaded tensor |t| of |h| (freed here) into a DLTensor. */
+static mlc_status from_pb(const char *path, mlc_onnx_tensor_file *h, const mlc_onnx_tensor *t,
+                          DLTensor **out) {
   int ok;
   DLDataType dt = dl_of(t->dtype, &ok);
   mlc_status s = NULL;
@@ -219,6 +229,23 @@ static mlc_status read_pb(const char *path, DLTensor **out) {
   }
   mlc_onnx_tensor_file_free(h);
   return s;
+}
+
+static mlc_status read_pb(const char *path, DLTensor **out) {
+  mlc_onnx_tensor_file *h = NULL;
+  const mlc_onnx_tensor *t = NULL;
+  MLC_RETURN_IF_ERROR(mlc_onnx_load_tensor_file(path, &h, &t));
+  return from_pb(path, h, t, out);
+}
+
+mlc_status mlc_drv_tensor_read_bytes(const void *data, size_t size, const char *name,
+                                     DLTensor **out) {
+  *out = NULL;
+  if (size >= 6 && memcmp(data, "\x93NUMPY", 6) == 0) return read_npy(name, data, size, out);
+  mlc_onnx_tensor_file *h = NULL;
+  const mlc_onnx_tensor *t = NULL;
+  MLC_RETURN_IF_ERROR(mlc_onnx_load_tensor_bytes(data, size, NULL, name, &h, &t));
+  return from_pb(name, h, t, out);
 }
 
 mlc_status mlc_tensor_read_file(const char *path, DLTensor **out) {

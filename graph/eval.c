@@ -692,7 +692,9 @@ static mlc_status eval_slice(EVAL_PARAMS) {
     int64_t step = s->ints[i], d = x->dims[i], v = b->ints[i];
     int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? d : d - 1;
     v = v < lo ? lo : v > hi ? hi : v;
-    it.st[0][i] = st[i] * step;
+    /* With one element on an axis the step is never taken: any int64 step
+    ** is valid there, and st * step could overflow. */
+    it.st[0][i] = ot->dims[i] > 1 ? st[i] * step : 0;
     if (ot->dims[i] > 0) it.off[0] += v * st[i];
   }
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));

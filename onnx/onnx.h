@@ -170,6 +170,11 @@ int64_t mlc_onnx_model_opset(const mlc_onnx_model *m, const char *domain);
 typedef struct mlc_onnx_tensor_file mlc_onnx_tensor_file;
 MLC_MUST_USE mlc_status mlc_onnx_load_tensor_file(const char *path, mlc_onnx_tensor_file **out_holder,
                                                   const mlc_onnx_tensor **out);
+/* The same from memory: |data| borrowed, |base_dir| resolves external data
+** (NULL: external data is an error), |name| stands for the file in messages. */
+MLC_MUST_USE mlc_status mlc_onnx_load_tensor_bytes(const void *data, size_t size, const char *base_dir,
+                                                   const char *name, mlc_onnx_tensor_file **out_holder,
+                                                   const mlc_onnx_tensor **out);
 void mlc_onnx_tensor_file_free(mlc_onnx_tensor_file *h);
 
 /* The mlc dtype of a TensorProto.DataType code; MLC_DTYPE_INVALID if none. */

@@ -545,6 +545,47 @@ const mlc_onnx_attr *mlc_onnx_node_attr(const mlc_onnx_node *n, const char *name
   return NULL;
 }
 
+/*
+** Unpacks and builds a tensor file from |data| (borrowed); |base_dir|
+** (copied; with |dir_of_path|, the folder of that path) resolves external
+** data.  |release| (transferred; may be NULL) is freed once |data| is
+** unpacked.  Errors name |shown|.
+*/
+static mlc_status load_tensor(const void *data, size_t size, void *release, const char *base_dir,
+                              int dir_of_path, const char *shown, mlc_onnx_tensor_file **out_holder,
+                              const mlc_onnx_tensor **out) {
+  mlc_onnx_ctx *c = mlc_onnx_ctx_create(NULL);
+  mlc_onnx_tensor_file *h = c ? MLC_ARENA_NEW(c->arena, mlc_onnx_tensor_file) : NULL;
+  if (c && base_dir)
+    c->base_dir = dir_of_path ? mlc_onnx_dirname(c, base_dir)
+                              : mlc_arena_strdup(c->arena, base_dir);
+  if (!h || (base_dir && !c->base_dir)) {
+    mlc_onnx_aligned_free(release);
+    mlc_onnx_ctx_destroy(c);
+    return mlc_oom();
+  }
+  h->ctx = c;
+  ProtobufCMessage *pb;
+  mlc_status s = mlc_onnx_unpack(&onnx__tensor_proto__descriptor, data, size, "TensorProto",
+                                 "a TensorProto file", &pb);
+  mlc_onnx_aligned_free(release);
+  if (!s) {
+    Onnx__TensorProto *tp = (Onnx__TensorProto *)pb;
+    char what[NAME_MAX_SHOWN + 40];
+    snprintf(what, sizeof what, "tensor \"%.*s\"", NAME_MAX_SHOWN, str_or_empty(tp->name));
+    s = mlc_onnx_tensor_build(c, tp, what, &h->t);
+    protobuf_c_message_free_unpacked(pb, &mlc_onnx_pb_allocator);
+  }
+  if (!s && mlc_arena_oom(c->arena)) s = mlc_oom();
+  if (s) {
+    mlc_onnx_ctx_destroy(c);
+    return mlc_status_annotate(s, "%s", shown);
+  }
+  *out_holder = h;
+  *out = &h->t;
+  return NULL;
+}
+
 mlc_status mlc_onnx_load_tensor_file(const char *path, mlc_onnx_tensor_file **out_holder,
                                      const mlc_onnx_tensor **out) {
   if (!out_holder || !out)
@@ -556,33 +597,20 @@ mlc_status mlc_onnx_load_tensor_file(const char *path, mlc_onnx_tensor_file **ou
   void *data;
   size_t size;
   MLC_RETURN_IF_ERROR(mlc_onnx_read_file(path, "tensor file", &data, &size));
-  mlc_onnx_ctx *c = mlc_onnx_ctx_create(NULL);
-  mlc_onnx_tensor_file *h = c ? MLC_ARENA_NEW(c->arena, mlc_onnx_tensor_file) : NULL;
-  if (c) c->base_dir = mlc_onnx_dirname(c, path);
-  if (!h || !c->base_dir) {
-    mlc_onnx_aligned_free(data);
-    mlc_onnx_ctx_destroy(c);
-    return mlc_oom();
-  }
-  h->ctx = c;
-  ProtobufCMessage *pb;
-  mlc_status s = mlc_onnx_unpack(&onnx__tensor_proto__descriptor, data, size, "TensorProto",
-                                 "a TensorProto file", &pb);
-  mlc_onnx_aligned_free(data);
-  if (!s) {
-    Onnx__TensorProto *tp = (Onnx__TensorProto *)pb;
-    char what[NAME_MAX_SHOWN + 40];
-    snprintf(what, sizeof what, "tensor \"%.*s\"", NAME_MAX_SHOWN, str_or_empty(tp->name));
-    s = mlc_onnx_tensor_build(c, tp, what, &h->t);
-    protobuf_c_message_free_unpacked(pb, &mlc_onnx_pb_allocator);
-  }
-  if (s) {
-    mlc_onnx_ctx_destroy(c);
-    return mlc_status_annotate(s, "%s", path);
-  }
-  *out_holder = h;
-  *out = &h->t;
-  return NULL;
+  return load_tensor(data, size, data, path, 1, path, out_holder, out);
+}
+
+mlc_status mlc_onnx_load_tensor_bytes(const void *data, size_t size, const char *base_dir,
+                                      const char *name, mlc_onnx_tensor_file **out_holder,
+                                      const mlc_onnx_tensor **out) {
+  if (!out_holder || !out)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "mlc_onnx_load_tensor_bytes: out is NULL");
+  *out_holder = NULL;
+  *out = NULL;
+  if (!data && size)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "mlc_onnx_load_tensor_bytes: data is NULL");
+  return load_tensor(data ? data : "", size, NULL, base_dir, 0, name ? name : "tensor bytes",
+                     out_holder, out);
 }
 
 void mlc_onnx_tensor_file_free(mlc_onnx_tensor_file *h) {

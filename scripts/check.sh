@@ -1,8 +1,10 @@
 #!/bin/sh
 # check.sh: builds mlc-onnx and runs the whole test suite, twice: a normal
 # build (build/) and one with AddressSanitizer + UndefinedBehaviorSanitizer
-# (build-san/).  Ends with one line "total: N passed, N failed".
-# SANITIZERS=0 skips the sanitizer build.
+# (build-san/), then runs each libFuzzer target of fuzz/ for FUZZ_SECONDS
+# (default 60) in build-fuzz/ (scripts/fuzz.sh).  Ends with one line
+# "total: N passed, N failed".  SANITIZERS=0 skips the sanitizer build,
+# FUZZ=0 the fuzz run.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -28,6 +30,11 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   echo "== build + make check with -fsanitize=address,undefined"
   run_build build-san --enable-sanitizers || status=1
   logs="$logs $(find build-san/tests -name '*.log' ! -name test-suite.log 2>/dev/null | sort)"
+fi
+if [ "${FUZZ:-1}" != 0 ]; then
+  echo "== fuzz targets, ${FUZZ_SECONDS:-60} s each (scripts/fuzz.sh, build-fuzz/)"
+  scripts/fuzz.sh "${FUZZ_SECONDS:-60}" || status=1
+  logs="$logs $(find build-fuzz/fuzz -maxdepth 1 -name '*.log' 2>/dev/null | sort)"
 fi
 # shellcheck disable=SC2086
 tests/summary.sh $logs || status=1

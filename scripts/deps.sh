@@ -5,7 +5,8 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config
       protobuf-c-compiler libprotobuf-c-dev libonnx-dev
       llvm-19-dev libopenblas-dev libcunit1-dev libdlpack-dev
-      python3-onnx python3-numpy zlib1g-dev libzstd-dev"
+      python3-onnx python3-numpy zlib1g-dev libzstd-dev
+      clang-19 libclang-rt-19-dev libfuzzer-19-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -479,6 +479,35 @@ static void test_tensor_files(void) {
   free(path);
 }
 
+/* The same tensor file from memory: the same view; messages name the given
+** name; external data needs a folder. */
+static void test_tensor_bytes(void) {
+  char *path = corpus_path("ok_tensor.pb");
+  size_t size;
+  char *data = mlc_test_read_file(path, &size);
+  free(path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+  mlc_onnx_tensor_file *h = NULL;
+  const mlc_onnx_tensor *t = NULL;
+  mlc_status s = mlc_onnx_load_tensor_bytes(data, size, NULL, "mem.pb", &h, &t);
+  CU_ASSERT_PTR_NULL(s);
+  mlc_status_free(s);
+  if (t) {
+    CU_ASSERT_STRING_EQUAL(t->name, "t0");
+    const float *f = check_tensor(t, MLC_DTYPE_F32, 2, DIMS(2, 3));
+    for (int i = 0; f && i < 6; i++) CU_ASSERT_EQUAL(f[i], i * 1.5f);
+  }
+  mlc_onnx_tensor_file_free(h);
+  /* Cut short: an error that names "mem.pb", nothing handed out. */
+  h = (mlc_onnx_tensor_file *)1;
+  expect_error(mlc_onnx_load_tensor_bytes(data, size - 3, NULL, "mem.pb", &h, &t),
+               MLC_INVALID_ARGUMENT, "mem.pb", "truncated tensor bytes");
+  CU_ASSERT(h == NULL && t == NULL);
+  free(data);
+  expect_error(mlc_onnx_load_tensor_bytes(NULL, 4, NULL, "mem.pb", &h, &t), MLC_INVALID_ARGUMENT,
+               "data is NULL", "NULL tensor bytes");
+}
+
 /* ---- the malformed corpus -------------------------------------------------------------- */
 
 static void test_manifest(void) {
@@ -698,7 +727,8 @@ static void register_all(void) {
       {"dim_param", test_dim_param},
       {"frontend_fixtures", test_frontend_fixtures}, {"api_edges", test_api_edges},
       {NULL, NULL}};
-  static const CU_TestInfo tensor_tests[] = {{"tensor_files", test_tensor_files}, {NULL, NULL}};
+  static const CU_TestInfo tensor_tests[] = {
+      {"tensor_files", test_tensor_files}, {"tensor_bytes", test_tensor_bytes}, {NULL, NULL}};
   static const CU_TestInfo malformed_tests[] = {{"manifest", test_manifest},
                                                 {"symlink_escape", test_symlink_escape},
                                                 {"not_regular", test_not_regular},
