@@ -115,13 +115,16 @@ static mlc_status dump_tir(cstate *c, const char *name, const mlc_tir_module *m)
 /* Every returned value must be a distinct computed value: parameters,
 ** constants and repeats get a copy. */
 static mlc_status materialize_outputs(mlc_module *m, mlc_func *f) {
+  int nids = m->next_value_id > 0 ? m->next_value_id : 1;
+  char *seen = calloc((size_t)nids, 1); /* by value id: returned already */
+  if (!seen) return mlc_oom();
   int fold = m->fold;
   m->fold = 0;
   mlc_status s = NULL;
   for (int i = 0; i < f->nrets && !s; i++) {
     mlc_value *v = f->rets[i];
-    int dup = 0;
-    for (int j = 0; j < i; j++) dup |= f->rets[j] == v;
+    int dup = v->id >= 0 && v->id < nids && seen[v->id];
+    if (v->id >= 0 && v->id < nids) seen[v->id] = 1;
     if (v->kind == MLC_VALUE_VAR && !dup) continue;
     mlc_value *copy;
     mlc_origin o = {"", "Identity", 0, -1};
@@ -132,6 +135,7 @@ static mlc_status materialize_outputs(mlc_module *m, mlc_func *f) {
     }
   }
   m->fold = fold;
+  free(seen);
   return s;
 }
 
