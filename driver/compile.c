@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,14 +36,24 @@ void mlc_compile_options_init(mlc_compile_options *o) { memset(o, 0, sizeof *o);
 
 typedef struct cstate {
   const mlc_compile_options *o;
-  struct timespec t0;
-  int stage;
+  double step_wall, step_cpu; /* start of the current step (verbose) */
 } cstate;
 
-static double now_ms(void) {
+static double clock_ms(clockid_t id) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(id, &t);
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
+
+/* CPU time of this process and of its finished children (the C compiler). */
+static double cpu_ms(void) {
+  struct rusage ru;
+  double ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+  if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+    ms += (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  return ms;
 }
 
 static void progress(cstate *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -54,6 +65,27 @@ static void progress(cstate *c, const char *fmt, ...) {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   c->o->progress(c->o->progress_user, line);
+}
+
+/* Verbose: one line for the step that ends now (wall-clock and CPU time,
+** children included, since the previous step ended); the next step starts. */
+static void step_done(cstate *c, const char *name) {
+  double w = now_ms(), u = cpu_ms();
+  if (c->o->verbose)
+    progress(c, "      %-14s %9.1f ms  (cpu %9.1f ms)", name, w - c->step_wall, u - c->step_cpu);
+  c->step_wall = w;
+  c->step_cpu = u;
+}
+
+/* Verbose: the pass manager's log lines ("pass NAME: T ms"), one progress
+** line each. */
+static void forward_pass_log(cstate *c, char *log) {
+  for (char *line = log; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = 0;
+    if (*line) progress(c, "      %s", line);
+    line = nl ? nl + 1 : NULL;
+  }
 }
 
 static mlc_status dump_text(cstate *c, const char *name, const char *text) {
@@ -84,13 +116,16 @@ static mlc_status dump_tir(cstate *c, const char *name, const mlc_tir_module *m)
 /* Every returned value must be a distinct computed value: parameters,
 ** constants and repeats get a copy. */
 static mlc_status materialize_outputs(mlc_module *m, mlc_func *f) {
+  int nids = m->next_value_id > 0 ? m->next_value_id : 1;
+  char *seen = calloc((size_t)nids, 1); /* by value id: returned already */
+  if (!seen) return mlc_oom();
   int fold = m->fold;
   m->fold = 0;
   mlc_status s = NULL;
   for (int i = 0; i < f->nrets && !s; i++) {
     mlc_value *v = f->rets[i];
-    int dup = 0;
-    for (int j = 0; j < i; j++) dup |= f->rets[j] == v;
+    int dup = v->id >= 0 && v->id < nids && seen[v->id];
+    if (v->id >= 0 && v->id < nids) seen[v->id] = 1;
     if (v->kind == MLC_VALUE_VAR && !dup) continue;
     mlc_value *copy;
     mlc_origin o = {"", "Identity", 0, -1};
@@ -101,6 +136,7 @@ static mlc_status materialize_outputs(mlc_module *m, mlc_func *f) {
     }
   }
   m->fold = fold;
+  free(seen);
   return s;
 }
 
@@ -207,7 +243,7 @@ static mlc_status name_kernels(mlc_tir_module *tm) {
 mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc_compile_options *opts) {
   mlc_compile_options dflt;
   mlc_compile_options_init(&dflt);
-  cstate c = {opts ? opts : &dflt, {0, 0}, 0};
+  cstate c = {opts ? opts : &dflt, now_ms(), cpu_ms()};
   if (!onnx_path || !out_so) return mlc_make_status(MLC_INVALID_ARGUMENT, "no input or output path");
   mlc_onnx_model *om = NULL;
   mlc_module *gm = NULL;
@@ -215,6 +251,9 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   mlc_target *target = NULL;
   char *workdir = NULL;
   mlc_strbuf manifest = MLC_STRBUF_INIT;
+  char *pass_log = NULL;
+  size_t pass_log_len = 0;
+  FILE *pass_log_f = NULL;
   mlc_status s = NULL;
   double t = now_ms(), t_all = t;
   char hash[65];
@@ -237,22 +276,31 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
           : mlc_target_host(&target);
   if (s) goto done;
   if ((s = hash_file(onnx_path, hash))) goto done;
+  step_done(&c, "setup");
   if ((s = mlc_onnx_load_file(onnx_path, &om))) goto done;
+  step_done(&c, "load");
   if ((s = mlc_fe_import(om, NULL, &gm))) goto done;
   mlc_onnx_model_destroy(om);
   om = NULL;
+  step_done(&c, "import");
   progress(&c, "[1/6] imported %s (%.0f ms)", base_name(onnx_path), now_ms() - t);
   if ((s = dump_graph(&c, "00_import.txt", gm))) goto done;
+  if (c.o->dump_ir_dir) step_done(&c, "dump");
 
   t = now_ms();
   mlc_pass_ctx pctx = {0, c.o->dump_ir_dir, "all", NULL};
+  if (c.o->verbose && c.o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
   if ((s = mlc_graph_pipeline(gm, &pctx))) goto done;
+  step_done(&c, "graph passes");
+  if (pass_log_f && fflush(pass_log_f) == 0) forward_pass_log(&c, pass_log);
+  pctx.log = NULL; /* plan_memory is a step of its own */
   mlc_func *main_fn = mlc_module_func(gm, "main");
   if (!main_fn) {
     s = mlc_make_status(MLC_INTERNAL, "no main function");
     goto done;
   }
   if ((s = materialize_outputs(gm, main_fn))) goto done;
+  step_done(&c, "outputs");
   progress(&c, "[2/6] graph passes (%.0f ms)", now_ms() - t);
 
   t = now_ms();
@@ -260,13 +308,18 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if ((s = mlc_tir_module_create(mlc_allocator_default(), &tm))) goto done;
   if ((s = mlc_lower_legalize(gm, tm, &lopt))) goto done;
   if ((s = name_kernels(tm))) goto done;
+  step_done(&c, "legalize");
   if ((s = dump_graph(&c, "10_legalize.graph.txt", gm)) || (s = dump_tir(&c, "10_legalize.tir.txt", tm)))
     goto done;
+  if (c.o->dump_ir_dir) step_done(&c, "dump");
   if ((s = mlc_lower_default_schedule(tm, &lopt))) goto done;
+  step_done(&c, "schedule");
   if ((s = dump_tir(&c, "11_schedule.tir.txt", tm))) goto done;
+  if (c.o->dump_ir_dir) step_done(&c, "dump");
   mlc_pass plan[] = {{"plan_memory", mlc_pass_plan_memory}};
   pctx.dump_filter = "plan_memory";
   if ((s = mlc_pass_run(gm, plan, 1, &pctx))) goto done;
+  step_done(&c, "plan_memory");
   progress(&c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - t);
 
   t = now_ms();
@@ -286,12 +339,14 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   char kobj[4200];
   snprintf(kobj, sizeof kobj, "%s/kernels.o", workdir);
   if ((s = mlc_cg_build(tm, target, kobj))) goto done;
+  step_done(&c, "codegen");
   if (c.o->dump_ir_dir) {
     char *ir = NULL;
     if ((s = mlc_cg_emit_llvm_ir(tm, target, 1, &ir))) goto done;
     s = dump_text(&c, "20_codegen.ll", ir);
     mlc_cg_free(ir);
     if (s) goto done;
+    step_done(&c, "dump");
   }
   char spec[512];
   target_spec(target, spec, sizeof spec);
@@ -306,6 +361,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if (dot && dot != name) *dot = 0;
   mlc_drv_archive_args aa = {gm, main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL, target};
   if ((s = mlc_drv_archive(&aa))) goto done;
+  step_done(&c, "archive");
   progress(&c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
   char arena_text[64];
   if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes", (long long)arena);
@@ -318,6 +374,8 @@ done:
     mlc_mem_free(workdir);
   }
   mlc_sb_fini(&manifest);
+  if (pass_log_f) fclose(pass_log_f);
+  free(pass_log);
   mlc_target_destroy(target);
   mlc_tir_module_destroy(tm);
   mlc_module_destroy(gm);

@@ -346,12 +346,26 @@ typedef struct lg_state {
   mlc_tir_module *tm;
   mlc_hash by_key;   /* key -> prim func name (arena strings) */
   mlc_hash names;    /* used names */
+  mlc_hash next;     /* base name -> int *: the first suffix not known taken */
 } lg_state;
 
+/* The first of |base|, |base|1, |base|2, ... not taken yet.  Names are only
+** ever added, so the search for one base resumes where its last one ended. */
 static const char *fresh_name(lg_state *st, const char *base) {
+  int *next = mlc_hash_get(&st->next, base);
+  if (!next) {
+    char *key = mlc_arena_strdup(st->tm->arena, base);
+    next = MLC_ARENA_NEW(st->tm->arena, int);
+    if (!key || !next || mlc_hash_put(&st->next, key, next)) return NULL;
+  }
   char buf[128];
-  snprintf(buf, sizeof buf, "%s", base);
-  for (int k = 1; mlc_hash_get(&st->names, buf); k++) snprintf(buf, sizeof buf, "%s%d", base, k);
+  int k = *next;
+  for (;; k++) {
+    if (k == 0) snprintf(buf, sizeof buf, "%s", base);
+    else snprintf(buf, sizeof buf, "%s%d", base, k);
+    if (!mlc_hash_get(&st->names, buf)) break;
+  }
+  *next = k + 1;
   char *s = mlc_arena_strdup(st->tm->arena, buf);
   if (s && mlc_hash_put(&st->names, s, s)) return NULL;
   return s;
@@ -451,7 +465,7 @@ static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {
 
 mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm, const mlc_lower_options *opt) {
   (void)opt;
-  lg_state st = {gm, tm, MLC_HASH_INIT, MLC_HASH_INIT};
+  lg_state st = {gm, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT};
   for (int i = 0; i < tm->nfuncs; i++)
     if (mlc_hash_put(&st.names, tm->funcs[i]->name, tm->funcs[i])) return mlc_oom();
   mlc_status s = NULL;
@@ -465,5 +479,6 @@ mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm, const mlc_lowe
   }
   mlc_hash_fini(&st.by_key);
   mlc_hash_fini(&st.names);
+  mlc_hash_fini(&st.next);
   return s;
 }

@@ -78,14 +78,17 @@ mlc_status mlc_tir_module_create(mlc_allocator a, mlc_tir_module **out) {
 }
 
 void mlc_tir_module_destroy(mlc_tir_module *m) {
-  if (m) mlc_arena_destroy(m->arena);
+  if (!m) return;
+  mlc_hash_fini(&m->by_name);
+  mlc_arena_destroy(m->arena);
 }
 
 int mlc_tir_module_oom(const mlc_tir_module *m) { return mlc_arena_oom(m->arena); }
 
 mlc_tir_func *mlc_tir_module_find(const mlc_tir_module *m, const char *name) {
-  for (int i = 0; i < m->nfuncs; i++)
-    if (strcmp(m->funcs[i]->name, name) == 0) return m->funcs[i];
+  /* by_name may outlive a function dropped from the end of funcs: check */
+  int i = (int)(intptr_t)mlc_hash_get(&m->by_name, name) - 1;
+  if (i >= 0 && i < m->nfuncs && strcmp(m->funcs[i]->name, name) == 0) return m->funcs[i];
   return NULL;
 }
 
@@ -101,6 +104,7 @@ mlc_status mlc_tir_module_add(mlc_tir_module *m, mlc_tir_func *f) {
     m->funcs = nf;
     m->cap_funcs = cap;
   }
+  if (mlc_hash_put(&m->by_name, f->name, (void *)(intptr_t)(m->nfuncs + 1))) return mlc_oom();
   m->funcs[m->nfuncs++] = f;
   return NULL;
 }

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/hash.h"
 #include "base/dtype.h"
 #include "base/status.h"
 #include "base/strbuf.h"
@@ -332,6 +333,7 @@ struct mlc_tir_module {
   mlc_arena *arena;
   int nfuncs, cap_funcs;
   mlc_tir_func **funcs;
+  mlc_hash by_name; /* prim func name -> index in funcs + 1 */
   int num_vars;    /* ids handed out so far */
   int num_buffers;
 };

@@ -8,7 +8,7 @@
 
 const char compile_help[] =
     "usage: " PROG " compile MODEL.onnx -o OUTPUT.so [--target TARGET] [--dump-ir DIR]\n"
-    "                        [--header FILE | --no-header] [-q]\n"
+    "                        [--header FILE | --no-header] [-q | -v]\n"
     "\n"
     "Compiles the ONNX model into one shared library: generated kernels, the\n"
     "weights (embedded, read-only), the execution plan and the runtime.  Any\n"
@@ -27,6 +27,8 @@ const char compile_help[] =
     "  --header FILE      write the C header to FILE\n"
     "  --no-header        do not write a C header\n"
     "  -q, --quiet        no progress lines on standard error\n"
+    "  -v, --verbose      also a line per step within the stages, with its\n"
+    "                     wall-clock and CPU time in milliseconds\n"
     "  -h, --help         show this help and exit\n"
     "\n"
     "Each output replaces its file atomically (a temporary file renamed over it;\n"
@@ -66,7 +68,7 @@ int cmd_compile(int argc, char **argv) {
   mlc_compile_options o;
   mlc_compile_options_init(&o);
   o.progress = progress;
-  int no_header = 0, dashdash = 0;
+  int no_header = 0, dashdash = 0, quiet = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     int rc = 0;
@@ -82,7 +84,8 @@ int cmd_compile(int argc, char **argv) {
       else if (is_opt(a, "--dump-ir")) rc = opt_value(argc, argv, &i, "--dump-ir", &o.dump_ir_dir);
       else if (is_opt(a, "--header")) rc = opt_value(argc, argv, &i, "--header", &o.header_path);
       else if (!strcmp(a, "--no-header")) no_header = 1;
-      else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o.progress = NULL;
+      else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
+      else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
       else return cli_usage_error("compile", "compile: unknown option '%s'", a);
       if (rc) return rc;
     } else {
@@ -93,6 +96,8 @@ int cmd_compile(int argc, char **argv) {
   if (!model) return cli_usage_error("compile", "compile: no MODEL given");
   if (!out) return cli_usage_error("compile", "compile: no output given (-o OUTPUT.so)");
   if (no_header && o.header_path) return cli_usage_error("compile", "compile: --header and --no-header exclude one another");
+  if (quiet && o.verbose) return cli_usage_error("compile", "compile: -q and -v exclude one another");
+  if (quiet) o.progress = NULL;
   if (no_header) o.header_path = "";
   mlc_status s = mlc_compile_file(model, out, &o);
   return s ? cli_report(s) : EXIT_OK;

@@ -9,9 +9,13 @@
 ** A storage is sized for its largest value (at run time, when symbolic dims
 ** are bound), so when choosing a free storage for a value of known size the
 ** pass takes the smallest one that is large enough (best fit), else the
-** largest one.  Returned values get no storage: they live in the output
-** buffers the runtime owns.
+** largest one (the lowest id among equals).  The free storages are kept in
+** a treap ordered by (bytes, id), so each choice is one descent and the pass
+** takes O(n log n) for n values, however many storages are free at once.
+** Returned values get no storage: they live in the output buffers the
+** runtime owns.
 */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +24,8 @@
 typedef struct storage {
   int64_t bytes; /* largest static size seen; -1 if some value is symbolic */
   int free;
+  int left, right; /* children in the treap of free storages; -1: none */
+  uint32_t prio;   /* treap priority: a max-heap on it */
 } storage;
 
 static int64_t value_bytes(const mlc_value *v) {
@@ -28,24 +34,90 @@ static int64_t value_bytes(const mlc_value *v) {
   return n * (int64_t)mlc_dtype_size(v->type.dtype);
 }
 
-/* Picks a free storage for |need| bytes (-1: unknown), or -1 for a new one. */
-static int pick(const storage *st, int n, int64_t need) {
+/* ---- the treap of free storages, ordered by (bytes, id) ------------------ */
+
+/* A fixed pseudo-random priority for storage |id| (the same plan every run). */
+static uint32_t mix(int id) {
+  uint32_t x = (uint32_t)id + 0x9e3779b9u;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+/* Whether storage |a| comes before the key (|bytes|, |id|). */
+static int before(const storage *st, int a, int64_t bytes, int id) {
+  return st[a].bytes < bytes || (st[a].bytes == bytes && a < id);
+}
+
+/* Splits |t| into the storages before (|bytes|, |id|) and the others. */
+static void split(storage *st, int t, int64_t bytes, int id, int *lo, int *hi) {
+  if (t < 0) {
+    *lo = *hi = -1;
+  } else if (before(st, t, bytes, id)) {
+    split(st, st[t].right, bytes, id, &st[t].right, hi);
+    *lo = t;
+  } else {
+    split(st, st[t].left, bytes, id, lo, &st[t].left);
+    *hi = t;
+  }
+}
+
+/* Joins |a| and |b|, every storage of |a| ordered before those of |b|. */
+static int merge(storage *st, int a, int b) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  if (st[a].prio >= st[b].prio) {
+    st[a].right = merge(st, st[a].right, b);
+    return a;
+  }
+  st[b].left = merge(st, a, st[b].left);
+  return b;
+}
+
+static void release(storage *st, int *root, int id) {
+  if (st[id].free) return;
+  st[id].free = 1;
+  st[id].left = st[id].right = -1;
+  int lo, hi;
+  split(st, *root, st[id].bytes, id, &lo, &hi);
+  *root = merge(st, merge(st, lo, id), hi);
+}
+
+static void take(storage *st, int *root, int id) {
+  int lo, mid, hi;
+  split(st, *root, st[id].bytes, id, &lo, &hi);
+  split(st, hi, st[id].bytes, id + 1, &mid, &hi);
+  *root = merge(st, lo, hi);
+  st[id].free = 0;
+}
+
+/* The first free storage of at least |bytes| bytes in (bytes, id) order, or -1. */
+static int lower_bound(const storage *st, int t, int64_t bytes) {
   int best = -1;
-  for (int i = 0; i < n; i++) {
-    if (!st[i].free) continue;
-    if (best < 0) {
-      best = i;
-      continue;
-    }
-    int64_t a = st[i].bytes, b = st[best].bytes;
-    int fits_a = need >= 0 && a >= need, fits_b = need >= 0 && b >= need;
-    if (fits_a != fits_b) {
-      if (fits_a) best = i;
-    } else if (fits_a ? a < b : a > b) {
-      best = i;
+  while (t >= 0) {
+    if (st[t].bytes >= bytes) {
+      best = t;
+      t = st[t].left;
+    } else {
+      t = st[t].right;
     }
   }
   return best;
+}
+
+/* Picks a free storage for |need| bytes (-1: unknown), or -1 for a new one:
+** the smallest that is large enough, else the largest; the lowest id among
+** storages of one size. */
+static int pick(const storage *st, int root, int64_t need) {
+  if (root < 0) return -1;
+  int fit = need >= 0 ? lower_bound(st, root, need) : -1;
+  if (fit >= 0) return fit;
+  int t = root;
+  while (st[t].right >= 0) t = st[t].right;
+  return lower_bound(st, root, st[t].bytes);
 }
 
 static mlc_status plan_func(mlc_module *m, mlc_func *f) {
@@ -54,7 +126,7 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
   char *is_ret = mlc_mem_calloc((size_t)(nv ? nv : 1), 1);
   char *released = mlc_mem_calloc((size_t)(nv ? nv : 1), 1);
   storage *st = NULL;
-  int nst = 0, cap = 0;
+  int nst = 0, cap = 0, root = -1;
   mlc_status s = NULL;
   if (!last_use || !is_ret || !released) {
     s = mlc_oom();
@@ -77,7 +149,8 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
         v->storage = -1;
         if (is_ret[v->id]) continue;
         int64_t need = value_bytes(v);
-        int id = pick(st, nst, need);
+        int id = pick(st, root, need);
+        if (id >= 0) take(st, &root, id);
         if (id < 0) {
           if (nst == cap) {
             cap = cap ? cap * 2 : 16;
@@ -90,8 +163,9 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
           }
           id = nst++;
           st[id].bytes = 0;
+          st[id].free = 0;
+          st[id].prio = mix(id);
         }
-        st[id].free = 0;
         if (need < 0 || st[id].bytes < 0)
           st[id].bytes = -1;
         else if (need > st[id].bytes)
@@ -104,14 +178,14 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
         if (v->kind == MLC_VALUE_VAR && v->storage >= 0 && last_use[v->id] == pos &&
             !released[v->id]) {
           released[v->id] = 1;
-          st[v->storage].free = 1;
+          release(st, &root, v->storage);
         }
       }
       for (int o = 0; o < b->nouts; o++) {
         mlc_value *v = b->outs[o];
         if (v->storage >= 0 && last_use[v->id] < 0) {
           released[v->id] = 1;
-          st[v->storage].free = 1;
+          release(st, &root, v->storage);
         }
       }
     }

@@ -87,6 +87,10 @@ typedef struct mlc_compile_options {
   /* Called with one line per stage (progress); NULL: quiet. */
   void (*progress)(void *user, const char *line);
   void *progress_user;
+  /* Nonzero: also one progress line per step within the stages (setup,
+  ** load, import, each graph pass, legalize, schedule, plan_memory,
+  ** codegen, archive) with its wall-clock and CPU time. */
+  int verbose;
 } mlc_compile_options;
 
 /* Fills |o| with the defaults (host target, no dumps, header next to the .so). */

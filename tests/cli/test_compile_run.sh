@@ -77,11 +77,19 @@ for f in 00_import.txt 10_legalize.tir.txt 11_schedule.tir.txt 20_codegen.ll; do
   [ -s "$tmp/dump/$f" ] && ok || fail "--dump-ir: no $f"
 done
 grep -q 'T.parallel' "$tmp/dump/11_schedule.tir.txt" && ok || fail "default schedule has no parallel loop"
+check "compile -v" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp_v.so" -v
+for step in setup load import 'pass fold_constant' 'pass dce' legalize schedule plan_memory codegen archive; do
+  grep -q "^ *$step.* ms" "$tmp/err" && ok || fail "compile -v: no line for $step"
+done
+grep -q '(cpu .* ms)' "$tmp/err" && ok || fail "compile -v: no CPU times"
+grep -q '6/6' "$tmp/err" && ok || fail "compile -v: no stage lines"
+cmp -s "$tmp/mlp.so" "$tmp/mlp_v.so" && ok || fail "compile -v changes the library"
 check "compile --target" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp_v2.so" -q --target "llvm -mcpu=x86-64-v2"
 check "run x86-64-v2 build" "$cli" run "$tmp/mlp_v2.so" --input "$models/mlp.input_0.npy"
 
 # ---- errors ------------------------------------------------------------------------------
 exit_is 2 "compile without -o" "$cli" compile "$models/mlp.onnx"
+exit_is 2 "compile -q -v" "$cli" compile "$models/mlp.onnx" -o "$tmp/x.so" -q -v
 exit_is 2 "compile unknown flag" "$cli" compile "$models/mlp.onnx" -o "$tmp/x.so" --frobnicate
 exit_is 2 "run unknown flag" "$cli" run "$tmp/mlp.so" --frobnicate
 exit_is 2 "run --bench abc" "$cli" run "$tmp/mlp.so" --bench abc

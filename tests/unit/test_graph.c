@@ -1,6 +1,7 @@
 /*
 ** test_graph.c: unit and golden tests of the graph IR's printer, Graphviz
-** output, verifier, pass manager and the fold_constant and dce passes.
+** output, verifier, pass manager and the fold_constant, dce and plan_memory
+** passes.
 **
 ** Golden tests: each case builds a module in C, runs a list of passes (or
 ** none) and compares the printed text with tests/golden/<dir>/<case>.out
@@ -1087,6 +1088,130 @@ static void test_fold(void) {
 
 /* ---- registration ---------------------------------------------------------------- */
 
+/* ---- plan_memory ------------------------------------------------------------ */
+
+/* Storage of the value |v| as a simple scan over every storage chooses it
+** (the plan_memory rules of graph/passes/plan_memory.c, written out
+** independently): the smallest free storage that fits, else the largest free
+** one, the lowest id among equals, else a new one. */
+typedef struct ref_plan {
+  int64_t bytes[8192];
+  char busy[8192];
+  int n;
+} ref_plan;
+
+static int ref_pick(ref_plan *r, int64_t need) {
+  int best = -1;
+  for (int i = 0; i < r->n; i++) {
+    if (r->busy[i]) continue;
+    if (best < 0) best = i;
+    else if (need >= 0 && r->bytes[i] >= need && (r->bytes[best] < need || r->bytes[i] < r->bytes[best])) best = i;
+    else if ((need < 0 || r->bytes[best] < need) && r->bytes[i] > r->bytes[best]) best = i;
+  }
+  if (best < 0) {
+    best = r->n++;
+    r->bytes[best] = 0;
+  }
+  r->busy[best] = 1;
+  if (need < 0 || r->bytes[best] < 0) r->bytes[best] = -1;
+  else if (need > r->bytes[best]) r->bytes[best] = need;
+  return best;
+}
+
+/* Best fit, the largest when none fits, lowest id among equals; returned
+** values get no storage. */
+static void test_plan_memory_small(void) {
+  mlc_module *m = new_module();
+  if (!m) return;
+  mlc_func *f;
+  mlc_value *x, *a, *b, *c, *d, *e, *g;
+  OK(mlc_func_create(m, "main", &f));
+  OK(mlc_func_add_param(f, "x", &TY(F32, 4), &x));
+  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(x), NOATTRS, &TY(F32, 16), 1, NULL, &a)); /* 64 B: s0 */
+  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(x), NOATTRS, &TY(F32, 4), 1, NULL, &b));  /* 16 B: s1 */
+  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(a, b), NOATTRS, &TY(F32, 2), 1, NULL, &c)); /* s2; s0, s1 free */
+  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(c), NOATTRS, &TY(F32, 3), 1, NULL, &d));  /* 12 B: best fit s1 */
+  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(d), NOATTRS, &TY(F32, 64), 1, NULL, &e)); /* 256 B: none fits: largest, s0 */
+  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(e), NOATTRS, &TY(F32, 1), 1, NULL, &g));
+  OK(mlc_func_add_ret(f, g));
+  OK(mlc_pass_plan_memory(m, NULL));
+  CU_ASSERT_EQUAL(a->storage, 0);
+  CU_ASSERT_EQUAL(b->storage, 1);
+  CU_ASSERT_EQUAL(c->storage, 2);
+  CU_ASSERT_EQUAL(d->storage, 1);
+  CU_ASSERT_EQUAL(e->storage, 0);
+  CU_ASSERT_EQUAL(g->storage, -1);
+  CU_ASSERT_EQUAL(f->nstorages, 3);
+  mlc_module_destroy(m);
+}
+
+/* Thousands of values of mixed sizes (some symbolic) and lifetimes, many
+** live at once: the plan is the one the simple scan gives. */
+static void test_plan_memory_many(void) {
+  enum { N = 6000 };
+  mlc_module *m = new_module();
+  ref_plan *r = calloc(1, sizeof *r);
+  mlc_value **vals = calloc(N + 1, sizeof *vals);
+  int *last = calloc(N + 1, sizeof *last), *want = calloc(N + 1, sizeof *want);
+  int (*args)[2] = calloc(N + 1, sizeof *args);
+  if (!m || !r || !vals || !last || !want || !args) {
+    CU_FAIL("out of memory");
+    goto done;
+  }
+  mlc_func *f;
+  int64_t sym;
+  OK(mlc_module_sym(m, "n", &sym));
+  OK(mlc_func_create(m, "main", &f));
+  OK(mlc_func_add_param(f, "x", &TY(F32, 4), &vals[0]));
+  uint32_t seed = 12345;
+#define RNG() (seed = seed * 1103515245u + 12345u, (seed >> 8) & 0xffff)
+  for (int i = 1; i <= N; i++) {
+    /* mostly recent values, sometimes old ones: long and short lifetimes */
+    for (int k = 0; k < 2; k++) {
+      int back = RNG() % 8 == 0 ? (int)(RNG() % (unsigned)i) : (int)(RNG() % 4);
+      args[i][k] = i - 1 - (back < i ? back : i - 1);
+    }
+    int64_t n = (RNG() % 13 == 0) ? sym : (int64_t)(1 + RNG() % 40);
+    mlc_type t = {MLC_DTYPE_F32, 1, &n};
+    if (!OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(vals[args[i][0]], vals[args[i][1]]), NOATTRS,
+                                &t, 1, NULL, &vals[i])))
+      goto done;
+  }
+#undef RNG
+  OK(mlc_func_add_ret(f, vals[N]));
+  OK(mlc_pass_plan_memory(m, NULL));
+  for (int i = 0; i <= N; i++) last[i] = -1;
+  for (int i = 1; i <= N; i++) last[args[i][0]] = last[args[i][1]] = i;
+  for (int i = 1; i <= N; i++) {
+    want[i] = -1;
+    if (i < N) {
+      int64_t numel = mlc_type_numel(&vals[i]->type);
+      want[i] = ref_pick(r, numel < 0 ? -1 : numel * 4);
+    }
+    for (int k = 0; k < 2; k++) {
+      int a = args[i][k];
+      if (a > 0 && last[a] == i && want[a] >= 0 && r->busy[want[a]]) r->busy[want[a]] = 0;
+    }
+    if (i < N && last[i] < 0) r->busy[want[i]] = 0;
+  }
+  int same = 1;
+  for (int i = 1; i <= N && same; i++)
+    if (vals[i]->storage != want[i]) {
+      same = 0;
+      fprintf(stderr, "value %d: storage %d, the scan gives %d\n", i, vals[i]->storage, want[i]);
+    }
+  CU_ASSERT(same);
+  CU_ASSERT_EQUAL(f->nstorages, r->n);
+  CU_ASSERT(r->n > 100); /* many live at once */
+done:
+  free(args);
+  free(want);
+  free(last);
+  free(vals);
+  free(r);
+  mlc_module_destroy(m);
+}
+
 static void register_graph(void) {
   static const CU_TestInfo tests[] = {{"module_build", test_module_build}, CU_TEST_INFO_NULL};
   mlc_test_add_suite("graph", tests);
@@ -1119,6 +1244,8 @@ static void register_pass(void) {
                                       {"dce_keeps_impure", test_dce_keeps_impure},
                                       {"fold_leaves_unfoldable", test_fold_leaves_unfoldable},
                                       {"fold", test_fold},
+                                      {"plan_memory_small", test_plan_memory_small},
+                                      {"plan_memory_many", test_plan_memory_many},
                                       CU_TEST_INFO_NULL};
   mlc_test_add_suite("pass", tests);
 }

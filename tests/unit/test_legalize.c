@@ -746,6 +746,56 @@ static void t_dedup(void) {
   mlc_module_destroy(gm);
 }
 
+/* |n| leaky_relu calls in a chain from a new module's "x", each with its own
+** alpha (so its own prim function), legalized into |tm|. */
+static void legalize_leaky_chain(mlc_tir_module *tm, int n, double alpha0) {
+  mlc_module *gm = NULL;
+  mlc_func *f = NULL;
+  mlc_value *v = NULL;
+  CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_system(), &gm));
+  CU_ASSERT_PTR_NULL(mlc_func_create(gm, "main", &f));
+  mlc_type t = {F32, 1, (const int64_t[]){4}};
+  CU_ASSERT_PTR_NULL(mlc_func_add_param(f, "x", &t, &v));
+  for (int i = 0; i < n; i++) {
+    mlc_attr a[] = {AFLT("alpha", alpha0 + i * 1e-3)};
+    CU_ASSERT_PTR_NULL(mlc_graph_emit1(f, MLC_OP_LEAKY_RELU, &v, 1, a, 1, NULL, &v));
+  }
+  CU_ASSERT_PTR_NULL(mlc_func_add_ret(f, v));
+  mlc_status s = mlc_lower_legalize(gm, tm, NULL);
+  CU_ASSERT_PTR_NULL(s);
+  mlc_status_free(s);
+  /* the callee names outlive gm: check them here */
+  int i = 0;
+  for (int k = 0; k < f->blocks[0].n; k++, i++) {
+    const mlc_binding *b = f->blocks[0].bindings[k];
+    CU_ASSERT_EQUAL(b->kind, MLC_CALL_TIR);
+    CU_ASSERT_PTR_NOT_NULL(mlc_tir_module_find(tm, b->callee));
+  }
+  CU_ASSERT_EQUAL(i, n);
+  mlc_module_destroy(gm);
+}
+
+/* Distinct calls of one op get the names op, op1, op2, ... in call order;
+** a second legalization into the same TIR module goes on after the names
+** it holds; every name is found by mlc_tir_module_find. */
+static void t_names(void) {
+  mlc_tir_module *tm = NULL;
+  CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
+  legalize_leaky_chain(tm, 300, 0.1);
+  legalize_leaky_chain(tm, 5, 0.9);
+  CU_ASSERT_EQUAL_FATAL(tm->nfuncs, 305);
+  char want[32];
+  for (int i = 0; i < tm->nfuncs; i++) {
+    if (i) snprintf(want, sizeof want, "leaky_relu%d", i);
+    else snprintf(want, sizeof want, "leaky_relu");
+    CU_ASSERT_STRING_EQUAL(tm->funcs[i]->name, want);
+    CU_ASSERT_PTR_EQUAL(mlc_tir_module_find(tm, want), tm->funcs[i]);
+  }
+  CU_ASSERT_PTR_NULL(mlc_tir_module_find(tm, "leaky_relu305"));
+  CU_ASSERT_PTR_NULL(mlc_tir_module_find(tm, "leaky"));
+  mlc_tir_module_destroy(tm);
+}
+
 /* A call without a lowering (a string tensor) is UNIMPLEMENTED and names the node. */
 static void t_unimplemented(void) {
   mlc_module *gm = NULL;
@@ -800,6 +850,7 @@ static void register_suites(void) {
   };
   static const CU_TestInfo pass[] = {
       {"dedup", t_dedup},
+      {"names", t_names},
       {"unimplemented", t_unimplemented},
       CU_TEST_INFO_NULL,
   };

@@ -193,8 +193,14 @@ static void test_mm_relu(void) {
   CU_ASSERT(OK(mlc_tir_module_add(m, h)));
   EXPECT_ERR(mlc_tir_module_add(m, t), "duplicate prim func \"mm_relu\"");
   CU_ASSERT_PTR_EQUAL(mlc_tir_module_find(m, "mm_relu"), h);
+  CU_ASSERT_PTR_NULL(mlc_tir_module_find(m, "mm_rel"));
   CU_ASSERT(OK(mlc_tir_verify_module(m)));
   CU_ASSERT_STRING_EQUAL(mlc_tir_func_symbol(h), "mm_relu");
+  /* a function dropped from the end is no longer found, and its name is free */
+  m->nfuncs--;
+  CU_ASSERT_PTR_NULL(mlc_tir_module_find(m, "mm_relu"));
+  CU_ASSERT(OK(mlc_tir_module_add(m, t)));
+  CU_ASSERT_PTR_EQUAL(mlc_tir_module_find(m, "mm_relu"), t);
   free(ht);
   free(tt);
   free(tt2);
