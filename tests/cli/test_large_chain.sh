@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_large_chain.sh: a model of many nodes (bench/make_chain.py's mixed
 # chain: Add and Mul with constants, Relu, Sigmoid, Neg, Abs, Transpose,
-# Reshape; 3000 nodes, or $MLC_LARGE_CHAIN_NODES) compiles and runs, and
+# Reshape; 50000 nodes, or $MLC_LARGE_CHAIN_NODES) compiles and runs, and
 # its outputs match a NumPy evaluation of the same graph done here, node by
 # node.  Besides the chain's end the model returns its input and a value
 # from the middle of the chain (outputs that need a copy, and one that is
@@ -11,7 +11,7 @@ set -u
 cli=${MLC_CLI:?}
 src=${MLC_SRCDIR:?}
 py=${PYTHON_ONNX:-/usr/bin/python3}
-n=${MLC_LARGE_CHAIN_NODES:-3000}
+n=${MLC_LARGE_CHAIN_NODES:-50000}
 if ! "$py" -c 'import onnx, numpy' 2>/dev/null; then
   echo "SKIP: no Python with onnx and numpy"
   exit 77
