@@ -430,8 +430,19 @@ static mlc_origin copy_origin(mlc_module *m, const mlc_origin *o) {
   return c;
 }
 
-/* Largest output (elements) folded at compile time. */
-#define FOLD_MAX_ELEMS (64 * 1024 * 1024)
+int mlc_fold_size_ok(const mlc_type *types, int nouts, size_t in_bytes) {
+  size_t limit = in_bytes > MLC_FOLD_MAX_BYTES / MLC_FOLD_GROWTH ? in_bytes : MLC_FOLD_MAX_BYTES / MLC_FOLD_GROWTH;
+  if (limit > SIZE_MAX / MLC_FOLD_GROWTH) return 0;
+  limit *= MLC_FOLD_GROWTH;
+  size_t total = 0;
+  for (int i = 0; i < nouts; i++) {
+    int ok;
+    size_t nb = type_nbytes(&types[i], &ok);
+    if (!ok || types[i].dtype == MLC_DTYPE_STRING || nb > limit - total) return 0;
+    total += nb;
+  }
+  return 1;
+}
 
 /* Tries to evaluate |ci| on constants. *folded = 1 when outs were filled. */
 static mlc_status try_fold(const mlc_call_info *ci, const mlc_type *types, int nouts,
@@ -440,16 +451,15 @@ static mlc_status try_fold(const mlc_call_info *ci, const mlc_type *types, int n
   *folded = 0;
   if (!m->fold || mlc_op_pattern[ci->op] == MLC_PATTERN_OUT_EWISE_FUSABLE) return NULL;
   const void *in[64];
+  size_t in_bytes = 0;
   if (ci->nargs > 64) return NULL;
   for (int i = 0; i < ci->nargs; i++) {
     const mlc_const *c = mlc_value_const(m, ci->args[i]);
     if (!c) return NULL;
     in[i] = c->data;
+    in_bytes += c->nbytes;
   }
-  for (int i = 0; i < nouts; i++) {
-    int64_t n = mlc_type_numel(&types[i]);
-    if (n < 0 || n > FOLD_MAX_ELEMS || types[i].dtype == MLC_DTYPE_STRING) return NULL;
-  }
+  if (!mlc_fold_size_ok(types, nouts, in_bytes)) return NULL;
   void *out[MLC_MAX_OUTS] = {0};
   mlc_status s = mlc_graph_eval(ci, types, nouts, in, out);
   if (s) {

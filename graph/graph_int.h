@@ -87,4 +87,18 @@ mlc_status mlc_graph_attr_choice(const mlc_call_info *ci, const char *name, cons
 #define LL(x) ((long long)(x))
 #endif
 
+/*
+** Whether outputs of |types| (|nouts|) computed from constant inputs of
+** |in_bytes| bytes in all may be folded: each static and not a string, and
+** together at most MLC_FOLD_MAX_BYTES or MLC_FOLD_GROWTH times the inputs'
+** bytes, whichever is larger.  So folding never makes the weights much
+** larger than the data the model itself holds (a Transpose or Cast of a
+** weight folds whatever its size; a Tile, Expand or ConstantOfShape that
+** would blow a few bytes up into megabytes stays a call computed at run
+** time), and the compile time it costs stays linear in the model's size.
+*/
+#define MLC_FOLD_MAX_BYTES ((size_t)4 << 20)
+#define MLC_FOLD_GROWTH 4
+int mlc_fold_size_ok(const mlc_type *types, int nouts, size_t in_bytes);
+
 #endif /* MLC_GRAPH_GRAPH_INT_H */

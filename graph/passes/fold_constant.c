@@ -5,7 +5,8 @@
 **   - kind MLC_CALL_OP, op pattern not OUT_EWISE_FUSABLE (matmul and conv
 **     stay calls: folding them would only grow the weights),
 **   - every arg a constant (after earlier folds were substituted),
-**   - every output static, at most FOLD_MAX_ELEMS elements, not strings,
+**   - every output static, not strings, and not much larger than the
+**     inputs (mlc_fold_size_ok),
 ** is evaluated with mlc_graph_eval; its outputs become new constants of the
 ** module, later bindings and the returned values use those instead, and the
 ** binding is removed.  An op without an evaluator (MLC_UNIMPLEMENTED) is left
@@ -20,9 +21,6 @@
 
 #include "graph/graph_int.h"
 #include "graph/pass.h"
-
-/* Largest output (elements) folded. */
-#define FOLD_MAX_ELEMS (64 * 1024 * 1024)
 
 typedef struct folder {
   mlc_module *m;
@@ -46,20 +44,20 @@ static mlc_status try_fold(folder *fd, const mlc_binding *b, int *folded) {
   if (mlc_op_pattern[b->op] == MLC_PATTERN_OUT_EWISE_FUSABLE) return NULL;
   if (b->nouts < 1 || b->nouts > MLC_MAX_OUTS) return NULL;
   const void *in[64];
+  size_t in_bytes = 0;
   if (b->nargs > 64) return NULL;
   for (int i = 0; i < b->nargs; i++) {
     const mlc_const *c = b->args[i] ? mlc_value_const(m, b->args[i]) : NULL;
     if (!c) return NULL;
     in[i] = c->data;
+    in_bytes += c->nbytes;
   }
   mlc_type types[MLC_MAX_OUTS];
   size_t nbytes[MLC_MAX_OUTS];
-  for (int i = 0; i < b->nouts; i++) {
-    types[i] = b->outs[i]->type;
-    int64_t n = mlc_type_numel(&types[i]);
-    if (n < 0 || n > FOLD_MAX_ELEMS || types[i].dtype == MLC_DTYPE_STRING) return NULL;
-    nbytes[i] = (size_t)n * mlc_dtype_size(types[i].dtype);
-  }
+  for (int i = 0; i < b->nouts; i++) types[i] = b->outs[i]->type;
+  if (!mlc_fold_size_ok(types, b->nouts, in_bytes)) return NULL;
+  for (int i = 0; i < b->nouts; i++)
+    nbytes[i] = (size_t)mlc_type_numel(&types[i]) * mlc_dtype_size(types[i].dtype);
   mlc_call_info ci = {m, b->op, b->nargs, b->args, b->nattrs, b->attrs, &b->origin};
   void *out[MLC_MAX_OUTS] = {0};
   mlc_status s = mlc_graph_eval(&ci, types, b->nouts, in, out);

@@ -608,6 +608,32 @@ static int eval_eq(mlc_op op, mlc_value *const *args, int nargs, const mlc_type 
   return ok;
 }
 
+/* Folding never makes the weights much larger than the model's own data
+** (graph_int.h, mlc_fold_size_ok): a broadcast of one number to 8 MiB stays
+** a call computed at run time, to 1 MiB it folds; a transpose of an 8 MiB
+** constant folds, its output being no larger than its input. */
+static void test_fold_size(void) {
+  setup();
+  float one = 1.5f;
+  mlc_value *x = C(MLC_DTYPE_F32, DIMS(1), 1, &one);
+  mlc_attr big[] = {mlc_attr_ints("shape", DIMS(2048, 1024), 2)};
+  mlc_value *r = E(MLC_OP_BROADCAST_TO, &x, 1, big, 1);
+  CU_ASSERT(T(r, MLC_DTYPE_F32, DIMS(2048, 1024), 2) && r->kind == MLC_VALUE_VAR);
+  mlc_attr small[] = {mlc_attr_ints("shape", DIMS(512, 512), 2)};
+  r = E(MLC_OP_BROADCAST_TO, &x, 1, small, 1);
+  CU_ASSERT(T(r, MLC_DTYPE_F32, DIMS(512, 512), 2) && is_const(r));
+  CU_ASSERT(r && D(r) && ((const float *)D(r))[512 * 512 - 1] == 1.5f);
+  float *w = calloc(2048 * 1024, sizeof *w);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+  w[1] = 7;
+  mlc_value *wc = C(MLC_DTYPE_F32, DIMS(2048, 1024), 2, w);
+  free(w);
+  r = E(MLC_OP_TRANSPOSE, &wc, 1, NULL, 0);
+  CU_ASSERT(T(r, MLC_DTYPE_F32, DIMS(1024, 2048), 2) && is_const(r));
+  CU_ASSERT(r && D(r) && ((const float *)D(r))[2048] == 7);
+  teardown();
+}
+
 static void test_fold_matmul_and_keep(void) {
   setup();
   int32_t a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1};
@@ -696,6 +722,7 @@ static void register_suites(void) {
       {"fold_reduce", test_fold_reduce},
       {"fold_movement", test_fold_movement},
       {"fold_matmul_and_keep", test_fold_matmul_and_keep},
+      {"fold_size", test_fold_size},
       {"eval_direct", test_eval_direct},
       {NULL, NULL}};
   mlc_test_add_suite("infer", infer);
