@@ -21,8 +21,9 @@ progs="$*"
 [ -n "$progs" ] || progs="test_base test_onnx test_graph test_infer test_frontend test_tir test_legalize test_runtime"
 # test_legalize compiles and runs kernels with LLVM (a second or more a
 # run): only these of its tests run here.  Slow tests (its legalize_numeric
-# ones, and the fuzz corpus of test_onnx) take at most $FAULT_SLOW_RUNS runs
-# (default 6).
+# ones, the fuzz corpus of test_onnx, and test_runtime's loader/flipped_so,
+# which checks thousands of mutated model files a run) take at most
+# $FAULT_SLOW_RUNS runs (default 6).
 FAULT_LLVM_TESTS=${FAULT_LLVM_TESTS:-"legalize_pass/dedup legalize_pass/unimplemented legalize_numeric/matmul legalize_numeric/softmax"}
 slow_cap=${FAULT_SLOW_RUNS:-6}
 # A failing allocation aborts nothing by itself: make the sanitizers' exits
@@ -55,7 +56,7 @@ for p in $progs; do
     fi
     [ "$k" -gt "$kmax" ] && kmax=$k
     cap=$runs_cap
-    case $t in legalize_numeric/*|onnx_malformed/fuzz) cap=$slow_cap ;; esac
+    case $t in legalize_numeric/*|onnx_malformed/fuzz|loader/flipped_so) cap=$slow_cap ;; esac
     s=$(( (k + cap - 1) / cap )); [ $s -ge 1 ] || s=1
     [ $s -gt "$smax" ] && smax=$s
     ok=1; n=1

@@ -1125,16 +1125,16 @@ static void test_plan_memory_small(void) {
   if (!m) return;
   mlc_func *f;
   mlc_value *x, *a, *b, *c, *d, *e, *g;
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 4), &x));
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(x), NOATTRS, &TY(F32, 16), 1, NULL, &a)); /* 64 B: s0 */
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(x), NOATTRS, &TY(F32, 4), 1, NULL, &b));  /* 16 B: s1 */
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(a, b), NOATTRS, &TY(F32, 2), 1, NULL, &c)); /* s2; s0, s1 free */
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(c), NOATTRS, &TY(F32, 3), 1, NULL, &d));  /* 12 B: best fit s1 */
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(d), NOATTRS, &TY(F32, 64), 1, NULL, &e)); /* 256 B: none fits: largest, s0 */
-  OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(e), NOATTRS, &TY(F32, 1), 1, NULL, &g));
-  OK(mlc_func_add_ret(f, g));
-  OK(mlc_pass_plan_memory(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 4), &x));
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(x), NOATTRS, &TY(F32, 16), 1, NULL, &a)); /* 64 B: s0 */
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(x), NOATTRS, &TY(F32, 4), 1, NULL, &b));  /* 16 B: s1 */
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(a, b), NOATTRS, &TY(F32, 2), 1, NULL, &c)); /* s2; s0, s1 free */
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(c), NOATTRS, &TY(F32, 3), 1, NULL, &d));  /* 12 B: best fit s1 */
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(d), NOATTRS, &TY(F32, 64), 1, NULL, &e)); /* 256 B: none fits: largest, s0 */
+  MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", ARGS(e), NOATTRS, &TY(F32, 1), 1, NULL, &g));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, g));
+  MLC_TEST_OK_FATAL(mlc_pass_plan_memory(m, NULL));
   CU_ASSERT_EQUAL(a->storage, 0);
   CU_ASSERT_EQUAL(b->storage, 1);
   CU_ASSERT_EQUAL(c->storage, 2);
@@ -1160,9 +1160,9 @@ static void test_plan_memory_many(void) {
   }
   mlc_func *f;
   int64_t sym;
-  OK(mlc_module_sym(m, "n", &sym));
-  OK(mlc_func_create(m, "main", &f));
-  OK(mlc_func_add_param(f, "x", &TY(F32, 4), &vals[0]));
+  MLC_TEST_OK_FATAL(mlc_module_sym(m, "n", &sym));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 4), &vals[0]));
   uint32_t seed = 12345;
 #define RNG() (seed = seed * 1103515245u + 12345u, (seed >> 8) & 0xffff)
   for (int i = 1; i <= N; i++) {
@@ -1178,8 +1178,8 @@ static void test_plan_memory_many(void) {
       goto done;
   }
 #undef RNG
-  OK(mlc_func_add_ret(f, vals[N]));
-  OK(mlc_pass_plan_memory(m, NULL));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, vals[N]));
+  MLC_TEST_OK_FATAL(mlc_pass_plan_memory(m, NULL));
   for (int i = 0; i <= N; i++) last[i] = -1;
   for (int i = 1; i <= N; i++) last[args[i][0]] = last[args[i][1]] = i;
   for (int i = 1; i <= N; i++) {
