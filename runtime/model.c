@@ -116,6 +116,16 @@ static mlc_rt_status check_tensor(checker *c, int32_t id) {
       else numel *= (uint64_t)v;
     }
   }
+  /* Whatever the symbols become, the strides of its static dims must fit. */
+  uint64_t strided = 1;
+  for (int32_t k = 0; k < t->ndim; k++) {
+    uint64_t v = t->dims[k] > 0 ? (uint64_t)t->dims[k] : 1;
+    if (strided > (uint64_t)INT64_MAX / v)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": tensor %d: the product of its dims overflows int64",
+                           MODEL_NAME(d), id);
+    strided *= v;
+  }
   switch (t->storage) {
   case MLC_RT_STORAGE_INPUT:
   case MLC_RT_STORAGE_OUTPUT: {

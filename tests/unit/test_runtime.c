@@ -844,6 +844,7 @@ static int k_silent_fail(void **args, const int32_t *codes, int32_t nargs, mlc_r
 static const uint8_t v_weights[64] __attribute__((aligned(64))) = {0};
 static const int64_t v_dims_n[] = {-1};
 static const int64_t v_dims_8[] = {8};
+static const int64_t v_dims_huge[] = {0, INT64_C(1) << 40, INT64_C(1) << 40};
 static mlc_rt_tensor_desc v_tensors[3];
 static mlc_rt_io_desc v_inputs[1], v_outputs[1];
 static mlc_rt_arg_desc v_args[2];
@@ -950,6 +951,10 @@ static void test_desc_validation(void) {
   d = valid_desc();
   v_tensors[2].dims = v_dims_n;
   CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "symbolic"));
+  d = valid_desc();
+  v_tensors[2].ndim = 3; /* (0, 2^40, 2^40): empty, but its strides overflow */
+  v_tensors[2].dims = v_dims_huge;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "tensor 2: the product of its dims overflows int64"));
   d = valid_desc();
   v_tensors[2].storage = 7;
   CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "unknown storage"));
