@@ -55,6 +55,31 @@ int mlc_rt_nbytes(DLDataType t, uint64_t numel, uint64_t *out) {
   return 0;
 }
 
+int mlc_rt_shape_size(DLDataType t, const int64_t *shape, int32_t ndim, uint64_t *numel,
+                      uint64_t *nbytes, int32_t *bad) {
+  uint64_t strided = 1, n, b = 0;
+  int zero = 0;
+  for (int32_t k = 0; k < ndim; k++)
+    if (shape[k] < 0) {
+      if (bad) *bad = k;
+      return -1;
+    }
+  for (int32_t k = 0; k < ndim; k++) {
+    uint64_t v = (uint64_t)shape[k];
+    if (v == 0) {
+      zero = 1;
+      continue;
+    }
+    if (strided > (uint64_t)INT64_MAX / v) return -2;
+    strided *= v;
+  }
+  n = zero ? 0 : strided;
+  if (mlc_rt_nbytes(t, n, &b) != 0 || b > (uint64_t)INT64_MAX) return -2;
+  if (numel) *numel = n;
+  if (nbytes) *nbytes = b;
+  return 0;
+}
+
 /* ---- validation --------------------------------------------------------- */
 
 typedef struct checker {
@@ -90,6 +115,16 @@ static mlc_rt_status check_tensor(checker *c, int32_t id) {
       if (v != 0 && numel > UINT64_MAX / (uint64_t)v) numel = UINT64_MAX;
       else numel *= (uint64_t)v;
     }
+  }
+  /* Whatever the symbols become, the strides of its static dims must fit. */
+  uint64_t strided = 1;
+  for (int32_t k = 0; k < t->ndim; k++) {
+    uint64_t v = t->dims[k] > 0 ? (uint64_t)t->dims[k] : 1;
+    if (strided > (uint64_t)INT64_MAX / v)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": tensor %d: the product of its dims overflows int64",
+                           MODEL_NAME(d), id);
+    strided *= v;
   }
   switch (t->storage) {
   case MLC_RT_STORAGE_INPUT:

@@ -92,6 +92,17 @@ const char *mlc_rt_model_symbol_name(const mlc_rt_model *m, int32_t k);
 /* Bytes of |numel| elements of |t| into *|out|; 0 ok, -1 on overflow. */
 int mlc_rt_nbytes(DLDataType t, uint64_t numel, uint64_t *out);
 
+/*
+** Element count and bytes of a tensor of dtype |t| and the |ndim| dims
+** |shape| into *|numel| and *|nbytes| (either may be NULL).  0 when every
+** dim is >= 0, the product of the nonzero dims (so every row-major stride,
+** even of an empty tensor) fits in int64 and so do the bytes; -1 for a
+** negative dim (its index in *|bad|, may be NULL), -2 when a product
+** overflows.
+*/
+int mlc_rt_shape_size(DLDataType t, const int64_t *shape, int32_t ndim, uint64_t *numel,
+                      uint64_t *nbytes, int32_t *bad);
+
 /* ---- built-in functions (shapefn.c) ------------------------------------- */
 
 /* The runtime's own function named |name| ("mlc.reshape_dims", ...), or

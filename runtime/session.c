@@ -357,6 +357,14 @@ const char *mlc_rt_session_last_error(const mlc_rt_session *s) {
 
 /* ---- inputs ------------------------------------------------------------- */
 
+/* "(5, -1)" of |n| int64 values into |buf|. */
+static void vec_str(const int64_t *v, int64_t n, char *buf, size_t size) {
+  size_t w = (size_t)snprintf(buf, size, "(");
+  for (int64_t i = 0; i < n && w + 24 < size; i++)
+    w += (size_t)snprintf(buf + w, size - w, "%s%lld", i ? ", " : "", (long long)v[i]);
+  if (w + 4 < size) snprintf(buf + w, size - w, "%s", n == 1 ? ",)" : ")");
+}
+
 #define SERR(s, st, ...) mlc_rt_errorf((s)->err, sizeof (s)->err, (st), __VA_ARGS__)
 
 /* Checks that |t| (with |ndim| dims) is compact row-major. */
@@ -402,8 +410,6 @@ mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const D
                 t->ndim, td->ndim);
   if (t->ndim > 0 && !t->shape)
     return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): NULL shape", name, index);
-  uint64_t numel = 1;
-  int overflow = 0;
   for (int32_t k = 0; k < t->ndim; k++) {
     int64_t v = t->shape[k];
     if (v < 0)
@@ -412,13 +418,16 @@ mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const D
     if (td->dims[k] >= 0 && v != td->dims[k])
       return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): dim %d is %lld, expected %lld",
                   name, index, k, (long long)v, (long long)td->dims[k]);
-    if (v != 0 && numel > UINT64_MAX / (uint64_t)v) overflow = 1;
-    else numel *= (uint64_t)v;
   }
-  uint64_t nbytes = 0;
-  if (numel == 0) overflow = 0;
-  if (overflow || mlc_rt_nbytes(t->dtype, numel, &nbytes) != 0 || nbytes > (uint64_t)INT64_MAX)
-    return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): shape is too large", name, index);
+  uint64_t numel = 0;
+  if (mlc_rt_shape_size(t->dtype, t->shape, t->ndim, &numel, NULL, NULL) != 0) {
+    char buf[512];
+    vec_str(t->shape, t->ndim, buf, sizeof buf);
+    return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                "input \"%s\" (%d): shape %s is too large (its element count, a stride or its byte "
+                "size overflows int64)",
+                name, index, buf);
+  }
   if (numel > 0) {
     if (!t->data)
       return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): data is NULL", name, index);
@@ -488,29 +497,49 @@ static mlc_rt_status bind_symbols(mlc_rt_session *s) {
   return MLC_RT_OK;
 }
 
+/*
+** Bytes of tensor |t| at its current shape into *|nbytes|; an error naming
+** step |step| (the one that writes it; -1: none) when a dim is negative or
+** its element count, a stride or its bytes overflow int64.  |why| ends the
+** message ("for the input shapes").
+*/
+static mlc_rt_status size_tensor(mlc_rt_session *s, int32_t t, int32_t step, const char *why,
+                                 uint64_t *nbytes) {
+  const mlc_rt_model_desc *d = DESC(s);
+  const DLTensor *dt = &s->tensors[t];
+  int rc = mlc_rt_shape_size(dt->dtype, dt->shape, dt->ndim, NULL, nbytes, NULL);
+  if (rc == 0) return MLC_RT_OK;
+  char where[320] = "", buf[512];
+  if (step >= 0)
+    snprintf(where, sizeof where, "step %d (node \"%s\"): ", step,
+             d->steps[step].label ? d->steps[step].label : "");
+  vec_str(dt->shape, dt->ndim, buf, sizeof buf);
+  if (rc == -1)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "%stensor %d has a negative dim: shape %s", where, t, buf);
+  return SERR(s, MLC_RT_INVALID_ARGUMENT,
+              "%stensor %d of shape %s is too large %s (its element count, a stride or its byte "
+              "size overflows int64)",
+              where, t, buf, why);
+}
+
 /* Sizes and lays out memory for the symbol values in s->bind. */
 static mlc_rt_status plan(mlc_rt_session *s) {
   const mlc_rt_model_desc *d = DESC(s);
+  mlc_rt_status st;
   s->planned = 0;
   for (int32_t k = 0; k < d->nsyms; k++) s->syms[k] = s->bind[k];
   for (int32_t i = 0; i < d->nstorages; i++) s->storage_size[i] = 0;
   for (int32_t i = 0; i < d->ntensors; i++) {
     const mlc_rt_tensor_desc *td = &d->tensors[i];
     DLTensor *t = &s->tensors[i];
-    uint64_t numel = 1;
-    int overflow = 0;
-    for (int32_t k = 0; k < td->ndim; k++) {
-      int64_t v = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
-      t->shape[k] = v;
-      if (v != 0 && numel > UINT64_MAX / (uint64_t)v) overflow = 1;
-      else numel *= (uint64_t)v;
-    }
+    for (int32_t k = 0; k < td->ndim; k++)
+      t->shape[k] = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
     if (td->storage != MLC_RT_STORAGE_ARENA && td->storage != MLC_RT_STORAGE_OUTPUT) continue;
     if (s->model->tensor_late[i]) continue; /* sized at the step that writes it */
     uint64_t nbytes = 0;
-    if ((overflow && numel != 0) || mlc_rt_nbytes(td->dtype, numel, &nbytes) != 0 ||
-        nbytes > (uint64_t)INT64_MAX)
-      return SERR(s, MLC_RT_INVALID_ARGUMENT, "tensor %d is too large for the input shapes", i);
+    if ((st = size_tensor(s, i, s->model->tensor_first[i], "for the input shapes", &nbytes)) !=
+        MLC_RT_OK)
+      return st;
     if (td->storage == MLC_RT_STORAGE_ARENA) {
       if (nbytes > s->storage_size[td->loc]) s->storage_size[td->loc] = nbytes;
     } else if (nbytes > s->out_cap[td->loc] || !s->out_buf[td->loc]) {
@@ -551,14 +580,6 @@ static mlc_rt_status plan(mlc_rt_session *s) {
   }
   s->planned = 1;
   return MLC_RT_OK;
-}
-
-/* "(5, -1)" of |n| int64 values into |buf|. */
-static void vec_str(const int64_t *v, int64_t n, char *buf, size_t size) {
-  size_t w = (size_t)snprintf(buf, size, "(");
-  for (int64_t i = 0; i < n && w + 24 < size; i++)
-    w += (size_t)snprintf(buf + w, size - w, "%s%lld", i ? ", " : "", (long long)v[i]);
-  if (w + 4 < size) snprintf(buf + w, size - w, "%s", n == 1 ? ",)" : ")");
 }
 
 /* BIND_SYMS step |i|: copies the vector and sets (or checks) the symbols. */
@@ -608,17 +629,9 @@ static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
       for (int32_t k = 0; k < td->ndim; k++)
         dt->shape[k] = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
     if (!m->tensor_late[t] || m->tensor_first[t] != i) continue;
-    uint64_t numel = 1, nbytes = 0;
-    int overflow = 0;
-    for (int32_t k = 0; k < dt->ndim; k++) {
-      uint64_t v = (uint64_t)dt->shape[k];
-      if (v != 0 && numel > UINT64_MAX / v) overflow = 1;
-      else numel *= v;
-    }
-    if ((overflow && numel != 0) || mlc_rt_nbytes(td->dtype, numel, &nbytes) != 0 ||
-        nbytes > (uint64_t)INT64_MAX)
-      return SERR(s, MLC_RT_INVALID_ARGUMENT, "step %d (node \"%s\"): tensor %d is too large", i,
-                  st->label ? st->label : "", t);
+    uint64_t nbytes = 0;
+    mlc_rt_status rs = size_tensor(s, t, i, "for the computed dims", &nbytes);
+    if (rs != MLC_RT_OK) return rs;
     int out = td->storage == MLC_RT_STORAGE_OUTPUT;
     void **buf = out ? &s->out_buf[td->loc] : &s->late_buf[td->loc];
     uint64_t *cap = out ? &s->out_cap[td->loc] : &s->late_cap[td->loc];

@@ -46,8 +46,13 @@
 static const DLTensor *T(void **args, int i) { return (const DLTensor *)args[i]; }
 static int64_t IMM(void **args, int i) { return *(const int64_t *)args[i]; }
 
+/* Element count of |t|.  The session has sized every tensor a step names
+** (mlc_rt_shape_size: the product of its nonzero dims fits in int64), so a
+** zero dim anywhere gives 0 and the product never overflows. */
 static int64_t numel(const DLTensor *t) {
   int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; i++)
+    if (t->shape[i] == 0) return 0;
   for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
   return n;
 }
@@ -304,10 +309,12 @@ static int pad_params(void **args, const int32_t *codes, int32_t n, mlc_rt_ctx *
     int64_t a = ax[i], pb = p[i], pe = p[na + i];
     d[r + a] = pb;
     d[2 * r + a] = pe;
-    if ((pb > 0 && d[a] > INT64_MAX - pb) || (pb < 0 && pb < -INT64_MAX + 1) ||
-        (pe > 0 && d[a] + pb > INT64_MAX - pe) || (pe < 0 && pe < -INT64_MAX + 1))
-      return fail(ctx, "pads of axis %lld overflow", (long long)a);
-    d[a] = d[a] + pb + pe;
+    __int128 sum = (__int128)d[a] + pb + pe; /* exact: three int64 values */
+    /* the padded dim, and the input index (output index - begin) of every element */
+    if (sum > INT64_MAX || sum - pb > INT64_MAX)
+      return fail(ctx, "pads %lld, %lld of axis %lld make the %s input's dim overflow int64",
+                  (long long)pb, (long long)pe, (long long)a, dims_str(x, b, sizeof b));
+    d[a] = sum < 0 ? -1 : (int64_t)sum;
     if (d[a] < 0)
       return fail(ctx, "pads %lld, %lld of axis %lld crop more than the %s input has", (long long)pb,
                   (long long)pe, (long long)a, dims_str(x, b, sizeof b));
@@ -325,7 +332,7 @@ static int64_t slice_extent(int64_t dim, int64_t b, int64_t e, int64_t step, int
     b = b < 0 ? 0 : b > dim ? dim : b;
     e = e < 0 ? 0 : e > dim ? dim : e;
     *begin = b;
-    return e > b ? (e - b + step - 1) / step : 0;
+    return e > b ? (e - b - 1) / step + 1 : 0; /* no overflow for any step */
   }
   if (dim == 0) {
     *begin = 0;
@@ -386,8 +393,8 @@ static int split_params(void **args, const int32_t *codes, int32_t n, mlc_rt_ctx
   if (axis < 0 || axis >= r || index < 0 || index >= k) return fail(ctx, "split part %lld of %lld on axis %lld", (long long)index, (long long)k, (long long)axis);
   int64_t sum = 0, at = 0;
   for (int64_t i = 0; i < k; i++) {
-    if (s[i] < 0 || sum > INT64_MAX - s[i])
-      return fail(ctx, "split %s has a negative entry", list_str(s, k, b, sizeof b));
+    if (s[i] < 0) return fail(ctx, "split %s has a negative entry", list_str(s, k, b, sizeof b));
+    if (sum > INT64_MAX - s[i]) return fail(ctx, "split %s overflows int64", list_str(s, k, b, sizeof b));
     if (i == index) at = sum;
     sum += s[i];
   }

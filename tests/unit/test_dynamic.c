@@ -123,6 +123,9 @@ static void test_reshape(void) {
   run_fails(s, "node \"r\"", "(5, 5)");
   shape[0] = -2, shape[1] = 12;
   run_fails(s, "node \"r\"", "invalid entry -2");
+  /* a product of the entries that overflows int64 */
+  shape[0] = INT64_C(1) << 62, shape[1] = 4;
+  run_fails(s, "node \"r\"", "shape (4611686018427387904, 4) overflows");
   /* and the session runs again */
   shape[0] = 3, shape[1] = 8;
   const DLTensor *y = run(s);
@@ -206,17 +209,20 @@ static void test_slice(void) {
   DLTensor in[5] = {tensor(x, F32, 1, xs), tensor(st, I64, 1, one), tensor(en, I64, 1, one),
                     tensor(ax, I64, 1, one), tensor(sp, I64, 1, one)};
   for (int i = 0; i < 5; i++) CU_ASSERT_EQUAL(mlc_session_set_input(s, i, &in[i]), MLC_RT_OK);
-  static const int64_t cases[][3] = {{2, 7, 1}, {-3, 100, 1}, {8, -100, -2}, {5, 5, 1}, {0, 10, 3}};
-  for (int k = 0; k < 5; k++) {
+  /* steps near +-2^63 take one element (the extent must not wrap) */
+  static const int64_t cases[][3] = {{2, 7, 1},   {-3, 100, 1},          {8, -100, -2},
+                                     {5, 5, 1},   {0, 10, 3},            {0, 10, INT64_MAX},
+                                     {3, 100, INT64_MAX - 1},            {9, -100, -INT64_MAX}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     st[0] = cases[k][0], en[0] = cases[k][1], sp[0] = cases[k][2];
     /* the reference: Python slicing of range(10) */
     int64_t b = st[0] < 0 ? st[0] + 10 : st[0], e = en[0] < 0 ? en[0] + 10 : en[0], want[10], n = 0;
     if (sp[0] > 0) {
       b = b < 0 ? 0 : b > 10 ? 10 : b, e = e < 0 ? 0 : e > 10 ? 10 : e;
-      for (int64_t i = b; i < e; i += sp[0]) want[n++] = i;
+      for (int64_t i = b; i < e; i = e - i > sp[0] ? i + sp[0] : e) want[n++] = i;
     } else {
       b = b > 9 ? 9 : b, e = e < -1 ? -1 : e;
-      for (int64_t i = b; i > e; i += sp[0]) want[n++] = i;
+      for (int64_t i = b; i > e; i = i - e > -sp[0] ? i + sp[0] : e) want[n++] = i;
     }
     const DLTensor *y = run(s);
     CU_ASSERT(has_shape(y, &n, 1));
@@ -254,6 +260,11 @@ static void test_expand(void) {
   }
   shape[0] = 2, shape[1] = 1;
   run_fails(s, "node \"e\"", "cannot expand (3, 1) to (2, 1)");
+  /* (3, 2^62) float32: the element count fits in int64, the bytes do not */
+  shape[0] = 3, shape[1] = INT64_C(1) << 62;
+  run_fails(s, "node \"e\"", "of shape (3, 4611686018427387904) is too large");
+  shape[0] = 3, shape[1] = 2;
+  CU_ASSERT(has_shape(run(s), (int64_t[]){3, 2}, 2));
   mlc_session_free(s);
   mlc_model_free(m);
 }
@@ -349,6 +360,8 @@ static void test_range(void) {
   }
   v[2] = 0;
   run_fails(s, "node \"rg\"", "delta is 0");
+  v[0] = 0, v[1] = 1e17f, v[2] = 1;
+  run_fails(s, "node \"rg\"", "is too large");
   mlc_session_free(s);
   mlc_model_free(m);
 }
@@ -375,6 +388,9 @@ static void test_const_of_shape(void) {
   }
   shape[0] = -1, shape[1] = 2;
   run_fails(s, "node \"c\"", "computed dimension 0 is -1");
+  /* (2^40, 2^40): 2^80 elements */
+  shape[0] = shape[1] = INT64_C(1) << 40;
+  run_fails(s, "node \"c\"", "of shape (1099511627776, 1099511627776) is too large");
   shape[0] = 2, shape[1] = 2;
   CU_ASSERT(has_shape(run(s), shape, 2));
   mlc_session_free(s);

@@ -844,6 +844,7 @@ static int k_silent_fail(void **args, const int32_t *codes, int32_t nargs, mlc_r
 static const uint8_t v_weights[64] __attribute__((aligned(64))) = {0};
 static const int64_t v_dims_n[] = {-1};
 static const int64_t v_dims_8[] = {8};
+static const int64_t v_dims_huge[] = {0, INT64_C(1) << 40, INT64_C(1) << 40};
 static mlc_rt_tensor_desc v_tensors[3];
 static mlc_rt_io_desc v_inputs[1], v_outputs[1];
 static mlc_rt_arg_desc v_args[2];
@@ -951,6 +952,10 @@ static void test_desc_validation(void) {
   v_tensors[2].dims = v_dims_n;
   CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "symbolic"));
   d = valid_desc();
+  v_tensors[2].ndim = 3; /* (0, 2^40, 2^40): empty, but its strides overflow */
+  v_tensors[2].dims = v_dims_huge;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "tensor 2: the product of its dims overflows int64"));
+  d = valid_desc();
   v_tensors[2].storage = 7;
   CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "unknown storage"));
   d = valid_desc();
@@ -981,6 +986,225 @@ static void test_desc_validation(void) {
   CU_ASSERT_EQUAL(mlc_rt_model_open(&d, NULL, NULL, 0), MLC_RT_INVALID_ARGUMENT);
   CU_ASSERT_EQUAL(mlc_rt_model_open(NULL, &m, NULL, 0), MLC_RT_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NULL(m);
+}
+
+/* ---- sizes that overflow ----------------------------------------------------- */
+
+/* Fills output args[2] (float32, any shape) with 1s. */
+static int k_fill(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  (void)codes;
+  if (nargs != 3) return ctx->api->set_error(ctx, "k_fill: bad args");
+  DLTensor *o = args[2];
+  int64_t n = 1;
+  for (int i = 0; i < o->ndim; i++) n *= o->shape[i];
+  for (int64_t i = 0; i < n; i++) ((float *)o->data)[i] = 1;
+  return 0;
+}
+
+static const int64_t o_dims_n[] = {-1}, o_dims_m[] = {-2}, o_dims_nm[] = {-1, -2},
+                     o_dims_abc[] = {-3, -4, -5};
+static const char *const o_syms[] = {"n", "m", "a", "b", "c"};
+
+/* out[n, m] = fill(x[n], y[m]); a third input z[a, b, c] is only checked. */
+static void outer_desc(mlc_rt_model_desc *d, mlc_rt_tensor_desc *t, mlc_rt_io_desc *in,
+                       mlc_rt_io_desc *out, mlc_rt_arg_desc *args, mlc_rt_step_desc *st,
+                       mlc_rt_extern_desc *ex) {
+  const DLDataType f = {kDLFloat, 32, 1};
+  t[0] = (mlc_rt_tensor_desc){f, 1, o_dims_n, MLC_RT_STORAGE_INPUT, 0};
+  t[1] = (mlc_rt_tensor_desc){f, 1, o_dims_m, MLC_RT_STORAGE_INPUT, 1};
+  t[2] = (mlc_rt_tensor_desc){f, 2, o_dims_nm, MLC_RT_STORAGE_OUTPUT, 0};
+  t[3] = (mlc_rt_tensor_desc){f, 3, o_dims_abc, MLC_RT_STORAGE_INPUT, 2};
+  static const char *const names[] = {"x", "y", "z"};
+  for (int i = 0; i < 3; i++) in[i].name = names[i], in[i].tensor = i == 2 ? 3 : i;
+  out[0].name = "out";
+  out[0].tensor = 2;
+  for (int i = 0; i < 3; i++) args[i].kind = MLC_RT_ARG_TENSOR, args[i].value = i;
+  memset(st, 0, sizeof *st);
+  st->kind = MLC_RT_STEP_EXTERN;
+  st->name = "fill";
+  st->label = "Outer_0";
+  st->nargs = 3;
+  st->args = args;
+  ex->name = "fill";
+  ex->fn = k_fill;
+  memset(d, 0, sizeof *d);
+  d->abi_version = MLC_RT_DESC_VERSION;
+  d->kernel_abi = MLC_RT_ABI_VERSION;
+  d->name = "outer";
+  d->nsyms = 5;
+  d->sym_names = o_syms;
+  d->ntensors = 4;
+  d->tensors = t;
+  d->ninputs = 3;
+  d->inputs = in;
+  d->noutputs = 1;
+  d->outputs = out;
+  d->nsteps = 1;
+  d->steps = st;
+  d->nexterns = 1;
+  d->externs = ex;
+  d->weights = v_weights;
+  d->weights_size = sizeof v_weights;
+}
+
+/* An error of |s| that contains |want|. */
+static int err_is(const mlc_rt_session *s, const char *want) {
+  const char *e = mlc_rt_session_last_error(s);
+  if (!strstr(e, want)) fprintf(stderr, "unexpected error: %s\n", e);
+  return strstr(e, want) != NULL;
+}
+
+/*
+** Input shapes whose element count, a stride or bytes overflow int64 are
+** refused by set_input; a tensor whose dims come from several inputs and
+** whose size overflows is a run error naming the step that writes it.
+*/
+static void test_size_overflow(void) {
+  mlc_rt_model_desc d;
+  mlc_rt_tensor_desc t[4];
+  mlc_rt_io_desc in[3], out[1];
+  mlc_rt_arg_desc args[3];
+  mlc_rt_step_desc st[1];
+  mlc_rt_extern_desc ex[1];
+  outer_desc(&d, t, in, out, args, st, ex);
+  mlc_rt_model *m = NULL;
+  char err[256];
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_model_open(&d, &m, err, sizeof err), MLC_RT_OK);
+  mlc_rt_session *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 1, &s, err, sizeof err), MLC_RT_OK);
+  static float buf[16];
+  int64_t xs[1] = {2}, ys[1] = {3}, zs[3] = {1, 1, 1};
+  DLTensor x = f32_tensor(buf, 1, xs), y = f32_tensor(buf, 1, ys), z = f32_tensor(buf, 3, zs);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &x), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 1, &y), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 2, &z), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_OK);
+  const DLTensor *o = NULL;
+  CU_ASSERT_EQUAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+  CU_ASSERT(o && o->shape[0] == 2 && o->shape[1] == 3 && ((const float *)o->data)[5] == 1);
+
+  /* (2^40, 2^40, 1): 2^80 elements */
+  zs[0] = zs[1] = INT64_C(1) << 40;
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 2, &z), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT(err_is(s, "input \"z\" (2): shape (1099511627776, 1099511627776, 1) is too large"));
+  /* (2^40, 2^40, 0) is empty, but its strides overflow int64 */
+  zs[2] = 0;
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 2, &z), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT(err_is(s, "input \"z\" (2): shape (1099511627776, 1099511627776, 0) is too large"));
+  /* 2^62 float32 elements fit in int64, their bytes do not */
+  zs[0] = INT64_C(1) << 62, zs[1] = zs[2] = 1;
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 2, &z), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT(err_is(s, "is too large"));
+  zs[0] = 0, zs[1] = INT64_MAX / 4, zs[2] = 0; /* empty, strides fit */
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 2, &z), MLC_RT_OK);
+
+  /* x and y fit, out (2^33, 2^33) does not: the step that writes it fails */
+  xs[0] = ys[0] = INT64_C(1) << 33;
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &x), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 1, &y), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT(err_is(s, "step 0 (node \"Outer_0\"): tensor 2 of shape (8589934592, 8589934592) is too "
+                      "large for the input shapes"));
+  CU_ASSERT_NOT_EQUAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+  /* and the session runs again */
+  xs[0] = 4, ys[0] = 2;
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &x), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 1, &y), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+  CU_ASSERT(o && o->shape[0] == 4 && o->shape[1] == 2 && ((const float *)o->data)[7] == 1);
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+
+  /* the helper itself */
+  uint64_t n = 0, b = 0;
+  int32_t bad = -1;
+  const DLDataType f = {kDLFloat, 32, 1}, u8 = {kDLUInt, 8, 1};
+  CU_ASSERT(mlc_rt_shape_size(f, (int64_t[]){2, 3}, 2, &n, &b, NULL) == 0 && n == 6 && b == 24);
+  CU_ASSERT(mlc_rt_shape_size(f, (int64_t[]){4, -1}, 2, &n, &b, &bad) == -1 && bad == 1);
+  CU_ASSERT(mlc_rt_shape_size(u8, (int64_t[]){INT64_C(1) << 60}, 1, &n, &b, NULL) == 0 && b == UINT64_C(1) << 60);
+  CU_ASSERT(mlc_rt_shape_size(f, (int64_t[]){INT64_MAX}, 1, &n, &b, NULL) == -2);
+  CU_ASSERT(mlc_rt_shape_size(u8, (int64_t[]){INT64_C(1) << 62, 2}, 2, &n, &b, NULL) == -2);
+  CU_ASSERT(mlc_rt_shape_size(u8, (int64_t[]){0, INT64_C(1) << 32, INT64_C(1) << 31}, 3, &n, &b, NULL) == -2);
+  CU_ASSERT(mlc_rt_shape_size(u8, (int64_t[]){0, INT64_MAX}, 2, &n, &b, NULL) == 0 && n == 0 && b == 0);
+}
+
+/* A kernel context that keeps the last error message. */
+static char sf_msg[512];
+static int sf_set_error(mlc_rt_ctx *ctx, const char *msg) {
+  (void)ctx;
+  snprintf(sf_msg, sizeof sf_msg, "%s", msg);
+  return -1;
+}
+
+/* Calls the built-in |name| with |n| args; 0 ok, else the error is in sf_msg. */
+static int call_builtin(const char *name, void **args, int32_t n) {
+  static const mlc_rt_api api = {NULL, NULL, NULL, sf_set_error, NULL};
+  mlc_rt_ctx ctx = {&api};
+  int32_t codes[8] = {0};
+  mlc_kernel_fn fn = mlc_rt_builtin_find(name);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fn);
+  sf_msg[0] = 0;
+  return fn(args, codes, n, &ctx);
+}
+
+static DLTensor i64_tensor(int64_t *data, int64_t *shape) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.ndim = 1;
+  t.dtype = (DLDataType){kDLInt, 64, 1};
+  t.shape = shape;
+  return t;
+}
+
+/* Shape functions whose values would overflow int64 are errors. */
+static void test_shapefn_overflow(void) {
+  static float xd[10];
+  int64_t xs[1] = {10}, two[1] = {2}, one[1] = {1}, three[1] = {3};
+  DLTensor x = f32_tensor(xd, 1, xs);
+  /* Pad: begin and end crop 2^63 - 2 each (the sum wraps to a positive dim) */
+  int64_t pads[2], res[3];
+  DLTensor tp = i64_tensor(pads, two), tr = i64_tensor(res, three);
+  void *pa[3] = {&x, &tp, &tr};
+  pads[0] = pads[1] = -(INT64_MAX - 1);
+  CU_ASSERT_NOT_EQUAL(call_builtin("mlc.pad_params", pa, 3), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(sf_msg, "crop more than the (10,) input has"));
+  /* a crop of 2^63 - 2 and a pad of 2^63 - 2: input indices overflow */
+  pads[1] = INT64_MAX - 1;
+  CU_ASSERT_NOT_EQUAL(call_builtin("mlc.pad_params", pa, 3), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(sf_msg, "overflow int64"));
+  pads[0] = 0, pads[1] = INT64_MAX - 10; /* 10 + (2^63 - 11): fits */
+  CU_ASSERT_EQUAL(call_builtin("mlc.pad_params", pa, 3), 0);
+  CU_ASSERT(res[0] == INT64_MAX && res[1] == 0 && res[2] == INT64_MAX - 10);
+  pads[1] = INT64_MAX - 9;
+  CU_ASSERT_NOT_EQUAL(call_builtin("mlc.pad_params", pa, 3), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(sf_msg, "overflow int64"));
+  pads[0] = -3, pads[1] = 2;
+  CU_ASSERT_EQUAL(call_builtin("mlc.pad_params", pa, 3), 0);
+  CU_ASSERT(res[0] == 9 && res[1] == -3 && res[2] == 2);
+
+  /* Slice with a step near 2^63: one element, no wrapped extent */
+  int64_t st[1] = {0}, en[1] = {10}, ax[1] = {0}, sp[1] = {INT64_MAX};
+  DLTensor ts = i64_tensor(st, one), te = i64_tensor(en, one), ta = i64_tensor(ax, one),
+           tsp = i64_tensor(sp, one);
+  void *sa[6] = {&x, &ts, &te, &ta, &tsp, &tr};
+  CU_ASSERT_EQUAL(call_builtin("mlc.slice_params", sa, 6), 0);
+  CU_ASSERT(res[0] == 1 && res[1] == 0 && res[2] == INT64_MAX);
+  st[0] = 3, sp[0] = INT64_MAX - 1;
+  CU_ASSERT_EQUAL(call_builtin("mlc.slice_params", sa, 6), 0);
+  CU_ASSERT(res[0] == 1 && res[1] == 3);
+  st[0] = 1, sp[0] = 4; /* 1, 5, 9 */
+  CU_ASSERT_EQUAL(call_builtin("mlc.slice_params", sa, 6), 0);
+  CU_ASSERT(res[0] == 3 && res[1] == 1 && res[2] == 4);
+
+  /* Split sizes whose sum overflows */
+  int64_t split[2] = {INT64_MAX, 1}, axis = 0, index = 0;
+  DLTensor tsplit = i64_tensor(split, two);
+  void *spa[5] = {&x, &tsplit, &tr, &axis, &index};
+  CU_ASSERT_NOT_EQUAL(call_builtin("mlc.split_params", spa, 5), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(sf_msg, "overflows int64"));
 }
 
 /* The runtime without the loader: a session on an in-process description. */
@@ -1149,6 +1373,8 @@ static void register_session(void) {
                                       {"no_realloc_same_shapes", test_no_realloc_same_shapes},
                                       {"input_errors", test_input_errors},
                                       {"kernel_error", test_kernel_error},
+                                      {"size_overflow", test_size_overflow},
+                                      {"shapefn_overflow", test_shapefn_overflow},
                                       {NULL, NULL}};
   mlc_test_add_suite("session", tests);
 }
