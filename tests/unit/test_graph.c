@@ -1160,9 +1160,9 @@ static void test_plan_memory_many(void) {
   }
   mlc_func *f;
   int64_t sym;
-  MLC_TEST_OK_FATAL(mlc_module_sym(m, "n", &sym));
-  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
-  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 4), &vals[0]));
+  if (!OK(mlc_module_sym(m, "n", &sym))) goto done;
+  if (!OK(mlc_func_create(m, "main", &f))) goto done;
+  if (!OK(mlc_func_add_param(f, "x", &TY(F32, 4), &vals[0]))) goto done;
   uint32_t seed = 12345;
 #define RNG() (seed = seed * 1103515245u + 12345u, (seed >> 8) & 0xffff)
   for (int i = 1; i <= N; i++) {
@@ -1178,8 +1178,8 @@ static void test_plan_memory_many(void) {
       goto done;
   }
 #undef RNG
-  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, vals[N]));
-  MLC_TEST_OK_FATAL(mlc_pass_plan_memory(m, NULL));
+  if (!OK(mlc_func_add_ret(f, vals[N]))) goto done;
+  if (!OK(mlc_pass_plan_memory(m, NULL))) goto done;
   for (int i = 0; i <= N; i++) last[i] = -1;
   for (int i = 1; i <= N; i++) last[args[i][0]] = last[args[i][1]] = i;
   for (int i = 1; i <= N; i++) {
