@@ -205,19 +205,13 @@ mlc_rt_status mlc_rt_desc_encode(const mlc_rt_allocator *a, const mlc_rt_model_d
   if (st != MLC_RT_OK) return st;
   /* Count, lay the tables out 8-byte aligned, then write. */
   uint32_t off[T_COUNT], count[T_COUNT];
-  uint64_t strings = 0, sizes[T_COUNT];
+  uint64_t sizes[T_COUNT];
   memset(off, 0, sizeof off);
   uint64_t ndims = 0, nargs = 0;
   for (int32_t i = 0; i < d->ntensors; i++) ndims += (uint64_t)d->tensors[i].ndim;
   for (int32_t i = 0; i < d->nsteps; i++) nargs += (uint64_t)d->steps[i].nargs;
-  strings += strlen(d->name) + 1 + (d->manifest ? strlen(d->manifest) + 1 : 0);
-  for (int32_t i = 0; i < d->nsyms; i++) strings += strlen(d->sym_names[i]) + 1;
-  for (int32_t i = 0; i < d->nkernels; i++) strings += strlen(d->kernel_names[i]) + 1;
-  for (int32_t i = 0; i < d->ninputs; i++) strings += strlen(d->inputs[i].name) + 1;
-  for (int32_t i = 0; i < d->noutputs; i++) strings += strlen(d->outputs[i].name) + 1;
-  for (int32_t i = 0; i < d->nsteps; i++)
-    strings += strlen(d->steps[i].name) + 1 + (d->steps[i].label ? strlen(d->steps[i].label) : 0) + 1;
-  for (int32_t i = 0; i < d->nexterns; i++) strings += strlen(d->externs[i].name) + 1;
+  emit(&w, d, nfns, off, count); /* w.p NULL: counts the string table's bytes */
+  uint64_t strings = w.str;
   sizes[T_SYMS] = (uint64_t)d->nsyms;
   sizes[T_TENSORS] = (uint64_t)d->ntensors;
   sizes[T_DIMS] = ndims;
