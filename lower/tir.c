@@ -109,6 +109,21 @@ mlc_status mlc_tir_module_add(mlc_tir_module *m, mlc_tir_func *f) {
   return NULL;
 }
 
+mlc_status mlc_tir_module_replace(mlc_tir_module *m, const mlc_tir_func *old, mlc_tir_func *repl) {
+  if (!repl) return mlc_make_status(MLC_RESOURCE_EXHAUSTED, "TIR module: out of memory building a prim func");
+  for (int i = 0; i < m->nfuncs; i++)
+    if (m->funcs[i] == old) {
+      if (strcmp(old->name, repl->name) != 0) {
+        if (mlc_tir_module_find(m, repl->name))
+          return mlc_make_status(MLC_INVALID_ARGUMENT, "TIR module: duplicate prim func \"%s\"", repl->name);
+        if (mlc_hash_put(&m->by_name, repl->name, (void *)(intptr_t)(i + 1))) return mlc_oom();
+      }
+      m->funcs[i] = repl;
+      return NULL;
+    }
+  return mlc_make_status(MLC_NOT_FOUND, "TIR module: no prim func \"%s\" to replace", old->name);
+}
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static void *dup_array(mlc_tir_module *m, const void *p, size_t n, size_t size) {

@@ -348,6 +348,9 @@ int mlc_tir_module_oom(const mlc_tir_module *m);
 /* Adds |f| (built in |m|; retained by the module).  Fails on a NULL |f|
 ** (a builder ran out of memory) or when a function of the same name exists. */
 MLC_MUST_USE mlc_status mlc_tir_module_add(mlc_tir_module *m, mlc_tir_func *f);
+/* Puts |repl| (built in |m|) in the place of |old| (a function of |m|),
+** e.g. a scheduled copy in the place of the function it was made from. */
+MLC_MUST_USE mlc_status mlc_tir_module_replace(mlc_tir_module *m, const mlc_tir_func *old, mlc_tir_func *repl);
 /* The function named |name|, or NULL.  Borrowed. */
 mlc_tir_func *mlc_tir_module_find(const mlc_tir_module *m, const char *name);
 
