@@ -203,6 +203,20 @@ MLC_MUST_USE mlc_status mlc_sch_unroll(mlc_sch *s, mlc_sch_rv loop);
 ** "vthread.x", ...). */
 MLC_MUST_USE mlc_status mlc_sch_bind(mlc_sch *s, mlc_sch_rv loop, const char *thread);
 
+/* ---- loop transformations (split.c, fuse.c, reorder.c) ---------------------- */
+
+/* ---- annotations (annotate.c) ----------------------------------------------- */
+
+/* ---- compute locations (compute_at.c, reverse_compute_at.c, compute_inline.c,
+**      reverse_compute_inline.c) ---------------------------------------------- */
+
+/* ---- caches, layouts and reductions (cache_read.c, cache_write.c,
+**      transform_layout.c, decompose_reduction.c) ----------------------------- */
+
+/* ---- blockize and tensorize (blockize.c, tensorize.c, intrin.c) --------------- */
+
+/* ---- sampling (sample.c) ---------------------------------------------------- */
+
 /* ---- generic application ---------------------------------------------------- */
 
 /* Instruction kinds (prims.def). */
