@@ -113,8 +113,9 @@ static mlc_status dump_tir(cstate *c, const char *name, const mlc_tir_module *m)
   return s;
 }
 
-/* 11_schedule/NAME.tir and NAME.trace for every kernel: its scheduled TIR
-** and the trace that made it. */
+/* 11_schedule/NAME.tir and NAME.trace for every kernel: its TIR before
+** scheduling and the trace that scheduled it (`mlc-onnx schedule NAME.tir
+** --trace NAME.trace` gives the kernel of 11_schedule.tir.txt). */
 static mlc_status dump_schedules(cstate *c, const mlc_tir_module *m, const mlc_lower_traces *tr) {
   if (!c->o->dump_ir_dir) return NULL;
   char dir[4096];
@@ -130,7 +131,7 @@ static mlc_status dump_schedules(cstate *c, const mlc_tir_module *m, const mlc_l
     }
     name[k] = 0;
     mlc_strbuf b = MLC_STRBUF_INIT;
-    mlc_tir_print_func(m->funcs[i], &b);
+    mlc_tir_print_func(tr->before[i] ? tr->before[i] : m->funcs[i], &b);
     snprintf(file, sizeof file, "11_schedule/%s.tir", name);
     mlc_status s = b.oom ? mlc_oom() : dump_text(c, file, mlc_sb_str(&b));
     mlc_sb_fini(&b);
@@ -276,7 +277,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   mlc_onnx_model *om = NULL;
   mlc_module *gm = NULL;
   mlc_tir_module *tm = NULL;
-  mlc_lower_traces traces = {0, NULL};
+  mlc_lower_traces traces = {0, NULL, NULL};
   mlc_target *target = NULL;
   char *workdir = NULL;
   mlc_strbuf manifest = MLC_STRBUF_INIT;

@@ -40,10 +40,12 @@ MLC_MUST_USE mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm,
                                            const mlc_lower_options *opt);
 
 /* The trace each prim function was scheduled with: text[i] for the
-** module's function i (as mlc_sch_print_trace writes it; "" for none). */
+** module's function i (as mlc_sch_print_trace writes it; "" for none),
+** and before[i] the function it was applied to (in the module's arena). */
 typedef struct mlc_lower_traces {
   int n;
   char **text;
+  const mlc_tir_func **before;
 } mlc_lower_traces;
 
 /*

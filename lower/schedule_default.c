@@ -88,11 +88,14 @@ mlc_status mlc_lower_default_schedule(mlc_tir_module *tm, const mlc_lower_option
   if (traces) {
     traces->n = 0;
     traces->text = tm->nfuncs ? mlc_mem_calloc((size_t)tm->nfuncs, sizeof *traces->text) : NULL;
-    if (tm->nfuncs && !traces->text) return mlc_oom();
+    traces->before = tm->nfuncs ? mlc_mem_calloc((size_t)tm->nfuncs, sizeof *traces->before) : NULL;
+    if (tm->nfuncs && (!traces->text || !traces->before)) return mlc_oom();
     traces->n = tm->nfuncs;
   }
-  for (int i = 0; i < tm->nfuncs; i++)
+  for (int i = 0; i < tm->nfuncs; i++) {
+    if (traces) traces->before[i] = tm->funcs[i];
     MLC_RETURN_IF_ERROR(schedule_func(tm, tm->funcs[i], opt, traces ? &traces->text[i] : NULL));
+  }
   return NULL;
 }
 
@@ -100,6 +103,8 @@ void mlc_lower_traces_free(mlc_lower_traces *t) {
   if (!t) return;
   for (int i = 0; i < t->n; i++) mlc_mem_free(t->text[i]);
   mlc_mem_free(t->text);
+  mlc_mem_free(t->before);
   t->text = NULL;
+  t->before = NULL;
   t->n = 0;
 }
