@@ -596,10 +596,11 @@ static int expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
 }
 
 /* The extent of [mn, end): undoes the printer's "min, min + extent" (or
-** the folded constant); otherwise end - mn. */
-static mlc_tir_expr *range_extent(parser *p, mlc_tir_expr *mn, mlc_tir_expr *end) {
+** the constant it folds to: of one dtype in ranges, of the extent's in
+** regions, |any_dtype|); otherwise end - mn. */
+static mlc_tir_expr *range_extent(parser *p, mlc_tir_expr *mn, mlc_tir_expr *end, int any_dtype) {
   if (end->kind == MLC_TIR_BINARY && end->bin.op == MLC_TIR_ADD && expr_equal(end->bin.a, mn)) return end->bin.b;
-  if (mn->kind == MLC_TIR_INT_IMM && end->kind == MLC_TIR_INT_IMM && mn->dtype == end->dtype)
+  if (mn->kind == MLC_TIR_INT_IMM && end->kind == MLC_TIR_INT_IMM && (any_dtype || mn->dtype == end->dtype))
     return mk_int(p, end->dtype, (int64_t)((uint64_t)end->int_value - (uint64_t)mn->int_value));
   return mk_bin(p, MLC_TIR_SUB, end, mn);
 }
@@ -1097,6 +1098,7 @@ static mlc_tir_expr *expr1(parser *p) {
 /* ---- statements ---------------------------------------------------------------------- */
 
 static mlc_tir_stmt *stmt_list(parser *p);
+static mlc_tir_stmt *stmt_list_until(parser *p, const tok *const *stop, int nstop);
 
 static int end_line(parser *p) { return expect_kind(p, T_NEWLINE, "end of line"); }
 
@@ -1129,7 +1131,7 @@ static int loop_range(parser *p, mlc_tir_expr **mn, mlc_tir_expr **ext) {
     mlc_tir_expr *b = expr1(p);
     if (!b) return -1;
     *mn = a;
-    *ext = range_extent(p, a, b);
+    *ext = range_extent(p, a, b, 0);
   } else {
     *ext = a;
     *mn = mk_int(p, int_dtype(a->dtype) ? a->dtype : MLC_DTYPE_I64, 0);
@@ -1231,7 +1233,7 @@ static int regions(parser *p, mlc_tir_region **out, int *n) {
         if (!mn) return -1;
         if (accept_op(p, ":")) {
           mlc_tir_expr *end = expr1(p);
-          if (!end || !(ext = range_extent(p, mn, end))) return -1;
+          if (!end || !(ext = range_extent(p, mn, end, 1))) return -1;
         } else {
           ext = mk_int(p, int_dtype(mn->dtype) ? mn->dtype : MLC_DTYPE_I64, 1);
           if (!ext) return -1;
@@ -1291,7 +1293,7 @@ static mlc_tir_stmt *block_stmt(parser *p) {
         mlc_tir_expr *b = expr1(p);
         if (!b || !expect_op(p, ")", "after the axis range")) return NULL;
         mn = a;
-        if (!(ext = range_extent(p, a, b))) return NULL;
+        if (!(ext = range_extent(p, a, b, 0))) return NULL;
         pair = 1;
       } else {
         p->pos = save;
@@ -1464,15 +1466,25 @@ static mlc_tir_stmt *stmt(parser *p) {
   return expected(p, t, "a statement");
 }
 
+static int is_alloc_line(const parser *p) {
+  return cur(p)->kind == T_NAME && is_op(at(p, 1), "=") && is_t(p, 2, "alloc_buffer");
+}
+
 /* Statements up to the end of the indented block; an alloc_buffer takes the
-** statements after it as its body. */
-static mlc_tir_stmt *stmt_list(parser *p) {
+** statements after it as its body, up to an alloc_buffer of the same name
+** in the same block (the printer brings a name back into use only once the
+** first buffer is out of scope, so the two are siblings).  |stop| lists
+** those names (|nstop|; the enclosing allocs of this block). */
+static mlc_tir_stmt *stmt_list_until(parser *p, const tok *const *stop, int nstop) {
   mlc_tir_stmt **v = NULL;
   int n = 0, cap = 0;
   while (cur(p)->kind != T_DEDENT && cur(p)->kind != T_EOF) {
     mlc_tir_stmt *s;
     const tok *t = cur(p);
-    if (t->kind == T_NAME && is_op(at(p, 1), "=") && is_t(p, 2, "alloc_buffer")) {
+    if (is_alloc_line(p)) {
+      int k = 0;
+      while (k < nstop && !(stop[k]->len == t->len && memcmp(stop[k]->s, t->s, t->len) == 0)) k++;
+      if (k < nstop && n > 0) break;
       mlc_tir_buffer *b = alloc_header(p);
       if (!b) return NULL;
       if (cur(p)->kind == T_DEDENT || cur(p)->kind == T_EOF)
@@ -1480,7 +1492,11 @@ static mlc_tir_stmt *stmt_list(parser *p) {
       int mark = p->nsyms;
       if (define(p, b->name, SYM_BUF, b)) return NULL;
       if (++p->depth > MAX_DEPTH) return fail(p, t, "statements nested too deeply (more than %d levels)", MAX_DEPTH);
-      mlc_tir_stmt *body = stmt_list(p);
+      const tok **st = chk(p, MLC_ARENA_ARRAY(p->scratch, (size_t)nstop + 1, const tok *));
+      if (!st) return NULL;
+      if (nstop) memcpy(st, stop, (size_t)nstop * sizeof *st);
+      st[nstop] = t;
+      mlc_tir_stmt *body = stmt_list_until(p, st, nstop + 1);
       p->depth--;
       p->nsyms = mark;
       if (!body || !(s = chk(p, mlc_tir_allocate(p->m, b, body)))) return NULL;
@@ -1495,6 +1511,8 @@ static mlc_tir_stmt *stmt_list(parser *p) {
   if (n == 0) return expected(p, cur(p), "a statement");
   return chk(p, mlc_tir_seq(p->m, n, v));
 }
+
+static mlc_tir_stmt *stmt_list(parser *p) { return stmt_list_until(p, NULL, 0); }
 
 /* ---- functions ----------------------------------------------------------------------- */
 
@@ -1726,12 +1744,13 @@ static mlc_status parse_all(mlc_tir_module *m, const char *src, size_t len, cons
         fail(&p, cur(&p), "expected one prim function, found another");
         break;
       }
+      const tok *start = cur(&p);
       mlc_tir_func *f = func(&p);
       if (!f) break;
       for (int i = 0; i < nf && !p.err; i++)
-        if (strcmp(fs[i]->name, f->name) == 0) fail(&p, cur(&p), "duplicate prim func \"%s\"", f->name);
+        if (strcmp(fs[i]->name, f->name) == 0) fail(&p, start, "duplicate prim func \"%s\"", f->name);
       if (!one && !p.err && mlc_tir_module_find(m, f->name))
-        fail(&p, cur(&p), "prim func \"%s\" is already in the module", f->name);
+        fail(&p, start, "prim func \"%s\" is already in the module", f->name);
       if (p.err || grow(&p, (void **)&fs, &capf, nf + 1, sizeof *fs)) break;
       fs[nf++] = f;
     }
