@@ -481,6 +481,10 @@ LLVMValueRef cg_expr(cg_func *cf, const mlc_tir_expr *e) {
     case MLC_TIR_REDUCE:
       cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: te reduction left in the IR", cf->sym));
       return NULL;
+    case MLC_TIR_RAMP:
+    case MLC_TIR_BROADCAST:
+      cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: kernel %s: vector expressions", cf->sym));
+      return NULL;
   }
   return NULL;
 }

@@ -208,6 +208,8 @@ static void use_expr(uses *u, const mlc_tir_expr *e) {
       for (int i = 0; i < e->call.n; i++) use_expr(u, e->call.args[i]);
       break;
     case MLC_TIR_REDUCE: use_expr(u, e->reduce.source); break;
+    case MLC_TIR_RAMP: use_expr(u, e->ramp.base); use_expr(u, e->ramp.stride); break;
+    case MLC_TIR_BROADCAST: use_expr(u, e->un.a); break;
   }
 }
 
