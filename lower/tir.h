@@ -180,6 +180,8 @@ typedef enum mlc_tir_expr_kind {
 
 /* Most lanes a vector expression may have. */
 #define MLC_TIR_MAX_LANES 64
+#define MLC_TIR_MAX_LANES_STR "64"
+
 
 /* A block iteration variable, or a reduction axis of a te reduction:
 ** |var| ranges over [min, min + extent); inside a block it takes the value
@@ -489,6 +491,20 @@ typedef struct mlc_tir_subst {
 ** are shared with the original.  NULL on out-of-memory. */
 mlc_tir_expr *mlc_tir_expr_copy(mlc_tir_module *m, const mlc_tir_expr *e, const mlc_tir_subst *sub);
 mlc_tir_stmt *mlc_tir_stmt_copy(mlc_tir_module *m, const mlc_tir_stmt *s, const mlc_tir_subst *sub);
+
+/* ---- vectorization (pass_vectorize.c) ----------------------------------- */
+
+/*
+** Replaces each vectorizable `T.vectorized` loop of |f| (lowered form: no
+** blocks inside the loop) by its body over vectors of the loop's extent
+** (rules at the top of pass_vectorize.c); other loops stay as they are,
+** serial with the vectorize hint.  New nodes live in |m|; |f|'s body is
+** replaced.  Fails only on out-of-memory.
+*/
+MLC_MUST_USE mlc_status mlc_tir_vectorize_func(mlc_tir_module *m, mlc_tir_func *f);
+/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed); else
+** 0 with the reason appended to |why| (NULL: not wanted). */
+int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why);
 
 /* Nonzero if |e| is the constant |v|. */
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v);
