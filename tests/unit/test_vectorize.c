@@ -1,13 +1,27 @@
 /*
 ** test_vectorize.c: vector expressions in the TIR (builders, printer,
-** verifier, copy) and the vectorize pass.
+** verifier, copy), the vectorize pass (golden text before / after, and the
+** reason for each loop it keeps), and, with LLVM, vectorized kernels
+** compiled, linked, loaded and run against the same kernels compiled
+** without the pass, on seeded random data.  Inputs that a masked lane must
+** not touch sit next to an inaccessible page, so a read or write past the
+** mask crashes the test.  The LLVM IR of a vectorized kernel holds vector
+** operations and no loop over the vectorized variable.
 */
+#include "config.h"
+
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "codegen/codegen.h"
+#include "codegen/target.h"
 #include "lower/tir.h"
+#include "runtime/rt_abi.h"
 #include "tests/testutil.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -207,6 +221,8 @@ typedef struct kern {
   mlc_tir_module *m;
   mlc_tir_buffer *X, *Y, *I;      /* X, I inputs (float32 [64], int64 [64]), Y output [64] */
   mlc_tir_buffer *A, *B, *C;      /* matmul: C[8, 16] += A[8, 8] * B[8, 16] */
+  mlc_tir_buffer *Xt, *Yt;        /* float32 [50] (a tail of 14 lanes off) */
+  mlc_tir_buffer *Hin, *H, *Bf, *Bo, *Q; /* float16, float16, bfloat16, bool, int32 [64] */
   mlc_tir_var *i, *j, *k;
 } kern;
 
@@ -220,10 +236,18 @@ static int kern_init(kern *K) {
   K->A = mlc_tir_buffer_new_c(m, "A", MLC_DTYPE_F32, 2, (int64_t[]){8, 8}, MLC_TIR_SCOPE_GLOBAL);
   K->B = mlc_tir_buffer_new_c(m, "B", MLC_DTYPE_F32, 2, (int64_t[]){8, 16}, MLC_TIR_SCOPE_GLOBAL);
   K->C = mlc_tir_buffer_new_c(m, "C", MLC_DTYPE_F32, 2, (int64_t[]){8, 16}, MLC_TIR_SCOPE_GLOBAL);
+  K->Xt = mlc_tir_buffer_new_c(m, "X", MLC_DTYPE_F32, 1, (int64_t[]){50}, MLC_TIR_SCOPE_GLOBAL);
+  K->Yt = mlc_tir_buffer_new_c(m, "Y", MLC_DTYPE_F32, 1, (int64_t[]){50}, MLC_TIR_SCOPE_GLOBAL);
+  K->Hin = mlc_tir_buffer_new_c(m, "Hin", MLC_DTYPE_F16, 1, (int64_t[]){64}, MLC_TIR_SCOPE_GLOBAL);
+  K->H = mlc_tir_buffer_new_c(m, "H", MLC_DTYPE_F16, 1, (int64_t[]){64}, MLC_TIR_SCOPE_GLOBAL);
+  K->Bf = mlc_tir_buffer_new_c(m, "Bf", MLC_DTYPE_BF16, 1, (int64_t[]){64}, MLC_TIR_SCOPE_GLOBAL);
+  K->Bo = mlc_tir_buffer_new_c(m, "Bo", MLC_DTYPE_BOOL, 1, (int64_t[]){64}, MLC_TIR_SCOPE_GLOBAL);
+  K->Q = mlc_tir_buffer_new_c(m, "Q", MLC_DTYPE_I32, 1, (int64_t[]){64}, MLC_TIR_SCOPE_GLOBAL);
   K->i = mlc_tir_var_new(m, "i", MLC_DTYPE_I64);
   K->j = mlc_tir_var_new(m, "j", MLC_DTYPE_I64);
   K->k = mlc_tir_var_new(m, "k", MLC_DTYPE_I64);
-  return K->X && K->Y && K->I && K->A && K->B && K->C && K->i && K->j && K->k;
+  return K->X && K->Y && K->I && K->A && K->B && K->C && K->Xt && K->Yt && K->Hin && K->H && K->Bf && K->Bo &&
+         K->Q && K->i && K->j && K->k;
 }
 
 /* for i in range(n_outer): for j in T.vectorized(16): body(i * 16 + j) */
@@ -240,14 +264,14 @@ static mlc_tir_expr *flat(kern *K) {
 }
 
 /* The kernels of the pass tests (also compiled and run below). */
-enum { K_ADD, K_RELU, K_EXP, K_GATHER, K_TAIL, K_PAD, K_MATMUL_J, K_MATMUL_K, K_NKERNELS };
+enum { K_ADD, K_RELU, K_EXP, K_GATHER, K_TAIL, K_PAD, K_MATMUL_J, K_MATMUL_K, K_TYPES, K_NKERNELS };
 
 static mlc_tir_func *kernel(kern *K, int which) {
   mlc_tir_module *m = K->m;
   mlc_tir_buffer *X = K->X, *Y = K->Y;
   mlc_tir_stmt *body = NULL;
   const char *name = "?";
-  mlc_tir_buffer *params[4] = {X, K->I, Y, NULL};
+  mlc_tir_buffer *params[8] = {X, K->I, Y, NULL};
   int nparams = 3;
   switch (which) {
     case K_ADD: /* Y = X + I (cast) */
@@ -272,12 +296,32 @@ static mlc_tir_func *kernel(kern *K, int which) {
                                          mlc_tir_add(m, mlc_tir_load(m, X, IDX(mlc_tir_binary(m, MLC_TIR_FLOORMOD, mlc_tir_load(m, K->I, IDX(flat(K))), I64(64)))),
                                                      mlc_tir_load(m, X, IDX(mlc_tir_binary(m, MLC_TIR_FLOORMOD, mlc_tir_mul(m, flat(K), I64(3)), I64(64)))))));
       break;
-    case K_TAIL: /* 50 of 64 elements: if i * 16 + j < 50: Y = tanh(X) */
+    case K_TAIL: /* X, Y of 50: if i * 16 + j < 50: Y = tanh(X) else: Y = -1 (not reached) */
       name = "tail";
       body = split16(K, 4, mlc_tir_if(m, mlc_tir_binary(m, MLC_TIR_LT, flat(K), I64(50)),
-                                      mlc_tir_store(m, Y, IDX(flat(K)), mlc_tir_call1(m, MLC_TIR_INTRIN_TANH, mlc_tir_load(m, X, IDX(flat(K))))),
+                                      mlc_tir_store(m, K->Yt, IDX(flat(K)), mlc_tir_call1(m, MLC_TIR_INTRIN_TANH, mlc_tir_load(m, K->Xt, IDX(flat(K))))),
                                       NULL));
+      params[0] = K->Xt;
+      params[2] = K->Yt;
       break;
+    case K_TYPES: { /* float16, bfloat16, bool and int32 vectors; floordiv / floormod */
+      name = "types";
+      mlc_tir_expr *x = mlc_tir_load(m, X, IDX(flat(K))), *iv = mlc_tir_load(m, K->I, IDX(flat(K)));
+      mlc_tir_expr *pos = mlc_tir_binary(m, MLC_TIR_GT, x, F32(0));
+      mlc_tir_expr *q = mlc_tir_add(m, mlc_tir_binary(m, MLC_TIR_FLOORDIV, iv, I64(7)), mlc_tir_binary(m, MLC_TIR_FLOORMOD, iv, I64(-5)));
+      q = mlc_tir_add(m, mlc_tir_cast(m, MLC_DTYPE_I32, q),
+                      mlc_tir_select(m, mlc_tir_load(m, K->Bo, IDX(flat(K))), mlc_tir_int(m, MLC_DTYPE_I32, 100), mlc_tir_int(m, MLC_DTYPE_I32, 0)));
+      mlc_tir_stmt *st[4] = {
+          mlc_tir_store(m, K->H, IDX(flat(K)), mlc_tir_add(m, mlc_tir_load(m, K->Hin, IDX(flat(K))), mlc_tir_cast(m, MLC_DTYPE_F16, x))),
+          mlc_tir_store(m, K->Bf, IDX(flat(K)), mlc_tir_cast(m, MLC_DTYPE_BF16, mlc_tir_mul(m, x, F32(3)))),
+          mlc_tir_store(m, K->Bo, IDX(flat(K)), pos),
+          mlc_tir_store(m, K->Q, IDX(flat(K)), q)};
+      body = split16(K, 4, mlc_tir_seq(m, 4, st));
+      mlc_tir_buffer *p7[7] = {X, K->I, K->Hin, K->H, K->Bf, K->Bo, K->Q};
+      memcpy(params, p7, sizeof p7);
+      nparams = 7;
+      break;
+    }
     case K_PAD: /* Y[p] = p >= 1 ? X[p - 1] : X[0] * 2 (reads guarded per lane) */
       name = "pad";
       body = split16(K, 4, mlc_tir_store(m, Y, IDX(flat(K)),
@@ -339,7 +383,8 @@ static void test_pass_golden(void) {
               "        Y[T.Ramp(i * 16, 1, 16)] = X[I[T.Ramp(i * 16, 1, 16)] % T.Broadcast(64, 16)] + "
               "X[T.Ramp(i * 16 * 3, 3, 16) % T.Broadcast(64, 16)]\n");
   EXPECT_TEXT(vectorized_text(K_TAIL),
-              "@T.prim_func\ndef tail" HEAD3
+              "@T.prim_func\ndef tail(X: T.Buffer((50,), \"float32\"), I: T.Buffer((64,), \"int64\"), Y: T.Buffer((50,), \"float32\")):\n"
+              "    T.func_attr({\"tir.noalias\": True})\n"
               "    for i in range(4):\n"
               "        if T.Ramp(i * 16, 1, 16) < T.Broadcast(50, 16):\n"
               "            Y[T.Ramp(i * 16, 1, 16)] = T.tanh(X[T.Ramp(i * 16, 1, 16)])\n");
@@ -478,6 +523,316 @@ static void test_pass_nesting(void) {
               "            Y[T.Ramp(i * 4, 1, 4)] = tmp[T.Ramp(0, 1, 4)]\n");
 }
 
+/* ---- vectorized kernels, run ------------------------------------------------------------ */
+
+#ifdef MLC_HAVE_LLVM
+
+static int serial_for(mlc_rt_ctx *ctx, int64_t n, mlc_rt_parallel_body body, void *closure) {
+  (void)ctx;
+  return n > 0 ? body(0, n, closure) : 0;
+}
+static void *ws_alloc(mlc_rt_ctx *ctx, uint64_t n) {
+  (void)ctx;
+  return aligned_alloc(64, (n + 63) / 64 * 64);
+}
+static void ws_free(mlc_rt_ctx *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+static int set_error(mlc_rt_ctx *ctx, const char *msg) {
+  (void)ctx;
+  printf("\n  kernel error: %s\n", msg);
+  return -1;
+}
+static int check_failed(mlc_rt_ctx *ctx, const char *op, const char *msg, int64_t v0, int64_t v1, int64_t v2) {
+  (void)ctx, (void)v0, (void)v1, (void)v2;
+  printf("\n  kernel check failed: %s: %s\n", op, msg);
+  return -1;
+}
+static const mlc_rt_api api = {serial_for, ws_alloc, ws_free, set_error, check_failed};
+
+static char *tmpdir;
+static int nlibs;
+
+static int suite_init(void) {
+  tmpdir = mlc_test_tmpdir();
+  return tmpdir == NULL;
+}
+
+static int suite_clean(void) {
+  if (tmpdir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    free(tmpdir);
+  }
+  return 0;
+}
+
+/* Compiles |f| (in |m|) for the host into a shared object and loads it;
+** the dlopen handle, or NULL. */
+static void *load(mlc_tir_module *m, mlc_tir_func *f) {
+  mlc_target *t;
+  if (!OK(mlc_tir_module_add(m, f)) || !OK(mlc_target_host(&t))) return NULL;
+  char obj[4200], so[4200], cmd[9000];
+  snprintf(obj, sizeof obj, "%s/v%d.o", tmpdir, nlibs);
+  snprintf(so, sizeof so, "%s/v%d.so", tmpdir, nlibs);
+  nlibs++;
+  int ok = OK(mlc_cg_build(m, t, obj));
+  mlc_target_destroy(t);
+  if (!ok) return NULL;
+  snprintf(cmd, sizeof cmd, "cc -shared -o '%s' '%s' -lm", so, obj);
+  if (system(cmd) != 0) {
+    CU_FAIL("cc -shared failed");
+    return NULL;
+  }
+  void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  if (!h) printf("\n  dlopen: %s\n", dlerror());
+  CU_ASSERT_PTR_NOT_NULL(h);
+  return h;
+}
+
+/* An argument: a DLTensor over memory with an inaccessible page right
+** before its first element (|at_end| 0) or right after its last (1). */
+typedef struct arg {
+  DLTensor t;
+  int64_t shape[2];
+  void *map;
+  size_t maplen;
+  size_t nbytes;
+} arg;
+
+static int arg_init(arg *a, const mlc_tir_buffer *b, int at_end) {
+  memset(a, 0, sizeof *a);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), numel = 1;
+  for (int d = 0; d < b->rank; d++) {
+    a->shape[d] = b->shape[d]->int_value;
+    numel *= (size_t)a->shape[d];
+  }
+  a->nbytes = numel * mlc_dtype_size(b->dtype);
+  size_t data_pages = (a->nbytes + page - 1) / page;
+  a->maplen = (data_pages + 2) * page;
+  a->map = mmap(NULL, a->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (a->map == MAP_FAILED) return 0;
+  char *base = a->map;
+  if (mprotect(base, page, PROT_NONE) || mprotect(base + (data_pages + 1) * page, page, PROT_NONE)) return 0;
+  char *data = at_end ? base + (data_pages + 1) * page - a->nbytes : base + page;
+  mlc_dtype dt = b->dtype;
+  a->t.data = data;
+  a->t.dtype.code = dt == MLC_DTYPE_BF16 ? kDLBfloat : mlc_dtype_is_float(dt) ? kDLFloat
+                    : mlc_dtype_is_signed(dt) ? kDLInt : kDLUInt;
+  a->t.dtype.bits = (uint8_t)(mlc_dtype_size(dt) * 8);
+  a->t.dtype.lanes = 1;
+  a->t.ndim = b->rank;
+  a->t.shape = a->shape;
+  a->t.device.device_type = kDLCPU;
+  return 1;
+}
+
+static void arg_fini(arg *a) {
+  if (a->map && a->map != MAP_FAILED) munmap(a->map, a->maplen);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+/* Random contents for |b|'s elements: floats in [-4, 4), ints in [-99, 99]. */
+static void fill(void *data, const mlc_tir_buffer *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    double u = (double)(next_rand() >> 11) / 9007199254740992.0;
+    int64_t iv = (int64_t)(next_rand() % 199) - 99;
+    float f = (float)(u * 8 - 4);
+    switch (b->dtype) {
+      case MLC_DTYPE_F32: ((float *)data)[i] = f; break;
+      case MLC_DTYPE_I64: ((int64_t *)data)[i] = iv; break;
+      case MLC_DTYPE_I32: ((int32_t *)data)[i] = (int32_t)iv; break;
+      case MLC_DTYPE_BOOL: ((uint8_t *)data)[i] = (uint8_t)(iv & 1); break;
+      case MLC_DTYPE_F16: /* small exact halves: k / 4 for |k| < 64 */
+      case MLC_DTYPE_BF16: {
+        float h = (float)(iv % 64) / 4.0f;
+        uint32_t bits;
+        memcpy(&bits, &h, 4);
+        uint16_t v = (uint16_t)(bits >> 16); /* bfloat16: exact for these */
+        if (b->dtype == MLC_DTYPE_F16) {   /* float16 of k / 4 */
+          int k = (int)(iv % 64), sign = k < 0;
+          unsigned a = (unsigned)(sign ? -k : k);
+          if (a == 0) v = 0;
+          else {
+            int e = 0;
+            while ((a >> e) > 1) e++;
+            unsigned mant = (a << (10 - e)) & 0x3ffu;
+            v = (uint16_t)((sign ? 0x8000u : 0) | ((unsigned)(e - 2 + 15) << 10) | mant);
+          }
+        }
+        ((uint16_t *)data)[i] = v;
+        break;
+      }
+      default: memset((char *)data + i * mlc_dtype_size(b->dtype), 0, mlc_dtype_size(b->dtype)); break;
+    }
+  }
+}
+
+/* Nonzero if float32 arrays agree to 1e-6 relative (NaN with NaN). */
+static int same_f32(const float *a, const float *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (isnan(a[i]) && isnan(b[i])) continue;
+    if (!(fabsf(a[i] - b[i]) <= 1e-6f * fabsf(b[i]) + 1e-7f)) {
+      printf("\n  element %zu: vector %.9g, scalar %.9g\n", i, (double)a[i], (double)b[i]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Builds kernel |which| twice (plain and through the pass), runs both on
+** the same random arguments and compares every argument afterwards. */
+static void run_kernel(int which) {
+  kern K0, K1;
+  if (!kern_init(&K0) || !kern_init(&K1)) return;
+  mlc_tir_func *f0 = kernel(&K0, which), *f1 = kernel(&K1, which);
+  CU_ASSERT_FATAL(f0 && f1);
+  CU_ASSERT_FATAL(OK(mlc_tir_vectorize_func(K1.m, f1)));
+  void *h0 = load(K0.m, f0), *h1 = h0 ? load(K1.m, f1) : NULL;
+  if (!h0 || !h1) {
+    if (h0) dlclose(h0);
+    return;
+  }
+  mlc_kernel_fn fn0, fn1;
+  void *p0 = dlsym(h0, f0->name), *p1 = dlsym(h1, f1->name);
+  CU_ASSERT_FATAL(p0 && p1);
+  memcpy(&fn0, &p0, sizeof fn0);
+  memcpy(&fn1, &p1, sizeof fn1);
+  int n = f0->nparams;
+  arg a0[8], a1[8];
+  void *args0[8], *args1[8];
+  int32_t codes[8] = {0};
+  int ok = 1;
+  for (int r = 0; r < 2 && ok; r++) { /* guard page after, then before, each buffer */
+    for (int i = 0; i < n; i++) {
+      ok &= arg_init(&a0[i], f0->params[i], r == 0) & arg_init(&a1[i], f1->params[i], r == 0);
+      if (!ok) break;
+      fill(a0[i].t.data, f0->params[i], a0[i].nbytes / mlc_dtype_size(f0->params[i]->dtype));
+      memcpy(a1[i].t.data, a0[i].t.data, a0[i].nbytes);
+      args0[i] = &a0[i].t;
+      args1[i] = &a1[i].t;
+      codes[i] = MLC_ARG_TENSOR;
+    }
+    CU_ASSERT_FATAL(ok);
+    mlc_rt_ctx ctx = {&api};
+    CU_ASSERT_EQUAL(fn0(args0, codes, n, &ctx), 0);
+    CU_ASSERT_EQUAL(fn1(args1, codes, n, &ctx), 0);
+    for (int i = 0; i < n; i++) {
+      if (f0->params[i]->dtype == MLC_DTYPE_F32) {
+        if (!same_f32(a1[i].t.data, a0[i].t.data, a0[i].nbytes / 4)) {
+          printf("  (kernel %s, argument %s)\n", f0->name, f0->params[i]->name);
+          CU_FAIL("vectorized and scalar kernels differ");
+        }
+      } else if (memcmp(a1[i].t.data, a0[i].t.data, a0[i].nbytes) != 0) {
+        printf("\n  kernel %s, argument %s differs\n", f0->name, f0->params[i]->name);
+        CU_FAIL("vectorized and scalar kernels differ");
+      }
+    }
+    if (which == K_TAIL) { /* the tail kernel writes all 50 elements */
+      const float *x = a1[0].t.data, *y = a1[2].t.data;
+      CU_ASSERT(fabsf(y[49] - tanhf(x[49])) < 1e-6f && fabsf(y[0] - tanhf(x[0])) < 1e-6f);
+    }
+    for (int i = 0; i < n; i++) {
+      arg_fini(&a0[i]);
+      arg_fini(&a1[i]);
+    }
+  }
+  dlclose(h0);
+  dlclose(h1);
+}
+
+static void test_run_elementwise(void) {
+  run_kernel(K_ADD);
+  run_kernel(K_RELU);
+  run_kernel(K_EXP);
+  run_kernel(K_TYPES);
+}
+
+static void test_run_gather(void) { run_kernel(K_GATHER); }
+
+/* masked lanes read and write nothing (the guard pages would fault) */
+static void test_run_masked(void) {
+  run_kernel(K_TAIL);
+  run_kernel(K_PAD);
+}
+
+static void test_run_matmul(void) {
+  run_kernel(K_MATMUL_J);
+  run_kernel(K_MATMUL_K);
+}
+
+/* The unoptimized LLVM IR of kernel |which| (after the pass when |vec|). */
+static char *llvm_ir(int which, int vec) {
+  kern K;
+  if (!kern_init(&K)) return NULL;
+  mlc_tir_func *f = kernel(&K, which);
+  mlc_target *t;
+  char *ir = NULL;
+  if (!f || (vec && !OK(mlc_tir_vectorize_func(K.m, f))) || !OK(mlc_tir_module_add(K.m, f)) ||
+      !OK(mlc_target_host(&t)))
+    return NULL;
+  int ok = OK(mlc_cg_emit_llvm_ir(K.m, t, 0, &ir));
+  mlc_target_destroy(t);
+  if (!ok) return NULL;
+  char *copy = strdup(ir);
+  mlc_cg_free(ir);
+  return mlc_test_hold(copy);
+}
+
+#define HAS(text, what) CU_ASSERT_PTR_NOT_NULL((text) ? strstr((text), (what)) : NULL)
+#define HASNT(text, what) CU_ASSERT((text) && !strstr((text), (what)))
+
+static void test_llvm_ir(void) {
+  char *ir = llvm_ir(K_RELU, 1);
+  HAS(ir, "load <16 x float>");
+  HAS(ir, "store <16 x float>");
+  HAS(ir, "select <16 x i1>");
+  /* loops are blocks named after their variable: the outer loop stays,
+  ** the vectorized one is gone */
+  HAS(ir, "\ni:");
+  HASNT(ir, "\nj:");
+  HASNT(ir, "llvm.loop.vectorize");
+  ir = llvm_ir(K_RELU, 0); /* without the pass: a hinted scalar loop */
+  HAS(ir, "\nj:");
+  HAS(ir, "llvm.loop.vectorize.enable");
+  HASNT(ir, "<16 x float>");
+  ir = llvm_ir(K_EXP, 1);
+  HAS(ir, "call <16 x float> @llvm.exp.v16f32");
+  HAS(ir, "fdiv <16 x float>"); /* sigmoid */
+  ir = llvm_ir(K_GATHER, 1);
+  HAS(ir, "@llvm.masked.gather.v16f32.v16p0");
+  ir = llvm_ir(K_TAIL, 1);
+  HAS(ir, "@llvm.masked.load.v16f32.p0");
+  HAS(ir, "@llvm.masked.store.v16f32.p0");
+  HAS(ir, "@llvm.vector.reduce.or.v16i1");
+  HAS(ir, "call float @tanhf"); /* per lane */
+  ir = llvm_ir(K_PAD, 1);
+  HAS(ir, "@llvm.masked.load.v16f32.p0");
+  HAS(ir, "@llvm.masked.gather.v16f32.v16p0"); /* X[0] per lane, masked */
+  ir = llvm_ir(K_MATMUL_J, 1);
+  HAS(ir, "fmul <16 x float>");
+  HASNT(ir, "\nj:");
+  ir = llvm_ir(K_MATMUL_K, 1);
+  HAS(ir, "\nk:");
+  HASNT(ir, "<8 x float>");
+  ir = llvm_ir(K_TYPES, 1);
+  HAS(ir, "load <16 x half>");
+  HAS(ir, "store <16 x i16>"); /* bfloat16 bits */
+  HAS(ir, "store <16 x i8>");  /* bool */
+  HAS(ir, "sdiv <16 x i64>");
+}
+
+#endif /* MLC_HAVE_LLVM */
+
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"vector_exprs", test_vector_exprs},
                                       {"vector_func", test_vector_func},
@@ -487,6 +842,16 @@ static void register_tests(void) {
                                       {"pass_nesting", test_pass_nesting},
                                       {NULL, NULL}};
   mlc_test_add_suite("vectorize", tests);
+#ifdef MLC_HAVE_LLVM
+  static const CU_TestInfo run[] = {{"elementwise", test_run_elementwise},
+                                    {"gather", test_run_gather},
+                                    {"masked", test_run_masked},
+                                    {"matmul", test_run_matmul},
+                                    {"llvm_ir", test_llvm_ir},
+                                    {NULL, NULL}};
+  CU_pSuite s = CU_add_suite("vectorize_run", suite_init, suite_clean);
+  for (const CU_TestInfo *t = run; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
+#endif
 }
 
 int main(void) {
