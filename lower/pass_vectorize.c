@@ -238,11 +238,8 @@ static void check_hazards(checker *c) {
 }
 
 int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why) {
-  checker *c = mlc_mem_calloc(1, sizeof *c);
-  if (!c) {
-    if (why) mlc_sb_puts(why, "out of memory");
-    return 0;
-  }
+  checker cs, *c = &cs;
+  memset(c, 0, sizeof *c);
   c->why = why;
   if (!loop || loop->kind != MLC_TIR_FOR || loop->loop.kind != MLC_TIR_FOR_VECTORIZED) {
     refuse(c, "not a vectorized loop", NULL);
@@ -257,9 +254,7 @@ int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why) {
     if (c->overflow) refuse(c, "the body has too many memory accesses to check", NULL);
     check_hazards(c);
   }
-  int ok = !c->refused;
-  mlc_mem_free(c);
-  return ok;
+  return !c->refused;
 }
 
 /* ---- widening ----------------------------------------------------------------------- */

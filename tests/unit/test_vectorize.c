@@ -264,7 +264,7 @@ static mlc_tir_expr *flat(kern *K) {
 }
 
 /* The kernels of the pass tests (also compiled and run below). */
-enum { K_ADD, K_RELU, K_EXP, K_GATHER, K_TAIL, K_PAD, K_MATMUL_J, K_MATMUL_K, K_TYPES, K_NKERNELS };
+enum { K_ADD, K_RELU, K_EXP, K_GATHER, K_TAIL, K_PAD, K_MATMUL_J, K_MATMUL_K, K_TYPES, K_PAR, K_NKERNELS };
 
 static mlc_tir_func *kernel(kern *K, int which) {
   mlc_tir_module *m = K->m;
@@ -304,6 +304,17 @@ static mlc_tir_func *kernel(kern *K, int which) {
       params[0] = K->Xt;
       params[2] = K->Yt;
       break;
+    case K_PAR: { /* a parallel loop over two vectorized loops through a local buffer */
+      name = "par";
+      mlc_tir_buffer *tmp = mlc_tir_buffer_new_c(m, "tmp", MLC_DTYPE_F32, 1, (int64_t[]){16}, MLC_TIR_SCOPE_LOCAL);
+      mlc_tir_stmt *fill = mlc_tir_for(m, K->j, I64(0), I64(16), MLC_TIR_FOR_VECTORIZED, NULL,
+                                       mlc_tir_store(m, tmp, IDX(REF(K->j)), mlc_tir_mul(m, mlc_tir_load(m, X, IDX(flat(K))), F32(2))));
+      mlc_tir_stmt *use = mlc_tir_for(m, K->j, I64(0), I64(16), MLC_TIR_FOR_VECTORIZED, NULL,
+                                      mlc_tir_store(m, Y, IDX(flat(K)), mlc_tir_add(m, mlc_tir_load(m, tmp, IDX(REF(K->j))),
+                                                                                    mlc_tir_cast(m, MLC_DTYPE_F32, mlc_tir_load(m, K->I, IDX(flat(K)))))));
+      body = mlc_tir_for(m, K->i, I64(0), I64(4), MLC_TIR_FOR_PARALLEL, NULL, mlc_tir_allocate(m, tmp, mlc_tir_seq2(m, fill, use)));
+      break;
+    }
     case K_TYPES: { /* float16, bfloat16, bool and int32 vectors; floordiv / floormod */
       name = "types";
       mlc_tir_expr *x = mlc_tir_load(m, X, IDX(flat(K))), *iv = mlc_tir_load(m, K->I, IDX(flat(K)));
@@ -759,6 +770,8 @@ static void test_run_elementwise(void) {
 
 static void test_run_gather(void) { run_kernel(K_GATHER); }
 
+static void test_run_parallel(void) { run_kernel(K_PAR); }
+
 /* masked lanes read and write nothing (the guard pages would fault) */
 static void test_run_masked(void) {
   run_kernel(K_TAIL);
@@ -829,6 +842,10 @@ static void test_llvm_ir(void) {
   HAS(ir, "store <16 x i16>"); /* bfloat16 bits */
   HAS(ir, "store <16 x i8>");  /* bool */
   HAS(ir, "sdiv <16 x i64>");
+  ir = llvm_ir(K_PAR, 1);
+  HAS(ir, "define internal i32 @par_par0(");
+  HAS(ir, "store <16 x float>");
+  HASNT(ir, "\nj:");
 }
 
 #endif /* MLC_HAVE_LLVM */
@@ -845,6 +862,7 @@ static void register_tests(void) {
 #ifdef MLC_HAVE_LLVM
   static const CU_TestInfo run[] = {{"elementwise", test_run_elementwise},
                                     {"gather", test_run_gather},
+                                    {"parallel", test_run_parallel},
                                     {"masked", test_run_masked},
                                     {"matmul", test_run_matmul},
                                     {"llvm_ir", test_llvm_ir},
