@@ -60,11 +60,15 @@ static char *print_expr(const mlc_tir_expr *e) {
     free(s_);                                                       \
   } while (0)
 
-#define EXPECT_TEXT(got, want)                                                   \
-  do {                                                                           \
-    const char *g_ = (got), *w_ = (want);                                        \
-    if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- actual\n%s", w_, g_); \
-    CU_ASSERT_STRING_EQUAL(g_, w_);                                              \
+#define EXPECT_TEXT(got, want)                                                        \
+  do {                                                                                \
+    const char *g_ = (got), *w_ = (want);                                             \
+    if (!g_) {                                                                        \
+      CU_FAIL("no text");                                                             \
+    } else {                                                                          \
+      if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- actual\n%s", w_, g_); \
+      CU_ASSERT_STRING_EQUAL(g_, w_);                                                 \
+    }                                                                                 \
   } while (0)
 
 #define I64(v) mlc_tir_i64(m, (v))
