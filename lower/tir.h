@@ -502,6 +502,7 @@ mlc_tir_stmt *mlc_tir_stmt_copy(mlc_tir_module *m, const mlc_tir_stmt *s, const 
 ** replaced.  Fails only on out-of-memory.
 */
 MLC_MUST_USE mlc_status mlc_tir_vectorize_func(mlc_tir_module *m, mlc_tir_func *f);
+#define MLC_TIR_HAVE_VECTORIZE 1 /* for the lowering pipeline (tir_lower.c) */
 /* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed); else
 ** 0 with the reason appended to |why| (NULL: not wanted). */
 int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why);
