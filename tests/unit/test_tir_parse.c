@@ -606,7 +606,7 @@ static void round_trip_model(const char *path, rt_count *c) {
     int n = 0;
     if (!round_trip_module(what, tm, &n)) c->failed++;
     c->funcs += n;
-    s = mlc_lower_default_schedule(tm, NULL);
+    s = mlc_lower_default_schedule(tm, NULL, NULL);
     if (!s) {
       snprintf(what, sizeof what, "%s (scheduled)", path);
       n = 0;
