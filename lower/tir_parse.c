@@ -538,8 +538,11 @@ static mlc_tir_expr *mk(parser *p, mlc_tir_expr_kind k, mlc_dtype t) {
   if (!e) return oom(p);
   e->kind = k;
   e->dtype = t;
+  e->lanes = 1;
   return e;
 }
+
+static int imax(int a, int b) { return a > b ? a : b; }
 
 static mlc_tir_expr *mk_int(parser *p, mlc_dtype t, int64_t v) {
   mlc_tir_expr *e = mk(p, MLC_TIR_INT_IMM, t);
@@ -556,6 +559,7 @@ static mlc_tir_expr *mk_bin(parser *p, mlc_tir_binop op, mlc_tir_expr *a, mlc_ti
   if (!a || !b) return NULL;
   mlc_tir_expr *e = mk(p, MLC_TIR_BINARY, is_cmp(op) ? MLC_DTYPE_BOOL : a->dtype);
   if (e) {
+    e->lanes = imax(a->lanes, b->lanes);
     e->bin.op = op;
     e->bin.a = a;
     e->bin.b = b;
@@ -568,7 +572,7 @@ static int int_dtype(mlc_dtype t) { return mlc_dtype_is_int(t); }
 /* Structural equality (variables and buffers by identity). */
 static int expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
   switch (a->kind) {
     case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
     case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
@@ -576,7 +580,9 @@ static int expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
     case MLC_TIR_BINARY:
       return a->bin.op == b->bin.op && expr_equal(a->bin.a, b->bin.a) && expr_equal(a->bin.b, b->bin.b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return expr_equal(a->un.a, b->un.a);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return expr_equal(a->un.a, b->un.a);
+    case MLC_TIR_RAMP: return expr_equal(a->ramp.base, b->ramp.base) && expr_equal(a->ramp.stride, b->ramp.stride);
     case MLC_TIR_SELECT:
       return expr_equal(a->select.c, b->select.c) && expr_equal(a->select.t, b->select.t) &&
              expr_equal(a->select.f, b->select.f);
@@ -708,19 +714,42 @@ static mlc_tir_expr *typed_const(parser *p, const tok *name, mlc_dtype t) {
   return e;
 }
 
-static mlc_dtype dtype_of_str(parser *p, const tok *t) {
+/* A dtype string: "float32", or with |lanes| non-NULL also a vector
+** "float32x16" (*|lanes| gets 16; 1 for a scalar). */
+static mlc_dtype dtype_lanes_of_str(parser *p, const tok *t, int *lanes) {
   if (t->kind != T_STR) {
     expected(p, t, "a dtype string");
     return MLC_DTYPE_INVALID;
   }
-  mlc_dtype d = mlc_dtype_from_name(t->str);
+  char name[24];
+  size_t n = strlen(t->str);
+  int nl = 1;
+  const char *x = strrchr(t->str, 'x');
+  if (lanes && x && x[1] && strspn(x + 1, "0123456789") == strlen(x + 1)) {
+    n = (size_t)(x - t->str);
+    nl = 0;
+    for (const char *q = x + 1; *q && nl <= MLC_TIR_MAX_LANES; q++) nl = nl * 10 + (*q - '0');
+    if (nl < 2 || nl > MLC_TIR_MAX_LANES) {
+      fail(p, t, "vector dtype \"%.32s\": lanes must be 2 to %d", t->str, MLC_TIR_MAX_LANES);
+      return MLC_DTYPE_INVALID;
+    }
+  }
+  mlc_dtype d = MLC_DTYPE_INVALID;
+  if (n < sizeof name) {
+    memcpy(name, t->str, n);
+    name[n] = 0;
+    d = mlc_dtype_from_name(name);
+  }
   if (d == MLC_DTYPE_INVALID || d == MLC_DTYPE_STRING) {
     fail(p, t, "unknown dtype \"%.32s\"", t->str);
     return MLC_DTYPE_INVALID;
   }
+  if (lanes) *lanes = nl;
   advance(p);
   return d;
 }
+
+static mlc_dtype dtype_of_str(parser *p, const tok *t) { return dtype_lanes_of_str(p, t, NULL); }
 
 /* Scans from the current token (just after a call's '(') for a top-level
 ** ", axis=" before the call's ')'; its index, or 0 when none. */
@@ -825,14 +854,45 @@ static mlc_tir_expr *t_call(parser *p, int *h) {
   }
   if (text_is(name, "Cast")) {
     if (!expect_op(p, "(", fn)) return NULL;
-    mlc_dtype t = dtype_of_str(p, cur(p));
+    int lanes = 1;
+    mlc_dtype t = dtype_lanes_of_str(p, cur(p), &lanes);
     if (t == MLC_DTYPE_INVALID || !expect_op(p, ",", "after the dtype of T.Cast")) return NULL;
     int ha = 0;
     mlc_tir_expr *a = expr(p, &ha);
     if (!a || !expect_op(p, ")", "after the operand of T.Cast")) return NULL;
     *h = ha + 1;
     mlc_tir_expr *e = mk(p, MLC_TIR_CAST, t);
-    if (e) e->un.a = a;
+    if (e) {
+      e->lanes = lanes;
+      e->un.a = a;
+    }
+    return e;
+  }
+  int ramp = text_is(name, "Ramp");
+  if (ramp || text_is(name, "Broadcast")) {
+    /* T.Ramp(base, stride, lanes) / T.Broadcast(value, lanes) */
+    int ha = 0, hb = 0;
+    mlc_tir_expr *a, *b = NULL;
+    if (!expect_op(p, "(", fn) || !(a = expr(p, &ha))) return NULL;
+    if (ramp && (!expect_op(p, ",", "after the ramp's base") || !(b = expr(p, &hb)))) return NULL;
+    if (!expect_op(p, ",", ramp ? "after the ramp's stride" : "after the broadcast value")) return NULL;
+    const tok *lt = cur(p);
+    int neg;
+    uint64_t mag;
+    if (int_literal(p, &neg, &mag, "the number of lanes")) return NULL;
+    if (neg || mag < 2 || mag > MLC_TIR_MAX_LANES)
+      return fail(p, lt, "%s lanes must be 2 to %d", ramp ? "T.Ramp" : "T.Broadcast", MLC_TIR_MAX_LANES);
+    if (!expect_op(p, ")", "after the lanes")) return NULL;
+    *h = imax(ha, hb) + 1;
+    mlc_tir_expr *e = mk(p, ramp ? MLC_TIR_RAMP : MLC_TIR_BROADCAST, a->dtype);
+    if (!e) return NULL;
+    e->lanes = (int)mag;
+    if (ramp) {
+      e->ramp.base = a;
+      e->ramp.stride = b;
+    } else {
+      e->un.a = a;
+    }
     return e;
   }
   static const struct {
@@ -866,13 +926,17 @@ static mlc_tir_expr *t_call(parser *p, int *h) {
   if (text_is(name, "bitwise_not")) {
     if (n != 1) return fail(p, open, "T.bitwise_not takes 1 argument, got %d", n);
     mlc_tir_expr *e = mk(p, MLC_TIR_NOT, args[0]->dtype);
-    if (e) e->un.a = args[0];
+    if (e) {
+      e->lanes = args[0]->lanes;
+      e->un.a = args[0];
+    }
     return e;
   }
   if (text_is(name, "if_then_else")) {
     if (n != 3) return fail(p, open, "T.if_then_else takes 3 arguments, got %d", n);
     mlc_tir_expr *e = mk(p, MLC_TIR_SELECT, args[1]->dtype);
     if (e) {
+      e->lanes = imax(args[0]->lanes, imax(args[1]->lanes, args[2]->lanes));
       e->select.c = args[0];
       e->select.t = args[1];
       e->select.f = args[2];
@@ -890,6 +954,7 @@ static mlc_tir_expr *t_call(parser *p, int *h) {
     mlc_tir_expr **a = e ? chk(p, MLC_ARENA_ARRAY(p->m->arena, (size_t)n, mlc_tir_expr *)) : NULL;
     if (!a) return NULL;
     memcpy(a, args, (size_t)n * sizeof *a);
+    for (int i = 0; i < n; i++) e->lanes = imax(e->lanes, args[i]->lanes);
     e->call.op = (mlc_tir_intrin)op;
     e->call.n = n;
     e->call.args = a;
@@ -960,6 +1025,7 @@ static mlc_tir_expr *atom(parser *p, int *h) {
       *h = hi + 1;
       mlc_tir_expr *e = mk(p, MLC_TIR_LOAD, b->dtype);
       if (!e) return NULL;
+      for (int i = 0; i < n; i++) e->lanes = imax(e->lanes, idx[i]->lanes);
       e->load.buffer = b;
       e->load.n = n;
       e->load.indices = arena_exprs(p, idx, n);
@@ -1060,7 +1126,10 @@ static mlc_tir_expr *not_test(parser *p, int *h) {
   *h += 1;
   if (!a || !height_ok(p, t, *h)) return NULL;
   mlc_tir_expr *e = mk(p, MLC_TIR_NOT, a->dtype);
-  if (e) e->un.a = a;
+  if (e) {
+    e->lanes = a->lanes;
+    e->un.a = a;
+  }
   return e;
 }
 

@@ -191,7 +191,25 @@ static const char *const k_te_forms =
     "def second():\n"
     "    T.evaluate(T.int32(7))\n";
 
+/* Vector expressions (what the vectorize pass writes). */
+static const char *const k_vector_forms =
+    "@T.prim_func\n"
+    "def vector_forms(X: T.Buffer((64,), \"float32\"), I: T.Buffer((64,), \"int64\"), Y: T.Buffer((64,), "
+    "\"float64\"), M: T.Buffer((64,), \"bool\")):\n"
+    "    for i in range(4):\n"
+    "        Y[T.Ramp(i * 16, 1, 16)] = T.Cast(\"float64x16\", T.exp(T.if_then_else(T.Ramp(i * 16, 1, 16) < "
+    "T.Broadcast(40, 16), T.max(X[T.Ramp(i * 16, 1, 16)], T.Broadcast(T.float32(0), 16)), "
+    "T.Broadcast(T.float32(0), 16))))\n"
+    "        if T.Ramp(i * 16, 1, 16) < T.Broadcast(50, 16):\n"
+    "            X[I[T.Ramp(i * 16, 1, 16)] % T.Broadcast(64, 16)] = X[T.Ramp(i * 16 * 3, 3, 16) % "
+    "T.Broadcast(64, 16)] + T.Cast(\"float32x16\", I[T.Ramp(i * 16, 1, 16)])\n"
+    "        else:\n"
+    "            M[T.Ramp(i * 16, 1, 16)] = not T.isnan(X[T.Ramp(i * 16, 1, 16)]) and M[T.Broadcast(0, 16)]\n"
+    "    Y[T.Ramp(0, 2, 32)] = T.Broadcast(T.float64(1), 32) - T.Cast(\"float64x32\", T.Cast(\"boolx32\", "
+    "T.Ramp(T.int8(0), T.int8(1), 32)))\n";
+
 static void test_text_forms(void) {
+  CU_ASSERT(round_trip_text("vector_forms.tir", k_vector_forms));
   CU_ASSERT(round_trip_text("all_forms.tir", k_all_forms));
   CU_ASSERT(round_trip_text("te_forms.tir", k_te_forms));
 }
@@ -222,6 +240,7 @@ static mlc_tir_expr *raw_bin(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *
   CU_ASSERT_PTR_NOT_NULL_FATAL(e);
   e->kind = MLC_TIR_BINARY;
   e->dtype = (op >= MLC_TIR_EQ && op <= MLC_TIR_GE) ? MLC_DTYPE_BOOL : a->dtype;
+  e->lanes = 1;
   e->bin.op = op;
   e->bin.a = a;
   e->bin.b = b;
@@ -427,6 +446,14 @@ static const err_case k_errors[] = {
     {HDR "    A[0] = T.Cast(float32, B[0])\n", "3:19", "expected a dtype string, got 'float32'"},
     {HDR "    B[0] = T.int64()\n", "3:20", "expected an integer, got ')'"},
     {HDR "    A[0] = T.bool(1)\n", "3:14", "T.bool is not a constant type"},
+    {HDR "    B[T.Ramp(0, 1, 4)] = T.Ramp(0, 1, 65)\n", "3:39", "T.Ramp lanes must be 2 to 64"},
+    {HDR "    B[0] = T.Broadcast(B[0], 1)\n", "3:30", "T.Broadcast lanes must be 2 to 64"},
+    {HDR "    B[0] = T.Broadcast(B[0])\n", "3:28", "expected ',' after the broadcast value"},
+    {HDR "    B[0] = T.Ramp(0, 1)\n", "3:23", "expected ',' after the ramp's stride"},
+    {HDR "    A[0] = T.Cast(\"float32x1\", A[0])\n", "3:19", "lanes must be 2 to 64"},
+    {HDR "    A[0] = T.Cast(\"float32x99999999999\", A[0])\n", "3:19", "lanes must be 2 to 64"},
+    {HDR "    A[0] = T.Cast(\"floatx4\", A[0])\n", "3:19", "unknown dtype \"floatx4\""},
+    {"@T.prim_func\ndef f(A: T.Buffer((4,), \"float32x4\")):\n    T.evaluate(0)\n", "2:25", "unknown dtype \"float32x4\""},
     /* dtypes and numbers */
     {"@T.prim_func\ndef f(A: T.Buffer((4,), \"float33\")):\n    T.evaluate(0)\n", "2:25", "unknown dtype \"float33\""},
     {HDR "    B[0] = 99999999999999999999\n", "3:12", "integer 99999999999999999999 out of range for int64"},
