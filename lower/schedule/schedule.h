@@ -1,0 +1,245 @@
+/*
+** schedule.h: TensorIR schedules (boundary of lower/schedule/).
+**
+** A schedule is a state over one prim function that primitives rewrite
+** (split, reorder, compute_at, ...) without changing what it computes,
+** as in the seeds' "tensor program transformation":
+**
+**   mlc_sch *s;  mlc_sch_create(m, mm_relu, 0, &s);
+**   mlc_sch_rv b, l[3], lj[2];  int n;
+**   mlc_sch_get_block(s, "Y", &b);
+**   mlc_sch_get_loops(s, b, 3, l, &n);
+**   mlc_sch_split(s, l[1], 2, (mlc_sch_arg[]){MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(4)}, lj);
+**   ...
+**   mlc_sch_func(s)        -> the scheduled function
+**   mlc_sch_print_trace(s) -> b0 = sch.get_block(name="Y") ...
+**
+** Handles.  Blocks, loops and sampled integers are addressed by handles
+** (mlc_sch_rv, "random variables" in the seeds' words), small positive
+** integers that stay valid across rewrites: a loop a primitive does not
+** replace keeps its handle.  A primitive that removes a loop or block (fuse
+** removes the loops it fuses, split the loop it splits, compute_inline the
+** block it inlines) retires its handles; using a retired handle is an
+** MLC_SCH_ERR_HANDLE error that says which primitive removed it.
+**
+** Legality.  Every primitive checks that its rewrite keeps the meaning of
+** the function before changing anything, and otherwise fails with a status
+** (INVALID_ARGUMENT) whose message names the primitive, the block or loop
+** and why not, and sets the error class below (mlc_sch_last_error).  A
+** failed primitive leaves the state as it was and is not recorded.  After
+** every primitive the function is verified (mlc_tir_verify_func); a
+** primitive that broke it is an INTERNAL error.
+**
+** Trace.  Every applied primitive (lookups included) is recorded as an
+** instruction: its kind, keyword arguments, output handles and, for the
+** sampling instructions, the decision taken.  A trace prints as text,
+**
+**   b0 = sch.get_block(name="Y")
+**   l1, l2, l3 = sch.get_loops(block=b0)
+**   v4, v5 = sch.sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16, decision=[32, 4])
+**   l6, l7 = sch.split(loop=l2, factors=[v4, v5])
+**   sch.reorder(ordered_loops=[l1, l6, l3, l7])
+**
+** and the text replays on a fresh schedule of the same function
+** (mlc_sch_apply_trace), decisions included: replay gives the same function.
+** A trace is what a tuning log stores.
+**
+** Instructions.  Each primitive is a row of lower/schedule/prims.def and a
+** file lower/schedule/NAME.c with its typed entry point (below) and its
+** apply function, which reads an instruction's arguments (sched_int.h).
+** The typed entry points build an instruction and run it through
+** mlc_sch_apply, so a call from C and a replayed line behave the same.
+**
+** Memory: the scheduled function and everything it holds live in the
+** module's arena (like every TIR node); the trace and handle table belong
+** to the schedule and go with mlc_sch_destroy.
+*/
+#ifndef MLC_LOWER_SCHEDULE_SCHEDULE_H
+#define MLC_LOWER_SCHEDULE_SCHEDULE_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "base/strbuf.h"
+#include "lower/tir.h"
+
+typedef struct mlc_sch mlc_sch;
+
+/* A handle: > 0; 0 is "no handle". */
+typedef int mlc_sch_rv;
+
+typedef enum mlc_sch_rv_kind {
+  MLC_SCH_RV_NONE = 0,
+  MLC_SCH_RV_BLOCK, /* printed b<N> */
+  MLC_SCH_RV_LOOP,  /* printed l<N>; may also be a compute location "root" / "inline" */
+  MLC_SCH_RV_INT    /* printed v<N>: a sampled integer */
+} mlc_sch_rv_kind;
+
+/* The most outputs one instruction has (get_loops of a deep nest, split). */
+#define MLC_SCH_MAX_OUTS 64
+
+/* X(ENUM, short description) -- the class of a refused primitive. */
+#define MLC_SCH_ERRORS(X)                                                           \
+  X(HANDLE, "bad handle")                  /* unknown, retired or wrong kind */    \
+  X(NOT_FOUND, "no such block")            /* get_block: no block of that name */  \
+  X(AMBIGUOUS, "ambiguous block name")     /* get_block: several blocks */         \
+  X(ARGUMENT, "bad argument")              /* missing/ill-typed argument */        \
+  X(FACTORS, "bad split factors")          /* product does not cover the extent */ \
+  X(LOOP_NEST, "loops not in one nest")    /* not nested, not adjacent, repeated */\
+  X(DEPENDENCE, "order dependence")        /* would reorder dependent work */      \
+  X(REDUCTION, "reduction loop")           /* parallel/vectorize a reduce loop */  \
+  X(NOT_AFFINE, "non-affine binding")      /* bindings are not an affine map */    \
+  X(REGION, "region not covered")          /* compute_at cannot cover a region */  \
+  X(NOT_INLINABLE, "cannot inline")        /* not a single elementwise store */    \
+  X(LOCATION, "bad compute location")      /* loop does not enclose consumers */   \
+  X(STRUCTURE, "unsupported structure")    /* block shape the primitive needs */   \
+  X(TENSORIZE, "no intrinsic match")       /* block does not match the intrinsic */\
+  X(TRACE, "bad trace")                    /* text of a trace */                   \
+  X(SAMPLE, "bad decision")                /* a recorded decision is invalid */
+
+typedef enum mlc_sch_error {
+  MLC_SCH_OK = 0,
+#define X(e, d) MLC_SCH_ERR_##e,
+  MLC_SCH_ERRORS(X)
+#undef X
+  MLC_SCH_ERR_COUNT
+} mlc_sch_error;
+
+/* The short description of |e| (static storage). */
+const char *mlc_sch_error_name(mlc_sch_error e);
+
+/* ---- instruction arguments ------------------------------------------------ */
+
+typedef enum mlc_sch_arg_kind {
+  MLC_SCH_ARG_NONE = 0, /* None */
+  MLC_SCH_ARG_INT,
+  MLC_SCH_ARG_FLOAT,
+  MLC_SCH_ARG_STR,
+  MLC_SCH_ARG_RV,  /* a handle */
+  MLC_SCH_ARG_LIST /* [items]; items are not lists */
+} mlc_sch_arg_kind;
+
+typedef struct mlc_sch_arg {
+  const char *key; /* keyword in an instruction; NULL in list items */
+  mlc_sch_arg_kind kind;
+  int64_t i;
+  double f;
+  const char *s;
+  mlc_sch_rv rv;
+  int n;
+  const struct mlc_sch_arg *items;
+} mlc_sch_arg;
+
+#define MLC_SCH_NONE_ARG ((mlc_sch_arg){NULL, MLC_SCH_ARG_NONE, 0, 0, NULL, 0, 0, NULL})
+#define MLC_SCH_INT_ARG(v) ((mlc_sch_arg){NULL, MLC_SCH_ARG_INT, (v), 0, NULL, 0, 0, NULL})
+#define MLC_SCH_RV_ARG(h) ((mlc_sch_arg){NULL, MLC_SCH_ARG_RV, 0, 0, NULL, (h), 0, NULL})
+#define MLC_SCH_STR_ARG(v) ((mlc_sch_arg){NULL, MLC_SCH_ARG_STR, 0, 0, (v), 0, 0, NULL})
+#define MLC_SCH_FLOAT_ARG(v) ((mlc_sch_arg){NULL, MLC_SCH_ARG_FLOAT, 0, (v), NULL, 0, 0, NULL})
+
+/* ---- the state -------------------------------------------------------------- */
+
+/*
+** Creates a schedule over a copy of |f| (which is not changed) built in |m|;
+** |seed| seeds the sampling instructions.  *|out| transferred to the caller.
+*/
+MLC_MUST_USE mlc_status mlc_sch_create(mlc_tir_module *m, const mlc_tir_func *f, uint64_t seed,
+                                       mlc_sch **out);
+/* Frees the schedule (not the function, which lives in the module). NULL-safe. */
+void mlc_sch_destroy(mlc_sch *s);
+
+/* The scheduled function as it stands (in the module's arena, not added to
+** the module: see mlc_tir_module_replace).  Borrowed. */
+mlc_tir_func *mlc_sch_func(const mlc_sch *s);
+mlc_tir_module *mlc_sch_module(const mlc_sch *s);
+/* The class of the last refused primitive (MLC_SCH_OK after a success). */
+mlc_sch_error mlc_sch_last_error(const mlc_sch *s);
+
+/* What a handle stands for: its kind, and for a block or loop the
+** statement (NULL when retired), for an integer its value. */
+mlc_sch_rv_kind mlc_sch_rv_kind_of(const mlc_sch *s, mlc_sch_rv rv);
+mlc_tir_stmt *mlc_sch_rv_stmt(const mlc_sch *s, mlc_sch_rv rv);
+int64_t mlc_sch_rv_int(const mlc_sch *s, mlc_sch_rv rv);
+
+/* ---- the trace ------------------------------------------------------------- */
+
+/* Appends the trace as text (one instruction per line) to |out|. */
+void mlc_sch_print_trace(const mlc_sch *s, mlc_strbuf *out);
+/* Number of recorded instructions. */
+int mlc_sch_trace_len(const mlc_sch *s);
+/*
+** Parses the trace text |src| (|len| bytes; |srcname| for messages) and
+** applies its instructions in order, with their recorded decisions.  The
+** text's handle names (b0, l1, v2, ...) are mapped to this schedule's.
+** Stops at the first error, reported as "SRCNAME:LINE: primitive: why".
+*/
+MLC_MUST_USE mlc_status mlc_sch_apply_trace(mlc_sch *s, const char *src, size_t len, const char *srcname);
+
+/* ---- lookups (recorded) ----------------------------------------------------- */
+
+/* The block named |name| (exactly one must exist). */
+MLC_MUST_USE mlc_status mlc_sch_get_block(mlc_sch *s, const char *name, mlc_sch_rv *out);
+/* The loops around |block|, outermost first, up to the enclosing block or
+** the function: *|n| of them in |out| (room for |max|). */
+MLC_MUST_USE mlc_status mlc_sch_get_loops(mlc_sch *s, mlc_sch_rv block, int max, mlc_sch_rv *out, int *n);
+/* The blocks directly under |parent| (a block or a loop; 0: the function),
+** in program order. */
+MLC_MUST_USE mlc_status mlc_sch_get_child_blocks(mlc_sch *s, mlc_sch_rv parent, int max, mlc_sch_rv *out,
+                                                 int *n);
+/* The blocks of the same scope that write what |block| reads (producers)
+** and that read what it writes (consumers), in program order. */
+MLC_MUST_USE mlc_status mlc_sch_get_producers(mlc_sch *s, mlc_sch_rv block, int max, mlc_sch_rv *out, int *n);
+MLC_MUST_USE mlc_status mlc_sch_get_consumers(mlc_sch *s, mlc_sch_rv block, int max, mlc_sch_rv *out, int *n);
+
+/* ---- loop kinds (for_kind.c) ------------------------------------------------ */
+
+/* Marks |loop| parallel / vectorized / unrolled.  Refused when the loop
+** binds a reduce iteration variable of a block under it (parallel,
+** vectorize), when it is not serial, or (parallel) when it is inside or
+** around another parallel loop. */
+MLC_MUST_USE mlc_status mlc_sch_parallel(mlc_sch *s, mlc_sch_rv loop);
+MLC_MUST_USE mlc_status mlc_sch_vectorize(mlc_sch *s, mlc_sch_rv loop);
+MLC_MUST_USE mlc_status mlc_sch_unroll(mlc_sch *s, mlc_sch_rv loop);
+/* Binds |loop| to the GPU thread axis |thread| ("blockIdx.x", "threadIdx.y",
+** "vthread.x", ...). */
+MLC_MUST_USE mlc_status mlc_sch_bind(mlc_sch *s, mlc_sch_rv loop, const char *thread);
+
+/* ---- loop transformations (split.c, fuse.c, reorder.c) ---------------------- */
+
+/* ---- annotations (annotate.c) ----------------------------------------------- */
+
+/* ---- compute locations (compute_at.c, reverse_compute_at.c, compute_inline.c,
+**      reverse_compute_inline.c) ---------------------------------------------- */
+
+/* ---- caches, layouts and reductions (cache_read.c, cache_write.c,
+**      transform_layout.c, decompose_reduction.c) ----------------------------- */
+
+/* ---- blockize and tensorize (blockize.c, tensorize.c, intrin.c) --------------- */
+
+/* ---- sampling (sample.c) ---------------------------------------------------- */
+
+/* ---- generic application ---------------------------------------------------- */
+
+/* Instruction kinds (prims.def). */
+typedef enum mlc_sch_inst_kind {
+#define X(e, name, fn) MLC_SCH_INST_##e,
+#include "lower/schedule/prims.def"
+#undef X
+  MLC_SCH_INST_COUNT
+} mlc_sch_inst_kind;
+
+/* The primitive's name ("split"), or NULL. */
+const char *mlc_sch_inst_name(mlc_sch_inst_kind k);
+/* The kind named |name|, or -1. */
+int mlc_sch_inst_lookup(const char *name);
+
+/*
+** Applies the instruction |kind| with keyword arguments |args| (each with a
+** key; borrowed), recording it.  The output handles go to |outs| (room for
+** MLC_SCH_MAX_OUTS, may be NULL when the caller wants none) and their count
+** to *|nouts| (may be NULL).  For sampling instructions an argument with
+** key "decision" forces the decision.
+*/
+MLC_MUST_USE mlc_status mlc_sch_apply(mlc_sch *s, mlc_sch_inst_kind kind, int nargs, const mlc_sch_arg *args,
+                                      mlc_sch_rv *outs, int *nouts);
+
+#endif /* MLC_LOWER_SCHEDULE_SCHEDULE_H */
