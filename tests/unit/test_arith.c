@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph.h"
 #include "lower/arith.h"
+#include "lower/lower.h"
 #include "lower/te.h"
 #include "lower/tir.h"
 #include "tests/testutil.h"
@@ -722,10 +724,148 @@ static void test_simplify_oom(void) {
   }
 }
 
-/* ---- registration ----------------------------------------------------------------------- */
+/* ---- block access regions ------------------------------------------------------------ */
 
-void mlc_test_register_region(void);
-void mlc_test_register_region(void) {}
+/* Compares |text| with tests/golden/arith/|name|.out (rewritten with
+** MLC_UPDATE_GOLDEN=1). */
+static void golden(const char *name, const char *text) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "tests/golden/arith/%s.out", name);
+  const char *path = mlc_test_src_path(rel);
+  const char *upd = getenv("MLC_UPDATE_GOLDEN");
+  if (upd && strcmp(upd, "1") == 0) {
+    CU_ASSERT_EQUAL(mlc_test_write_file(path, text, strlen(text)), 0);
+    return;
+  }
+  char *want = mlc_test_read_file(path, NULL);
+  if (!want) {
+    printf("\n  missing golden file %s (run with MLC_UPDATE_GOLDEN=1)\n", path);
+    CU_FAIL("missing golden file");
+    return;
+  }
+  if (strcmp(want, text) != 0) {
+    printf("\n  %s differs\n--- expected\n%s--- actual\n%s", path, want, text);
+    CU_FAIL("golden mismatch");
+  }
+  free(want);
+}
+
+typedef struct opcase {
+  const char *name;
+  mlc_op op;
+  int nargs;
+  mlc_type args[3];
+  int nattrs;
+  mlc_attr attrs[4];
+} opcase;
+
+#define I64S(...) ((const int64_t[]){__VA_ARGS__})
+#define ATTR_INTS(n, ...) \
+  {n, MLC_ATTR_INTS, 0, 0, NULL, (int)(sizeof(I64S(__VA_ARGS__)) / sizeof(int64_t)), I64S(__VA_ARGS__), NULL}
+
+/* Legalizes the one-op graph of |oc|, computes the regions of every prim
+** function and returns the printed module (held). */
+static char *legalized_regions(const opcase *oc) {
+  mlc_module *gm = NULL;
+  mlc_func *f = NULL;
+  mlc_value *v[3], *out = NULL;
+  mlc_tir_module *tm = NULL;
+  CU_ASSERT_FATAL(OK(mlc_module_create(mlc_allocator_system(), &gm)));
+  CU_ASSERT_FATAL(OK(mlc_func_create(gm, "main", &f)));
+  for (int i = 0; i < oc->nargs; i++) {
+    char pname[16];
+    snprintf(pname, sizeof pname, "x%d", i);
+    CU_ASSERT_FATAL(OK(mlc_func_add_param(f, pname, &oc->args[i], &v[i])));
+  }
+  CU_ASSERT_FATAL(OK(mlc_graph_emit1(f, oc->op, v, oc->nargs, oc->attrs, oc->nattrs, NULL, &out)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_ret(f, out)));
+  CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_system(), &tm)));
+  CU_ASSERT_FATAL(OK(mlc_lower_legalize(gm, tm, NULL)));
+  for (int i = 0; i < tm->nfuncs; i++) {
+    CU_ASSERT(OK(mlc_tir_func_compute_regions(tm, tm->funcs[i])));
+    CU_ASSERT(OK(mlc_tir_verify_func(tm->funcs[i])));
+  }
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_module(tm, &b);
+  CU_ASSERT(!b.oom);
+  char *text = mlc_test_hold(strdup(mlc_sb_str(&b)));
+  mlc_sb_fini(&b);
+  mlc_tir_module_destroy(tm);
+  mlc_module_destroy(gm);
+  return text;
+}
+
+static void test_regions_legalized(void) {
+  const mlc_dtype F = MLC_DTYPE_F32;
+  const opcase cases[] = {
+      {"matmul", MLC_OP_MATMUL, 2, {{F, 2, I64S(32, 64)}, {F, 2, I64S(64, 16)}}, 0, {{0}}},
+      {"conv2d_pad", MLC_OP_CONV, 2, {{F, 4, I64S(1, 3, 7, 7)}, {F, 4, I64S(4, 3, 3, 3)}}, 1,
+       {ATTR_INTS("pads", 1, 1, 1, 1)}},
+      {"max_pool", MLC_OP_MAX_POOL, 1, {{F, 4, I64S(1, 2, 8, 8)}}, 2,
+       {ATTR_INTS("kernel", 2, 2), ATTR_INTS("strides", 2, 2)}},
+      {"avg_pool_pad", MLC_OP_AVG_POOL, 1, {{F, 4, I64S(1, 2, 6, 6)}}, 3,
+       {ATTR_INTS("kernel", 3, 3), ATTR_INTS("strides", 2, 2), ATTR_INTS("pads", 1, 1, 1, 1)}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) golden(cases[i].name, legalized_regions(&cases[i]));
+}
+
+
+/* A block with a loop, a local buffer and a nested block inside: inner
+** loops and nested iteration variables are relaxed, the local buffer is left
+** out; an index with no computable range is an error naming the block. */
+static void test_regions_hand_built(void) {
+  env *E = env_new();
+  mlc_tir_module *m = E->m;
+  mlc_tir_var *vi = mlc_tir_var_new(m, "vi", MLC_DTYPE_I64), *ii = mlc_tir_var_new(m, "ii", MLC_DTYPE_I64);
+  mlc_tir_var *kk = mlc_tir_var_new(m, "kk", MLC_DTYPE_I64), *vj = mlc_tir_var_new(m, "vj", MLC_DTYPE_I64);
+  mlc_tir_var *jj = mlc_tir_var_new(m, "jj", MLC_DTYPE_I64);
+  mlc_tir_buffer *A = mlc_tir_buffer_new_c(m, "A", MLC_DTYPE_F32, 2, I64S(8, 34), MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *Y = mlc_tir_buffer_new_c(m, "Y", MLC_DTYPE_F32, 1, I64S(64), MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *L = mlc_tir_buffer_new_c(m, "L", MLC_DTYPE_F32, 1, I64S(4), MLC_TIR_SCOPE_LOCAL);
+  mlc_tir_expr *I = mlc_tir_ref(m, E->vars[0]), *VI = mlc_tir_ref(m, vi), *KK = mlc_tir_ref(m, kk);
+  /* L[kk] = A[vi // 4, vi % 4 * 8 + kk * 2 + 2]  for kk in 0..4 */
+  mlc_tir_expr *aidx[2] = {mlc_tir_binary(m, MLC_TIR_FLOORDIV, VI, mlc_tir_i64(m, 4)),
+                           mlc_tir_add(m, mlc_tir_add(m, mlc_tir_mul(m, mlc_tir_binary(m, MLC_TIR_FLOORMOD, VI, mlc_tir_i64(m, 4)), mlc_tir_i64(m, 8)),
+                                                      mlc_tir_mul(m, KK, mlc_tir_i64(m, 2))),
+                                       mlc_tir_i64(m, 2))};
+  mlc_tir_stmt *fill = mlc_tir_for(m, kk, mlc_tir_i64(m, 0), mlc_tir_i64(m, 4), MLC_TIR_FOR_SERIAL, NULL,
+                                   mlc_tir_store(m, L, 1, &KK, mlc_tir_load(m, A, 2, aidx)));
+  /* a nested block: Y[vi * 2 + vj] = L[vj] for vj bound to jj in 0..2 */
+  mlc_tir_iter_var inner_it = {vj, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), mlc_tir_ref(m, jj)};
+  mlc_tir_expr *VJ = mlc_tir_ref(m, vj);
+  mlc_tir_expr *yidx = mlc_tir_add(m, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)), VJ);
+  mlc_tir_stmt *inner = mlc_tir_block(m, "inner", 1, &inner_it, NULL, mlc_tir_store(m, Y, 1, &yidx, mlc_tir_load(m, L, 1, &VJ)));
+  mlc_tir_stmt *body = mlc_tir_allocate(
+      m, L, mlc_tir_seq2(m, fill, mlc_tir_for(m, jj, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), MLC_TIR_FOR_SERIAL, NULL, inner)));
+  mlc_tir_iter_var outer_it = {vi, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 32), mlc_tir_ref(m, ii)};
+  mlc_tir_stmt *outer = mlc_tir_block(m, "outer", 1, &outer_it, NULL, body);
+  mlc_tir_stmt *loop = mlc_tir_for(m, ii, mlc_tir_i64(m, 0), mlc_tir_i64(m, 32), MLC_TIR_FOR_SERIAL, NULL, outer);
+  mlc_tir_buffer *params[2] = {A, Y};
+  mlc_tir_func *f = mlc_tir_func_new(m, "nest", 2, params, loop);
+  CU_ASSERT_FATAL(OK(mlc_tir_func_compute_regions(m, f)));
+  CU_ASSERT(OK(mlc_tir_verify_func(f)));
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_func(f, &b);
+  golden("hand_built", mlc_sb_str(&b));
+  mlc_sb_fini(&b);
+  CU_ASSERT_EQUAL(outer->block.nreads, 1);
+  CU_ASSERT_EQUAL(outer->block.nwrites, 1);
+  CU_ASSERT_EQUAL(inner->block.nreads, 1); /* L is local to outer, not to inner */
+
+  /* an index with no range: A[0, kk * kk] over kk in [0, i * n) */
+  mlc_tir_expr *bad[2] = {mlc_tir_i64(m, 0), mlc_tir_mul(m, KK, KK)};
+  mlc_tir_stmt *bl = mlc_tir_for(m, kk, mlc_tir_i64(m, 0), mlc_tir_mul(m, I, mlc_tir_ref(m, E->vars[6])),
+                                 MLC_TIR_FOR_SERIAL, NULL,
+                                 mlc_tir_store(m, Y, 1, (mlc_tir_expr *[]){mlc_tir_i64(m, 0)}, mlc_tir_load(m, A, 2, bad)));
+  mlc_tir_stmt *badblk = mlc_tir_block(m, "bad", 1, &outer_it, NULL, bl);
+  EXPECT_ERR(mlc_tir_block_compute_regions(m, badblk), "block \"bad\": region of buffer A, dimension 1",
+             "no integer set for kk * kk");
+  CU_ASSERT_EQUAL(badblk->block.nreads, 0);
+  EXPECT_ERR(mlc_tir_block_compute_regions(m, bl), "not a block");
+  env_free(E);
+}
+
+/* ---- registration ----------------------------------------------------------------------- */
 
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"simplify_table", test_simplify_table},
@@ -737,6 +877,8 @@ static void register_tests(void) {
                                       {"simplify_oom", test_simplify_oom},
                                       {NULL, NULL}};
   mlc_test_add_suite("arith", tests);
+  static const CU_TestInfo region_tests[] = {{"legalized", test_regions_legalized}, {"hand_built", test_regions_hand_built}, {NULL, NULL}};
+  mlc_test_add_suite("region", region_tests);
 }
 
 int main(void) {
