@@ -48,11 +48,12 @@ MLC_MUST_USE mlc_status mlc_arith_create(mlc_allocator a, mlc_arith **out);
 void mlc_arith_destroy(mlc_arith *an);
 
 /*
-** Binds |v| to [min, min + extent): |min| and |extent| are int expressions,
-** constants or expressions of other bound variables (retained, not copied:
-** they must outlive the binding).  Binding a bound variable again shadows
-** the earlier domain until unbind / restore.  Fails on out-of-memory, on a
-** NULL argument or when |v| is not an integer variable.
+** Binds |v| to [min, min + extent): |min| and |extent| are int64
+** expressions, constants or expressions of other bound variables (retained,
+** not copied: they must outlive the binding).  Binding a bound variable
+** again shadows the earlier domain until unbind / restore.  Fails
+** (INVALID_ARGUMENT) on a NULL argument or when |v|, |min| or |extent| is not
+** int64; RESOURCE_EXHAUSTED on out-of-memory.
 */
 MLC_MUST_USE mlc_status mlc_arith_bind(mlc_arith *an, const mlc_tir_var *v, const mlc_tir_expr *min,
                                        const mlc_tir_expr *extent);

@@ -47,7 +47,9 @@ static env *env_new(void) {
   CU_ASSERT_FATAL(E != NULL);
   mlc_test_hold(E);
   CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_default(), &E->m)));
+  mlc_test_hold(E->m);
   CU_ASSERT_FATAL(OK(mlc_arith_create(mlc_allocator_default(), &E->an)));
+  mlc_test_hold(E->an);
   for (int v = 0; v < NVARS; v++) {
     E->vars[v] = mlc_tir_var_new(E->m, var_names[v], MLC_DTYPE_I64);
     E->names[v] = var_names[v];
@@ -693,13 +695,18 @@ static void test_simplify_oom(void) {
     mlc_tir_module *m = NULL;
     mlc_arith *an = NULL;
     if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return;
-    if (!OK(mlc_arith_create(mlc_allocator_default(), &an))) return;
+    if (!OK(mlc_arith_create(mlc_allocator_default(), &an))) {
+      mlc_tir_module_destroy(m);
+      return;
+    }
     mlc_tir_var *i = mlc_tir_var_new(m, "i", MLC_DTYPE_I64), *j = mlc_tir_var_new(m, "j", MLC_DTYPE_I64);
     mlc_tir_expr *e = mlc_tir_binary(
         m, MLC_TIR_FLOORDIV, mlc_tir_add(m, mlc_tir_mul(m, mlc_tir_ref(m, i), mlc_tir_i64(m, 16)), mlc_tir_ref(m, j)),
         mlc_tir_i64(m, 16));
     mlc_status s1 = mlc_arith_bind_c(an, i, 0, 8), s2 = mlc_arith_bind_c(an, j, 0, 16);
     CU_ASSERT(!s1 && !s2);
+    mlc_status_free(s1);
+    mlc_status_free(s2);
     if (mlc_test_fail_alloc(n) < 0) {
       mlc_arith_destroy(an);
       mlc_tir_module_destroy(m);
@@ -770,7 +777,8 @@ static char *legalized_regions(const opcase *oc) {
   mlc_func *f = NULL;
   mlc_value *v[3], *out = NULL;
   mlc_tir_module *tm = NULL;
-  CU_ASSERT_FATAL(OK(mlc_module_create(mlc_allocator_system(), &gm)));
+  CU_ASSERT_FATAL(OK(mlc_module_create(mlc_allocator_default(), &gm)));
+  mlc_test_hold(gm);
   CU_ASSERT_FATAL(OK(mlc_func_create(gm, "main", &f)));
   for (int i = 0; i < oc->nargs; i++) {
     char pname[16];
@@ -779,7 +787,8 @@ static char *legalized_regions(const opcase *oc) {
   }
   CU_ASSERT_FATAL(OK(mlc_graph_emit1(f, oc->op, v, oc->nargs, oc->attrs, oc->nattrs, NULL, &out)));
   CU_ASSERT_FATAL(OK(mlc_func_add_ret(f, out)));
-  CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_system(), &tm)));
+  CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_default(), &tm)));
+  mlc_test_hold(tm);
   CU_ASSERT_FATAL(OK(mlc_lower_legalize(gm, tm, NULL)));
   for (int i = 0; i < tm->nfuncs; i++) {
     CU_ASSERT(OK(mlc_tir_func_compute_regions(tm, tm->funcs[i])));
