@@ -134,5 +134,15 @@ mlc_status mlc_tir_pass_flatten_buffers(mlc_tir_module *m, mlc_tir_func *f) {
   mlc_tir_stmt *b = fl_stmt(&c, f->body);
   if (!b) return mlc_oom();
   f->body = b;
+  /* views in parameter order (they were made in order of first access) */
+  int k = 0;
+  for (int i = 0; i < f->nparams; i++)
+    for (int j = k; j < f->nviews; j++)
+      if (f->views[j]->view_of == f->params[i]) {
+        mlc_tir_buffer *v = f->views[j];
+        memmove(&f->views[k + 1], &f->views[k], sizeof *f->views * (size_t)(j - k));
+        f->views[k++] = v;
+        break;
+      }
   return NULL;
 }
