@@ -8,13 +8,66 @@
 **   sequences of nothing            ->  nothing
 **
 ** "Nothing" is the empty sequence (printed T.evaluate(0) when alone).
+** Every expression of a statement goes through mlc_arith_simplify first,
+** with the enclosing loops bound to their ranges: flat indices take their
+** canonical form (i * 1024 + (j - 1 + r) * 32 -> i * 1024 + j * 32 + r * 32
+** - 32) and conditions the ranges decide become constants.
 */
+#include "lower/arith.h"
 #include "lower/tir_lower.h"
 #include "lower/tir_lower_int.h"
 
 typedef struct simp_ctx {
   mlc_tir_module *m;
+  mlc_arith *an;
+  int failed;
 } simp_ctx;
+
+static mlc_tir_expr *sx(simp_ctx *c, mlc_tir_expr *e) {
+  if (!e || c->failed) return e;
+  mlc_tir_expr *r = mlc_arith_simplify(c->an, c->m, e);
+  if (!r) c->failed = 1;
+  return r;
+}
+
+static mlc_tir_expr **sxs(simp_ctx *c, int n, mlc_tir_expr *const *v) {
+  mlc_tir_expr **d = n ? MLC_ARENA_ARRAY(c->m->arena, (size_t)n, mlc_tir_expr *) : NULL;
+  if (n && !d) c->failed = 1;
+  for (int i = 0; d && i < n; i++) d[i] = sx(c, v[i]);
+  return d;
+}
+
+/* |s| with its own expressions simplified (children untouched). */
+static mlc_tir_stmt *own_exprs(simp_ctx *c, mlc_tir_stmt *s) {
+  mlc_tir_module *m = c->m;
+  mlc_tir_stmt *r = s;
+  switch (s->kind) {
+    case MLC_TIR_FOR:
+      r = mlc_tir_for(m, s->loop.var, sx(c, s->loop.min), sx(c, s->loop.extent), s->loop.kind, s->loop.thread,
+                      s->loop.body);
+      break;
+    case MLC_TIR_STORE:
+      r = mlc_tir_store(m, s->store.buffer, s->store.n, sxs(c, s->store.n, s->store.indices), sx(c, s->store.value));
+      break;
+    case MLC_TIR_IF: r = mlc_tir_if(m, sx(c, s->if_.cond), s->if_.then_s, s->if_.else_s); break;
+    case MLC_TIR_EVALUATE: r = mlc_tir_evaluate(m, sx(c, s->eval.value)); break;
+    case MLC_TIR_ASSERT: {
+      mlc_tir_expr *v[MLC_TIR_ASSERT_MAX_VALS];
+      for (int i = 0; i < s->assert_.nvals; i++) v[i] = sx(c, s->assert_.vals[i]);
+      r = mlc_tir_assert(m, sx(c, s->assert_.cond), s->assert_.op, s->assert_.msg, s->assert_.nvals, v);
+      break;
+    }
+    case MLC_TIR_SEQ:
+    case MLC_TIR_ALLOCATE:
+    case MLC_TIR_BLOCK: return s;
+  }
+  if (!r || c->failed) {
+    c->failed = 1;
+    return NULL;
+  }
+  if (!r->origin) r->origin = s->origin;
+  return r;
+}
 
 static int is_empty(const mlc_tir_stmt *s) { return s->kind == MLC_TIR_SEQ && s->seq.n == 0; }
 
@@ -50,7 +103,16 @@ static int same_expr(const mlc_tir_expr *a, const mlc_tir_expr *b) {
 static mlc_tir_stmt *simp(void *vc, mlc_tir_stmt *s) {
   simp_ctx *c = vc;
   mlc_tir_module *m = c->m;
+  if (!s || c->failed) return NULL;
+  s = own_exprs(c, s);
+  if (!s) return NULL;
+  int mark = mlc_arith_mark(c->an);
+  if (s->kind == MLC_TIR_FOR) {
+    mlc_status st = mlc_arith_bind(c->an, s->loop.var, s->loop.min, s->loop.extent);
+    mlc_status_free(st); /* unbound: the variable stays unknown, still correct */
+  }
   mlc_tir_stmt *r = mlc_tir_lw_map_children(m, s, simp, c);
+  mlc_arith_restore(c->an, mark);
   if (!r) return NULL;
   switch (r->kind) {
     case MLC_TIR_FOR: {
@@ -103,9 +165,11 @@ static mlc_tir_stmt *simp(void *vc, mlc_tir_stmt *s) {
 }
 
 mlc_status mlc_tir_pass_simplify(mlc_tir_module *m, mlc_tir_func *f) {
-  simp_ctx c = {m};
+  simp_ctx c = {m, NULL, 0};
+  MLC_RETURN_IF_ERROR(mlc_arith_create(mlc_allocator_default(), &c.an));
   mlc_tir_stmt *b = simp(&c, f->body);
-  if (!b) return mlc_oom();
+  mlc_arith_destroy(c.an);
+  if (!b || c.failed) return mlc_oom();
   f->body = b;
   return NULL;
 }
