@@ -62,10 +62,6 @@ static void alloc_bufs(const mlc_tir_stmt *s, const mlc_tir_buffer **out, int *n
       if (*n < max) out[(*n)++] = s->alloc.buffer;
       alloc_bufs(s->alloc.body, out, n, max);
       break;
-    case MLC_TIR_BLOCK:
-      alloc_bufs(s->block.init, out, n, max);
-      alloc_bufs(s->block.body, out, n, max);
-      break;
     default: break;
   }
 }
@@ -92,6 +88,8 @@ static void setup_alias_scopes(cg_func *cf) {
     cf->scope[bufs[i]->id] = LLVMMDNodeInContext2(cm->ctx, ops, 2);
     cf->scoped_ids[cf->nscoped++] = bufs[i]->id;
   }
+  for (int i = 0; i < f->nviews; i++)
+    if (f->views[i]->view_of) cf->scope[f->views[i]->id] = cf->scope[f->views[i]->view_of->id];
   cf->noalias = 1;
 }
 
@@ -143,6 +141,8 @@ static void emit_entry(cg_func *cf) {
       cg_check(cf, LLVMBuildIsNotNull(b, shapes[i], ""), msg);
     }
   }
+  for (int i = 0; i < f->nviews; i++) /* a view is its parameter's memory */
+    if (f->views[i]->view_of) cf->bufs[f->views[i]->id] = cf->bufs[f->views[i]->view_of->id];
   for (int k = 0; k < f->nscalars; k++) {
     const mlc_tir_scalar_param *sp = &f->scalars[k];
     LLVMValueRef d = LLVMConstInt(cm->t_i64, (unsigned)sp->dim, 0);
@@ -233,17 +233,7 @@ static void max_stmt(idmax *x, const mlc_tir_stmt *s) {
       max_expr(x, s->assert_.cond);
       for (int i = 0; i < s->assert_.nvals; i++) max_expr(x, s->assert_.vals[i]);
       break;
-    case MLC_TIR_BLOCK:
-      for (int i = 0; i < s->block.niters; i++) {
-        max_var(x, s->block.iters[i].var);
-        max_expr(x, s->block.iters[i].min);
-        max_expr(x, s->block.iters[i].extent);
-        max_expr(x, s->block.iters[i].binding);
-      }
-      max_expr(x, s->block.predicate);
-      max_stmt(x, s->block.init);
-      max_stmt(x, s->block.body);
-      break;
+    case MLC_TIR_BLOCK: break; /* refused by cg_stmt */
   }
 }
 
@@ -259,6 +249,7 @@ void cg_kernel(cg_module *cm, const mlc_tir_func *f) {
   }
   idmax ids = {0, 0};
   for (int i = 0; i < f->nparams; i++) max_buf(&ids, f->params[i]);
+  for (int i = 0; i < f->nviews; i++) max_buf(&ids, f->views[i]);
   for (int i = 0; i < f->nscalars; i++) max_var(&ids, f->scalars[i].var);
   max_stmt(&ids, f->body);
   int nv = cf.nvars = ids.var, nb = cf.nbufs = ids.buf;

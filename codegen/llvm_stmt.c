@@ -2,9 +2,9 @@
 ** llvm_stmt.c: TIR statements -> LLVM control flow.
 **
 ** Loops are bottom-tested with an i64 phi induction variable behind a
-** guard; vectorized and unrolled loops carry llvm.loop metadata.  A block
-** binds its iteration variables to their bindings, tests its predicate and
-** runs its init when every reduce iteration variable is at its minimum.
+** guard; vectorized and unrolled loops carry llvm.loop metadata.  The
+** function is in the lowered form of lower/tir_lower.h: a block left in it
+** is an error (blocks are lowered to plain loops and stores before).
 ** A parallel loop is outlined into an internal function
 **
 **   i32 sym_parN(i64 begin, i64 end, ptr closure)
@@ -168,11 +168,8 @@ static unsigned store_bits(const mlc_tir_stmt *s) {
       return x > m ? x : m;
     case MLC_TIR_ALLOCATE: return store_bits(s->alloc.body);
     case MLC_TIR_EVALUATE:
-    case MLC_TIR_ASSERT: return 0;
-    case MLC_TIR_BLOCK:
-      m = store_bits(s->block.body);
-      x = store_bits(s->block.init);
-      return x > m ? x : m;
+    case MLC_TIR_ASSERT:
+    case MLC_TIR_BLOCK: return 0; /* refused by cg_block */
   }
   return 0;
 }
@@ -188,6 +185,7 @@ static void use_expr(uses *u, const mlc_tir_expr *e);
 static void use_buf(uses *u, const mlc_tir_buffer *b) {
   if (u->bufs[b->id]) return;
   u->bufs[b->id] = 1;
+  if (b->view_of) use_buf(u, b->view_of);
   for (int i = 0; i < b->rank; i++) use_expr(u, b->shape[i]);
 }
 
@@ -233,16 +231,7 @@ static void use_stmt(uses *u, const mlc_tir_stmt *s) {
       use_expr(u, s->assert_.cond);
       for (int i = 0; i < s->assert_.nvals; i++) use_expr(u, s->assert_.vals[i]);
       break;
-    case MLC_TIR_BLOCK:
-      for (int i = 0; i < s->block.niters; i++) {
-        use_expr(u, s->block.iters[i].min);
-        use_expr(u, s->block.iters[i].extent);
-        use_expr(u, s->block.iters[i].binding);
-      }
-      use_expr(u, s->block.predicate);
-      use_stmt(u, s->block.init);
-      use_stmt(u, s->block.body);
-      break;
+    case MLC_TIR_BLOCK: break; /* refused by cg_block */
   }
 }
 
@@ -437,52 +426,12 @@ static void cg_masked_if(cg_func *cf, LLVMValueRef c, const mlc_tir_stmt *then_s
   }
 }
 
+/* Blocks are lowered before code generation (mlc_tir_lower_func). */
 static void cg_block(cg_func *cf, const mlc_tir_stmt *s) {
-  cg_module *cm = cf->cm;
-  int n = s->block.niters;
-  LLVMValueRef saved[64], vals[64];
-  if (n > 64) {
-    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: block %s has %d iter vars (at most 64)",
-                                s->block.name, n));
-    return;
-  }
-  for (int i = 0; i < n; i++) {
-    vals[i] = cg_convert(cf, cg_expr(cf, s->block.iters[i].binding), s->block.iters[i].binding->dtype,
-                         s->block.iters[i].var->dtype);
-    if (!vals[i]) return;
-  }
-  for (int i = 0; i < n; i++) {
-    const mlc_tir_var *v = s->block.iters[i].var;
-    saved[i] = cf->vars[v->id];
-    cf->vars[v->id] = vals[i];
-  }
-  LLVMBasicBlockRef join = NULL;
-  if (s->block.predicate) {
-    LLVMValueRef p = cg_expr(cf, s->block.predicate);
-    if (!p) return;
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "where");
-    join = LLVMCreateBasicBlockInContext(cm->ctx, "endwhere");
-    LLVMBuildCondBr(cm->b, p, body, join);
-    LLVMPositionBuilderAtEnd(cm->b, body);
-  }
-  if (s->block.init) {
-    LLVMValueRef first = LLVMConstInt(cm->t_i1, 1, 0);
-    for (int i = 0; i < n; i++) {
-      const mlc_tir_iter_var *it = &s->block.iters[i];
-      if (it->kind != MLC_TIR_ITER_REDUCE) continue;
-      LLVMValueRef mn = cg_convert(cf, cg_expr(cf, it->min), it->min->dtype, it->var->dtype);
-      if (!mn) return;
-      first = LLVMBuildAnd(cm->b, first, LLVMBuildICmp(cm->b, LLVMIntEQ, vals[i], mn, ""), "");
-    }
-    cg_if(cf, first, s->block.init, NULL);
-  }
-  cg_stmt(cf, s->block.body);
-  if (join) {
-    LLVMBuildBr(cm->b, join);
-    LLVMAppendExistingBasicBlock(cf->fn, join);
-    LLVMPositionBuilderAtEnd(cm->b, join);
-  }
-  for (int i = 0; i < n; i++) cf->vars[s->block.iters[i].var->id] = saved[i];
+  cg_fail(cf->cm, mlc_make_status(MLC_INVALID_ARGUMENT,
+                                  "codegen: kernel %s: block \"%s\" is not lowered (lower the function with "
+                                  "mlc_tir_lower_func before code generation)",
+                                  cf->sym, s->block.name));
 }
 
 static void cg_allocate(cg_func *cf, const mlc_tir_stmt *s) {

@@ -161,7 +161,7 @@ static void note(checker *c, access *list, int *n, const mlc_tir_buffer *b, int 
 
 static void check_expr(checker *c, const mlc_tir_expr *e) {
   if (!e) return;
-  if (e->lanes != 1) {
+  if (e->lanes > 1) {
     refuse(c, "the body holds vector expressions already", NULL);
     return;
   }
@@ -246,7 +246,7 @@ int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why) {
   } else if (loop->loop.extent->kind != MLC_TIR_INT_IMM || loop->loop.extent->int_value < 1 ||
              loop->loop.extent->int_value > MLC_TIR_MAX_LANES) {
     refuse(c, "the extent is not a constant from 1 to " MLC_TIR_MAX_LANES_STR, NULL);
-  } else if (loop->loop.min->lanes != 1) {
+  } else if (loop->loop.min->lanes > 1) {
     refuse(c, "the loop start is a vector", NULL);
   } else {
     c->var = loop->loop.var;
@@ -271,12 +271,12 @@ static mlc_tir_expr *wexpr(widener *w, const mlc_tir_expr *e);
 
 /* |e| broadcast to the loop's lanes when it is a scalar. */
 static mlc_tir_expr *bc(widener *w, mlc_tir_expr *e) {
-  return (e && e->lanes == 1) ? mlc_tir_broadcast(w->m, e, w->lanes) : e;
+  return (e && e->lanes <= 1) ? mlc_tir_broadcast(w->m, e, w->lanes) : e;
 }
 
 static int any_vector(int n, mlc_tir_expr *const *v) {
   for (int i = 0; i < n; i++)
-    if (v[i] && v[i]->lanes != 1) return 1;
+    if (v[i] && v[i]->lanes > 1) return 1;
   return 0;
 }
 
@@ -284,9 +284,9 @@ static int any_vector(int n, mlc_tir_expr *const *v) {
 static mlc_tir_expr *wbinary(widener *w, mlc_tir_binop op, mlc_tir_expr *a, mlc_tir_expr *b) {
   mlc_tir_module *m = w->m;
   if (!a || !b) return NULL;
-  if (a->lanes == 1 && b->lanes == 1) return mlc_tir_binary(m, op, a, b);
+  if (a->lanes <= 1 && b->lanes <= 1) return mlc_tir_binary(m, op, a, b);
   int ra = a->kind == MLC_TIR_RAMP, rb = b->kind == MLC_TIR_RAMP;
-  int sa = a->lanes == 1, sb = b->lanes == 1;
+  int sa = a->lanes <= 1, sb = b->lanes <= 1;
   switch (op) {
     case MLC_TIR_ADD:
     case MLC_TIR_SUB:
@@ -331,11 +331,11 @@ static mlc_tir_expr *wexpr(widener *w, const mlc_tir_expr *e) {
       mlc_tir_expr *c = wexpr(w, e->select.c);
       if (!c) return NULL;
       int save = w->masked;
-      if (c->lanes != 1) w->masked = 1;
+      if (c->lanes > 1) w->masked = 1;
       mlc_tir_expr *t = wexpr(w, e->select.t), *f = t ? wexpr(w, e->select.f) : NULL;
       w->masked = save;
       if (!f) return NULL;
-      if (c->lanes == 1 && t->lanes == 1 && f->lanes == 1) return mlc_tir_select(m, c, t, f);
+      if (c->lanes <= 1 && t->lanes <= 1 && f->lanes <= 1) return mlc_tir_select(m, c, t, f);
       return mlc_tir_select(m, bc(w, c), bc(w, t), bc(w, f));
     }
     case MLC_TIR_LOAD: {
@@ -385,7 +385,7 @@ static mlc_tir_stmt *wstmt(widener *w, const mlc_tir_stmt *s) {
       mlc_tir_expr *c = wexpr(w, s->if_.cond);
       if (!c) return NULL;
       int save = w->masked;
-      if (c->lanes != 1) w->masked = 1;
+      if (c->lanes > 1) w->masked = 1;
       mlc_tir_stmt *t = wstmt(w, s->if_.then_s);
       mlc_tir_stmt *e = (t && s->if_.else_s) ? wstmt(w, s->if_.else_s) : NULL;
       w->masked = save;

@@ -205,6 +205,14 @@ mlc_tir_buffer *mlc_tir_buffer_new_c(mlc_tir_module *m, const char *name, mlc_dt
   return mlc_tir_buffer_new(m, name, dtype, rank, shape, scope);
 }
 
+mlc_tir_buffer *mlc_tir_buffer_view(mlc_tir_module *m, mlc_tir_buffer *base, int rank,
+                                    mlc_tir_expr *const *shape) {
+  if (!base) return NULL;
+  mlc_tir_buffer *b = mlc_tir_buffer_new(m, base->name, base->dtype, rank, shape, base->scope);
+  if (b) b->view_of = base;
+  return b;
+}
+
 /* ---- expressions ---------------------------------------------------------- */
 
 mlc_tir_expr *mlc_tir_int(mlc_tir_module *m, mlc_dtype dtype, int64_t v) {
@@ -680,6 +688,22 @@ mlc_status mlc_tir_func_add_scalar(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_v
   ns[f->nscalars].dim = dim;
   f->scalars = ns;
   f->nscalars++;
+  return NULL;
+}
+
+mlc_status mlc_tir_func_add_view(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_buffer *view) {
+  if (!f || !view) return mlc_oom();
+  int ok = 0;
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i] == view->view_of) ok = 1;
+  if (!ok)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "prim func \"%s\": buffer %s is not a view of a parameter", f->name,
+                           view->name);
+  mlc_tir_buffer **nv = MLC_ARENA_ARRAY(m->arena, (size_t)f->nviews + 1, mlc_tir_buffer *);
+  if (!nv) return mlc_oom();
+  if (f->nviews) memcpy(nv, f->views, sizeof *nv * (size_t)f->nviews);
+  nv[f->nviews++] = view;
+  f->views = nv;
   return NULL;
 }
 
