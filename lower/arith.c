@@ -90,6 +90,7 @@ mlc_status mlc_arith_bind_c(mlc_arith *an, const mlc_tir_var *v, int64_t min, in
   if (!e) return mlc_oom();
   e[0].kind = e[1].kind = MLC_TIR_INT_IMM;
   e[0].dtype = e[1].dtype = MLC_DTYPE_I64;
+  e[0].lanes = e[1].lanes = 1;
   e[0].int_value = min;
   e[1].int_value = extent;
   return mlc_arith_bind(an, v, &e[0], &e[1]);
@@ -247,7 +248,7 @@ static bnd bound_var(const mlc_arith *an, const mlc_tir_var *v, int depth) {
 }
 
 static bnd bound_expr(const mlc_arith *an, const mlc_tir_expr *e, int depth) {
-  if (!e || !(mlc_dtype_is_int(e->dtype) || e->dtype == MLC_DTYPE_BOOL)) return UNKNOWN;
+  if (!e || !(mlc_dtype_is_int(e->dtype) || e->dtype == MLC_DTYPE_BOOL) || e->lanes > 1) return UNKNOWN;
   bnd r = UNKNOWN;
   switch (e->kind) {
     case MLC_TIR_INT_IMM: return b_const(e->int_value);
@@ -298,7 +299,9 @@ static bnd bound_expr(const mlc_arith *an, const mlc_tir_expr *e, int depth) {
     case MLC_TIR_NOT:
     case MLC_TIR_LOAD:
     case MLC_TIR_CALL:
-    case MLC_TIR_REDUCE: return b_dtype(e->dtype);
+    case MLC_TIR_REDUCE:
+    case MLC_TIR_RAMP: /* vectors are refused above */
+    case MLC_TIR_BROADCAST: return b_dtype(e->dtype);
   }
   return r;
 }
@@ -330,14 +333,16 @@ static mlc_tir_expr *from_lin(sctx *c, const lin *l);
 /* Structural equality of two expressions. */
 static int expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
   switch (a->kind) {
     case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
     case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
     case MLC_TIR_VAR_REF: return a->var == b->var;
     case MLC_TIR_BINARY: return a->bin.op == b->bin.op && expr_eq(a->bin.a, b->bin.a) && expr_eq(a->bin.b, b->bin.b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return expr_eq(a->un.a, b->un.a);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return expr_eq(a->un.a, b->un.a);
+    case MLC_TIR_RAMP: return expr_eq(a->ramp.base, b->ramp.base) && expr_eq(a->ramp.stride, b->ramp.stride);
     case MLC_TIR_SELECT:
       return expr_eq(a->select.c, b->select.c) && expr_eq(a->select.t, b->select.t) &&
              expr_eq(a->select.f, b->select.f);
@@ -647,7 +652,9 @@ static int to_lin_(sctx *c, const mlc_tir_expr *e, lin *out) {
     case MLC_TIR_CAST:
     case MLC_TIR_LOAD:
     case MLC_TIR_CALL:
-    case MLC_TIR_REDUCE: {
+    case MLC_TIR_REDUCE:
+    case MLC_TIR_RAMP:      /* vectors: scalar expressions hold none, */
+    case MLC_TIR_BROADCAST: /* and simp keeps them as they are */ {
       mlc_tir_expr *r = simp(c, e);
       if (!r) return -1;
       if (r->kind == MLC_TIR_INT_IMM || (r->kind == MLC_TIR_BINARY && r != e)) return to_lin(c, r, out);
@@ -807,6 +814,7 @@ static mlc_tir_expr *simp(sctx *c, const mlc_tir_expr *e) {
   mlc_tir_module *m = c->m;
   if (!e || c->failed) return NULL;
   mlc_tir_expr *self = (mlc_tir_expr *)e; /* leaves are shared with the input */
+  if (e->lanes > 1) return self; /* vectors (after vectorize) are not simplified */
   mlc_tir_expr *r = NULL;
   switch (e->kind) {
     case MLC_TIR_INT_IMM:
@@ -885,6 +893,8 @@ static mlc_tir_expr *simp(sctx *c, const mlc_tir_expr *e) {
       r = mlc_tir_reduce(m, e->reduce.op, src, n, e->reduce.axes);
       break;
     }
+    case MLC_TIR_RAMP:
+    case MLC_TIR_BROADCAST: return self; /* vectors are kept above */
   }
   if (!r) c->failed = 1;
   return r;
