@@ -514,6 +514,26 @@ static void test_iter_map(void) {
   CU_ASSERT_EQUAL(r.sums[1].splits[1].loop, 1);
   CU_ASSERT_EQUAL(r.sums[1].splits[1].scale, 1);
   CU_ASSERT_EQUAL(r.sums[1].base, 0);
+
+  /* a split whose factors do not divide the extent: io in [0, 3) (y here),
+  ** ii in [0, 4) (k), vi = io * 4 + ii over 10 values under the predicate */
+  CU_ASSERT(OK(mlc_arith_bind_c(E->an, E->vars[5], 0, 3)));
+  const mlc_tir_var *yk[2] = {E->vars[5], E->vars[2]};
+  const mlc_tir_expr *bind10 = parse(E, "y*4 + k"), *ext10 = mlc_tir_i64(E->m, 10);
+  static const char *const accepted[] = {"y*4 + k < 10", "y*4 + k <= 9", "10 > k + y*4", "9 >= y*4 + k",
+                                         "y < 3 and y*4 + k < 10"};
+  for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+    mlc_arith_iter_map_result rp;
+    if (!OK(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, accepted[i]), &rp)))
+      printf("\n  predicate %s refused\n", accepted[i]);
+    else
+      CU_ASSERT_EQUAL(rp.sums[0].extent, 10);
+  }
+  EXPECT_ERR(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, "y*4 + k < 11"), &r),
+             "covers 12 values, not its extent 10 (the predicate does not limit it)");
+  EXPECT_ERR(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, "y*4 < 10"), &r),
+             "the predicate does not limit it");
+  EXPECT_ERR(mlc_arith_iter_map(E->an, 1, &bind10, &ext10, 2, yk, &r), "covers 12 values, not its extent 10");
   env_free(E);
 }
 
