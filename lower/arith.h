@@ -185,8 +185,11 @@ MLC_MUST_USE mlc_status mlc_arith_iter_map_pred(mlc_arith *an, int nbind,
 ** relaxed over their domains.  As in TVM, a reduction block (one with an
 ** init) does not list among its reads the buffers it writes.  A region end
 ** that is a constant outside the buffer's constant shape is clamped to it
-** (such accesses sit under a condition).  Errors name the block, the buffer
-** and the index that has no computable range.
+** (such accesses sit under a condition); an index with no computable range
+** (data-dependent through a relaxed loop, not int64) covers the whole
+** dimension [0, shape).  Errors: INVALID_ARGUMENT for a non-block or an
+** access whose index count is not the buffer's rank (naming the block and
+** buffer), RESOURCE_EXHAUSTED on out-of-memory.
 */
 MLC_MUST_USE mlc_status mlc_tir_block_compute_regions(mlc_tir_module *m, mlc_tir_stmt *block);
 /* Computes the regions of every block of |f| (outer blocks after the blocks

@@ -8,7 +8,9 @@
 ** symbolic.  Each access gives, per dimension, an integer set [lo, hi];
 ** accesses of one buffer are joined by min / max of the ends, which the
 ** simplifier resolves when the ends are comparable (they are for every
-** affine access of one loop nest).  Buffers allocated inside the block are
+** affine access of one loop nest).  An index with no computable range (not
+** int64, or not affine in a relaxed variable and without constant bounds)
+** covers the whole dimension.  Buffers allocated inside the block are
 ** private to it and left out.
 */
 #include "lower/arith.h"
@@ -72,9 +74,12 @@ static int record(rctx *c, access_vec *list, mlc_tir_buffer *b, int n, mlc_tir_e
   for (int d = 0; d < n; d++) {
     mlc_intset s;
     mlc_status st = mlc_arith_eval_set(c->an, m, idx[d], (int)c->relax.len, c->relax.data, &s);
-    if (st)
-      return fail(c, mlc_status_annotate(st, "block \"%s\": region of buffer %s, dimension %d", c->block->block.name,
-                                         b->name, d));
+    if (st && mlc_status_code(st) != MLC_INVALID_ARGUMENT) return fail(c, st);
+    if (st) { /* no range for this index: the whole dimension covers it */
+      mlc_status_free(st);
+      s.min = mlc_tir_i64(m, 0);
+      s.extent = b->shape[d];
+    }
     mlc_tir_expr *hi = mlc_arith_simplify(c->an, m, mlc_tir_sub(m, mlc_tir_add(m, s.min, s.extent), mlc_tir_i64(m, 1)));
     mlc_tir_expr *lo = s.min;
     if (!fresh) {
