@@ -1276,7 +1276,7 @@ static mlc_status imap_binding(const imap_ctx *ic, sctx *c, int b, const mlc_tir
     sp.scale = l.t[i].coef;
     if (sp.extent > 1) s->splits[s->nsplits++] = sp;
   }
-  qsort(s->splits, (size_t)s->nsplits, sizeof *s->splits, cmp_scale_desc);
+  if (s->nsplits > 1) qsort(s->splits, (size_t)s->nsplits, sizeof *s->splits, cmp_scale_desc);
   int64_t expect = 1;
   for (int i = s->nsplits; i-- > 0;) {
     if (s->splits[i].scale != expect)

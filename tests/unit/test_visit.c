@@ -80,6 +80,8 @@ static const char *ekind(const mlc_tir_expr *e) {
     case MLC_TIR_LOAD: return "load";
     case MLC_TIR_CALL: return "call";
     case MLC_TIR_REDUCE: return "reduce";
+    case MLC_TIR_RAMP: return "ramp";
+    case MLC_TIR_BROADCAST: return "broadcast";
   }
   return "?";
 }
