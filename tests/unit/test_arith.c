@@ -950,11 +950,13 @@ static void test_regions_hand_built(void) {
                                        mlc_tir_i64(m, 2))};
   mlc_tir_stmt *fill = mlc_tir_for(m, kk, mlc_tir_i64(m, 0), mlc_tir_i64(m, 4), MLC_TIR_FOR_SERIAL, NULL,
                                    mlc_tir_store(m, L, 1, &KK, mlc_tir_load(m, A, 2, aidx)));
-  /* a nested block: Y[vi * 2 + vj] = L[vj] for vj bound to jj in 0..2 */
-  mlc_tir_iter_var inner_it = {vj, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), mlc_tir_ref(m, jj)};
+  /* a nested block: Y[vj] = L[vj - vi * 2] for vj in [0, 64) bound to
+  ** vi * 2 + jj, jj in 0..2: the outer block writes Y[vi * 2:vi * 2 + 2] */
+  mlc_tir_iter_var inner_it = {vj, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 64),
+                               mlc_tir_add(m, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)), mlc_tir_ref(m, jj))};
   mlc_tir_expr *VJ = mlc_tir_ref(m, vj);
-  mlc_tir_expr *yidx = mlc_tir_add(m, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)), VJ);
-  mlc_tir_stmt *inner = mlc_tir_block(m, "inner", 1, &inner_it, NULL, mlc_tir_store(m, Y, 1, &yidx, mlc_tir_load(m, L, 1, &VJ)));
+  mlc_tir_expr *lidx = mlc_tir_sub(m, VJ, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)));
+  mlc_tir_stmt *inner = mlc_tir_block(m, "inner", 1, &inner_it, NULL, mlc_tir_store(m, Y, 1, &VJ, mlc_tir_load(m, L, 1, &lidx)));
   mlc_tir_stmt *body = mlc_tir_allocate(
       m, L, mlc_tir_seq2(m, fill, mlc_tir_for(m, jj, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), MLC_TIR_FOR_SERIAL, NULL, inner)));
   mlc_tir_iter_var outer_it = {vi, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 32), mlc_tir_ref(m, ii)};
