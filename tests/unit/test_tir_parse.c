@@ -9,7 +9,8 @@
 ** scheduled) from the bundled models and, when MLC_TIR_PARSE_SUITE names the
 ** ONNX node conformance suite (tests/unit/tir_parse_conformance.sh sets it),
 ** from each of its models.  Malformed inputs give errors naming the line
-** and column and what was wrong.
+** and column and what was wrong; so do the fuzz target's findings listed in
+** tests/malformed/tir/MANIFEST.
 */
 #include <dirent.h>
 #include <math.h>
@@ -607,6 +608,42 @@ static void test_deep_nesting(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* The fuzz target's findings (tests/malformed/tir/MANIFEST): each file gives
+** the error at the line and column named with the fragment in its message,
+** or with OK parses and round-trips. */
+static void test_fuzz_cases(void) {
+  char *manifest = mlc_test_read_file(mlc_test_src_path("tests/malformed/tir/MANIFEST"), NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(manifest);
+  mlc_test_hold(manifest);
+  int cases = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(manifest, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (line[0] == '#' || !line[0]) continue;
+    char file[128], where[32];
+    int off = 0;
+    if (sscanf(line, "%127s %31s %n", file, where, &off) != 2) {
+      printf("\n  MANIFEST: malformed line: %s\n", line);
+      CU_FAIL("malformed MANIFEST line");
+      continue;
+    }
+    char rel[256];
+    snprintf(rel, sizeof rel, "tests/malformed/tir/%s", file);
+    size_t len = 0;
+    char *text = mlc_test_read_file(mlc_test_src_path(rel), &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    mlc_test_hold(text);
+    if (strcmp(where, "OK") == 0) {
+      CU_ASSERT(round_trip_text(rel, text));
+    } else {
+      check_error(text, len, where, line + off);
+    }
+    free(text);
+    cases++;
+  }
+  free(manifest);
+  CU_ASSERT(cases > 0);
+}
+
 /* ---- models ------------------------------------------------------------------------------ */
 
 typedef struct rt_count {
@@ -714,6 +751,7 @@ static void register_tests(void) {
                                       {"parsed_tree", test_parsed_tree},
                                       {"errors", test_errors},
                                       {"deep_nesting", test_deep_nesting},
+                                      {"fuzz_cases", test_fuzz_cases},
                                       {"goldens", test_goldens},
                                       {"bundled_models", test_bundled_models},
                                       {"conformance_models", test_conformance_models},
