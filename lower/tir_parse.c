@@ -13,11 +13,13 @@
 ** folding (`x + 0` stays an addition, `/` on integers stays DIV), and the
 ** forms the printer derives are undone (a T.grid is a nest of serial loops
 ** from 0, `range(a, b)` has extent b - a, the statements after
-** `Y = T.alloc_buffer(...)` are its body, a scalar parameter's binding
-** comes from its `# A.shape[0]` comment).  Loop and block iteration
-** variables take the dtype of their extent (int64 unless it is another
-** integer type).  Names are scoped as the printer scopes them; a suffixed
-** name (i_1) is kept as the variable's name, which prints the same.
+** `Y = T.alloc_buffer(...)` are its body up to another buffer of that name,
+** a scalar parameter's binding comes from its `# A.shape[0]` comment).
+** Every node gets the lanes the builders would give it (T.Ramp,
+** T.Broadcast and "float32x16" casts make vectors).  Loop and block
+** iteration variables take the dtype of their extent (int64 unless it is
+** another integer type).  Names are scoped as the printer scopes them; a
+** suffixed name (i_1) is kept as the variable's name, which prints the same.
 **
 ** Errors are values naming SRC:LINE:COL and what was expected; the first
 ** one stops the parse.  Nesting (brackets, indentation, expression and
@@ -25,7 +27,6 @@
 ** limit.  Tokens, names and scratch arrays live in a scratch arena freed at
 ** the end; nodes live in the module's arena.
 */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -700,7 +701,6 @@ static mlc_tir_expr *typed_const(parser *p, const tok *name, mlc_dtype t) {
       if (lit->kind != T_INT && lit->kind != T_FLOAT) return expected(p, lit, "a number");
       char buf[MAX_NUMBER_CHARS + 2];
       snprintf(buf, sizeof buf, "%s%.*s", neg ? "-" : "", (int)lit->len, lit->s);
-      errno = 0;
       v = strtod(buf, NULL);
       if (isinf(v)) return fail(p, lit, "number %.32s is out of range of float64", buf);
       advance(p);
@@ -1528,9 +1528,11 @@ static mlc_tir_stmt *stmt(parser *p) {
     return chk(p, mlc_tir_evaluate(p->m, e));
   }
   if (t->kind == T_NAME && is_op(at(p, 1), "[")) return store_stmt(p);
-  if (is_t(p, 0, "where") || is_t(p, 0, "reads") || is_t(p, 0, "writes") ||
-      (t->kind == T_NAME && is_op(at(p, 1), "=") && is_t(p, 2, "axis")))
-    return fail(p, t, "%.*s belongs at the start of a block, before its body", (int)t->len, t->s);
+  if (is_t(p, 0, "where") || is_t(p, 0, "reads") || is_t(p, 0, "writes"))
+    return fail(p, t, "T.%.*s belongs at the start of a block, before its body", (int)at(p, 2)->len, at(p, 2)->s);
+  if (t->kind == T_NAME && is_op(at(p, 1), "=") && is_t(p, 2, "axis"))
+    return fail(p, t, "T.axis (of %.*s) belongs at the start of a block, before its body", (int)(t->len < 64 ? t->len : 64),
+                t->s);
   if (is_kw(t, "else")) return fail(p, t, "'else' without 'if'");
   return expected(p, t, "a statement");
 }
