@@ -83,7 +83,9 @@ static void collect_expr(cp_ctx *c, const mlc_tir_expr *e) {
     case MLC_TIR_VAR_REF: break;
     case MLC_TIR_BINARY: collect_expr(c, e->bin.a); collect_expr(c, e->bin.b); break;
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: collect_expr(c, e->un.a); break;
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: collect_expr(c, e->un.a); break;
+    case MLC_TIR_RAMP: c->unknown = 1; break; /* vectors come after compaction */
     case MLC_TIR_SELECT:
       collect_expr(c, e->select.c);
       collect_expr(c, e->select.t);

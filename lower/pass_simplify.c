@@ -74,14 +74,16 @@ static int is_empty(const mlc_tir_stmt *s) { return s->kind == MLC_TIR_SEQ && s-
 /* Structural equality of two expressions (same variables, buffers, values). */
 static int same_expr(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
   switch (a->kind) {
     case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
     case MLC_TIR_FLOAT_IMM: return 0; /* NaN != NaN: never worth it */
     case MLC_TIR_VAR_REF: return a->var == b->var;
     case MLC_TIR_BINARY: return a->bin.op == b->bin.op && same_expr(a->bin.a, b->bin.a) && same_expr(a->bin.b, b->bin.b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return same_expr(a->un.a, b->un.a);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return same_expr(a->un.a, b->un.a);
+    case MLC_TIR_RAMP: return same_expr(a->ramp.base, b->ramp.base) && same_expr(a->ramp.stride, b->ramp.stride);
     case MLC_TIR_SELECT:
       return same_expr(a->select.c, b->select.c) && same_expr(a->select.t, b->select.t) &&
              same_expr(a->select.f, b->select.f);
