@@ -1,8 +1,10 @@
 /*
 ** codegen.h: TensorIR -> LLVM IR -> object code (boundary of codegen/).
 **
-** Every prim function of a TIR module becomes one kernel with the runtime
-** ABI of runtime/rt_abi.h:
+** Every prim function of a TIR module, in the lowered form of
+** lower/tir_lower.h (no blocks, one index per access; a function that is
+** not is refused with an error), becomes one kernel with the runtime ABI of
+** runtime/rt_abi.h:
 **
 **   int32_t sym(void **args, const int32_t *arg_codes, int32_t nargs, mlc_rt_ctx *ctx)
 **
