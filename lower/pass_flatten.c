@@ -60,9 +60,18 @@ static int is_param(const fl_ctx *c, const mlc_tir_buffer *b) {
   return 0;
 }
 
-/* a OP b with a scalar operand broadcast to the other's lanes (a vector
-** index, after vectorize, times a scalar stride). */
+/* a OP b (ADD or MUL) with a scalar operand broadcast to the other's lanes
+** (a vector index, when flattening vectorized code, times a scalar stride);
+** a ramp stays a ramp, so a contiguous access stays contiguous. */
 static mlc_tir_expr *vbin(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *a, mlc_tir_expr *b) {
+  if (a && b && a->lanes == 1 && b->kind == MLC_TIR_RAMP) {
+    mlc_tir_expr *t = a;
+    a = b, b = t;
+  }
+  if (a && b && a->kind == MLC_TIR_RAMP && b->lanes == 1) {
+    if (op == MLC_TIR_ADD) return mlc_tir_ramp(m, mlc_tir_add(m, a->ramp.base, b), a->ramp.stride, a->lanes);
+    return mlc_tir_ramp(m, mlc_tir_mul(m, a->ramp.base, b), mlc_tir_mul(m, a->ramp.stride, b), a->lanes);
+  }
   if (a && b && a->lanes != b->lanes) {
     if (a->lanes == 1) a = mlc_tir_broadcast(m, a, b->lanes);
     else if (b->lanes == 1) b = mlc_tir_broadcast(m, b, a->lanes);
