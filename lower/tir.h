@@ -517,9 +517,10 @@ mlc_tir_stmt *mlc_tir_stmt_copy(mlc_tir_module *m, const mlc_tir_stmt *s, const 
 */
 MLC_MUST_USE mlc_status mlc_tir_vectorize_func(mlc_tir_module *m, mlc_tir_func *f);
 #define MLC_TIR_HAVE_VECTORIZE 1 /* for the lowering pipeline (tir_lower.c) */
-/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed); else
-** 0 with the reason appended to |why| (NULL: not wanted). */
-int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why);
+/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed), a
+** loop of |f| (borrowed; NULL: parameters do not overlap); else 0 with the
+** reason appended to |why| (NULL: not wanted). */
+int mlc_tir_vectorize_check(const mlc_tir_func *f, const mlc_tir_stmt *loop, mlc_strbuf *why);
 
 /* Nonzero if |e| is the constant |v|. */
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v);

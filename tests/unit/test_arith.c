@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph.h"
 #include "lower/arith.h"
+#include "lower/lower.h"
 #include "lower/te.h"
 #include "lower/tir.h"
 #include "tests/testutil.h"
@@ -45,7 +47,9 @@ static env *env_new(void) {
   CU_ASSERT_FATAL(E != NULL);
   mlc_test_hold(E);
   CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_default(), &E->m)));
+  mlc_test_hold(E->m);
   CU_ASSERT_FATAL(OK(mlc_arith_create(mlc_allocator_default(), &E->an)));
+  mlc_test_hold(E->an);
   for (int v = 0; v < NVARS; v++) {
     E->vars[v] = mlc_tir_var_new(E->m, var_names[v], MLC_DTYPE_I64);
     E->names[v] = var_names[v];
@@ -510,6 +514,26 @@ static void test_iter_map(void) {
   CU_ASSERT_EQUAL(r.sums[1].splits[1].loop, 1);
   CU_ASSERT_EQUAL(r.sums[1].splits[1].scale, 1);
   CU_ASSERT_EQUAL(r.sums[1].base, 0);
+
+  /* a split whose factors do not divide the extent: io in [0, 3) (y here),
+  ** ii in [0, 4) (k), vi = io * 4 + ii over 10 values under the predicate */
+  CU_ASSERT(OK(mlc_arith_bind_c(E->an, E->vars[5], 0, 3)));
+  const mlc_tir_var *yk[2] = {E->vars[5], E->vars[2]};
+  const mlc_tir_expr *bind10 = parse(E, "y*4 + k"), *ext10 = mlc_tir_i64(E->m, 10);
+  static const char *const accepted[] = {"y*4 + k < 10", "y*4 + k <= 9", "10 > k + y*4", "9 >= y*4 + k",
+                                         "y < 3 and y*4 + k < 10"};
+  for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+    mlc_arith_iter_map_result rp;
+    if (!OK(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, accepted[i]), &rp)))
+      printf("\n  predicate %s refused\n", accepted[i]);
+    else
+      CU_ASSERT_EQUAL(rp.sums[0].extent, 10);
+  }
+  EXPECT_ERR(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, "y*4 + k < 11"), &r),
+             "covers 12 values, not its extent 10 (the predicate does not limit it)");
+  EXPECT_ERR(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, "y*4 < 10"), &r),
+             "the predicate does not limit it");
+  EXPECT_ERR(mlc_arith_iter_map(E->an, 1, &bind10, &ext10, 2, yk, &r), "covers 12 values, not its extent 10");
   env_free(E);
 }
 
@@ -685,19 +709,109 @@ static void test_random_simplify(void) {
   CU_ASSERT(cases >= 40000);
 }
 
+
+/* Randomized soundness of iterator maps: random bindings built from splits
+** and fuses of two loops (a in [0, A), b in [0, B)), each with the extent of
+** its value range; whenever mlc_arith_iter_map accepts, enumerating every
+** loop value must show a bijection onto the binding box. */
+static void test_iter_map_random(void) {
+  static const int64_t exts[] = {1, 2, 3, 4, 6, 8};
+  rng_state = 0x2545f4914f6cdd1dull;
+  int accepted = 0, tried = 0, bad = 0;
+  for (int round = 0; round < 2000; round++) {
+    env *E = env_new();
+    mlc_tir_module *m = E->m;
+    int64_t A = exts[rnd() % 6], B = exts[rnd() % 6];
+    mlc_tir_var *a = E->vars[5], *b = E->vars[6]; /* y and n, bound here as the loops */
+    CU_ASSERT(OK(mlc_arith_bind_c(E->an, a, 0, A)));
+    CU_ASSERT(OK(mlc_arith_bind_c(E->an, b, 0, B)));
+    mlc_tir_expr *ra = mlc_tir_ref(m, a), *rb = mlc_tir_ref(m, b);
+    mlc_tir_expr *fused = mlc_tir_add(m, mlc_tir_mul(m, ra, mlc_tir_i64(m, B)), rb);
+    int nb = 1 + (int)(rnd() % 3);
+    const mlc_tir_expr *bind[3], *bext[3];
+    int64_t lo[3], hi[3];
+    for (int k = 0; k < nb; k++) {
+      mlc_tir_expr *e = NULL;
+      int nterms = 1 + (int)(rnd() % 2);
+      for (int t = 0; t < nterms; t++) {
+        mlc_tir_expr *src = rnd() % 3 == 0 ? fused : (rnd() % 2 ? ra : rb);
+        int64_t c = (int64_t)(1 + rnd() % 4);
+        mlc_tir_expr *term = src;
+        switch (rnd() % 3) {
+          case 0: term = mlc_tir_binary(m, MLC_TIR_FLOORDIV, src, mlc_tir_i64(m, c)); break;
+          case 1: term = mlc_tir_binary(m, MLC_TIR_FLOORMOD, src, mlc_tir_i64(m, c)); break;
+          default: break;
+        }
+        term = mlc_tir_mul(m, term, mlc_tir_i64(m, (int64_t)(1 + rnd() % 4)));
+        e = e ? mlc_tir_add(m, e, term) : term;
+      }
+      bind[k] = e;
+      lo[k] = INT64_MAX;
+      hi[k] = INT64_MIN;
+      for (int64_t x = 0; x < A; x++)
+        for (int64_t y = 0; y < B; y++) {
+          int64_t val[NVARS] = {0};
+          val[5] = x, val[6] = y;
+          int64_t v = eval(E, e, val);
+          if (v < lo[k]) lo[k] = v;
+          if (v > hi[k]) hi[k] = v;
+        }
+      bext[k] = mlc_tir_i64(m, hi[k] - lo[k] + 1);
+    }
+    const mlc_tir_var *loops[2] = {a, b};
+    mlc_arith_iter_map_result r;
+    mlc_status st = mlc_arith_iter_map(E->an, nb, bind, bext, 2, loops, &r);
+    tried++;
+    if (!st) {
+      accepted++;
+      /* bijective: distinct loop values give distinct tuples, and the
+      ** tuples fill the box (the product of the extents is A * B) */
+      int64_t box = 1;
+      for (int k = 0; k < nb; k++) box *= hi[k] - lo[k] + 1;
+      char *seen = calloc((size_t)box, 1);
+      int ok = box == A * B && seen;
+      for (int64_t x = 0; ok && x < A; x++)
+        for (int64_t y = 0; ok && y < B; y++) {
+          int64_t val[NVARS] = {0}, flat = 0;
+          val[5] = x, val[6] = y;
+          for (int k = 0; k < nb; k++) flat = flat * (hi[k] - lo[k] + 1) + (eval(E, bind[k], val) - lo[k]);
+          if (seen[flat]) ok = 0;
+          seen[flat] = 1;
+        }
+      for (int k = 0; ok && k < nb; k++) ok = r.sums[k].base == lo[k];
+      free(seen);
+      if (!ok && bad++ < 3) {
+        printf("\n  accepted a map that is not a bijection (A=%lld B=%lld):", (long long)A, (long long)B);
+        for (int k = 0; k < nb; k++) printf(" %s", print_expr(bind[k]));
+        printf("\n");
+      }
+    }
+    mlc_status_free(st);
+    env_free(E);
+  }
+  printf("\n  %d random maps, %d accepted, %d unsound\n", tried, accepted, bad);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(accepted >= 60);
+}
+
 /* A failing allocator: simplify returns NULL, never crashes. */
 static void test_simplify_oom(void) {
   for (unsigned long long n = 1; n < 400; n++) {
     mlc_tir_module *m = NULL;
     mlc_arith *an = NULL;
     if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return;
-    if (!OK(mlc_arith_create(mlc_allocator_default(), &an))) return;
+    if (!OK(mlc_arith_create(mlc_allocator_default(), &an))) {
+      mlc_tir_module_destroy(m);
+      return;
+    }
     mlc_tir_var *i = mlc_tir_var_new(m, "i", MLC_DTYPE_I64), *j = mlc_tir_var_new(m, "j", MLC_DTYPE_I64);
     mlc_tir_expr *e = mlc_tir_binary(
         m, MLC_TIR_FLOORDIV, mlc_tir_add(m, mlc_tir_mul(m, mlc_tir_ref(m, i), mlc_tir_i64(m, 16)), mlc_tir_ref(m, j)),
         mlc_tir_i64(m, 16));
     mlc_status s1 = mlc_arith_bind_c(an, i, 0, 8), s2 = mlc_arith_bind_c(an, j, 0, 16);
     CU_ASSERT(!s1 && !s2);
+    mlc_status_free(s1);
+    mlc_status_free(s2);
     if (mlc_test_fail_alloc(n) < 0) {
       mlc_arith_destroy(an);
       mlc_tir_module_destroy(m);
@@ -722,10 +836,150 @@ static void test_simplify_oom(void) {
   }
 }
 
-/* ---- registration ----------------------------------------------------------------------- */
+/* ---- block access regions ------------------------------------------------------------ */
 
-void mlc_test_register_region(void);
-void mlc_test_register_region(void) {}
+/* Compares |text| with tests/golden/arith/|name|.out (rewritten with
+** MLC_UPDATE_GOLDEN=1). */
+static void golden(const char *name, const char *text) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "tests/golden/arith/%s.out", name);
+  const char *path = mlc_test_src_path(rel);
+  const char *upd = getenv("MLC_UPDATE_GOLDEN");
+  if (upd && strcmp(upd, "1") == 0) {
+    CU_ASSERT_EQUAL(mlc_test_write_file(path, text, strlen(text)), 0);
+    return;
+  }
+  char *want = mlc_test_read_file(path, NULL);
+  if (!want) {
+    printf("\n  missing golden file %s (run with MLC_UPDATE_GOLDEN=1)\n", path);
+    CU_FAIL("missing golden file");
+    return;
+  }
+  if (strcmp(want, text) != 0) {
+    printf("\n  %s differs\n--- expected\n%s--- actual\n%s", path, want, text);
+    CU_FAIL("golden mismatch");
+  }
+  free(want);
+}
+
+typedef struct opcase {
+  const char *name;
+  mlc_op op;
+  int nargs;
+  mlc_type args[3];
+  int nattrs;
+  mlc_attr attrs[4];
+} opcase;
+
+#define I64S(...) ((const int64_t[]){__VA_ARGS__})
+#define ATTR_INTS(n, ...) \
+  {n, MLC_ATTR_INTS, 0, 0, NULL, (int)(sizeof(I64S(__VA_ARGS__)) / sizeof(int64_t)), I64S(__VA_ARGS__), NULL}
+
+/* Legalizes the one-op graph of |oc|, computes the regions of every prim
+** function and returns the printed module (held). */
+static char *legalized_regions(const opcase *oc) {
+  mlc_module *gm = NULL;
+  mlc_func *f = NULL;
+  mlc_value *v[3], *out = NULL;
+  mlc_tir_module *tm = NULL;
+  CU_ASSERT_FATAL(OK(mlc_module_create(mlc_allocator_default(), &gm)));
+  mlc_test_hold(gm);
+  CU_ASSERT_FATAL(OK(mlc_func_create(gm, "main", &f)));
+  for (int i = 0; i < oc->nargs; i++) {
+    char pname[16];
+    snprintf(pname, sizeof pname, "x%d", i);
+    CU_ASSERT_FATAL(OK(mlc_func_add_param(f, pname, &oc->args[i], &v[i])));
+  }
+  CU_ASSERT_FATAL(OK(mlc_graph_emit1(f, oc->op, v, oc->nargs, oc->attrs, oc->nattrs, NULL, &out)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_ret(f, out)));
+  CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_default(), &tm)));
+  mlc_test_hold(tm);
+  CU_ASSERT_FATAL(OK(mlc_lower_legalize(gm, tm, NULL)));
+  for (int i = 0; i < tm->nfuncs; i++) {
+    CU_ASSERT(OK(mlc_tir_func_compute_regions(tm, tm->funcs[i])));
+    CU_ASSERT(OK(mlc_tir_verify_func(tm->funcs[i])));
+  }
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_module(tm, &b);
+  CU_ASSERT(!b.oom);
+  char *text = mlc_test_hold(strdup(mlc_sb_str(&b)));
+  mlc_sb_fini(&b);
+  mlc_tir_module_destroy(tm);
+  mlc_module_destroy(gm);
+  return text;
+}
+
+static void test_regions_legalized(void) {
+  const mlc_dtype F = MLC_DTYPE_F32;
+  const opcase cases[] = {
+      {"matmul", MLC_OP_MATMUL, 2, {{F, 2, I64S(32, 64)}, {F, 2, I64S(64, 16)}}, 0, {{0}}},
+      {"conv2d_pad", MLC_OP_CONV, 2, {{F, 4, I64S(1, 3, 7, 7)}, {F, 4, I64S(4, 3, 3, 3)}}, 1,
+       {ATTR_INTS("pads", 1, 1, 1, 1)}},
+      {"max_pool", MLC_OP_MAX_POOL, 1, {{F, 4, I64S(1, 2, 8, 8)}}, 2,
+       {ATTR_INTS("kernel", 2, 2), ATTR_INTS("strides", 2, 2)}},
+      {"avg_pool_pad", MLC_OP_AVG_POOL, 1, {{F, 4, I64S(1, 2, 6, 6)}}, 3,
+       {ATTR_INTS("kernel", 3, 3), ATTR_INTS("strides", 2, 2), ATTR_INTS("pads", 1, 1, 1, 1)}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) golden(cases[i].name, legalized_regions(&cases[i]));
+}
+
+
+/* A block with a loop, a local buffer and a nested block inside: inner
+** loops and nested iteration variables are relaxed, the local buffer is left
+** out; an index with no computable range is an error naming the block. */
+static void test_regions_hand_built(void) {
+  env *E = env_new();
+  mlc_tir_module *m = E->m;
+  mlc_tir_var *vi = mlc_tir_var_new(m, "vi", MLC_DTYPE_I64), *ii = mlc_tir_var_new(m, "ii", MLC_DTYPE_I64);
+  mlc_tir_var *kk = mlc_tir_var_new(m, "kk", MLC_DTYPE_I64), *vj = mlc_tir_var_new(m, "vj", MLC_DTYPE_I64);
+  mlc_tir_var *jj = mlc_tir_var_new(m, "jj", MLC_DTYPE_I64);
+  mlc_tir_buffer *A = mlc_tir_buffer_new_c(m, "A", MLC_DTYPE_F32, 2, I64S(8, 34), MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *Y = mlc_tir_buffer_new_c(m, "Y", MLC_DTYPE_F32, 1, I64S(64), MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *L = mlc_tir_buffer_new_c(m, "L", MLC_DTYPE_F32, 1, I64S(4), MLC_TIR_SCOPE_LOCAL);
+  mlc_tir_expr *I = mlc_tir_ref(m, E->vars[0]), *VI = mlc_tir_ref(m, vi), *KK = mlc_tir_ref(m, kk);
+  /* L[kk] = A[vi // 4, vi % 4 * 8 + kk * 2 + 2]  for kk in 0..4 */
+  mlc_tir_expr *aidx[2] = {mlc_tir_binary(m, MLC_TIR_FLOORDIV, VI, mlc_tir_i64(m, 4)),
+                           mlc_tir_add(m, mlc_tir_add(m, mlc_tir_mul(m, mlc_tir_binary(m, MLC_TIR_FLOORMOD, VI, mlc_tir_i64(m, 4)), mlc_tir_i64(m, 8)),
+                                                      mlc_tir_mul(m, KK, mlc_tir_i64(m, 2))),
+                                       mlc_tir_i64(m, 2))};
+  mlc_tir_stmt *fill = mlc_tir_for(m, kk, mlc_tir_i64(m, 0), mlc_tir_i64(m, 4), MLC_TIR_FOR_SERIAL, NULL,
+                                   mlc_tir_store(m, L, 1, &KK, mlc_tir_load(m, A, 2, aidx)));
+  /* a nested block: Y[vi * 2 + vj] = L[vj] for vj bound to jj in 0..2 */
+  mlc_tir_iter_var inner_it = {vj, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), mlc_tir_ref(m, jj)};
+  mlc_tir_expr *VJ = mlc_tir_ref(m, vj);
+  mlc_tir_expr *yidx = mlc_tir_add(m, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)), VJ);
+  mlc_tir_stmt *inner = mlc_tir_block(m, "inner", 1, &inner_it, NULL, mlc_tir_store(m, Y, 1, &yidx, mlc_tir_load(m, L, 1, &VJ)));
+  mlc_tir_stmt *body = mlc_tir_allocate(
+      m, L, mlc_tir_seq2(m, fill, mlc_tir_for(m, jj, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), MLC_TIR_FOR_SERIAL, NULL, inner)));
+  mlc_tir_iter_var outer_it = {vi, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 32), mlc_tir_ref(m, ii)};
+  mlc_tir_stmt *outer = mlc_tir_block(m, "outer", 1, &outer_it, NULL, body);
+  mlc_tir_stmt *loop = mlc_tir_for(m, ii, mlc_tir_i64(m, 0), mlc_tir_i64(m, 32), MLC_TIR_FOR_SERIAL, NULL, outer);
+  mlc_tir_buffer *params[2] = {A, Y};
+  mlc_tir_func *f = mlc_tir_func_new(m, "nest", 2, params, loop);
+  CU_ASSERT_FATAL(OK(mlc_tir_func_compute_regions(m, f)));
+  CU_ASSERT(OK(mlc_tir_verify_func(f)));
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_func(f, &b);
+  golden("hand_built", mlc_sb_str(&b));
+  mlc_sb_fini(&b);
+  CU_ASSERT_EQUAL(outer->block.nreads, 1);
+  CU_ASSERT_EQUAL(outer->block.nwrites, 1);
+  CU_ASSERT_EQUAL(inner->block.nreads, 1); /* L is local to outer, not to inner */
+
+  /* an index with no range: A[0, kk * kk] over kk in [0, i * n) */
+  mlc_tir_expr *bad[2] = {mlc_tir_i64(m, 0), mlc_tir_mul(m, KK, KK)};
+  mlc_tir_stmt *bl = mlc_tir_for(m, kk, mlc_tir_i64(m, 0), mlc_tir_mul(m, I, mlc_tir_ref(m, E->vars[6])),
+                                 MLC_TIR_FOR_SERIAL, NULL,
+                                 mlc_tir_store(m, Y, 1, (mlc_tir_expr *[]){mlc_tir_i64(m, 0)}, mlc_tir_load(m, A, 2, bad)));
+  mlc_tir_stmt *badblk = mlc_tir_block(m, "bad", 1, &outer_it, NULL, bl);
+  EXPECT_ERR(mlc_tir_block_compute_regions(m, badblk), "block \"bad\": region of buffer A, dimension 1",
+             "no integer set for kk * kk");
+  CU_ASSERT_EQUAL(badblk->block.nreads, 0);
+  EXPECT_ERR(mlc_tir_block_compute_regions(m, bl), "not a block");
+  env_free(E);
+}
+
+/* ---- registration ----------------------------------------------------------------------- */
 
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"simplify_table", test_simplify_table},
@@ -734,9 +988,12 @@ static void register_tests(void) {
                                       {"eval_set", test_eval_set},
                                       {"iter_map", test_iter_map},
                                       {"random_simplify", test_random_simplify},
+                                      {"iter_map_random", test_iter_map_random},
                                       {"simplify_oom", test_simplify_oom},
                                       {NULL, NULL}};
   mlc_test_add_suite("arith", tests);
+  static const CU_TestInfo region_tests[] = {{"legalized", test_regions_legalized}, {"hand_built", test_regions_hand_built}, {NULL, NULL}};
+  mlc_test_add_suite("region", region_tests);
 }
 
 int main(void) {
