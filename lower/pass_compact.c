@@ -85,7 +85,7 @@ static void collect_expr(cp_ctx *c, const mlc_tir_expr *e) {
     case MLC_TIR_NOT:
     case MLC_TIR_CAST:
     case MLC_TIR_BROADCAST: collect_expr(c, e->un.a); break;
-    case MLC_TIR_RAMP: c->unknown = 1; break; /* compaction runs before vectorize */
+    case MLC_TIR_RAMP: c->unknown = 1; break; /* vectors come after compaction */
     case MLC_TIR_SELECT:
       collect_expr(c, e->select.c);
       collect_expr(c, e->select.t);

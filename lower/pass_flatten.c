@@ -60,12 +60,34 @@ static int is_param(const fl_ctx *c, const mlc_tir_buffer *b) {
   return 0;
 }
 
+/* a OP b (ADD or MUL) with a scalar operand broadcast to the other's lanes
+** (a vector index, when flattening vectorized code, times a scalar stride);
+** a ramp stays a ramp, so a contiguous access stays contiguous. */
+static mlc_tir_expr *vbin(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *a, mlc_tir_expr *b) {
+  if (a && b && a->lanes == 1 && b->kind == MLC_TIR_RAMP) {
+    mlc_tir_expr *t = a;
+    a = b, b = t;
+  }
+  if (a && b && a->kind == MLC_TIR_RAMP && b->lanes == 1) {
+    if (op == MLC_TIR_ADD) return mlc_tir_ramp(m, mlc_tir_add(m, a->ramp.base, b), a->ramp.stride, a->lanes);
+    return mlc_tir_ramp(m, mlc_tir_mul(m, a->ramp.base, b), mlc_tir_mul(m, a->ramp.stride, b), a->lanes);
+  }
+  if (a && b && a->lanes != b->lanes) {
+    if (a->lanes == 1) a = mlc_tir_broadcast(m, a, b->lanes);
+    else if (b->lanes == 1) b = mlc_tir_broadcast(m, b, a->lanes);
+  }
+  return mlc_tir_binary(m, op, a, b);
+}
+
 /* The flat index of |idx| (|n| indices) into |b|, whose flat buffer exists. */
 static mlc_tir_expr *flat_index(fl_ctx *c, const mlc_tir_buffer *b, int n, mlc_tir_expr *const *idx) {
   mlc_tir_module *m = c->m;
   mlc_tir_expr *sum = mlc_tir_i64(m, 0);
-  for (int d = 0; d < n && d < b->rank; d++)
-    sum = mlc_tir_add(m, sum, mlc_tir_mul(m, i64(m, idx[d]), c->strides[b->id][d]));
+  for (int d = 0; d < n && d < b->rank; d++) {
+    mlc_tir_expr *st = c->strides[b->id][d];
+    mlc_tir_expr *term = mlc_tir_is_const(st, 1) ? i64(m, idx[d]) : vbin(m, MLC_TIR_MUL, i64(m, idx[d]), st);
+    sum = mlc_tir_is_const(sum, 0) ? term : vbin(m, MLC_TIR_ADD, sum, term);
+  }
   return sum;
 }
 

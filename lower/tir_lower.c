@@ -17,7 +17,7 @@ static const mlc_tir_pass_info passes[] = {
     {"compact_buffers", mlc_tir_pass_compact_buffers},
     {"flatten_buffers", mlc_tir_pass_flatten_buffers},
     {"simplify", mlc_tir_pass_simplify},
-    /* vectorize comes last, on the flat form */
+    {"vectorize", mlc_tir_vectorize_func}, /* last: on the flat, simplified form */
 };
 
 const mlc_tir_pass_info *mlc_tir_lower_passes(int *n) {
@@ -65,14 +65,9 @@ mlc_status mlc_tir_lower_func(mlc_tir_module *m, mlc_tir_func *f, const mlc_tir_
   if (mlc_tir_func_is_lowered(f)) return NULL;
   for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
     if (opt->no_compact && passes[i].fn == mlc_tir_pass_compact_buffers) continue;
+    if (opt->no_vectorize && passes[i].fn == mlc_tir_vectorize_func) continue;
     MLC_RETURN_IF_ERROR(run_pass(m, f, &passes[i], opt->verify));
   }
-#ifdef MLC_TIR_HAVE_VECTORIZE
-  if (!opt->no_vectorize) {
-    mlc_tir_pass_info vec = {"vectorize", mlc_tir_vectorize_func};
-    MLC_RETURN_IF_ERROR(run_pass(m, f, &vec, opt->verify));
-  }
-#endif
   return mlc_tir_func_set_attr_bool(m, f, "tir.lowered", 1);
 }
 
@@ -195,7 +190,8 @@ mlc_tir_expr *mlc_tir_lw_map_expr(mlc_tir_module *m, mlc_tir_expr *e, mlc_tir_lw
       break;
     }
     case MLC_TIR_RAMP: {
-      mlc_tir_expr *b = mlc_tir_lw_map_expr(m, e->ramp.base, fn, ctx), *st = mlc_tir_lw_map_expr(m, e->ramp.stride, fn, ctx);
+      mlc_tir_expr *b = mlc_tir_lw_map_expr(m, e->ramp.base, fn, ctx);
+      mlc_tir_expr *st = mlc_tir_lw_map_expr(m, e->ramp.stride, fn, ctx);
       if (b != e->ramp.base || st != e->ramp.stride) r = mlc_tir_ramp(m, b, st, e->lanes);
       break;
     }

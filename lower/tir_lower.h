@@ -24,7 +24,8 @@
 **                       to the innermost statement around their uses
 **   flatten_buffers     N-D accesses -> 1-D (row-major, int64)
 **   simplify            unit loops, constant conditions, no-op stores
-**   vectorize           vectorized loops -> vector expressions (when built)
+**   vectorize           vectorized loops -> vector expressions
+**                       (mlc_tir_vectorize_func, lower/pass_vectorize.c)
 **
 ** Every pass rewrites |f| in place (its body, buffers and views; the old
 ** nodes stay in the module's arena until the module is destroyed) and

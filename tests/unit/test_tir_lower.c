@@ -275,6 +275,7 @@ static void check_matmul(mlc_tir_module *m, const char *name) {
 /* The init goes once before the reduce loops when they are innermost. */
 static void test_init_hoisted(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_func *f = matmul(m, "mm", "ijk", 0);
   check_pass("init_hoisted", m, f, mlc_tir_pass_lower_blocks, "lower_blocks");
   CU_ASSERT(OK(mlc_tir_module_add(m, f)));
@@ -285,6 +286,7 @@ static void test_init_hoisted(void) {
 /* Split reduce loops, both innermost: hoisted before ko. */
 static void test_init_hoisted_split(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_func *f = matmul(m, "mm", "ijor", 1);
   check_pass("init_hoisted_split", m, f, mlc_tir_pass_lower_blocks, "lower_blocks");
   CU_ASSERT(OK(mlc_tir_module_add(m, f)));
@@ -295,6 +297,7 @@ static void test_init_hoisted_split(void) {
 /* A spatial loop inside the reduce loop (after a reorder): guarded init. */
 static void test_init_guarded(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_func *f = matmul(m, "mm", "ikj", 0);
   check_pass("init_guarded", m, f, mlc_tir_pass_lower_blocks, "lower_blocks");
   CU_ASSERT(OK(mlc_tir_module_add(m, f)));
@@ -305,6 +308,7 @@ static void test_init_guarded(void) {
 /* A partial nest: j between ko and ki.  Guarded on ko * 4 + ki == 0. */
 static void test_init_partial_nest(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_func *f = matmul(m, "mm", "iojr", 1);
   check_pass("init_partial_nest", m, f, mlc_tir_pass_lower_blocks, "lower_blocks");
   CU_ASSERT(OK(mlc_tir_module_add(m, f)));
@@ -315,6 +319,7 @@ static void test_init_partial_nest(void) {
 /* The whole pipeline on matmul: flat views of the parameters. */
 static void test_pipeline_matmul(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_func *f = matmul(m, "mm", "ijk", 0);
   check_pass("pipeline_matmul", m, f, NULL, "lowered");
   CU_ASSERT(mlc_tir_func_is_lowered(f));
@@ -342,6 +347,7 @@ static mlc_tir_func *scale_split(mlc_tir_module *m) {
 
 static void test_predicate(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_func *f = scale_split(m);
   check_pass("predicate", m, f, mlc_tir_pass_lower_blocks, "lower_blocks");
   CU_ASSERT(OK(mlc_tir_module_add(m, f)));
@@ -359,6 +365,7 @@ static void test_predicate(void) {
 /* An opaque root block with an allocation, unit loops, a rank-0 buffer. */
 static void test_opaque_and_unit(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_buffer *A = buf2(m, "A", 1, 8), *B = buf2(m, "B", 1, 8);
   mlc_tir_buffer *T = buf2(m, "Tmp", 1, 8);
   mlc_tir_buffer *S = mlc_tir_buffer_new_c(m, "S", MLC_DTYPE_F32, 0, NULL, MLC_TIR_SCOPE_GLOBAL);
@@ -389,6 +396,7 @@ static void test_opaque_and_unit(void) {
 /* The unit-loop pass alone: the binding folds. */
 static void test_unit_loops(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_buffer *A = buf2(m, "A", 4, 8);
   mlc_tir_var *io = VAR("io"), *ii = VAR("ii"), *j = VAR("j");
   mlc_tir_stmt *s = ST(A, F32(0), mlc_tir_add(m, mlc_tir_mul(m, REF(io), I64(4)), REF(ii)), REF(j));
@@ -401,6 +409,7 @@ static void test_unit_loops(void) {
 
 static void test_simplify(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_buffer *A = buf1(m, "A", 8), *B = buf1(m, "B", 8);
   mlc_tir_var *i = VAR("i"), *j = VAR("j"), *k = VAR("k");
   mlc_tir_stmt *noop = ST(A, LD(A, REF(i)), REF(i));
@@ -420,6 +429,7 @@ static void test_simplify(void) {
 
 static void test_flatten_symbolic(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_var *n = VAR("n");
   mlc_tir_expr *shape[3] = {REF(n), I64(3), I64(4)};
   mlc_tir_buffer *A = mlc_tir_buffer_new(m, "A", MLC_DTYPE_F32, 3, shape, MLC_TIR_SCOPE_GLOBAL);
@@ -472,6 +482,7 @@ static mlc_tir_func *tiled_matmul(mlc_tir_module *m) {
 
 static void test_compact_tile(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_func *f = tiled_matmul(m);
   check_pass("compact_tile", m, f, mlc_tir_pass_compact_buffers, "compact_buffers");
   const mlc_tir_stmt *s = f->body;
@@ -505,6 +516,7 @@ static void test_compact_tile(void) {
 ** stays outside k (the iterations share it). */
 static void test_compact_carried(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_buffer *A = buf2(m, "A", 4, 16), *B = buf1(m, "B", 16), *acc = buf2(m, "acc", 4, 16);
   mlc_tir_var *k = VAR("k"), *i = VAR("i");
   mlc_tir_expr *first = mlc_tir_binary(m, MLC_TIR_EQ, REF(k), I64(0));
@@ -533,6 +545,7 @@ static void test_compact_carried(void) {
 /* Symbolic extents and loads in indices keep the allocation as it is. */
 static void test_compact_keeps(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_tir_var *n = VAR("n");
   mlc_tir_expr *shape[1] = {REF(n)};
   mlc_tir_buffer *A = mlc_tir_buffer_new(m, "A", MLC_DTYPE_F32, 1, shape, MLC_TIR_SCOPE_GLOBAL);
@@ -564,9 +577,11 @@ static void test_compact_keeps(void) {
 
 static void test_errors(void) {
   mlc_tir_module *m = new_module();
+  if (!m) return;
   mlc_target *t = NULL;
   /* code generation refuses a block */
   mlc_tir_func *f = matmul(m, "mm", "ijk", 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   CU_ASSERT_FATAL(OK(mlc_tir_module_add(m, f)));
   if (OK(mlc_target_host(&t))) {
     char *ir = NULL;
@@ -580,11 +595,13 @@ static void test_errors(void) {
   }
   /* passes that need lower_blocks first */
   mlc_tir_func *g = matmul(m, "mm2", "ijk", 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   EXPECT_ERR(mlc_tir_pass_flatten_buffers(m, g), MLC_INVALID_ARGUMENT, "flatten_buffers", "\"mm2\"", "block \"Y\"",
              "lower_blocks first");
   EXPECT_ERR(mlc_tir_pass_compact_buffers(m, g), MLC_INVALID_ARGUMENT, "compact_buffers", "\"mm2\"", "block \"Y\"");
   /* a block iteration variable without binding */
   mlc_tir_stmt *blk = (mlc_tir_stmt *)mlc_tir_find_block(g->body);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(blk);
   blk->block.iters[1].binding = NULL;
   EXPECT_ERR(mlc_tir_lower_func(m, g, NULL), MLC_INVALID_ARGUMENT, "prim func \"mm2\"", "lower_blocks",
              "block \"Y\"", "iter var vj has no binding");
@@ -593,6 +610,7 @@ static void test_errors(void) {
   mlc_tir_buffer *X = buf2(m, "X", 2, 2);
   mlc_tir_buffer *V = mlc_tir_buffer_view(m, X, 1, (mlc_tir_expr *[]){I64(4)});
   EXPECT_ERR(mlc_tir_func_add_view(m, f, V), MLC_INVALID_ARGUMENT, "\"mm\"", "X is not a view of a parameter");
+  CU_ASSERT_FATAL(f->nviews > 0);
   f->views[0]->view_of = X; /* broken by hand: the verifier says so */
   EXPECT_ERR(mlc_tir_verify_func(f), MLC_INVALID_ARGUMENT, "view A is not a view of a parameter");
   EXPECT_ERR(mlc_tir_lower_func(NULL, f, NULL), MLC_INVALID_ARGUMENT, "no function");
