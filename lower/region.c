@@ -1,0 +1,4 @@
+/*
+** region.c: block access regions (declared in arith.h).
+*/
+#include "lower/arith.h"
