@@ -26,6 +26,7 @@
 #define MLC_LOWER_SCHEDULE_SCHED_INT_H
 
 #include "base/arena.h"
+#include "lower/arith.h"
 #include "lower/schedule/schedule.h"
 
 /* The special compute locations a LOOP handle can stand for. */
@@ -156,6 +157,21 @@ int sch_contains(const mlc_tir_stmt *st, const mlc_tir_stmt *target);
 const char *sch_unique_block_name(mlc_sch *s, const char *base);
 /* Allocates |b| at the top of the function (around its body). */
 MLC_MUST_USE mlc_status sch_add_alloc(mlc_sch *s, mlc_tir_buffer *b);
+
+/* ---- rewriting loop variables (subst.c) ------------------------------------------ */
+
+/* Binds in |an| the domains of the loops and block iteration variables
+** around |st| (not |st| itself). */
+MLC_MUST_USE mlc_status sch_bind_loops_above(mlc_sch *s, mlc_arith *an, const mlc_tir_stmt *st);
+/* Replaces in place, in the expressions of |st|'s subtree, variable
+** vars[i] by values[i] (borrowed), simplifying each rewritten expression
+** with |an| (bind the new loop variables and those above |st| first).
+** Statements are kept, so their handles stay valid; an out-of-memory may
+** leave the subtree partly rewritten. */
+MLC_MUST_USE mlc_status sch_subst_inplace(mlc_sch *s, mlc_arith *an, mlc_tir_stmt *st, int nvars,
+                                          mlc_tir_var *const *vars, mlc_tir_expr *const *values);
+/* |e| printed, in the schedule's arena (for messages; "?" on oom). */
+const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e);
 
 /* ---- sampling ---------------------------------------------------------------- */
 
