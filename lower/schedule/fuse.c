@@ -63,7 +63,8 @@ mlc_status mlc_sch_apply_fuse(mlc_sch *s, mlc_sch_inst *in) {
       continue;
     }
     if (__builtin_mul_overflow(total, e->int_value, &total))
-      return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "the product of the extents of the fused loops overflows");
+      return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "the product of the extents of %s and %s overflows",
+                      sch_desc(s, L[0]), sch_desc(s, L[i]));
   }
 
   /* ---- rewrite ---- */

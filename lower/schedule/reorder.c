@@ -190,7 +190,7 @@ static int stored_buffers(const mlc_tir_stmt *st, mlc_tir_buffer **out, int max,
 /* The order dependences among the blocks under |body| (the innermost reordered loop's body). */
 static mlc_status check_blocks(mlc_sch *s, const mlc_tir_stmt *inner, const mlc_tir_stmt *body) {
   mlc_tir_stmt *blocks[256];
-  int nb = sch_child_blocks(body, blocks, 256);
+  int nb = body->kind == MLC_TIR_BLOCK ? (blocks[0] = (mlc_tir_stmt *)body, 1) : sch_child_blocks(body, blocks, 256);
   if (nb < 0) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "more than 256 blocks under %s", sch_desc(s, inner));
   for (int i = 0; i < nb; i++) {
     const mlc_tir_stmt *st = scan_store(blocks[i], blocks[i]);

@@ -169,8 +169,8 @@ mlc_status mlc_sch_apply_split(mlc_sch *s, mlc_sch_inst *in) {
   mlc_arith_destroy(an);
   if (st) return st;
   if (pred) {
-    mlc_tir_stmt *blocks[1024];
-    int nb = sch_child_blocks(loop->loop.body, blocks, 1024);
+    mlc_tir_stmt *blocks[1024], *b = loop->loop.body;
+    int nb = b->kind == MLC_TIR_BLOCK ? (blocks[0] = b, 1) : sch_child_blocks(b, blocks, 1024);
     if (nb < 0) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "more than 1024 blocks under %s", ld);
     for (int i = 0; i < nb; i++) {
       mlc_tir_expr *old = blocks[i]->block.predicate;
