@@ -21,6 +21,24 @@
 ** Rewriting: statements may be changed in place (a loop's kind, a block's
 ** bindings: handles stay valid), or replaced: build the new statement with
 ** the tir.h builders and put it where the old one was with sch_replace.
+**
+** Notes from writing the loop primitives:
+**   - messages: mlc_sch_apply prefixes "NAME: "; say what (sch_desc: "loop
+**     j", "block "Y"") and why, and use the most specific error class;
+**   - a primitive that replaces loops by new ones (split, fuse) rewrites
+**     the old loop variables under them in place with sch_subst_inplace
+**     (subst.c), after sch_bind_loops_above and binding the new variables
+**     in an analyzer, so bindings come out simplified and the handles of
+**     everything under the loops stay valid; relinking existing loop
+**     statements (reorder) keeps every handle;
+**   - sch_child_blocks(st) lists the blocks *under* |st|: for a loop whose
+**     body is a block, pass the loop (or test body->kind), not the block;
+**   - typed entry points build keyword arguments (key set on each) and,
+**     for lists, an MLC_SCH_ARG_LIST whose items have no key; sampling
+**     primitives read in->forced and set in->decision;
+**   - test refusals by applying a whole trace text (handle names are those
+**     of the text) and checking the class, the message, that the function
+**     is as before the refused line and that the trace did not grow.
 */
 #ifndef MLC_LOWER_SCHEDULE_SCHED_INT_H
 #define MLC_LOWER_SCHEDULE_SCHED_INT_H
