@@ -266,6 +266,23 @@ static mlc_tir_func *skewed(mlc_tir_module *m) {
 #define MM_Y "b0 = sch.get_block(name=\"Y\")\nl1, l2, l3 = sch.get_loops(block=b0)\n"
 #define EW_B "b0 = sch.get_block(name=\"B\")\nl1, l2 = sch.get_loops(block=b0)\n"
 
+/* for i in range(2, 10): B[vi] = A[vi] * 2, inside a block "outer" under a loop o (|outer|), else at the top. */
+static mlc_tir_func *offset(mlc_tir_module *m, int outer) {
+  const int64_t d[1] = {10};
+  mlc_tir_buffer *A = mlc_tir_buffer_new_c(m, "A", MLC_DTYPE_F32, 1, d, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *B = mlc_tir_buffer_new_c(m, "B", MLC_DTYPE_F32, 1, d, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_var *i = var(m, "i"), *vi = var(m, "vi"), *o = var(m, "o");
+  mlc_tir_iter_var its[1] = {{vi, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 2), mlc_tir_i64(m, 8), ref(m, i)}};
+  mlc_tir_expr *bi[1] = {ref(m, vi)};
+  mlc_tir_stmt *blk = mlc_tir_block(
+      m, "B", 1, its, NULL,
+      mlc_tir_store(m, B, 1, bi, mlc_tir_mul(m, mlc_tir_load(m, A, 1, bi), mlc_tir_float(m, MLC_DTYPE_F32, 2))));
+  mlc_tir_stmt *body = mlc_tir_for(m, i, mlc_tir_i64(m, 2), mlc_tir_i64(m, 8), MLC_TIR_FOR_SERIAL, NULL, blk);
+  if (outer) body = loop(m, o, 1, mlc_tir_block(m, "outer", 0, NULL, NULL, body));
+  mlc_tir_buffer *ps[2] = {A, B};
+  return func(m, "offset", 2, ps, body);
+}
+
 static void expect(mlc_tir_module *m, const mlc_tir_func *f, const char *trace, const char *want, const char *name) {
   free(check_trace(m, f, 1, trace, want, name));
 }
@@ -335,6 +352,16 @@ static void test_split(void) {
          "            T.where(i_0 * 4 + i_1 < n)\n"
          "            B[vi, vj] = A[vi, vj] * T.float32(2)\n",
          "split_symbolic");
+  /* a loop that does not start at 0 */
+  expect(m, offset(m, 0), "b0 = sch.get_block(name=\"B\")\nl1 = sch.get_loops(block=b0)\nl2, l3 = sch.split(loop=l1, factors=[None, 3])\n",
+         "@T.prim_func\n"
+         "def offset(A: T.Buffer((10,), \"float32\"), B: T.Buffer((10,), \"float32\")):\n"
+         "    for i_0, i_1 in T.grid(3, 3):\n"
+         "        with T.block(\"B\"):\n"
+         "            vi = T.axis.spatial((2, 10), i_0 * 3 + i_1 + 2)\n"
+         "            T.where(i_0 * 3 + i_1 < 8)\n"
+         "            B[vi] = A[vi] * T.float32(2)\n",
+         "split_offset");
   /* a divisible split of a loop with a statement outside blocks: no predicate needed */
   expect(m, bare(m), "b0 = sch.get_block(name=\"B\")\nl1 = sch.get_loops(block=b0)\nl2, l3 = sch.split(loop=l1, factors=[None, 5])\n",
          "@T.prim_func\n"
@@ -545,6 +572,10 @@ static void test_reorder_refused(void) {
   check_refused(m, two_blocks(m, 0, 0), EW_B "sch.reorder(ordered_loops=[l2, l1])\n", MLC_SCH_ERR_DEPENDENCE,
                 "reorder: a sequence of statements lies between loop i and loop j: reorder across a statement that "
                 "depends on the order");
+  check_refused(m, offset(m, 1),
+                "b0 = sch.get_block(name=\"B\")\nl1 = sch.get_loops(block=b0)\nb2 = sch.get_block(name=\"outer\")\n"
+                "l3 = sch.get_loops(block=b2)\nsch.reorder(ordered_loops=[l1, l3])\n",
+                MLC_SCH_ERR_DEPENDENCE, "reorder: a block lies between loop o and loop i");
   check_refused(m, triangle(m), EW_B "sch.reorder(ordered_loops=[l2, l1])\n", MLC_SCH_ERR_DEPENDENCE,
                 "reorder: the range of loop j uses loop i: it must stay inside it");
   check_refused(m, skewed(m), "b0 = sch.get_block(name=\"S\")\nl1, l2 = sch.get_loops(block=b0)\nsch.reorder(ordered_loops=[l2, l1])\n",
