@@ -48,14 +48,16 @@ static const char *stmt_word(const mlc_tir_stmt *st) {
 /* Structural equality of index expressions. */
 static int expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
   switch (a->kind) {
     case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
     case MLC_TIR_FLOAT_IMM: return a->float_value == b->float_value;
     case MLC_TIR_VAR_REF: return a->var == b->var;
     case MLC_TIR_BINARY: return a->bin.op == b->bin.op && expr_eq(a->bin.a, b->bin.a) && expr_eq(a->bin.b, b->bin.b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return expr_eq(a->un.a, b->un.a);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return expr_eq(a->un.a, b->un.a);
+    case MLC_TIR_RAMP: return expr_eq(a->ramp.base, b->ramp.base) && expr_eq(a->ramp.stride, b->ramp.stride);
     case MLC_TIR_SELECT:
       return expr_eq(a->select.c, b->select.c) && expr_eq(a->select.t, b->select.t) &&
              expr_eq(a->select.f, b->select.f);
@@ -83,7 +85,9 @@ static int other_load(const mlc_tir_expr *e, const mlc_tir_buffer *b, int n, mlc
     case MLC_TIR_VAR_REF: return 0;
     case MLC_TIR_BINARY: return other_load(e->bin.a, b, n, idx) || other_load(e->bin.b, b, n, idx);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return other_load(e->un.a, b, n, idx);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return other_load(e->un.a, b, n, idx);
+    case MLC_TIR_RAMP: return other_load(e->ramp.base, b, n, idx) || other_load(e->ramp.stride, b, n, idx);
     case MLC_TIR_SELECT:
       return other_load(e->select.c, b, n, idx) || other_load(e->select.t, b, n, idx) ||
              other_load(e->select.f, b, n, idx);
