@@ -708,6 +708,74 @@ static void test_annotate_refused(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* The parser reads annotations back; what it refuses. */
+static void test_annotate_parse(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  const char *head = "@T.prim_func\ndef f(A: T.Buffer((8,), \"float32\")):\n";
+  const char *good =
+      "    for i in T.serial(8, annotations={\"s\": \"x\", \"b\": False, \"i\": -7, \"f\": -0.25, "
+      "\"n\": T.float64(\"nan\")}):\n"
+      "        with T.block(\"B\"):\n"
+      "            vi = T.axis.spatial(8, i)\n"
+      "            T.block_attr({\"k\": 1})\n"
+      "            A[vi] = T.float32(0)\n"
+      "    for j in T.thread_binding(8, thread=\"threadIdx.x\", annotations={\"t\": 2}):\n"
+      "        A[j] = T.float32(1)\n";
+  char src[2048];
+  snprintf(src, sizeof src, "%s%s", head, good);
+  mlc_tir_func *f = NULL;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, src, strlen(src), "good", &f)));
+  char *p = print_func(f);
+  EXPECT_STR(p, src);
+  free(p);
+  const mlc_tir_stmt *l = f->body->seq.stmts[0];
+  const mlc_tir_attr *a = mlc_tir_stmt_annot(l, "i");
+  CU_ASSERT(a && a->kind == MLC_TIR_ATTR_INT && a->i == -7);
+  a = mlc_tir_stmt_annot(l, "f");
+  CU_ASSERT(a && a->kind == MLC_TIR_ATTR_FLOAT && a->f == -0.25);
+  a = mlc_tir_stmt_annot(l, "b");
+  CU_ASSERT(a && a->kind == MLC_TIR_ATTR_BOOL && a->i == 0);
+  a = mlc_tir_stmt_annot(l->loop.body, "k");
+  CU_ASSERT(a && a->kind == MLC_TIR_ATTR_INT && a->i == 1);
+  static const struct {
+    const char *body, *msg;
+  } bad[] = {
+      {"    for i in T.serial(8, annotations={\"a\": 1, \"a\": 2}):\n        A[i] = T.float32(0)\n",
+       "duplicate annotation \"a\""},
+      {"    for i in T.serial(8, annotations={1: 1}):\n        A[i] = T.float32(0)\n", "an annotation key string"},
+      {"    for i in T.serial(8, annotations={\"a\" 1}):\n        A[i] = T.float32(0)\n", "after the annotation key"},
+      {"    for i in T.serial(8, annotations={\"a\": [1]}):\n        A[i] = T.float32(0)\n",
+       "a string, True, False, an integer or a float"},
+      {"    for i in T.serial(8, annotations={\"a\": 99999999999999999999}):\n        A[i] = T.float32(0)\n",
+       "annotation \"a\": integer out of range for int64"},
+      {"    for i in T.serial(8, annotations={\"a\": 1e999}):\n        A[i] = T.float32(0)\n",
+       "out of range of float64"},
+      {"    for i in T.serial(8, annotations={\"a\": 1 \"b\": 2}):\n        A[i] = T.float32(0)\n",
+       "or '}' between annotations"},
+      {"    for i in T.thread_binding(8, thread=\"threadIdx.x\", notes={}):\n        A[i] = T.float32(0)\n",
+       "annotations="},
+      {"    for i in T.serial(8, annotations=[]):\n        A[i] = T.float32(0)\n", "to open the annotations"},
+      {"    for i in range(8):\n        with T.block(\"B\"):\n            vi = T.axis.spatial(8, i)\n"
+       "            T.block_attr({\"k\": 1}, 2)\n            A[vi] = T.float32(0)\n",
+       "after the block attributes"},
+      {"    for i in range(8):\n        with T.block(\"B\"):\n            vi = T.axis.spatial(8, i)\n"
+       "            A[vi] = T.float32(0)\n            T.block_attr({\"k\": 1})\n",
+       "belongs at the start of a block, before its body"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(src, sizeof src, "%s%s", head, bad[i].body);
+    mlc_tir_func *g = NULL;
+    mlc_status st = mlc_tir_parse_func(m, src, strlen(src), "bad", &g);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st && !strstr(mlc_status_message(st), bad[i].msg))
+      printf("\n--- expected\n%s\n--- got\n%s\n", bad[i].msg, mlc_status_message(st));
+    if (st) CU_ASSERT_PTR_NOT_NULL(strstr(mlc_status_message(st), bad[i].msg));
+    mlc_status_free(st);
+  }
+  mlc_tir_module_destroy(m);
+}
+
 /* ---- sampling -------------------------------------------------------------------------------- */
 
 /* sample_perfect_tile of |loop|'s handle in a fresh schedule of |f| with |seed|; the factors in |out|. */
@@ -906,6 +974,7 @@ static void register_tests(void) {
                                       {"reorder_check_can_fail", test_reorder_check_can_fail},
                                       {"annotate", test_annotate},
                                       {"annotate_refused", test_annotate_refused},
+                                      {"annotate_parse", test_annotate_parse},
                                       {"sample_perfect_tile", test_sample_perfect_tile},
                                       {"sample_categorical", test_sample_categorical},
                                       {"sample_refused", test_sample_refused},
