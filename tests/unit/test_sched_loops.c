@@ -773,6 +773,35 @@ static void test_annotate_parse(void) {
     if (st) CU_ASSERT_PTR_NOT_NULL(strstr(mlc_status_message(st), bad[i].msg));
     mlc_status_free(st);
   }
+  /* damaged annotations: an error or a function that prints back to what it parses from, never a crash */
+  snprintf(src, sizeof src, "%s%s", head, good);
+  size_t len = strlen(src), from = strlen(head);
+  char *buf = malloc(len + 1);
+  uint64_t rng = 11;
+  for (int round = 0; buf && round < 3000; round++) {
+    memcpy(buf, src, len + 1);
+    int edits = 1 + (int)(mlc_th_next(&rng) % 3);
+    for (int e = 0; e < edits; e++) {
+      size_t at = from + mlc_th_next(&rng) % (len - from);
+      static const char pool[] = "{}:,\"()[]0123456789.-eT \nxa";
+      buf[at] = pool[mlc_th_next(&rng) % (sizeof pool - 1)];
+    }
+    mlc_tir_func *g = NULL;
+    mlc_status st = mlc_tir_parse_func(m, buf, len, "damaged", &g);
+    if (!st && g) {
+      char *once = print_func(g);
+      mlc_tir_func *h = NULL;
+      CU_ASSERT(OK(mlc_tir_parse_func(m, once, strlen(once), "printed", &h)));
+      if (h) {
+        char *twice = print_func(h);
+        CU_ASSERT_STRING_EQUAL(twice, once);
+        free(twice);
+      }
+      free(once);
+    }
+    mlc_status_free(st);
+  }
+  free(buf);
   mlc_tir_module_destroy(m);
 }
 
