@@ -1318,7 +1318,7 @@ static mlc_tir_stmt *for_stmt(parser *p) {
     size_t i = 0;
     while (i < 5 && !is_t(p, 0, mlc_tir_for_kind_name(kinds[i]))) i++;
     if (i == 5)
-      return expected(p, kt, "range, T.grid, T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding");
+      return expected(p, kt, "range, T.grid, T.parallel, T.vectorized, T.unroll, T.thread_binding or T.serial");
     kind = kinds[i];
     skip_t(p);
   }
