@@ -779,6 +779,85 @@ const char *mlc_tir_func_symbol(const mlc_tir_func *f) {
   return (a && a->kind == MLC_TIR_ATTR_STR && a->s[0]) ? a->s : f->name;
 }
 
+/* ---- annotations of loops and blocks ------------------------------------------ */
+
+static int annot_fields(mlc_tir_stmt *st, int **n, mlc_tir_attr ***a) {
+  if (!st) return 0;
+  if (st->kind == MLC_TIR_FOR) {
+    *n = &st->loop.nannots;
+    *a = &st->loop.annots;
+    return 1;
+  }
+  if (st->kind == MLC_TIR_BLOCK) {
+    *n = &st->block.nannots;
+    *a = &st->block.annots;
+    return 1;
+  }
+  return 0;
+}
+
+const mlc_tir_attr *mlc_tir_stmt_annot(const mlc_tir_stmt *st, const char *key) {
+  int *n;
+  mlc_tir_attr **a;
+  if (!annot_fields((mlc_tir_stmt *)st, &n, &a)) return NULL;
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*a)[i].key, key) == 0) return &(*a)[i];
+  return NULL;
+}
+
+mlc_tir_stmt *mlc_tir_stmt_set_annot(mlc_tir_module *m, mlc_tir_stmt *st, const mlc_tir_attr *a) {
+  int *n;
+  mlc_tir_attr **arr;
+  if (!a || !a->key || !annot_fields(st, &n, &arr)) return NULL;
+  int at = *n;
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*arr)[i].key, a->key) == 0) at = i;
+  int cnt = at == *n ? *n + 1 : *n;
+  mlc_tir_attr *na = MLC_ARENA_ARRAY(m->arena, (size_t)cnt, mlc_tir_attr);
+  if (!na) return NULL;
+  if (*n) memcpy(na, *arr, sizeof *na * (size_t)*n);
+  na[at] = *a;
+  na[at].key = mlc_arena_strdup(m->arena, a->key);
+  if (!na[at].key) return NULL;
+  if (a->kind == MLC_TIR_ATTR_STR && !(na[at].s = mlc_arena_strdup(m->arena, a->s ? a->s : ""))) return NULL;
+  if (a->kind != MLC_TIR_ATTR_STR) na[at].s = NULL;
+  *arr = na;
+  *n = cnt;
+  return st;
+}
+
+int mlc_tir_stmt_remove_annot(mlc_tir_module *m, mlc_tir_stmt *st, const char *key) {
+  int *n;
+  mlc_tir_attr **arr;
+  if (!key || !annot_fields(st, &n, &arr)) return 0;
+  int at = -1;
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*arr)[i].key, key) == 0) at = i;
+  if (at < 0) return 0;
+  mlc_tir_attr *na = NULL;
+  if (*n > 1) {
+    na = MLC_ARENA_ARRAY(m->arena, (size_t)*n - 1, mlc_tir_attr);
+    if (!na) return -1;
+    for (int i = 0, k = 0; i < *n; i++)
+      if (i != at) na[k++] = (*arr)[i];
+  }
+  *arr = na;
+  (*n)--;
+  return 1;
+}
+
+/* Copies the annotations of |from| (a loop or block) to |to| (same kind); 0 or -1 on oom. */
+static int copy_annots(mlc_tir_module *m, const mlc_tir_stmt *from, mlc_tir_stmt *to) {
+  int *fn, *tn;
+  mlc_tir_attr **fa, **ta;
+  if (!annot_fields((mlc_tir_stmt *)from, &fn, &fa) || !annot_fields(to, &tn, &ta) || !*fn) return 0;
+  mlc_tir_attr *na = dup_array(m, *fa, (size_t)*fn, sizeof **fa);
+  if (!na) return -1;
+  *ta = na;
+  *tn = *fn;
+  return 0;
+}
+
 /* ---- queries ---------------------------------------------------------------- */
 
 static int uses_var_pre(void *ctx, const mlc_tir_expr *e) {
@@ -931,6 +1010,7 @@ static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s) {
       size_t mark = c->vfrom.len;
       mlc_tir_var *v = def_var(c, s->loop.var);
       r = mlc_tir_for(m, v, mn, ext, s->loop.kind, s->loop.thread, cp_stmt(c, s->loop.body));
+      if (r && copy_annots(m, s, r)) r = NULL;
       undef_vars(c, mark);
       break;
     }
@@ -1008,6 +1088,7 @@ static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s) {
         r->block.nreads = s->block.nreads;
         r->block.nwrites = s->block.nwrites;
       }
+      if (r && copy_annots(m, s, r)) r = NULL;
       undef_vars(c, mark);
       break;
     }

@@ -58,6 +58,7 @@ typedef struct mlc_tir_buffer mlc_tir_buffer;
 typedef struct mlc_tir_expr mlc_tir_expr;
 typedef struct mlc_tir_stmt mlc_tir_stmt;
 typedef struct mlc_tir_func mlc_tir_func;
+typedef struct mlc_tir_attr mlc_tir_attr;
 
 /* ---- variables and buffers ---------------------------------------------- */
 
@@ -280,6 +281,8 @@ struct mlc_tir_stmt {
       mlc_tir_for_kind kind;
       const char *thread; /* thread tag, e.g. "blockIdx.x" (THREAD_BINDING only) */
       mlc_tir_stmt *body;
+      int nannots; /* annotations (keys unique), printed annotations={...} */
+      mlc_tir_attr *annots;
     } loop;
     struct {
       int n;
@@ -311,6 +314,8 @@ struct mlc_tir_stmt {
       mlc_tir_region *reads, *writes;
       mlc_tir_stmt *init; /* NULL, or run when every reduce iter var == its min */
       mlc_tir_stmt *body;
+      int nannots; /* annotations (keys unique), printed T.block_attr({...}) */
+      mlc_tir_attr *annots;
     } block;
     /* A check of model data (an index read from a tensor): when |cond| is
     ** false the kernel stops and returns an error (also from inside a
@@ -335,14 +340,23 @@ typedef struct mlc_tir_scalar_param {
   int param, dim;
 } mlc_tir_scalar_param;
 
-typedef enum mlc_tir_attr_kind { MLC_TIR_ATTR_STR, MLC_TIR_ATTR_INT, MLC_TIR_ATTR_BOOL } mlc_tir_attr_kind;
+/* A key and a value: function attributes, and the annotations of loops and
+** blocks (schedule hints such as "pragma_unroll_explicit": 4; codegen
+** ignores keys it does not know). */
+typedef enum mlc_tir_attr_kind {
+  MLC_TIR_ATTR_STR,
+  MLC_TIR_ATTR_INT,
+  MLC_TIR_ATTR_BOOL,
+  MLC_TIR_ATTR_FLOAT /* |f|; annotations only */
+} mlc_tir_attr_kind;
 
-typedef struct mlc_tir_attr {
+struct mlc_tir_attr {
   const char *key;
   mlc_tir_attr_kind kind;
   const char *s;
   int64_t i;
-} mlc_tir_attr;
+  double f;
+};
 
 /* A prim function.  Attributes the code generator reads: "global_symbol"
 ** (the kernel's symbol; default: |name|) and "tir.noalias" (parameters
@@ -485,6 +499,17 @@ MLC_MUST_USE mlc_status mlc_tir_func_set_attr_bool(mlc_tir_module *m, mlc_tir_fu
 const mlc_tir_attr *mlc_tir_func_attr(const mlc_tir_func *f, const char *key);
 /* The kernel symbol: the "global_symbol" attribute, else the name. Borrowed. */
 const char *mlc_tir_func_symbol(const mlc_tir_func *f);
+
+/* The annotation |key| of a loop or block |st|, or NULL.  Borrowed. */
+const mlc_tir_attr *mlc_tir_stmt_annot(const mlc_tir_stmt *st, const char *key);
+/* Sets annotation |a| (key and string copied) on a loop or block |st|,
+** replacing one of the same key; the array is rebuilt, so copies sharing
+** the old one keep it.  Returns |st|, or NULL on oom or when |st| is not a
+** loop or block. */
+mlc_tir_stmt *mlc_tir_stmt_set_annot(mlc_tir_module *m, mlc_tir_stmt *st, const mlc_tir_attr *a);
+/* Removes annotation |key| of a loop or block |st| (the array is rebuilt);
+** 1 if it was there, 0 if not, -1 on oom. */
+int mlc_tir_stmt_remove_annot(mlc_tir_module *m, mlc_tir_stmt *st, const char *key);
 
 /* ---- copying and substitution ------------------------------------------- */
 

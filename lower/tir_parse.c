@@ -1195,7 +1195,7 @@ static mlc_tir_var *new_var(parser *p, const tok *name, const mlc_tir_expr *exte
 static int loop_range(parser *p, mlc_tir_expr **mn, mlc_tir_expr **ext) {
   mlc_tir_expr *a = expr1(p);
   if (!a) return -1;
-  if (is_op(cur(p), ",") && !is_kw(at(p, 1), "thread")) {
+  if (is_op(cur(p), ",") && !is_kw(at(p, 1), "thread") && !is_kw(at(p, 1), "annotations")) {
     advance(p);
     mlc_tir_expr *b = expr1(p);
     if (!b) return -1;
@@ -1206,6 +1206,70 @@ static int loop_range(parser *p, mlc_tir_expr **mn, mlc_tir_expr **ext) {
     *mn = mk_int(p, int_dtype(a->dtype) ? a->dtype : MLC_DTYPE_I64, 0);
   }
   return *mn && *ext ? 0 : -1;
+}
+
+/* Annotations {"key": value, ...} of a loop (annotations=...) or a block
+** (T.block_attr(...)), set on |st|: values are strings, True / False,
+** integers, floats and T.float64("nan" / "inf" / "-inf"). */
+static int annotations(parser *p, mlc_tir_stmt *st) {
+  if (!expect_op(p, "{", "to open the annotations")) return -1;
+  while (!accept_op(p, "}")) {
+    const tok *kt = cur(p);
+    if (kt->kind != T_STR) {
+      expected(p, kt, "an annotation key string");
+      return -1;
+    }
+    if (mlc_tir_stmt_annot(st, kt->str)) {
+      fail(p, kt, "duplicate annotation \"%.32s\"", kt->str);
+      return -1;
+    }
+    advance(p);
+    if (!expect_op(p, ":", "after the annotation key")) return -1;
+    mlc_tir_attr a = {kt->str, MLC_TIR_ATTR_INT, NULL, 0, 0};
+    const tok *vt = cur(p);
+    if (vt->kind == T_STR) {
+      a.kind = MLC_TIR_ATTR_STR;
+      a.s = vt->str;
+      advance(p);
+    } else if (is_kw(vt, "True") || is_kw(vt, "False")) {
+      a.kind = MLC_TIR_ATTR_BOOL;
+      a.i = is_kw(vt, "True");
+      advance(p);
+    } else if (is_t(p, 0, "float64")) {
+      const tok *nt = t_member_at(p, 0);
+      skip_t(p);
+      mlc_tir_expr *e = typed_const(p, nt, MLC_DTYPE_F64);
+      if (!e) return -1;
+      a.kind = MLC_TIR_ATTR_FLOAT;
+      a.f = e->float_value;
+    } else {
+      int neg = accept_op(p, "-");
+      const tok *lit = cur(p);
+      if (lit->kind == T_FLOAT) {
+        char buf[MAX_NUMBER_CHARS + 2];
+        snprintf(buf, sizeof buf, "%s%.*s", neg ? "-" : "", (int)lit->len, lit->s);
+        a.kind = MLC_TIR_ATTR_FLOAT;
+        a.f = strtod(buf, NULL);
+        if (isinf(a.f)) {
+          fail(p, lit, "number %.32s is out of range of float64", buf);
+          return -1;
+        }
+        advance(p);
+      } else if (lit->kind == T_INT) {
+        if (lit->ovf || !int_fits(MLC_DTYPE_I64, neg, lit->ival, &a.i)) {
+          fail(p, lit, "annotation \"%.32s\": integer out of range for int64", kt->str);
+          return -1;
+        }
+        advance(p);
+      } else {
+        expected(p, lit, "a string, True, False, an integer or a float");
+        return -1;
+      }
+    }
+    if (!chk(p, mlc_tir_stmt_set_annot(p->m, st, &a))) return -1;
+    if (!is_op(cur(p), "}") && !expect_op(p, ",", "or '}' between annotations")) return -1;
+  }
+  return 0;
 }
 
 static mlc_tir_stmt *for_stmt(parser *p) {
@@ -1250,10 +1314,11 @@ static mlc_tir_stmt *for_stmt(parser *p) {
     advance(p);
   } else {
     static const mlc_tir_for_kind kinds[] = {MLC_TIR_FOR_PARALLEL, MLC_TIR_FOR_VECTORIZED, MLC_TIR_FOR_UNROLLED,
-                                             MLC_TIR_FOR_THREAD_BINDING};
+                                             MLC_TIR_FOR_THREAD_BINDING, MLC_TIR_FOR_SERIAL};
     size_t i = 0;
-    while (i < 4 && !is_t(p, 0, mlc_tir_for_kind_name(kinds[i]))) i++;
-    if (i == 4) return expected(p, kt, "range, T.grid, T.parallel, T.vectorized, T.unroll or T.thread_binding");
+    while (i < 5 && !is_t(p, 0, mlc_tir_for_kind_name(kinds[i]))) i++;
+    if (i == 5)
+      return expected(p, kt, "range, T.grid, T.parallel, T.vectorized, T.unroll, T.thread_binding or T.serial");
     kind = kinds[i];
     skip_t(p);
   }
@@ -1271,13 +1336,24 @@ static mlc_tir_stmt *for_stmt(parser *p) {
     thread = cur(p)->str;
     advance(p);
   }
+  mlc_tir_stmt held = {.kind = MLC_TIR_FOR}; /* the annotations until the loop exists */
+  if (accept_op(p, ",")) {
+    if (!is_kw(cur(p), "annotations")) return expected(p, cur(p), "annotations=");
+    advance(p);
+    if (!expect_op(p, "=", "after annotations") || annotations(p, &held)) return NULL;
+  }
   if (!expect_op(p, ")", "after the loop range")) return NULL;
   mlc_tir_var *v = new_var(p, names[0], ext);
   if (!v) return NULL;
   mlc_tir_stmt *body = suite(p);
   p->nsyms = mark;
   if (!body) return NULL;
-  return chk(p, mlc_tir_for(p->m, v, mn, ext, kind, thread, body));
+  mlc_tir_stmt *r = chk(p, mlc_tir_for(p->m, v, mn, ext, kind, thread, body));
+  if (r) {
+    r->loop.nannots = held.loop.nannots;
+    r->loop.annots = held.loop.annots;
+  }
+  return r;
 }
 
 /* Regions of T.reads / T.writes (the '(' consumed). */
@@ -1404,6 +1480,13 @@ static mlc_tir_stmt *block_stmt(parser *p) {
     if (!expect_op(p, "(", "after T.writes") || regions(p, &writes, &nwrites) || !end_line(p)) return NULL;
     have_regions = 1;
   }
+  mlc_tir_stmt held = {.kind = MLC_TIR_BLOCK}; /* the annotations until the block exists */
+  if (is_t(p, 0, "block_attr")) {
+    skip_t(p);
+    if (!expect_op(p, "(", "after T.block_attr") || annotations(p, &held) ||
+        !expect_op(p, ")", "after the block attributes") || !end_line(p))
+      return NULL;
+  }
   mlc_tir_stmt *init = NULL;
   if (is_kw(cur(p), "with") && is_t(p, 1, "init")) {
     p->pos += 4;
@@ -1418,6 +1501,8 @@ static mlc_tir_stmt *block_stmt(parser *p) {
   if (!s) return NULL;
   mlc_tir_block_set_predicate(s, pred);
   if (have_regions && !chk(p, mlc_tir_block_set_regions(p->m, s, nreads, reads, nwrites, writes))) return NULL;
+  s->block.nannots = held.block.nannots;
+  s->block.annots = held.block.annots;
   return s;
 }
 
@@ -1528,7 +1613,7 @@ static mlc_tir_stmt *stmt(parser *p) {
     return chk(p, mlc_tir_evaluate(p->m, e));
   }
   if (t->kind == T_NAME && is_op(at(p, 1), "[")) return store_stmt(p);
-  if (is_t(p, 0, "where") || is_t(p, 0, "reads") || is_t(p, 0, "writes"))
+  if (is_t(p, 0, "where") || is_t(p, 0, "reads") || is_t(p, 0, "writes") || is_t(p, 0, "block_attr"))
     return fail(p, t, "T.%.*s belongs at the start of a block, before its body", (int)at(p, 2)->len, at(p, 2)->s);
   if (t->kind == T_NAME && is_op(at(p, 1), "=") && is_t(p, 2, "axis"))
     return fail(p, t, "T.axis (of %.*s) belongs at the start of a block, before its body", (int)(t->len < 64 ? t->len : 64),

@@ -205,7 +205,40 @@ MLC_MUST_USE mlc_status mlc_sch_bind(mlc_sch *s, mlc_sch_rv loop, const char *th
 
 /* ---- loop transformations (split.c, fuse.c, reorder.c) ---------------------- */
 
+/* Splits |loop| into |nfactors| nested loops (outermost first, handles in
+** |out|, room for |nfactors|) whose extents are |factors|: integers
+** (MLC_SCH_INT_ARG), sampled integer handles (MLC_SCH_RV_ARG) or one
+** MLC_SCH_NONE_ARG, inferred as ceil(extent / product of the others).  A
+** product above the extent adds a predicate to the blocks under the loop.
+** Refused (FACTORS): a product below the extent, a factor < 1, two None,
+** no None for a symbolic extent; (STRUCTURE) a loop that is not serial or
+** is annotated.  The split loop's handle is retired. */
+MLC_MUST_USE mlc_status mlc_sch_split(mlc_sch *s, mlc_sch_rv loop, int nfactors, const mlc_sch_arg *factors,
+                                      mlc_sch_rv *out);
+/* Fuses |nloops| loops, outermost first, each the only statement of the one
+** before, into one loop (*|out|) over the product of their extents.
+** Refused (LOOP_NEST): loops not directly nested, given twice;
+** (DEPENDENCE) a range that uses an outer loop of the group; (STRUCTURE) a
+** loop that is not serial or is annotated.  The fused loops' handles are
+** retired. */
+MLC_MUST_USE mlc_status mlc_sch_fuse(mlc_sch *s, int nloops, const mlc_sch_rv *loops, mlc_sch_rv *out);
+/* Puts |nloops| loops of one nest in the given order (outermost first);
+** loops between them that are not named keep their places.  Handles stay
+** valid.  Refused (LOOP_NEST): loops not in one nest, given twice;
+** (DEPENDENCE) a statement other than a loop between them, a loop range
+** that would use a loop put inside it, blocks under the loops whose
+** results depend on the order of their iterations (see reorder.c). */
+MLC_MUST_USE mlc_status mlc_sch_reorder(mlc_sch *s, int nloops, const mlc_sch_rv *loops);
+
 /* ---- annotations (annotate.c) ----------------------------------------------- */
+
+/* Sets annotation |key| of a loop or block to |value| (MLC_SCH_INT_ARG,
+** MLC_SCH_FLOAT_ARG, MLC_SCH_STR_ARG or a sampled integer handle),
+** replacing its value; printed as TVMScript does (annotations={...},
+** T.block_attr).  Codegen ignores keys it does not know. */
+MLC_MUST_USE mlc_status mlc_sch_annotate(mlc_sch *s, mlc_sch_rv block_or_loop, const char *key, mlc_sch_arg value);
+/* Removes annotation |key| (refused when absent). */
+MLC_MUST_USE mlc_status mlc_sch_unannotate(mlc_sch *s, mlc_sch_rv block_or_loop, const char *key);
 
 /* ---- compute locations (compute_at.c, reverse_compute_at.c, compute_inline.c,
 **      reverse_compute_inline.c) ---------------------------------------------- */
@@ -216,6 +249,17 @@ MLC_MUST_USE mlc_status mlc_sch_bind(mlc_sch *s, mlc_sch_rv loop, const char *th
 /* ---- blockize and tensorize (blockize.c, tensorize.c, intrin.c) --------------- */
 
 /* ---- sampling (sample.c) ---------------------------------------------------- */
+
+/* |n| integers (handles in |out|, room for |n|) whose product is the
+** constant extent of |loop|, the innermost <= |max_innermost_factor| (-1:
+** no bound), drawn uniformly among such tilings with the schedule's
+** generator, or |decision| (n factors, checked: SAMPLE) when not NULL. */
+MLC_MUST_USE mlc_status mlc_sch_sample_perfect_tile(mlc_sch *s, mlc_sch_rv loop, int n, int max_innermost_factor,
+                                                    const int64_t *decision, mlc_sch_rv *out);
+/* One of |n| |candidates| (an integer handle in *|out|) drawn with weights
+** |probs|, or candidates[*decision] when |decision| is not NULL. */
+MLC_MUST_USE mlc_status mlc_sch_sample_categorical(mlc_sch *s, int n, const int64_t *candidates, const double *probs,
+                                                   const int64_t *decision, mlc_sch_rv *out);
 
 /* ---- generic application ---------------------------------------------------- */
 

@@ -46,6 +46,9 @@ mlc_status mlc_sch_create(mlc_tir_module *m, const mlc_tir_func *f, uint64_t see
       case MLC_TIR_ATTR_STR: st = mlc_tir_func_set_attr_str(m, g, a->key, a->s); break;
       case MLC_TIR_ATTR_INT: st = mlc_tir_func_set_attr_int(m, g, a->key, a->i); break;
       case MLC_TIR_ATTR_BOOL: st = mlc_tir_func_set_attr_bool(m, g, a->key, (int)a->i); break;
+      case MLC_TIR_ATTR_FLOAT: /* annotations only: no function has one */
+        st = mlc_make_status(MLC_INVALID_ARGUMENT, "schedule: float function attribute %s", a->key);
+        break;
     }
   }
   if (st) {

@@ -499,7 +499,7 @@ static const err_case k_errors[] = {
     {HDR "    L = T.alloc_buffer((4,), \"float32\", scope=\"shared\")\n    T.evaluate(0)\n", "3:47", "unknown scope \"shared\""},
     {HDR "    for i, j in T.grid(4):\n        T.evaluate(0)\n", "3:17", "T.grid has 1 extent for 2 loop variables"},
     {HDR "    for i, j in range(4):\n        T.evaluate(0)\n", "3:12", "only T.grid takes several loop variables"},
-    {HDR "    for i in T.serial(4):\n        T.evaluate(0)\n", "3:14", "expected range, T.grid, T.parallel"},
+    {HDR "    for i in T.sequential(4):\n        T.evaluate(0)\n", "3:14", "expected range, T.grid, T.parallel"},
     {HDR "    for i in T.thread_binding(4):\n        T.evaluate(0)\n", "3:32", "expected ',' before thread="},
     {HDR "    for i in range(4):\n    T.evaluate(0)\n", "4:5", "expected an indented block, got 'T'"},
     {HDR "    assert True, (\"Op\", \"m\", 1, 2, 3, 4)\n", "3:39", "an assert reports at most 3 values"},
