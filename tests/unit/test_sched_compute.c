@@ -1,0 +1,442 @@
+/*
+** test_sched_compute.c: the compute-location primitives: compute_inline,
+** reverse_compute_inline, compute_at, reverse_compute_at and
+** sample_compute_location.  Every accepted case is compared with its
+** expected printed form, checked numerically against the unscheduled
+** function (tests/harness_sched.c) and replayed from its printed trace;
+** every refusal is checked for its error class and message.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/schedule/schedule.h"
+#include "tests/harness_kernel.h"
+#include "tests/harness_sched.h"
+#include "tests/testutil.h"
+
+#define OK(expr) MLC_TEST_OK(expr)
+#define ERR(expr, ...) MLC_TEST_ERR((expr), MLC_INVALID_ARGUMENT, __VA_ARGS__)
+
+
+static mlc_tir_module *new_module(void) {
+  mlc_tir_module *m = NULL;
+  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
+  return m;
+}
+
+static char *print_func(const mlc_tir_func *f) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_func(f, &b);
+  CU_ASSERT(!b.oom);
+  char *s = strdup(mlc_sb_str(&b));
+  mlc_sb_fini(&b);
+  return s;
+}
+
+static char *print_trace(const mlc_sch *s) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_sch_print_trace(s, &b);
+  CU_ASSERT(!b.oom);
+  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
+  mlc_sb_fini(&b);
+  return t;
+}
+
+#define EXPECT_STR(got, want)                                                 \
+  do {                                                                        \
+    const char *g_ = (got), *w_ = (want);                                     \
+    if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- got\n%s", w_, g_); \
+    CU_ASSERT_STRING_EQUAL(g_, w_);                                           \
+  } while (0)
+
+/* The scheduled function prints as |want|, computes what |f| computes, and
+** its printed trace replays on a fresh schedule of |f| to the same text. */
+static void check_result(mlc_tir_module *m, const mlc_tir_func *f, mlc_sch *s, const char *want, const char *name) {
+  char *got = print_func(mlc_sch_func(s));
+  if (want) EXPECT_STR(got, want);
+  CU_ASSERT_EQUAL(mlc_th_sched_same(m, f, mlc_sch_func(s), name), 0);
+  char *t = print_trace(s);
+  mlc_sch *r = NULL;
+  if (OK(mlc_sch_create(m, f, 7, &r))) {
+    if (OK(mlc_sch_apply_trace(r, t, strlen(t), name))) {
+      char *again = print_func(mlc_sch_func(r)), *t2 = print_trace(r);
+      EXPECT_STR(again, got);
+      EXPECT_STR(t2, t);
+      free(again);
+      free(t2);
+    }
+    mlc_sch_destroy(r);
+  }
+  free(t);
+  free(got);
+}
+
+/* ---- building test functions ---------------------------------------------------------- */
+
+typedef mlc_tir_stmt *(*store_fn)(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx);
+
+/* for loops over |ext| (rank 1 or 2), a block |name| with spatial iteration
+** variables bound to them, whose body |fn| builds from the iteration variables. */
+static mlc_tir_stmt *nest(mlc_tir_module *m, const char *name, int rank, const int64_t *ext, store_fn fn, void *ctx) {
+  static const char *const ln[] = {"i", "j", "k"}, *const vn[] = {"vi", "vj", "vk"};
+  mlc_tir_var *lv[3], *iv[3];
+  mlc_tir_iter_var its[3];
+  mlc_tir_expr *refs[3];
+  for (int d = 0; d < rank; d++) {
+    lv[d] = mlc_tir_var_new(m, ln[d], I64);
+    iv[d] = mlc_tir_var_new(m, vn[d], I64);
+    its[d] = (mlc_tir_iter_var){iv[d], MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, ext[d]),
+                                mlc_tir_ref(m, lv[d])};
+    refs[d] = mlc_tir_ref(m, iv[d]);
+  }
+  mlc_tir_stmt *st = mlc_tir_block(m, name, rank, its, NULL, fn(m, refs, ctx));
+  for (int d = rank - 1; d >= 0; d--)
+    st = mlc_tir_for(m, lv[d], mlc_tir_i64(m, 0), mlc_tir_i64(m, ext[d]), MLC_TIR_FOR_SERIAL, NULL, st);
+  return st;
+}
+
+static mlc_tir_func *func(mlc_tir_module *m, const char *name, int nparams, mlc_tir_buffer *const *params,
+                          int nallocs, mlc_tir_buffer *const *allocs, int nstmts, mlc_tir_stmt *const *stmts) {
+  mlc_tir_stmt *body = mlc_tir_seq(m, nstmts, stmts);
+  for (int i = nallocs - 1; i >= 0; i--) body = mlc_tir_allocate(m, allocs[i], body);
+  mlc_tir_func *f = body ? mlc_tir_func_new(m, name, nparams, params, body) : NULL;
+  if (!f || mlc_tir_func_set_attr_str(m, f, "global_symbol", name) || mlc_tir_func_set_attr_bool(m, f, "tir.noalias", 1))
+    return NULL;
+  return f;
+}
+
+typedef struct bufs {
+  mlc_tir_buffer *A, *B, *C, *D;
+  double k;
+} bufs;
+
+static mlc_tir_expr *ld2(mlc_tir_module *m, mlc_tir_buffer *b, mlc_tir_expr *x, mlc_tir_expr *y) {
+  mlc_tir_expr *idx[2] = {x, y};
+  return mlc_tir_load(m, b, 2, idx);
+}
+static mlc_tir_stmt *st2(mlc_tir_module *m, mlc_tir_buffer *b, mlc_tir_expr *x, mlc_tir_expr *y, mlc_tir_expr *v) {
+  mlc_tir_expr *idx[2] = {x, y};
+  return mlc_tir_store(m, b, 2, idx, v);
+}
+static mlc_tir_expr *fl(mlc_tir_module *m, double v) { return mlc_tir_float(m, F32, v); }
+
+/* B[vi, vj] = A[vi, vj] * 2 */
+static mlc_tir_stmt *b_of_a(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->B, v[0], v[1], mlc_tir_mul(m, ld2(m, x->A, v[0], v[1]), fl(m, 2)));
+}
+/* C[vi, vj] = B[vi, vj] + 1 */
+static mlc_tir_stmt *c_of_b(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->C, v[0], v[1], mlc_tir_add(m, ld2(m, x->B, v[0], v[1]), fl(m, 1)));
+}
+/* C[vi, vj] = B[vj, vi] + 1 */
+static mlc_tir_stmt *c_of_bt(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->C, v[0], v[1], mlc_tir_add(m, ld2(m, x->B, v[1], v[0]), fl(m, 1)));
+}
+/* D[vi, vj] = B[vi, vj] - 3 */
+static mlc_tir_stmt *d_of_b(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->D, v[0], v[1], mlc_tir_sub(m, ld2(m, x->B, v[0], v[1]), fl(m, 3)));
+}
+/* A[vi, vj] = k */
+static mlc_tir_stmt *a_const(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->A, v[0], v[1], fl(m, x->k));
+}
+/* B[vi, vj] = k */
+static mlc_tir_stmt *b_const(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->B, v[0], v[1], fl(m, x->k));
+}
+/* C[vi, vj] = B[vi, 0] */
+static mlc_tir_stmt *c_of_b0(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->C, v[0], v[1], ld2(m, x->B, v[0], mlc_tir_i64(m, 0)));
+}
+/* B[vi, vj] = B[vi, vj] + A[vi, vj] */
+static mlc_tir_stmt *b_acc(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->B, v[0], v[1], mlc_tir_add(m, ld2(m, x->B, v[0], v[1]), ld2(m, x->A, v[0], v[1])));
+}
+/* B[vi, vj] = A[vi, vj]; B[vi, vj] = B[vi, vj] * 2 */
+static mlc_tir_stmt *b_two(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return mlc_tir_seq2(m, st2(m, x->B, v[0], v[1], ld2(m, x->A, v[0], v[1])),
+                      st2(m, x->B, v[0], v[1], mlc_tir_mul(m, ld2(m, x->B, v[0], v[1]), fl(m, 2))));
+}
+/* C[vi, vj] = B[vi, vj] * B[vi, vj] + A[vi, vj] */
+static mlc_tir_stmt *c_sq(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  mlc_tir_expr *b = ld2(m, x->B, v[0], v[1]);
+  return st2(m, x->C, v[0], v[1], mlc_tir_add(m, mlc_tir_mul(m, b, b), ld2(m, x->A, v[0], v[1])));
+}
+
+/* D[vi, vj] = C[vi, vj] */
+static mlc_tir_stmt *d_of_c(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->D, v[0], v[1], ld2(m, x->C, v[0], v[1]));
+}
+/* C[vi, vj] = A[vi, vj] + 1 */
+static mlc_tir_stmt *c_of_a(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->C, v[0], v[1], mlc_tir_add(m, ld2(m, x->A, v[0], v[1]), fl(m, 1)));
+}
+
+/* B's block |bfn| (B allocated), then X's block |xfn| when not NULL, then
+** C's block |cfn|, over n x n; parameters A, C (and D with X). */
+static mlc_tir_func *shape_n(mlc_tir_module *m, int64_t n, store_fn bfn, store_fn cfn, store_fn xfn, double k,
+                             const char *name) {
+  static bufs x;
+  memset(&x, 0, sizeof x);
+  x.k = k;
+  const int64_t ext[2] = {n, n};
+  x.A = mlc_tir_buffer_new_c(m, "A", F32, 2, ext, MLC_TIR_SCOPE_GLOBAL);
+  x.B = mlc_tir_buffer_new_c(m, "B", F32, 2, ext, MLC_TIR_SCOPE_GLOBAL);
+  x.C = mlc_tir_buffer_new_c(m, "C", F32, 2, ext, MLC_TIR_SCOPE_GLOBAL);
+  x.D = mlc_tir_buffer_new_c(m, "D", F32, 2, ext, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_stmt *s[3];
+  int ns = 0;
+  s[ns++] = nest(m, "B", 2, ext, bfn, &x);
+  if (xfn) s[ns++] = nest(m, "X", 2, ext, xfn, &x);
+  s[ns++] = nest(m, "C", 2, ext, cfn, &x);
+  mlc_tir_buffer *params[3] = {x.A, x.C, x.D};
+  return func(m, name, xfn ? 3 : 2, params, 1, &x.B, ns, s);
+}
+
+static mlc_tir_func *shape(mlc_tir_module *m, store_fn bfn, store_fn cfn, store_fn xfn, double k) {
+  return shape_n(m, 8, bfn, cfn, xfn, k, "f");
+}
+
+/* The seeds' before_inline over n x n. */
+static mlc_tir_func *before_inline(mlc_tir_module *m, int64_t n) {
+  return shape_n(m, n, b_of_a, c_of_b, NULL, 0, "before_inline");
+}
+
+#define WITH_SCHED(m, f, s)                   \
+  mlc_sch *s = NULL;                          \
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)))
+
+/* ---- compute_inline ------------------------------------------------------------------- */
+
+static const char *const before_inline_text =
+    "@T.prim_func\n"
+    "def before_inline(A: T.Buffer((128, 128), \"float32\"), C: T.Buffer((128, 128), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"before_inline\", \"tir.noalias\": True})\n"
+    "    for i, j in T.grid(128, 128):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(128, i)\n"
+    "            vj = T.axis.spatial(128, j)\n"
+    "            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n";
+
+static void test_compute_inline(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_tir_func *f = before_inline(m, 128);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  WITH_SCHED(m, f, s);
+  mlc_sch_rv b;
+  CU_ASSERT(OK(mlc_sch_get_block(s, "B", &b)));
+  CU_ASSERT(OK(mlc_sch_compute_inline(s, b)));
+  check_result(m, f, s, before_inline_text, "compute_inline");
+  char *t = print_trace(s);
+  EXPECT_STR(t, "b0 = sch.get_block(name=\"B\")\nsch.compute_inline(block=b0)\n");
+  free(t);
+  /* the inlined block's handle is retired */
+  mlc_sch_rv loops[4];
+  int n;
+  ERR(mlc_sch_get_loops(s, b, 4, loops, &n), "was removed by compute_inline");
+  mlc_sch_destroy(s);
+
+  /* a consumer that reads B transposed, twice: the indices are substituted */
+  f = shape(m, b_of_a, c_sq, NULL, 0);
+  mlc_sch *s2 = NULL;
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
+  CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
+  char *p = print_func(mlc_sch_func(s2));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "C[vi, vj] = A[vi, vj] * T.float32(2) * (A[vi, vj] * T.float32(2)) + A[vi, vj]"));
+  CU_ASSERT_PTR_NULL(strstr(p, "alloc_buffer"));
+  free(p);
+  check_result(m, f, s2, NULL, "compute_inline_twice");
+  mlc_sch_destroy(s2);
+
+  f = shape(m, b_of_a, c_of_bt, NULL, 0);
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
+  CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
+  p = print_func(mlc_sch_func(s2));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "C[vi, vj] = A[vj, vi] * T.float32(2) + T.float32(1)"));
+  free(p);
+  check_result(m, f, s2, NULL, "compute_inline_transposed");
+  mlc_sch_destroy(s2);
+  mlc_tir_module_destroy(m);
+}
+
+/* Applies compute_inline to block |name| of |f| and expects a refusal of
+** class |cls| whose message holds |frag|; the function stays unchanged. */
+static void refuse(mlc_tir_module *m, mlc_tir_func *f, int prim, const char *name, const char *loopof, int loopi,
+                   mlc_sch_error cls, const char *frag) {
+  mlc_sch *s = NULL;
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  char *before = print_func(mlc_sch_func(s));
+  mlc_sch_rv b, lb, loops[8];
+  int n = 0;
+  CU_ASSERT(OK(mlc_sch_get_block(s, name, &b)));
+  if (loopof) {
+    CU_ASSERT(OK(mlc_sch_get_block(s, loopof, &lb)));
+    CU_ASSERT(OK(mlc_sch_get_loops(s, lb, 8, loops, &n)));
+    CU_ASSERT_FATAL(loopi < n);
+  }
+  switch (prim) {
+    case 0: ERR(mlc_sch_compute_inline(s, b), "compute_inline: ", frag); break;
+    case 1: ERR(mlc_sch_reverse_compute_inline(s, b), "reverse_compute_inline: ", frag); break;
+    case 2: ERR(mlc_sch_compute_at(s, b, loops[loopi], 0), "compute_at: ", frag); break;
+    case 3: ERR(mlc_sch_reverse_compute_at(s, b, loops[loopi], 0), "reverse_compute_at: ", frag); break;
+  }
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), cls);
+  if (mlc_sch_last_error(s) != cls) printf("\n  class %s, expected %s (%s)\n", mlc_sch_error_name(mlc_sch_last_error(s)),
+                                           mlc_sch_error_name(cls), frag);
+  char *after = print_func(mlc_sch_func(s));
+  EXPECT_STR(after, before);
+  free(before);
+  free(after);
+  mlc_sch_destroy(s);
+}
+
+static void test_compute_inline_refusals(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
+  mlc_tir_func *bi = before_inline(m, 8);
+  refuse(m, mm, 0, "Y", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE, "block \"Y\" is a reduction (it has an init)");
+  refuse(m, bi, 0, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE, "block \"C\" writes the parameter C");
+  refuse(m, shape(m, b_two, c_of_b, NULL, 0), 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "block \"B\" is not a single store (several statements)");
+  refuse(m, shape(m, b_acc, c_of_b, NULL, 0), 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "block \"B\" reads the buffer B it writes");
+  /* B written by two blocks */
+  refuse(m, shape(m, b_of_a, c_of_b, b_const, 1), 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "block \"B\" is not the only writer of B");
+  /* A changes between B and C: the value would read the new A */
+  refuse(m, shape(m, b_of_a, c_of_b, a_const, 5), 0, "B", NULL, 0, MLC_SCH_ERR_DEPENDENCE,
+         "block \"X\" writes A, which block \"B\" reads, before B is read");
+  /* a store whose index is not an iteration variable: a consumer B[vi, 0]
+  ** is fine to inline into, a producer B[vi, 0] is not */
+  mlc_tir_func *b0 = shape(m, b_of_a, c_of_b0, NULL, 0);
+  mlc_sch *s = NULL;
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, b0, 1, &s)));
+  mlc_sch_rv b;
+  CU_ASSERT(OK(mlc_sch_get_block(s, "B", &b)));
+  CU_ASSERT(OK(mlc_sch_compute_inline(s, b)));
+  check_result(m, b0, s, NULL, "compute_inline_b0");
+  mlc_sch_destroy(s);
+  /* a predicate */
+  mlc_tir_func *pf = shape(m, b_of_a, c_of_b, NULL, 0);
+  mlc_tir_stmt *pb = pf->body->alloc.body->seq.stmts[0]->loop.body->loop.body;
+  mlc_tir_block_set_predicate(pb, mlc_tir_binary(m, MLC_TIR_LT, mlc_tir_ref(m, pb->block.iters[0].var), mlc_tir_i64(m, 4)));
+  refuse(m, pf, 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE, "block \"B\" has a predicate");
+  mlc_tir_module_destroy(m);
+}
+
+/* B[vi, 0] = A[vi, vj]: its index 1 is not an iteration variable */
+static mlc_tir_stmt *b0_of_a(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->B, v[0], mlc_tir_i64(m, 0), ld2(m, x->A, v[0], v[1]));
+}
+/* B[vi, vj] = A[vi, vi] */
+static mlc_tir_stmt *b_twice(mlc_tir_module *m, mlc_tir_expr *const *v, void *ctx) {
+  bufs *x = ctx;
+  return st2(m, x->B, v[0], v[0], ld2(m, x->A, v[0], v[1]));
+}
+
+static void test_compute_inline_indices(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  refuse(m, shape(m, b0_of_a, c_of_b, NULL, 0), 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "index 1 of the store to B in block \"B\" is not an iteration variable");
+  refuse(m, shape(m, b_twice, c_of_b, NULL, 0), 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "block \"B\" indexes B twice with vi");
+  mlc_tir_module_destroy(m);
+}
+
+/* ---- reverse_compute_inline -------------------------------------------------------------- */
+
+static void test_reverse_compute_inline(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_tir_func *f = before_inline(m, 16);
+  WITH_SCHED(m, f, s);
+  mlc_sch_rv c;
+  CU_ASSERT(OK(mlc_sch_get_block(s, "C", &c)));
+  CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s, c)));
+  check_result(m, f, s,
+               "@T.prim_func\n"
+               "def before_inline(A: T.Buffer((16, 16), \"float32\"), C: T.Buffer((16, 16), \"float32\")):\n"
+               "    T.func_attr({\"global_symbol\": \"before_inline\", \"tir.noalias\": True})\n"
+               "    for i, j in T.grid(16, 16):\n"
+               "        with T.block(\"B\"):\n"
+               "            vi = T.axis.spatial(16, i)\n"
+               "            vj = T.axis.spatial(16, j)\n"
+               "            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n",
+               "reverse_compute_inline");
+  mlc_sch_destroy(s);
+
+  /* transposed: C[vi, vj] = B[vj, vi] + 1 becomes C[vj, vi] = A[vi, vj] * 2 + 1 in B */
+  f = shape(m, b_of_a, c_of_bt, NULL, 0);
+  mlc_sch *s2 = NULL;
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  CU_ASSERT(OK(mlc_sch_get_block(s2, "C", &c)));
+  CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s2, c)));
+  char *p = print_func(mlc_sch_func(s2));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "C[vj, vi] = A[vi, vj] * T.float32(2) + T.float32(1)"));
+  free(p);
+  check_result(m, f, s2, NULL, "reverse_compute_inline_transposed");
+  mlc_sch_destroy(s2);
+  mlc_tir_module_destroy(m);
+}
+
+static void test_reverse_compute_inline_refusals(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
+  refuse(m, mm, 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "the producer block \"Y\" is a reduction: its element is not complete when its store runs");
+  refuse(m, mm, 1, "Y", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE, "block \"Y\" is a reduction (it has an init)");
+  refuse(m, shape(m, b_of_a, c_of_b0, NULL, 0), 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "block \"C\" does not read one element of B per iteration");
+  /* another block reads B */
+  refuse(m, shape(m, b_of_a, c_of_b, d_of_b, 0), 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "block \"X\" also reads B");
+  refuse(m, shape(m, b_of_a, c_of_b, b_const, 1), 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "B is written by several blocks");
+  refuse(m, shape(m, b_of_a, c_sq, a_const, 1), 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "block \"C\" reads the results of several blocks (B and A)");
+  refuse(m, shape(m, b_of_a, c_of_a, a_const, 1), 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "A is a parameter: block \"X\" would no longer write it");
+  refuse(m, shape(m, b_acc, c_of_b, NULL, 0), 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "the producer block \"B\" reads the buffer B it writes");
+  refuse(m, shape(m, b_two, c_of_b, NULL, 0), 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
+         "the producer block \"B\" is not a single store");
+  refuse(m, shape(m, b_of_a, c_of_b, d_of_c, 0), 1, "C", NULL, 0, MLC_SCH_ERR_DEPENDENCE,
+         "block \"X\" uses C between block \"B\" and block \"C\", which writes it");
+  mlc_tir_module_destroy(m);
+}
+
+static void register_tests(void) {
+  static const CU_TestInfo tests[] = {{"compute_inline", test_compute_inline},
+                                      {"compute_inline_refusals", test_compute_inline_refusals},
+                                      {"compute_inline_indices", test_compute_inline_indices},
+                                      {"reverse_compute_inline", test_reverse_compute_inline},
+                                      {"reverse_compute_inline_refusals", test_reverse_compute_inline_refusals},
+                                      {NULL, NULL}};
+  CU_pSuite suite = CU_add_suite("sched_compute", mlc_th_kernel_init, mlc_th_kernel_clean);
+  for (int i = 0; suite && tests[i].pName; i++) CU_add_test(suite, tests[i].pName, tests[i].pTestFunc);
+}
+
+int main(void) {
+  static const mlc_test_register_fn fns[] = {register_tests, NULL};
+  return mlc_test_main("test_sched_compute", fns);
+}
