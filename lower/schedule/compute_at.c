@@ -158,7 +158,7 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *blk, mlc_tir_stmt *loop, ca_
     if (cl_env_between(s, loop, cons[i], &env))
       return sch_fail(s, MLC_SCH_ERR_REGION, "a loop between %s and %s has non-constant bounds", ld,
                       sch_desc(s, cons[i]));
-    if (cl_access_ranges(s->m, cons[i], buf, 0, &env, acc, &have, &why))
+    if (cl_access_ranges(s, cons[i], buf, 0, &env, acc, &have, &why))
       return sch_fail(s, MLC_SCH_ERR_REGION, "cannot cover the region of %s that %s reads under %s: %s", buf->name,
                       sch_desc(s, cons[i]), ld, why);
   }

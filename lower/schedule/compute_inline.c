@@ -138,7 +138,7 @@ mlc_status mlc_sch_apply_compute_inline(mlc_sch *s, mlc_sch_inst *in) {
   if (cl_replace_loads_stmt(s->m, s->func->body, p.buf, inline_load, &p)) return mlc_oom();
   mlc_tir_stmt *alloc = cl_find_alloc(s, p.buf);
   if (alloc && !cl_buffer_used(s, p.buf)) MLC_RETURN_IF_ERROR(sch_replace(s, alloc, alloc->alloc.body));
-  return NULL;
+  return cl_refresh_regions(s);
 }
 
 mlc_status mlc_sch_compute_inline(mlc_sch *s, mlc_sch_rv block) {

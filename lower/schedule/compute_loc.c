@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lower/arith.h"
 #include "lower/schedule/compute_loc.h"
 
 /* ---- expressions ------------------------------------------------------------------ */
@@ -681,6 +682,7 @@ mlc_status cl_place(mlc_sch *s, const cl_nest *nest, mlc_tir_stmt *loop, int at,
 
 typedef struct acc_ctx {
   mlc_tir_module *m;
+  mlc_arith *an; /* the loops around the access bound, or NULL */
   const mlc_tir_stmt *blk;
   const mlc_tir_buffer *b;
   int stores;
@@ -698,6 +700,8 @@ static void acc_indices(acc_ctx *c, int n, mlc_tir_expr *const *idx) {
   }
   for (int d = 0; d < n && !c->why; d++) {
     mlc_tir_expr *e = cl_bind(c->m, c->blk, idx[d]);
+    /* (j_0 * 4 + j_1) // 4 -> j_0 and the like, from the loops' bounds */
+    if (e && c->an) e = mlc_arith_simplify(c->an, c->m, e);
     if (!e) {
       c->why = "out of memory";
       return;
@@ -741,12 +745,21 @@ static void acc_stmt(acc_ctx *c, const mlc_tir_stmt *st) {
     case MLC_TIR_FOR: {
       acc_expr(c, st->loop.min);
       acc_expr(c, st->loop.extent);
-      int n = c->env.n;
+      int n = c->env.n, mark = c->an ? mlc_arith_mark(c->an) : 0;
       if (cl_env_add_loop(&c->env, st)) {
         c->why = "a loop inside the block has non-constant bounds";
         return;
       }
+      if (c->an) {
+        mlc_status bs = mlc_arith_bind(c->an, st->loop.var, st->loop.min, st->loop.extent);
+        if (bs) {
+          mlc_status_free(bs);
+          c->why = "out of memory";
+          return;
+        }
+      }
       acc_stmt(c, st->loop.body);
+      if (c->an) mlc_arith_restore(c->an, mark);
       c->env.n = n;
       return;
     }
@@ -775,12 +788,26 @@ static void acc_stmt(acc_ctx *c, const mlc_tir_stmt *st) {
   }
 }
 
-int cl_access_ranges(mlc_tir_module *m, const mlc_tir_stmt *blk, const mlc_tir_buffer *b, int stores,
-                     const cl_env *env, cl_range *acc, int *have, const char **why) {
-  acc_ctx c = {m, blk, b, stores, *env, acc, have, NULL};
+int cl_access_ranges(mlc_sch *s, const mlc_tir_stmt *blk, const mlc_tir_buffer *b, int stores, const cl_env *env,
+                     cl_range *acc, int *have, const char **why) {
+  acc_ctx c = {s->m, NULL, blk, b, stores, *env, acc, have, NULL};
+  /* an analyzer that knows the bounds of every loop around the block */
+  mlc_tir_stmt *path[512];
+  int n = sch_path(s, blk, path, 512);
+  if (mlc_arith_create(mlc_allocator_default(), &c.an)) c.an = NULL;
+  for (int i = 0; c.an && i < n; i++)
+    if (path[i]->kind == MLC_TIR_FOR) {
+      mlc_status bs = mlc_arith_bind(c.an, path[i]->loop.var, path[i]->loop.min, path[i]->loop.extent);
+      if (bs) {
+        mlc_status_free(bs);
+        mlc_arith_destroy(c.an);
+        c.an = NULL;
+      }
+    }
   acc_expr(&c, blk->block.predicate);
   acc_stmt(&c, blk->block.init);
   acc_stmt(&c, blk->block.body);
+  mlc_arith_destroy(c.an);
   *why = c.why;
   return c.why ? -1 : 0;
 }
@@ -798,3 +825,30 @@ int cl_env_between(mlc_sch *s, const mlc_tir_stmt *loop, const mlc_tir_stmt *blk
   }
   return 0;
 }
+
+/* ---- block regions ------------------------------------------------------------------ */
+
+static mlc_status refresh(mlc_tir_module *m, mlc_tir_stmt *st) {
+  if (!st) return NULL;
+  switch (st->kind) {
+    case MLC_TIR_FOR: return refresh(m, st->loop.body);
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < st->seq.n; i++) MLC_RETURN_IF_ERROR(refresh(m, st->seq.stmts[i]));
+      return NULL;
+    case MLC_TIR_IF:
+      MLC_RETURN_IF_ERROR(refresh(m, st->if_.then_s));
+      return refresh(m, st->if_.else_s);
+    case MLC_TIR_ALLOCATE: return refresh(m, st->alloc.body);
+    case MLC_TIR_BLOCK:
+      MLC_RETURN_IF_ERROR(refresh(m, st->block.init));
+      MLC_RETURN_IF_ERROR(refresh(m, st->block.body));
+      if (st->block.nreads || st->block.nwrites) return mlc_tir_block_compute_regions(m, st);
+      return NULL;
+    case MLC_TIR_STORE:
+    case MLC_TIR_EVALUATE:
+    case MLC_TIR_ASSERT: return NULL;
+  }
+  return NULL;
+}
+
+mlc_status cl_refresh_regions(mlc_sch *s) { return refresh(s->m, s->func->body); }

@@ -124,11 +124,12 @@ void cl_env_above(mlc_sch *s, const mlc_tir_stmt *st, cl_env *env);
 
 /* The range, per dimension, of every load (|stores|: store) of |b| in the
 ** block |blk| (its iteration variables replaced by their bindings), with
-** |env| and the loops inside the block relaxed, widened into acc[d] (*|have|
+** |env| and the loops inside the block relaxed (each index simplified with
+** the bounds of the loops around it first), widened into acc[d] (*|have|
 ** says whether acc holds a range yet).  -1 with the reason in *|why|
 ** (static text) when an index has no computable range or two accesses
 ** differ by more than a constant. */
-int cl_access_ranges(mlc_tir_module *m, const mlc_tir_stmt *blk, const mlc_tir_buffer *b, int stores,
+int cl_access_ranges(mlc_sch *s, const mlc_tir_stmt *blk, const mlc_tir_buffer *b, int stores,
                      const cl_env *env, cl_range *acc, int *have, const char **why);
 /* The loops strictly between |loop| and |blk| as an environment; -1 when
 ** one has non-constant bounds. */
@@ -151,6 +152,10 @@ MLC_MUST_USE mlc_status cl_place(mlc_sch *s, const cl_nest *nest, mlc_tir_stmt *
 /* The index of the first / last statement of |loop|'s body that contains
 ** one of the |n| blocks (the body as a one-statement sequence otherwise). */
 int cl_body_index(const mlc_tir_stmt *loop, mlc_tir_stmt *const *blocks, int n, int last);
+
+/* Recomputes the access regions of every block that has them (after a
+** rewrite changed what blocks read). */
+MLC_MUST_USE mlc_status cl_refresh_regions(mlc_sch *s);
 
 /* ---- checks shared with sample_compute_location ------------------------------------------ */
 

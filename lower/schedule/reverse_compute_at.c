@@ -224,7 +224,7 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *c, mlc_tir_stmt *loop, rca_p
       if (cl_env_between(s, loop, prods[i], &env))
         return sch_fail(s, MLC_SCH_ERR_REGION, "a loop between %s and %s has non-constant bounds", ld,
                         sch_desc(s, prods[i]));
-      if (cl_access_ranges(s->m, prods[i], reads[r], 1, &env, acc, &have, &why))
+      if (cl_access_ranges(s, prods[i], reads[r], 1, &env, acc, &have, &why))
         return sch_fail(s, MLC_SCH_ERR_REGION, "cannot cover the region of %s that %s writes under %s: %s",
                         reads[r]->name, sch_desc(s, prods[i]), ld, why);
     }

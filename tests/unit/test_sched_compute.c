@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower/arith.h"
 #include "lower/schedule/schedule.h"
 #include "tests/harness_kernel.h"
 #include "tests/harness_sched.h"
@@ -279,6 +280,20 @@ static void test_compute_inline(void) {
   free(p);
   check_result(m, f, s2, NULL, "compute_inline_transposed");
   mlc_sch_destroy(s2);
+
+  /* blocks with access regions get them recomputed */
+  f = shape(m, b_of_a, c_of_b, NULL, 0);
+  CU_ASSERT_FATAL(OK(mlc_tir_func_compute_regions(m, f)));
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
+  CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
+  p = print_func(mlc_sch_func(s2));
+  EXPECT_HAS(p, "            T.reads(A[vi, vj])\n"
+                "            T.writes(C[vi, vj])\n"
+                "            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n");
+  free(p);
+  check_result(m, f, s2, NULL, "compute_inline_regions");
+  mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
 
@@ -401,6 +416,18 @@ static void test_reverse_compute_inline(void) {
   EXPECT_HAS(p, "C[vj, vi] = A[vi, vj] * T.float32(2) + T.float32(1)");
   free(p);
   check_result(m, f, s2, NULL, "reverse_compute_inline_transposed");
+  mlc_sch_destroy(s2);
+
+  f = shape(m, b_of_a, c_of_b, NULL, 0);
+  CU_ASSERT_FATAL(OK(mlc_tir_func_compute_regions(m, f)));
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  CU_ASSERT(OK(mlc_sch_get_block(s2, "C", &c)));
+  CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s2, c)));
+  p = print_func(mlc_sch_func(s2));
+  EXPECT_HAS(p, "            T.reads(A[vi, vj])\n"
+                "            T.writes(C[vi, vj])\n");
+  free(p);
+  check_result(m, f, s2, NULL, "reverse_compute_inline_regions");
   mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
