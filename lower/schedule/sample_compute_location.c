@@ -14,6 +14,7 @@
 ** which compute_at and reverse_compute_at accept.
 */
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "lower/schedule/compute_loc.h"
 
@@ -61,10 +62,14 @@ mlc_status mlc_sch_apply_sample_compute_location(mlc_sch *s, mlc_sch_inst *in) {
     MLC_RETURN_IF_ERROR(sch_item_int(s, in->forced, "decision", &d));
     int ok = 0;
     for (int i = 0; i < nc; i++) ok |= cand[i] == d;
-    if (!ok)
-      return sch_fail(s, MLC_SCH_ERR_SAMPLE,
-                      "decision %" PRId64 " is not a legal compute location of %s (%d candidates, from %" PRId64 ")",
-                      d, sch_desc(s, blk), nc, cand[0]);
+    if (!ok) {
+      char list[16 * (CL_MAX_LOOPS + 2)];
+      size_t k = 0;
+      for (int i = 0; i < nc && k < sizeof list; i++)
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%" PRId64, i ? ", " : "", cand[i]);
+      return sch_fail(s, MLC_SCH_ERR_SAMPLE, "decision %" PRId64 " is not a legal compute location of %s (candidates: %s)",
+                      d, sch_desc(s, blk), list);
+    }
   } else {
     d = cand[sch_rand(s) % (uint64_t)nc];
   }

@@ -786,6 +786,13 @@ static void test_sample_compute_location(void) {
   int64_t d = 1;
   CU_ASSERT(OK(mlc_sch_sample_compute_location(s, y, &d, &l)));
   CU_ASSERT_PTR_EQUAL(mlc_sch_rv_stmt(s, l), mlc_sch_rv_stmt(s, loop_of(s, "C", 1)));
+  /* a reduction cannot be inlined: -2 is not a candidate */
+  d = -2;
+  ERR(mlc_sch_sample_compute_location(s, y, &d, &l), "sample_compute_location: decision -2 is not a legal compute location of block \"Y\"");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_SAMPLE);
+  d = 2;
+  ERR(mlc_sch_sample_compute_location(s, y, &d, &l), "decision 2 is not a legal compute location of block \"Y\" (candidates: -1, 0, 1)");
+  d = 1;
   CU_ASSERT(OK(mlc_sch_compute_at(s, y, l, 0)));
   char *t = print_trace(s);
   EXPECT_STR(t,
@@ -796,12 +803,9 @@ static void test_sample_compute_location(void) {
              "sch.compute_at(block=b0, loop=l1)\n");
   free(t);
   check_result(m, mm, s, NULL, "sample_compute_location");
-  /* a reduction cannot be inlined: -2 is not a candidate */
-  d = -2;
-  ERR(mlc_sch_sample_compute_location(s, y, &d, &l), "sample_compute_location: decision -2 is not a legal compute location of block \"Y\"");
-  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_SAMPLE);
-  d = 2;
-  ERR(mlc_sch_sample_compute_location(s, y, &d, &l), "decision 2 is not a legal");
+  /* Y is now under C's loops: only "root" is left */
+  d = 0;
+  ERR(mlc_sch_sample_compute_location(s, y, &d, &l), "(candidates: -1)");
   mlc_sch_destroy(s);
 
   /* "root" leaves the block, "inline" inlines it */
