@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "lower/arith.h"
+#include "lower/tir_visit.h"
 #include "lower/schedule/compute_loc.h"
 
 /* ---- expressions ------------------------------------------------------------------ */
 
 int cl_expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
   switch (a->kind) {
     case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
     case MLC_TIR_FLOAT_IMM: return a->float_value == b->float_value;
@@ -36,34 +37,22 @@ int cl_expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
       for (int i = 0; i < a->call.n; i++)
         if (!cl_expr_eq(a->call.args[i], b->call.args[i])) return 0;
       return 1;
+    case MLC_TIR_RAMP: return cl_expr_eq(a->ramp.base, b->ramp.base) && cl_expr_eq(a->ramp.stride, b->ramp.stride);
+    case MLC_TIR_BROADCAST: return cl_expr_eq(a->un.a, b->un.a);
     case MLC_TIR_REDUCE: return 0;
   }
   return 0;
 }
 
+static int reads_pre(void *ctx, const mlc_tir_expr *e) {
+  return e->kind == MLC_TIR_LOAD && e->load.buffer == ctx ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
 int cl_expr_reads(const mlc_tir_expr *e, const mlc_tir_buffer *b) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return 0;
-    case MLC_TIR_BINARY: return cl_expr_reads(e->bin.a, b) || cl_expr_reads(e->bin.b, b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return cl_expr_reads(e->un.a, b);
-    case MLC_TIR_SELECT:
-      return cl_expr_reads(e->select.c, b) || cl_expr_reads(e->select.t, b) || cl_expr_reads(e->select.f, b);
-    case MLC_TIR_LOAD:
-      if (e->load.buffer == b) return 1;
-      for (int i = 0; i < e->load.n; i++)
-        if (cl_expr_reads(e->load.indices[i], b)) return 1;
-      return 0;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (cl_expr_reads(e->call.args[i], b)) return 1;
-      return 0;
-    case MLC_TIR_REDUCE: return cl_expr_reads(e->reduce.source, b);
-  }
-  return 0;
+  mlc_tir_visitor v = {0};
+  v.ctx = (void *)b; /* compared, never written */
+  v.pre_expr = reads_pre;
+  return mlc_tir_visit_expr(&v, e);
 }
 
 typedef struct repl {
@@ -74,41 +63,21 @@ typedef struct repl {
   int oom;
 } repl;
 
+static mlc_tir_expr *rep_post(mlc_tir_mutator *mu, const mlc_tir_expr *orig, mlc_tir_expr *rebuilt) {
+  repl *r = mu->ctx;
+  if (orig->kind != MLC_TIR_LOAD || orig->load.buffer != r->b) return rebuilt;
+  mlc_tir_expr *out = r->fn(r->ctx, mu->m, orig, rebuilt->load.indices);
+  if (!out) mu->failed = 1;
+  return out;
+}
+
 static mlc_tir_expr *rep(repl *r, mlc_tir_expr *e) {
   if (!e || r->oom || !cl_expr_reads(e, r->b)) return e;
-  mlc_tir_module *m = r->m;
-  mlc_tir_expr *out = NULL;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return e;
-    case MLC_TIR_BINARY: out = mlc_tir_binary(m, e->bin.op, rep(r, e->bin.a), rep(r, e->bin.b)); break;
-    case MLC_TIR_NOT: out = mlc_tir_not(m, rep(r, e->un.a)); break;
-    case MLC_TIR_CAST: out = mlc_tir_cast(m, e->dtype, rep(r, e->un.a)); break;
-    case MLC_TIR_SELECT:
-      out = mlc_tir_select(m, rep(r, e->select.c), rep(r, e->select.t), rep(r, e->select.f));
-      break;
-    case MLC_TIR_LOAD: {
-      mlc_tir_expr **idx = e->load.n ? MLC_ARENA_ARRAY(m->arena, (size_t)e->load.n, mlc_tir_expr *) : NULL;
-      if (e->load.n && !idx) break;
-      for (int i = 0; i < e->load.n; i++)
-        if (!(idx[i] = rep(r, e->load.indices[i]))) r->oom = 1;
-      if (r->oom) break;
-      out = e->load.buffer == r->b ? r->fn(r->ctx, m, e, idx) : mlc_tir_load(m, e->load.buffer, e->load.n, idx);
-      break;
-    }
-    case MLC_TIR_CALL: {
-      mlc_tir_expr **args = MLC_ARENA_ARRAY(m->arena, (size_t)e->call.n, mlc_tir_expr *);
-      if (!args) break;
-      for (int i = 0; i < e->call.n; i++)
-        if (!(args[i] = rep(r, e->call.args[i]))) r->oom = 1;
-      if (!r->oom) out = mlc_tir_call(m, e->call.op, e->call.n, args);
-      break;
-    }
-    case MLC_TIR_REDUCE:
-      out = mlc_tir_reduce(m, e->reduce.op, rep(r, e->reduce.source), e->reduce.naxes, e->reduce.axes);
-      break;
-  }
+  mlc_tir_mutator mu = {0};
+  mu.m = r->m;
+  mu.ctx = r;
+  mu.post_expr = rep_post;
+  mlc_tir_expr *out = mlc_tir_mutate_expr(&mu, e);
   if (!out) r->oom = 1;
   return out;
 }
@@ -212,25 +181,16 @@ static void add_buf(bufset *bs, mlc_tir_buffer *b) {
   bs->out[bs->n++] = b;
 }
 
+static int bufs_pre(void *ctx, const mlc_tir_expr *e) {
+  if (e->kind == MLC_TIR_LOAD) add_buf(ctx, e->load.buffer);
+  return MLC_TIR_VISIT_CONTINUE;
+}
+
 static void expr_bufs(const mlc_tir_expr *e, bufset *bs) {
-  if (!e) return;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return;
-    case MLC_TIR_BINARY: expr_bufs(e->bin.a, bs); expr_bufs(e->bin.b, bs); return;
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: expr_bufs(e->un.a, bs); return;
-    case MLC_TIR_SELECT: expr_bufs(e->select.c, bs); expr_bufs(e->select.t, bs); expr_bufs(e->select.f, bs); return;
-    case MLC_TIR_LOAD:
-      add_buf(bs, e->load.buffer);
-      for (int i = 0; i < e->load.n; i++) expr_bufs(e->load.indices[i], bs);
-      return;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++) expr_bufs(e->call.args[i], bs);
-      return;
-    case MLC_TIR_REDUCE: expr_bufs(e->reduce.source, bs); return;
-  }
+  mlc_tir_visitor v = {0};
+  v.ctx = bs;
+  v.pre_expr = bufs_pre;
+  mlc_tir_visit_expr(&v, e);
 }
 
 /* |reads|: loads into |bs|; else stores. */
@@ -526,7 +486,9 @@ static int range_rec(const mlc_tir_expr *e, const cl_env *env, cl_range *out) {
     case MLC_TIR_CAST:
     case MLC_TIR_LOAD:
     case MLC_TIR_CALL:
-    case MLC_TIR_REDUCE: goto opaque;
+    case MLC_TIR_REDUCE:
+    case MLC_TIR_RAMP:
+    case MLC_TIR_BROADCAST: goto opaque;
   }
 opaque:
   /* a term of symbolic variables only, kept whole */
@@ -718,25 +680,18 @@ static void acc_indices(acc_ctx *c, int n, mlc_tir_expr *const *idx) {
   *c->have = 1;
 }
 
+static int acc_pre(void *ctx, const mlc_tir_expr *e) {
+  acc_ctx *c = ctx;
+  if (e->kind == MLC_TIR_LOAD && e->load.buffer == c->b && !c->stores) acc_indices(c, e->load.n, e->load.indices);
+  return c->why ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
 static void acc_expr(acc_ctx *c, const mlc_tir_expr *e) {
   if (!e || c->why) return;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return;
-    case MLC_TIR_BINARY: acc_expr(c, e->bin.a); acc_expr(c, e->bin.b); return;
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: acc_expr(c, e->un.a); return;
-    case MLC_TIR_SELECT: acc_expr(c, e->select.c); acc_expr(c, e->select.t); acc_expr(c, e->select.f); return;
-    case MLC_TIR_LOAD:
-      for (int i = 0; i < e->load.n; i++) acc_expr(c, e->load.indices[i]);
-      if (e->load.buffer == c->b && !c->stores) acc_indices(c, e->load.n, e->load.indices);
-      return;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++) acc_expr(c, e->call.args[i]);
-      return;
-    case MLC_TIR_REDUCE: acc_expr(c, e->reduce.source); return;
-  }
+  mlc_tir_visitor v = {0};
+  v.ctx = c;
+  v.pre_expr = acc_pre;
+  mlc_tir_visit_expr(&v, e);
 }
 
 static void acc_stmt(acc_ctx *c, const mlc_tir_stmt *st) {

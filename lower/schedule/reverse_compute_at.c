@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "lower/schedule/compute_loc.h"
+#include "lower/tir_visit.h"
 
 typedef struct rca_plan {
   int has[CL_MAX_LOOPS];
@@ -61,8 +62,6 @@ typedef struct lp {
   int perm[CL_MAX_LOOPS];
 } lp;
 
-static void lp_expr(lp *l, const mlc_tir_expr *e);
-
 static void lp_load(lp *l, const mlc_tir_expr *e) {
   int perm[CL_MAX_LOOPS], used[CL_MAX_LOOPS] = {0};
   if (e->load.n > CL_MAX_LOOPS) {
@@ -86,25 +85,18 @@ static void lp_load(lp *l, const mlc_tir_expr *e) {
   memcpy(l->perm, perm, (size_t)l->n * sizeof perm[0]);
 }
 
+static int lp_pre(void *ctx, const mlc_tir_expr *e) {
+  lp *l = ctx;
+  if (e->kind == MLC_TIR_LOAD && e->load.buffer == l->b) lp_load(l, e);
+  return l->bad ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
 static void lp_expr(lp *l, const mlc_tir_expr *e) {
   if (!e || l->bad) return;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return;
-    case MLC_TIR_BINARY: lp_expr(l, e->bin.a); lp_expr(l, e->bin.b); return;
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: lp_expr(l, e->un.a); return;
-    case MLC_TIR_SELECT: lp_expr(l, e->select.c); lp_expr(l, e->select.t); lp_expr(l, e->select.f); return;
-    case MLC_TIR_LOAD:
-      for (int i = 0; i < e->load.n; i++) lp_expr(l, e->load.indices[i]);
-      if (e->load.buffer == l->b) lp_load(l, e);
-      return;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++) lp_expr(l, e->call.args[i]);
-      return;
-    case MLC_TIR_REDUCE: lp_expr(l, e->reduce.source); return;
-  }
+  mlc_tir_visitor v = {0};
+  v.ctx = l;
+  v.pre_expr = lp_pre;
+  mlc_tir_visit_expr(&v, e);
 }
 
 static void lp_stmt(lp *l, const mlc_tir_stmt *st) {

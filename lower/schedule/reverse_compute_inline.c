@@ -22,6 +22,7 @@
 **     writes what c reads or touches what c writes is a DEPENDENCE refusal.
 */
 #include "lower/schedule/compute_loc.h"
+#include "lower/tir_visit.h"
 
 typedef struct rci_plan {
   mlc_tir_stmt *prod, *cons;
@@ -56,64 +57,34 @@ static int trivial_indices(const mlc_tir_stmt *blk, int n, mlc_tir_expr *const *
   return 0;
 }
 
-/* Every load of |b| in |e| has the indices |pat| (|n| of them); -1 if not. */
-static int loads_match(const mlc_tir_expr *e, const mlc_tir_buffer *b, int n, mlc_tir_expr *const *pat) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return 0;
-    case MLC_TIR_BINARY: return loads_match(e->bin.a, b, n, pat) || loads_match(e->bin.b, b, n, pat) ? -1 : 0;
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return loads_match(e->un.a, b, n, pat);
-    case MLC_TIR_SELECT:
-      return loads_match(e->select.c, b, n, pat) || loads_match(e->select.t, b, n, pat) ||
-                     loads_match(e->select.f, b, n, pat)
-                 ? -1
-                 : 0;
-    case MLC_TIR_LOAD:
-      if (e->load.buffer == b) {
-        if (e->load.n != n) return -1;
-        for (int i = 0; i < n; i++)
-          if (!cl_expr_eq(e->load.indices[i], pat[i])) return -1;
-        return 0;
-      }
-      for (int i = 0; i < e->load.n; i++)
-        if (loads_match(e->load.indices[i], b, n, pat)) return -1;
-      return 0;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (loads_match(e->call.args[i], b, n, pat)) return -1;
-      return 0;
-    case MLC_TIR_REDUCE: return -1;
+/* The loads of one buffer in an expression: the first, and whether all
+** have the same indices. */
+typedef struct loads {
+  const mlc_tir_buffer *b;
+  const mlc_tir_expr *first;
+  int differ;
+} loads;
+
+static int loads_pre(void *ctx, const mlc_tir_expr *e) {
+  loads *l = ctx;
+  if (e->kind != MLC_TIR_LOAD || e->load.buffer != l->b) return MLC_TIR_VISIT_CONTINUE;
+  if (!l->first) {
+    l->first = e;
+    return MLC_TIR_VISIT_CONTINUE;
   }
-  return -1;
+  int same = l->first->load.n == e->load.n;
+  for (int i = 0; same && i < e->load.n; i++) same = cl_expr_eq(l->first->load.indices[i], e->load.indices[i]);
+  l->differ |= !same;
+  return MLC_TIR_VISIT_CONTINUE;
 }
 
-/* The first load of |b| in |e|, or NULL. */
-static const mlc_tir_expr *first_load(const mlc_tir_expr *e, const mlc_tir_buffer *b) {
-  if (!e) return NULL;
-  const mlc_tir_expr *r = NULL;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return NULL;
-    case MLC_TIR_BINARY: return (r = first_load(e->bin.a, b)) ? r : first_load(e->bin.b, b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return first_load(e->un.a, b);
-    case MLC_TIR_SELECT:
-      if ((r = first_load(e->select.c, b)) || (r = first_load(e->select.t, b))) return r;
-      return first_load(e->select.f, b);
-    case MLC_TIR_LOAD:
-      if (e->load.buffer == b) return e;
-      for (int i = 0; i < e->load.n && !r; i++) r = first_load(e->load.indices[i], b);
-      return r;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n && !r; i++) r = first_load(e->call.args[i], b);
-      return r;
-    case MLC_TIR_REDUCE: return first_load(e->reduce.source, b);
-  }
-  return NULL;
+static loads find_loads(const mlc_tir_expr *e, const mlc_tir_buffer *b) {
+  loads l = {b, NULL, 0};
+  mlc_tir_visitor v = {0};
+  v.ctx = &l;
+  v.pre_expr = loads_pre;
+  mlc_tir_visit_expr(&v, e);
+  return l;
 }
 
 static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *c, rci_plan *p) {
@@ -162,10 +133,10 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *c, rci_plan *p) {
   const char *pd = sch_desc(s, prod);
   if (cl_is_param(s, b))
     return sch_fail(s, MLC_SCH_ERR_NOT_INLINABLE, "%s is a parameter: %s would no longer write it", b->name, pd);
-  const mlc_tir_expr *ld = first_load(st->store.value, b);
+  loads lds = find_loads(st->store.value, b);
+  const mlc_tir_expr *ld = lds.first;
   int cperm[CL_MAX_LOOPS], pperm[CL_MAX_LOOPS];
-  if (!ld || trivial_indices(c, ld->load.n, ld->load.indices, 1, cperm) ||
-      loads_match(st->store.value, b, ld->load.n, ld->load.indices))
+  if (!ld || lds.differ || trivial_indices(c, ld->load.n, ld->load.indices, 1, cperm))
     return sch_fail(s, MLC_SCH_ERR_NOT_INLINABLE,
                     "%s does not read one element of %s per iteration (each index a distinct iteration variable)",
                     cd, b->name);
