@@ -223,10 +223,6 @@ static mlc_tir_func *before_inline(mlc_tir_module *m, int64_t n) {
   return shape_n(m, n, b_of_a, c_of_b, NULL, 0, "before_inline");
 }
 
-#define WITH_SCHED(m, f, s)                   \
-  mlc_sch *s = NULL;                          \
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)))
-
 /* ---- compute_inline ------------------------------------------------------------------- */
 
 static const char *const before_inline_text =
@@ -242,9 +238,9 @@ static const char *const before_inline_text =
 static void test_compute_inline(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = before_inline(m, 128);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-  WITH_SCHED(m, f, s);
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   mlc_sch_rv b;
   CU_ASSERT(OK(mlc_sch_get_block(s, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s, b)));
@@ -257,11 +253,11 @@ static void test_compute_inline(void) {
   int n;
   ERR(mlc_sch_get_loops(s, b, 4, loops, &n), "was removed by compute_inline");
   mlc_sch_destroy(s);
+  s = NULL;
 
   /* a consumer that reads B transposed, twice: the indices are substituted */
   f = shape(m, b_of_a, c_sq, NULL, 0);
-  mlc_sch *s2 = NULL;
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
   char *p = print_func(mlc_sch_func(s2));
@@ -270,9 +266,10 @@ static void test_compute_inline(void) {
   free(p);
   check_result(m, f, s2, NULL, "compute_inline_twice");
   mlc_sch_destroy(s2);
+  s2 = NULL;
 
   f = shape(m, b_of_a, c_of_bt, NULL, 0);
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
   p = print_func(mlc_sch_func(s2));
@@ -280,11 +277,13 @@ static void test_compute_inline(void) {
   free(p);
   check_result(m, f, s2, NULL, "compute_inline_transposed");
   mlc_sch_destroy(s2);
+  s2 = NULL;
 
   /* blocks with access regions get them recomputed */
   f = shape(m, b_of_a, c_of_b, NULL, 0);
-  CU_ASSERT_FATAL(OK(mlc_tir_func_compute_regions(m, f)));
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  CU_ASSERT_PTR_NOT_NULL(f);
+  if (!f || !OK(mlc_tir_func_compute_regions(m, f))) goto done;
+  if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
   p = print_func(mlc_sch_func(s2));
@@ -294,6 +293,10 @@ static void test_compute_inline(void) {
   free(p);
   check_result(m, f, s2, NULL, "compute_inline_regions");
   mlc_sch_destroy(s2);
+  s2 = NULL;
+done:
+  mlc_sch_destroy(s);
+  mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
 
@@ -302,15 +305,15 @@ static void test_compute_inline(void) {
 static void refuse(mlc_tir_module *m, mlc_tir_func *f, int prim, const char *name, const char *loopof, int loopi,
                    mlc_sch_error cls, const char *frag) {
   mlc_sch *s = NULL;
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  if (!OK(mlc_sch_create(m, f, 1, &s))) return;
   char *before = print_func(mlc_sch_func(s));
-  mlc_sch_rv b, lb, loops[8];
+  mlc_sch_rv b = 0, lb = 0, loops[8] = {0};
   int n = 0;
   CU_ASSERT(OK(mlc_sch_get_block(s, name, &b)));
   if (loopof) {
     CU_ASSERT(OK(mlc_sch_get_block(s, loopof, &lb)));
     CU_ASSERT(OK(mlc_sch_get_loops(s, lb, 8, loops, &n)));
-    CU_ASSERT_FATAL(loopi < n);
+    CU_ASSERT(loopi < n);
   }
   switch (prim) {
     case 0: ERR(mlc_sch_compute_inline(s, b), "compute_inline: ", frag); break;
@@ -331,6 +334,7 @@ static void refuse(mlc_tir_module *m, mlc_tir_func *f, int prim, const char *nam
 static void test_compute_inline_refusals(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
   mlc_tir_func *bi = before_inline(m, 8);
   refuse(m, mm, 0, "Y", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE, "block \"Y\" is a reduction (it has an init)");
@@ -348,18 +352,23 @@ static void test_compute_inline_refusals(void) {
   /* a store whose index is not an iteration variable: a consumer B[vi, 0]
   ** is fine to inline into, a producer B[vi, 0] is not */
   mlc_tir_func *b0 = shape(m, b_of_a, c_of_b0, NULL, 0);
-  mlc_sch *s = NULL;
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, b0, 1, &s)));
+  if (!OK(mlc_sch_create(m, b0, 1, &s))) goto done;
   mlc_sch_rv b;
   CU_ASSERT(OK(mlc_sch_get_block(s, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s, b)));
   check_result(m, b0, s, NULL, "compute_inline_b0");
   mlc_sch_destroy(s);
+  s = NULL;
   /* a predicate */
   mlc_tir_func *pf = shape(m, b_of_a, c_of_b, NULL, 0);
+  CU_ASSERT_PTR_NOT_NULL(pf);
+  if (!pf) goto done;
   mlc_tir_stmt *pb = pf->body->alloc.body->seq.stmts[0]->loop.body->loop.body;
   mlc_tir_block_set_predicate(pb, mlc_tir_binary(m, MLC_TIR_LT, mlc_tir_ref(m, pb->block.iters[0].var), mlc_tir_i64(m, 4)));
   refuse(m, pf, 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE, "block \"B\" has a predicate");
+done:
+  mlc_sch_destroy(s);
+  mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
 
@@ -389,8 +398,9 @@ static void test_compute_inline_indices(void) {
 static void test_reverse_compute_inline(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = before_inline(m, 16);
-  WITH_SCHED(m, f, s);
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   mlc_sch_rv c;
   CU_ASSERT(OK(mlc_sch_get_block(s, "C", &c)));
   CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s, c)));
@@ -405,11 +415,11 @@ static void test_reverse_compute_inline(void) {
                "            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n",
                "reverse_compute_inline");
   mlc_sch_destroy(s);
+  s = NULL;
 
   /* transposed: C[vi, vj] = B[vj, vi] + 1 becomes C[vj, vi] = A[vi, vj] * 2 + 1 in B */
   f = shape(m, b_of_a, c_of_bt, NULL, 0);
-  mlc_sch *s2 = NULL;
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "C", &c)));
   CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s2, c)));
   char *p = print_func(mlc_sch_func(s2));
@@ -417,10 +427,12 @@ static void test_reverse_compute_inline(void) {
   free(p);
   check_result(m, f, s2, NULL, "reverse_compute_inline_transposed");
   mlc_sch_destroy(s2);
+  s2 = NULL;
 
   f = shape(m, b_of_a, c_of_b, NULL, 0);
-  CU_ASSERT_FATAL(OK(mlc_tir_func_compute_regions(m, f)));
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s2)));
+  CU_ASSERT_PTR_NOT_NULL(f);
+  if (!f || !OK(mlc_tir_func_compute_regions(m, f))) goto done;
+  if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "C", &c)));
   CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s2, c)));
   p = print_func(mlc_sch_func(s2));
@@ -428,6 +440,10 @@ static void test_reverse_compute_inline(void) {
                 "            T.writes(C[vi, vj])\n");
   free(p);
   check_result(m, f, s2, NULL, "reverse_compute_inline_regions");
+  mlc_sch_destroy(s2);
+  s2 = NULL;
+done:
+  mlc_sch_destroy(s);
   mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
@@ -467,8 +483,8 @@ static mlc_sch_rv loop_of(mlc_sch *s, const char *name, int i) {
   int n = 0;
   CU_ASSERT(OK(mlc_sch_get_block(s, name, &b)));
   CU_ASSERT(OK(mlc_sch_get_loops(s, b, 8, loops, &n)));
-  CU_ASSERT_FATAL(i < n);
-  return loops[i];
+  CU_ASSERT(i < n);
+  return i < n ? loops[i] : 0;
 }
 
 static mlc_sch_rv block_of(mlc_sch *s, const char *name) {
@@ -480,8 +496,9 @@ static mlc_sch_rv block_of(mlc_sch *s, const char *name) {
 static void test_compute_at(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = before_inline(m, 16);
-  WITH_SCHED(m, f, s);
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   mlc_sch_rv b = block_of(s, "B");
   CU_ASSERT(OK(mlc_sch_compute_at(s, b, loop_of(s, "C", 0), 0)));
   check_result(m, f, s,
@@ -514,9 +531,10 @@ static void test_compute_at(void) {
   CU_ASSERT(OK(mlc_sch_get_loops(s, b, 4, loops, &n)));
   CU_ASSERT_EQUAL(n, 2);
   mlc_sch_destroy(s);
+  s = NULL;
 
   /* under the innermost loop: one element per iteration; unit loops kept on request */
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "B"), loop_of(s, "C", 1), 0)));
   char *p = print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i, j in T.grid(16, 16):\n"
@@ -528,7 +546,8 @@ static void test_compute_at(void) {
   free(p);
   check_result(m, f, s, NULL, "compute_at_inner");
   mlc_sch_destroy(s);
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  s = NULL;
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "B"), loop_of(s, "C", 1), 1)));
   p = print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i, j in T.grid(16, 16):\n"
@@ -542,10 +561,11 @@ static void test_compute_at(void) {
   free(t);
   check_result(m, f, s, NULL, "compute_at_unit");
   mlc_sch_destroy(s);
+  s = NULL;
 
   /* a reduction: its reduce variable keeps a loop over its whole domain */
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, mm, 1, &s)));
+  if (!OK(mlc_sch_create(m, mm, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "Y"), loop_of(s, "C", 1), 0)));
   p = print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i, j in T.grid(8, 8):\n"
@@ -557,6 +577,10 @@ static void test_compute_at(void) {
   free(p);
   check_result(m, mm, s, NULL, "compute_at_reduction");
   mlc_sch_destroy(s);
+  s = NULL;
+done:
+  mlc_sch_destroy(s);
+  mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
 
@@ -582,7 +606,7 @@ static mlc_tir_func *stencil(mlc_tir_module *m, int64_t nb, int64_t nc, int spli
   mlc_tir_stmt *sc = mlc_tir_block(
       m, "C", 1, &itc, NULL,
       mlc_tir_store(m, C, 1, &y, mlc_tir_add(m, mlc_tir_load(m, B, 1, &y), mlc_tir_load(m, B, 1, &y1))));
-  if (split) {
+  if (split && sc) {
     mlc_tir_block_set_predicate(sc, mlc_tir_binary(m, MLC_TIR_LT, bind, mlc_tir_i64(m, nc)));
     sc = mlc_tir_for(m, i1, mlc_tir_i64(m, 0), mlc_tir_i64(m, 4), MLC_TIR_FOR_SERIAL, NULL, sc);
     sc = mlc_tir_for(m, i0, mlc_tir_i64(m, 0), mlc_tir_i64(m, (nc + 3) / 4), MLC_TIR_FOR_SERIAL, NULL, sc);
@@ -597,9 +621,10 @@ static mlc_tir_func *stencil(mlc_tir_module *m, int64_t nb, int64_t nc, int spli
 static void test_compute_at_regions(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_sch *s = NULL, *s2 = NULL;
   /* C reads B[vi] and B[vi + 1]: two elements per iteration */
   mlc_tir_func *f = stencil(m, 16, 15, 0);
-  WITH_SCHED(m, f, s);
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "B"), loop_of(s, "C", 0), 0)));
   check_result(m, f, s,
                "@T.prim_func\n"
@@ -616,9 +641,10 @@ static void test_compute_at_regions(void) {
                "            C[vi] = B[vi] + B[vi + 1]\n",
                "compute_at_stencil");
   mlc_sch_destroy(s);
+  s = NULL;
   /* C split by 4 over 10 (a predicate): B's tiles may pass its domain */
   f = stencil(m, 11, 10, 1);
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "B"), loop_of(s, "C", 0), 0)));
   check_result(m, f, s,
                "@T.prim_func\n"
@@ -638,6 +664,10 @@ static void test_compute_at_regions(void) {
                "                C[vi] = B[vi] + B[vi + 1]\n",
                "compute_at_predicate");
   mlc_sch_destroy(s);
+  s = NULL;
+done:
+  mlc_sch_destroy(s);
+  mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
 
@@ -681,6 +711,11 @@ static void test_compute_at_refusals(void) {
   refuse(m, rev, 2, "B", "D", 0, MLC_SCH_ERR_LOCATION, "block \"C\" reads B before block \"B\" writes it");
   /* a predicate */
   mlc_tir_func *pf = shape(m, b_of_a, c_of_b, NULL, 0);
+  CU_ASSERT_PTR_NOT_NULL(pf);
+  if (!pf) {
+    mlc_tir_module_destroy(m);
+    return;
+  }
   mlc_tir_stmt *pb = pf->body->alloc.body->seq.stmts[0]->loop.body->loop.body;
   mlc_tir_block_set_predicate(pb, mlc_tir_binary(m, MLC_TIR_LT, mlc_tir_ref(m, pb->block.iters[0].var), mlc_tir_i64(m, 4)));
   refuse(m, pf, 2, "B", "C", 0, MLC_SCH_ERR_STRUCTURE, "block \"B\" has a predicate");
@@ -696,6 +731,7 @@ static mlc_tir_func *mm_relu_split(mlc_tir_module *m, int64_t n) {
   if (!f) return NULL;
   mlc_tir_stmt *li = f->body->alloc.body->seq.stmts[0], *lj = li->loop.body, *lk = lj->loop.body;
   mlc_tir_stmt *y = lk->loop.body;
+  if (!y->block.iters) return NULL;
   mlc_tir_var *j0 = mlc_tir_var_new(m, "j_0", I64), *j1 = mlc_tir_var_new(m, "j_1", I64);
   y->block.iters[1].binding =
       mlc_tir_add(m, mlc_tir_mul(m, mlc_tir_ref(m, j0), mlc_tir_i64(m, 4)), mlc_tir_ref(m, j1));
@@ -709,8 +745,9 @@ static mlc_tir_func *mm_relu_split(mlc_tir_module *m, int64_t n) {
 static void test_reverse_compute_at(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = mm_relu_split(m, 128);
-  WITH_SCHED(m, f, s);
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_reverse_compute_at(s, block_of(s, "C"), loop_of(s, "Y", 1), 0)));
   check_result(m, f, s,
                "@T.prim_func\n"
@@ -734,9 +771,10 @@ static void test_reverse_compute_at(void) {
                "                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))\n",
                "reverse_compute_at_mm_relu");
   mlc_sch_destroy(s);
+  s = NULL;
 
   f = before_inline(m, 16);
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_reverse_compute_at(s, block_of(s, "C"), loop_of(s, "B", 0), 0)));
   char *p = print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i in range(16):\n"
@@ -749,6 +787,10 @@ static void test_reverse_compute_at(void) {
   free(p);
   check_result(m, f, s, NULL, "reverse_compute_at_elementwise");
   mlc_sch_destroy(s);
+  s = NULL;
+done:
+  mlc_sch_destroy(s);
+  mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
 
@@ -768,6 +810,11 @@ static void test_reverse_compute_at_refusals(void) {
          "block \"C\" does not read B through its iteration variables");
   /* B computed over half its rows: C's domain is not covered */
   mlc_tir_func *half = shape(m, b_of_a, c_of_b, NULL, 0);
+  CU_ASSERT_PTR_NOT_NULL(half);
+  if (!half) {
+    mlc_tir_module_destroy(m);
+    return;
+  }
   mlc_tir_stmt *bi = half->body->alloc.body->seq.stmts[0];
   bi->loop.extent = mlc_tir_i64(m, 4);
   refuse(m, half, 3, "C", "B", 0, MLC_SCH_ERR_REGION,
@@ -780,8 +827,9 @@ static void test_reverse_compute_at_refusals(void) {
 static void test_sample_compute_location(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
-  WITH_SCHED(m, mm, s);
+  if (!OK(mlc_sch_create(m, mm, 1, &s))) goto done;
   mlc_sch_rv y = block_of(s, "Y"), l;
   int64_t d = 1;
   CU_ASSERT(OK(mlc_sch_sample_compute_location(s, y, &d, &l)));
@@ -807,10 +855,11 @@ static void test_sample_compute_location(void) {
   d = 0;
   ERR(mlc_sch_sample_compute_location(s, y, &d, &l), "(candidates: -1)");
   mlc_sch_destroy(s);
+  s = NULL;
 
   /* "root" leaves the block, "inline" inlines it */
   mlc_tir_func *f = before_inline(m, 128);
-  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   mlc_sch_rv b = block_of(s, "B");
   d = -1;
   CU_ASSERT(OK(mlc_sch_sample_compute_location(s, b, &d, &l)));
@@ -828,11 +877,12 @@ static void test_sample_compute_location(void) {
   EXPECT_HAS(t, "l2 = sch.sample_compute_location(block=b0, decision=-2)\nsch.compute_at(block=b0, loop=l2)\n");
   free(t);
   mlc_sch_destroy(s);
+  s = NULL;
 
   /* drawn: every decision is a candidate, the seeds give several, and the trace replays */
   int seen[5] = {0};
   for (uint64_t seed = 1; seed <= 24; seed++) {
-    CU_ASSERT_FATAL(OK(mlc_sch_create(m, mm, seed, &s)));
+    if (!OK(mlc_sch_create(m, mm, seed, &s))) break;
     y = block_of(s, "Y");
     CU_ASSERT(OK(mlc_sch_sample_compute_location(s, y, NULL, &l)));
     mlc_tir_stmt *ls = mlc_sch_rv_stmt(s, l);
@@ -842,8 +892,12 @@ static void test_sample_compute_location(void) {
     CU_ASSERT(OK(mlc_sch_compute_at(s, y, l, 0)));
     if (seed <= 3) check_result(m, mm, s, NULL, "sample_compute_location_drawn");
     mlc_sch_destroy(s);
+    s = NULL;
   }
   CU_ASSERT(seen[1] && seen[3] && seen[4]);
+done:
+  mlc_sch_destroy(s);
+  mlc_sch_destroy(s2);
   mlc_tir_module_destroy(m);
 }
 
