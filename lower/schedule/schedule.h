@@ -243,6 +243,30 @@ MLC_MUST_USE mlc_status mlc_sch_unannotate(mlc_sch *s, mlc_sch_rv block_or_loop,
 /* ---- compute locations (compute_at.c, reverse_compute_at.c, compute_inline.c,
 **      reverse_compute_inline.c) ---------------------------------------------- */
 
+/* Removes |block| (one store B[v0, v1, ...] = value of an allocated buffer,
+** spatial, each index a distinct iteration variable) and puts its value in
+** every load of B; B's allocation goes.  Refused (NOT_INLINABLE) for a
+** reduction, a parameter, several statements, other indices, a block that
+** reads B or is not its only writer; (DEPENDENCE) when a block between it
+** and B's readers writes what the value reads. */
+MLC_MUST_USE mlc_status mlc_sch_compute_inline(mlc_sch *s, mlc_sch_rv block);
+/* Folds the elementwise consumer |block| into its one producer, which then
+** stores the consumer's expression of its value to the consumer's output
+** (the producer must be a complete single store: not a reduction). */
+MLC_MUST_USE mlc_status mlc_sch_reverse_compute_inline(mlc_sch *s, mlc_sch_rv block);
+/* Moves the producer |block| under |loop| (which encloses all its
+** consumers), with new loops covering the region the consumers read in one
+** iteration of |loop| (LOCATION, REGION, DEPENDENCE, STRUCTURE refusals).
+** New loops of extent 1 are kept only with |preserve_unit_loops|.  |loop|
+** may be the "root" location (nothing happens) or "inline" (compute_inline)
+** of sample_compute_location. */
+MLC_MUST_USE mlc_status mlc_sch_compute_at(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv loop, int preserve_unit_loops);
+/* Moves the consumer |block| under |loop| (which encloses all its
+** producers), after them, covering the region they write in one iteration
+** ("inline": reverse_compute_inline). */
+MLC_MUST_USE mlc_status mlc_sch_reverse_compute_at(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv loop,
+                                                   int preserve_unit_loops);
+
 /* ---- caches, layouts and reductions (cache_read.c, cache_write.c,
 **      transform_layout.c, decompose_reduction.c) ----------------------------- */
 
@@ -260,6 +284,13 @@ MLC_MUST_USE mlc_status mlc_sch_sample_perfect_tile(mlc_sch *s, mlc_sch_rv loop,
 ** |probs|, or candidates[*decision] when |decision| is not NULL. */
 MLC_MUST_USE mlc_status mlc_sch_sample_categorical(mlc_sch *s, int n, const int64_t *candidates, const double *probs,
                                                    const int64_t *decision, mlc_sch_rv *out);
+/* A compute location of |block| (sample_compute_location.c): -2 "inline"
+** (when compute_inline is legal), -1 "root", or i, the i-th loop around its
+** first consumer where compute_at is legal; drawn with the schedule's seed
+** unless |decision| (borrowed; NULL: sample) gives it (SAMPLE refusal when
+** not a candidate).  *|out|: a loop handle for compute_at. */
+MLC_MUST_USE mlc_status mlc_sch_sample_compute_location(mlc_sch *s, mlc_sch_rv block, const int64_t *decision,
+                                                        mlc_sch_rv *out);
 
 /* ---- generic application ---------------------------------------------------- */
 
