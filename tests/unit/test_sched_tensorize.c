@@ -178,6 +178,34 @@ static void check_replay(mlc_tir_module *m, const mlc_tir_func *f, const mlc_sch
   mlc_sch_destroy(r);
 }
 
+
+/* Compares the printed function of |s| with mm_relu over n x n whose Y nest is |ynest|. */
+static void expect_func(const mlc_sch *s, int64_t n, const char *ynest) {
+  char head[512], tail[512];
+  snprintf(head, sizeof head,
+           "@T.prim_func\n"
+           "def mm_relu(A: T.Buffer((%lld, %lld), \"float32\"), B: T.Buffer((%lld, %lld), \"float32\"), "
+           "C: T.Buffer((%lld, %lld), \"float32\")):\n"
+           "    T.func_attr({\"global_symbol\": \"mm_relu\", \"tir.noalias\": True})\n"
+           "    Y = T.alloc_buffer((%lld, %lld), \"float32\")\n",
+           (long long)n, (long long)n, (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
+           (long long)n);
+  snprintf(tail, sizeof tail,
+           "    for i, j in T.grid(%lld, %lld):\n"
+           "        with T.block(\"C\"):\n"
+           "            vi = T.axis.spatial(%lld, i)\n"
+           "            vj = T.axis.spatial(%lld, j)\n"
+           "            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))\n",
+           (long long)n, (long long)n, (long long)n, (long long)n);
+  size_t len = strlen(head) + strlen(ynest) + strlen(tail) + 1;
+  char *want = malloc(len);
+  snprintf(want, len, "%s%s%s", head, ynest, tail);
+  char *got = print_func(mlc_sch_func(s));
+  EXPECT_STR(got, want);
+  free(got);
+  free(want);
+}
+
 static void dump(const char *what, const mlc_sch *s) {
   if (!getenv("MLC_TEST_DUMP")) return;
   char *p = print_func(mlc_sch_func(s)), *t = print_trace(s);
@@ -200,6 +228,28 @@ static void test_blockize_outer_reduce(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   dump("blockize_outer_reduce", s);
+  expect_func(s, 32,
+      "    for i, j0, k in T.grid(32, 2, 32):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(32, i)\n"
+      "            vj_o = T.axis.spatial(2, j0)\n"
+      "            vk_o = T.axis.reduce(32, k)\n"
+      "            with T.init():\n"
+      "                for j1_init in range(16):\n"
+      "                    with T.block(\"Y_init\"):\n"
+      "                        vj_i_init = T.axis.spatial(16, j1_init)\n"
+      "                        Y[vi_o, vj_o * 16 + vj_i_init] = T.float32(0)\n"
+      "            for j1 in range(16):\n"
+      "                with T.block(\"Y\"):\n"
+      "                    vj_i = T.axis.spatial(16, j1)\n"
+      "                    Y[vi_o, vj_o * 16 + vj_i] = Y[vi_o, vj_o * 16 + vj_i] + A[vi_o, vk_o] * B[vk_o, vj_o * 16 + vj_i]\n");
+  CU_ASSERT_EQUAL(mlc_sch_rv_kind_of(s, bo), MLC_SCH_RV_BLOCK);
+  CU_ASSERT_STRING_EQUAL(mlc_sch_rv_stmt(s, bo)->block.name, "Y_o");
+  /* the block and the loops keep their handles */
+  CU_ASSERT_STRING_EQUAL(mlc_sch_rv_stmt(s, y)->block.name, "Y");
+  CU_ASSERT_EQUAL(mlc_sch_rv_stmt(s, y)->block.niters, 1);
+  CU_ASSERT_PTR_EQUAL(mlc_sch_rv_stmt(s, l[3])->loop.body, mlc_sch_rv_stmt(s, y));
+  CU_ASSERT_PTR_EQUAL(mlc_sch_rv_stmt(s, bo)->block.body, mlc_sch_rv_stmt(s, l[3]));
   mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_outer_reduce");
   check_replay(m, f, s);
   mlc_sch_destroy(s);
@@ -220,6 +270,18 @@ static void test_blockize_inner_reduce(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[2], &bo)));
   dump("blockize_inner_reduce", s);
+  expect_func(s, 16,
+      "    for i, j0 in T.grid(16, 4):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(16, i)\n"
+      "            vj_o = T.axis.spatial(4, j0)\n"
+      "            for j1, k in T.grid(4, 16):\n"
+      "                with T.block(\"Y\"):\n"
+      "                    vj_i = T.axis.spatial(4, j1)\n"
+      "                    vk_i = T.axis.reduce(16, k)\n"
+      "                    with T.init():\n"
+      "                        Y[vi_o, vj_o * 4 + vj_i] = T.float32(0)\n"
+      "                    Y[vi_o, vj_o * 4 + vj_i] = Y[vi_o, vj_o * 4 + vj_i] + A[vi_o, vk_i] * B[vk_i, vj_o * 4 + vj_i]\n");
   mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_inner_reduce");
   check_replay(m, f, s);
   mlc_sch_destroy(s);
@@ -240,8 +302,156 @@ static void test_blockize_split_reduce(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   dump("blockize_split_reduce", s);
+  expect_func(s, 16,
+      "    for i, j0, k0 in T.grid(16, 2, 4):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(16, i)\n"
+      "            vj_o = T.axis.spatial(2, j0)\n"
+      "            vk_o = T.axis.reduce(4, k0)\n"
+      "            with T.init():\n"
+      "                for j1_init in range(8):\n"
+      "                    with T.block(\"Y_init\"):\n"
+      "                        vj_i_init = T.axis.spatial(8, j1_init)\n"
+      "                        Y[vi_o, vj_o * 8 + vj_i_init] = T.float32(0)\n"
+      "            for k1, j1 in T.grid(4, 8):\n"
+      "                with T.block(\"Y\"):\n"
+      "                    vj_i = T.axis.spatial(8, j1)\n"
+      "                    vk_i = T.axis.reduce(4, k1)\n"
+      "                    Y[vi_o, vj_o * 8 + vj_i] = Y[vi_o, vj_o * 8 + vj_i] + A[vi_o, vk_o * 4 + vk_i] * B[vk_o * 4 + vk_i, vj_o * 8 + vj_i]\n");
   mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_split_reduce");
   check_replay(m, f, s);
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
+
+/* Applies |fn| to a fresh schedule of |sp|'s function after get_block / get_loops. */
+static mlc_sch *fresh(mlc_tir_module *m, const mm_spec *sp, mlc_tir_func **f, mlc_sch_rv *y, mlc_sch_rv *l) {
+  int n;
+  *f = mm_nest(m, sp);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(*f);
+  return open_sched(m, *f, y, l, &n);
+}
+
+/* A refused primitive leaves the function as it was and is not recorded. */
+static void check_unchanged(const mlc_tir_func *f, const mlc_sch *s, int trace_len) {
+  char *a = print_func(f), *b = print_func(mlc_sch_func(s));
+  EXPECT_STR(b, a);
+  free(a);
+  free(b);
+  CU_ASSERT_EQUAL(mlc_sch_trace_len(s), trace_len);
+}
+
+static void test_blockize_refusals(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_tir_func *f;
+  mlc_sch_rv y, l[8], bo = 0;
+  mlc_sch *s;
+
+  /* not a loop */
+  mm_spec sp = spec_ij0kj1(32, 16);
+  s = fresh(m, &sp, &f, &y, l);
+  ERR(mlc_sch_blockize(s, y, &bo), "blockize: target: handle 1 is not a loop");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_HANDLE);
+  /* an inner loop that reads the loop variable at coefficient 16: j1 outside, j0 inside */
+  mlc_sch_destroy(s);
+  mm_spec sp2 = {32, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 4,
+                 {{"i", 32}, {"j1", 16}, {"k", 32}, {"j0", 2}},
+                 {{T1(0, 1), END}, {T1(3, 16), T1(1, 1), END}, {T1(2, 1), END}}};
+  s = fresh(m, &sp2, &f, &y, l);
+  ERR(mlc_sch_blockize(s, l[3], &bo),
+      "blockize: the binding of vj in block \"Y\" (j0 * 16 + j1) is not divisible at the subtree: loop j0 has "
+      "coefficient 16 where 1 is needed");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
+  check_unchanged(f, s, 2);
+  /* an outer term that is not a multiple of the inner extent */
+  mlc_sch_destroy(s);
+  mm_spec sp3 = {32, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 5,
+                 {{"i", 32}, {"j0", 2}, {"j1", 2}, {"k", 32}, {"j2", 8}},
+                 {{T1(0, 1), END}, {T1(1, 16), T1(2, 4), T1(4, 1), END}, {T1(3, 1), END}}};
+  s = fresh(m, &sp3, &f, &y, l);
+  ERR(mlc_sch_blockize(s, l[4], &bo),
+      "blockize: the binding of vj in block \"Y\" (j0 * 16 + j1 * 4 + j2) is not divisible at the subtree: the outer "
+      "term j1 * 4 is not a multiple of the inner extent 8");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
+  /* a loop used by two bindings */
+  mlc_sch_destroy(s);
+  mm_spec sp4 = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 2,
+                 {{"i", 16}, {"k", 16}},
+                 {{T1(0, 1), END}, {T1(0, 1), END}, {T1(1, 1), END}}};
+  s = fresh(m, &sp4, &f, &y, l);
+  ERR(mlc_sch_blockize(s, l[0], &bo), "blockize: loop i is used by the bindings of both vi and vj in block \"Y\"");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
+  /* a loop that binds nothing: the block would run twice per instance */
+  mlc_sch_destroy(s);
+  mm_spec sp5 = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 4,
+                 {{"i", 16}, {"j", 16}, {"k", 16}, {"r", 2}},
+                 {{T1(0, 1), END}, {T1(1, 1), END}, {T1(2, 1), END}}};
+  s = fresh(m, &sp5, &f, &y, l);
+  ERR(mlc_sch_blockize(s, l[3], &bo),
+      "blockize: loop r binds no iteration variable of block \"Y\": the block would run 2 times for one instance");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
+  /* a fused loop read through // and %, divided inside its atom */
+  mlc_sch_destroy(s);
+  mm_spec sp6 = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 2,
+                 {{"f", 256}, {"k", 16}},
+                 {{{0, 1, 16, 0}, END}, {{0, 1, 0, 16}, END}, {T1(1, 1), END}}};
+  s = fresh(m, &sp6, &f, &y, l);
+  ERR(mlc_sch_blockize(s, l[0], &bo),
+      "blockize: the binding of vi in block \"Y\" (f // 16) uses loop f inside f // 16: it cannot be divided at the "
+      "subtree");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
+  /* a domain that the inner extent does not divide (a split with a predicate) */
+  mlc_sch_destroy(s);
+  mm_spec sp7 = {40, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 1, 4,
+                 {{"i", 40}, {"j0", 3}, {"k", 40}, {"j1", 16}},
+                 {{T1(0, 1), END}, {T1(1, 16), T1(3, 1), END}, {T1(2, 1), END}}};
+  s = fresh(m, &sp7, &f, &y, l);
+  ERR(mlc_sch_blockize(s, l[3], &bo), "blockize: vj in block \"Y\" has extent 40, not a multiple of its inner extent 16");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
+  /* ... and with a divisible one, the init cannot leave a block with a predicate */
+  mlc_sch_destroy(s);
+  mm_spec sp8 = {32, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 1, 4,
+                 {{"i", 32}, {"j0", 2}, {"k", 32}, {"j1", 16}},
+                 {{T1(0, 1), END}, {T1(1, 16), T1(3, 1), END}, {T1(2, 1), END}}};
+  s = fresh(m, &sp8, &f, &y, l);
+  ERR(mlc_sch_blockize(s, l[3], &bo), "blockize: block \"Y\" has a predicate: its init cannot move to the outer block");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_STRUCTURE);
+  check_unchanged(f, s, 2);
+  /* where the init stays inside, the predicate stays on the inner block */
+  int n;
+  CU_ASSERT(OK(mlc_sch_get_loops(s, y, 8, l, &n)));
+  CU_ASSERT(OK(mlc_sch_blockize(s, l[1], &bo)));
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_predicate");
+  char *p = print_func(mlc_sch_func(s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "T.where(i < 32 and j0 * 16 + j1 < 32 and k < 32)"));
+  free(p);
+  mlc_sch_destroy(s);
+
+  /* not a loop nest around one block: loop i of the relu holds two blocks */
+  f = mlc_th_mm_relu(m, 8);
+  mlc_tir_stmt *ci = f->body->alloc.body->seq.stmts[1], *cj = ci->loop.body;
+  ci->loop.body = mlc_tir_seq2(m, cj, mlc_tir_stmt_copy(m, cj, &(mlc_tir_subst){0, NULL, NULL, 0, NULL, NULL, 1}));
+  cj->loop.body->block.name = "C1";
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  mlc_sch_rv c;
+  CU_ASSERT(OK(mlc_sch_get_block(s, "C1", &c)));
+  CU_ASSERT(OK(mlc_sch_get_loops(s, c, 8, l, &n)));
+  ERR(mlc_sch_blockize(s, l[0], &bo),
+      "blockize: loop i holds a sequence of statements, not a loop or a block: blockize needs a nest of loops "
+      "around one block");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_STRUCTURE);
+  mlc_sch_destroy(s);
+  /* an inner loop that does not start at 0 */
+  mm_spec sp9 = spec_ij0kj1(32, 16);
+  f = mm_nest(m, &sp9);
+  f->body->alloc.body->seq.stmts[0]->loop.body->loop.body->loop.body->loop.min = mlc_tir_i64(m, 1);
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  CU_ASSERT(OK(mlc_sch_get_block(s, "Y", &y)));
+  CU_ASSERT(OK(mlc_sch_get_loops(s, y, 8, l, &n)));
+  ERR(mlc_sch_blockize(s, l[2], &bo), "blockize: loop j1 under the subtree does not start at 0");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_STRUCTURE);
   mlc_sch_destroy(s);
   mlc_tir_module_destroy(m);
 }
@@ -260,6 +470,24 @@ static void test_tensorize_fma(void) {
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   CU_ASSERT(OK(mlc_sch_tensorize(s, bo, "avx512_fma_f32x16")));
   dump("tensorize_fma", s);
+  static const char *const fma_nest =
+      "    for i, j0, k in T.grid(32, 2, 32):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(32, i)\n"
+      "            vj_o = T.axis.spatial(2, j0)\n"
+      "            vk_o = T.axis.reduce(32, k)\n"
+      "            with T.init():\n"
+      "                for j1_init in range(16):\n"
+      "                    with T.block(\"Y_init\"):\n"
+      "                        vj_i_init = T.axis.spatial(16, j1_init)\n"
+      "                        Y[vi_o, vj_o * 16 + vj_i_init] = T.float32(0)\n"
+      "            for j in T.vectorized(16):\n"
+      "                Y[vi_o, vj_o * 16 + j] = Y[vi_o, vj_o * 16 + j] + A[vi_o, vk_o] * B[vk_o, vj_o * 16 + j]\n";
+  expect_func(s, 32, fma_nest);
+  /* the inner block and loop are gone */
+  MLC_TEST_ERR(mlc_sch_get_loops(s, y, 8, l, &n), MLC_INVALID_ARGUMENT, "get_loops: block: the block of handle",
+               "was removed by tensorize");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_HANDLE);
   mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_fma");
   check_replay(m, f, s);
   mlc_sch_destroy(s);
@@ -267,6 +495,7 @@ static void test_tensorize_fma(void) {
   s = open_sched(m, f, &y, l, &n);
   CU_ASSERT(OK(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16")));
   dump("tensorize_fma_loop", s);
+  expect_func(s, 32, fma_nest);
   mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_fma_loop");
   check_replay(m, f, s);
   mlc_sch_destroy(s);
@@ -286,9 +515,154 @@ static void test_tensorize_tile(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_tensorize(s, l[3], "avx512_fma_f32_6x16")));
   dump("tensorize_tile", s);
+  expect_func(s, 48,
+      "    for i0, j0, k in T.grid(8, 3, 48):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(8, i0)\n"
+      "            vj_o = T.axis.spatial(3, j0)\n"
+      "            vk_o = T.axis.reduce(48, k)\n"
+      "            with T.init():\n"
+      "                for i1_init, j1_init in T.grid(6, 16):\n"
+      "                    with T.block(\"Y_init\"):\n"
+      "                        vi_i_init = T.axis.spatial(6, i1_init)\n"
+      "                        vj_i_init = T.axis.spatial(16, j1_init)\n"
+      "                        Y[vi_o * 6 + vi_i_init, vj_o * 16 + vj_i_init] = T.float32(0)\n"
+      "            for i in T.unroll(6):\n"
+      "                for j in T.vectorized(16):\n"
+      "                    Y[vi_o * 6 + i, vj_o * 16 + j] = Y[vi_o * 6 + i, vj_o * 16 + j] + A[vi_o * 6 + i, vk_o] * B[vk_o, vj_o * 16 + j]\n");
   mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_tile");
   check_replay(m, f, s);
   mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
+static void test_tensorize_refusals(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_tir_func *f;
+  mlc_sch_rv y, l[8], bo = 0;
+  mlc_sch *s;
+
+  /* an unknown intrinsic */
+  mm_spec sp = spec_ij0kj1(32, 16);
+  s = fresh(m, &sp, &f, &y, l);
+  ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x8"),
+      "tensorize: no tensor intrinsic named \"avx512_fma_f32x8\" (known: avx512_fma_f32x16, avx512_fma_f32_6x16)");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_ARGUMENT);
+  /* a block whose body is a store, not the intrinsic's loop */
+  ERR(mlc_sch_tensorize(s, y, "avx512_fma_f32x16"),
+      "tensorize: block \"Y\" does not match the intrinsic \"avx512_fma_f32x16\": found a store where the intrinsic "
+      "has a loop");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  check_unchanged(f, s, 2);
+  /* tensorize replaced the inner loop: its handle is retired */
+  CU_ASSERT(OK(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16")));
+  ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"), "tensorize: block_or_loop: the loop of handle",
+      "was removed by tensorize");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_HANDLE);
+  mlc_sch_destroy(s);
+
+  /* an extent of 8 where the intrinsic has 16; on a loop, the blockize is undone */
+  sp = spec_ij0kj1(32, 8);
+  s = fresh(m, &sp, &f, &y, l);
+  ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
+      "tensorize: block \"Y_o\" does not match the intrinsic \"avx512_fma_f32x16\": loop j1 has extent 8 where the "
+      "intrinsic's loop j has 16");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  check_unchanged(f, s, 2);
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_undone");
+  /* the same on the blockized block: nothing changes either */
+  CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
+  char *before = print_func(mlc_sch_func(s));
+  ERR(mlc_sch_tensorize(s, bo, "avx512_fma_f32x16"), "loop j1 has extent 8 where the intrinsic's loop j has 16");
+  char *after = print_func(mlc_sch_func(s));
+  EXPECT_STR(after, before);
+  free(before);
+  free(after);
+  /* an 8 x 8 tile is not the 6 x 16 one */
+  ERR(mlc_sch_tensorize(s, bo, "avx512_fma_f32_6x16"),
+      "block \"Y_o\" does not match the intrinsic \"avx512_fma_f32_6x16\": loop j1 has extent 8 where the "
+      "intrinsic's loop i has 6");
+  mlc_sch_destroy(s);
+
+  /* another operator: Y = Y - A * B */
+  sp = spec_ij0kj1(32, 16);
+  sp.op = MLC_TIR_SUB;
+  s = fresh(m, &sp, &f, &y, l);
+  ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
+      "tensorize: block \"Y_o\" does not match the intrinsic \"avx512_fma_f32x16\": Y[vi_o, vj_o * 16 + vj_i] - "
+      "A[vi_o, vk_o] * B[vk_o, vj_o * 16 + vj_i] has operator - where the intrinsic has +");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  check_unchanged(f, s, 2);
+  mlc_sch_destroy(s);
+
+  /* another dtype */
+  sp = spec_ij0kj1(32, 16);
+  sp.dtype = MLC_DTYPE_F64;
+  s = fresh(m, &sp, &f, &y, l);
+  ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
+      "does not match the intrinsic \"avx512_fma_f32x16\": Y is float64 where the intrinsic's C is float32");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  mlc_sch_destroy(s);
+
+  /* B transposed: the 16 lanes run down a column of B, not along a row */
+  sp = spec_ij0kj1(32, 16);
+  sp.trans_b = 1;
+  s = fresh(m, &sp, &f, &y, l);
+  ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
+      "does not match the intrinsic \"avx512_fma_f32x16\": index 0 of B (vj_o * 16 + vj_i) is not fixed");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  mlc_sch_destroy(s);
+
+  /* the reduction inside the subtree: two loops where the intrinsic has one */
+  mm_spec sp2 = {32, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 4,
+                 {{"i", 32}, {"j0", 2}, {"j1", 16}, {"k", 32}},
+                 {{T1(0, 1), END}, {T1(1, 16), T1(2, 1), END}, {T1(3, 1), END}}};
+  s = fresh(m, &sp2, &f, &y, l);
+  ERR(mlc_sch_tensorize(s, l[2], "avx512_fma_f32x16"),
+      "does not match the intrinsic \"avx512_fma_f32x16\": found a loop where the intrinsic has a block");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  check_unchanged(f, s, 2);
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
+/* ---- the intrinsics ----------------------------------------------------------------- */
+
+/* Each implementation computes its description. */
+static void test_intrinsics(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_EQUAL(mlc_sch_intrin_count(), 2);
+  CU_ASSERT_PTR_NULL(mlc_sch_intrin_find("nope"));
+  CU_ASSERT_PTR_NULL(mlc_sch_intrin_at(-1));
+  CU_ASSERT_PTR_NULL(mlc_sch_intrin_at(mlc_sch_intrin_count()));
+  for (int i = 0; i < mlc_sch_intrin_count(); i++) {
+    const mlc_sch_intrin *in = mlc_sch_intrin_at(i);
+    CU_ASSERT_PTR_EQUAL(mlc_sch_intrin_find(in->name), in);
+    mlc_tir_func *desc = NULL, *impl = NULL;
+    CU_ASSERT_FATAL(OK(mlc_sch_intrin_build(m, in, &desc, &impl)));
+    CU_ASSERT(mlc_th_sched_same(m, desc, impl, in->name) == 0);
+  }
+  mlc_tir_func *desc = NULL, *impl = NULL;
+  CU_ASSERT(OK(mlc_sch_intrin_build(m, mlc_sch_intrin_find("avx512_fma_f32x16"), &desc, &impl)));
+  char *d = print_func(desc), *p = print_func(impl);
+  EXPECT_STR(d,
+             "@T.prim_func\n"
+             "def avx512_fma_f32x16_desc(A: T.Buffer((1,), \"float32\"), B: T.Buffer((16,), \"float32\"), "
+             "C: T.Buffer((16,), \"float32\")):\n"
+             "    for j in range(16):\n"
+             "        with T.block(\"update\"):\n"
+             "            vj = T.axis.spatial(16, j)\n"
+             "            C[vj] = C[vj] + A[0] * B[vj]\n");
+  EXPECT_STR(p,
+             "@T.prim_func\n"
+             "def avx512_fma_f32x16_impl(A: T.Buffer((1,), \"float32\"), B: T.Buffer((16,), \"float32\"), "
+             "C: T.Buffer((16,), \"float32\")):\n"
+             "    for j in T.vectorized(16):\n"
+             "        C[j] = C[j] + A[0] * B[j]\n");
+  free(d);
+  free(p);
   mlc_tir_module_destroy(m);
 }
 
@@ -296,8 +670,11 @@ static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"blockize_outer_reduce", test_blockize_outer_reduce},
                                       {"blockize_inner_reduce", test_blockize_inner_reduce},
                                       {"blockize_split_reduce", test_blockize_split_reduce},
+                                      {"blockize_refusals", test_blockize_refusals},
                                       {"tensorize_fma", test_tensorize_fma},
                                       {"tensorize_tile", test_tensorize_tile},
+                                      {"tensorize_refusals", test_tensorize_refusals},
+                                      {"intrinsics", test_intrinsics},
                                       {NULL, NULL}};
   CU_pSuite suite = CU_add_suite("sched_tensorize", mlc_th_kernel_init, mlc_th_kernel_clean);
   for (int i = 0; suite && tests[i].pName; i++) CU_add_test(suite, tests[i].pName, tests[i].pTestFunc);
