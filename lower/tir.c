@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "lower/tir_visit.h"
 
 /* ---- names -------------------------------------------------------------- */
 
@@ -713,56 +714,26 @@ const char *mlc_tir_func_symbol(const mlc_tir_func *f) {
 
 /* ---- queries ---------------------------------------------------------------- */
 
+static int uses_var_pre(void *ctx, const mlc_tir_expr *e) {
+  return (e->kind == MLC_TIR_VAR_REF && e->var == ctx) ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
 int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM: return 0;
-    case MLC_TIR_VAR_REF: return e->var == v;
-    case MLC_TIR_BINARY: return mlc_tir_expr_uses_var(e->bin.a, v) || mlc_tir_expr_uses_var(e->bin.b, v);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return mlc_tir_expr_uses_var(e->un.a, v);
-    case MLC_TIR_SELECT:
-      return mlc_tir_expr_uses_var(e->select.c, v) || mlc_tir_expr_uses_var(e->select.t, v) ||
-             mlc_tir_expr_uses_var(e->select.f, v);
-    case MLC_TIR_LOAD:
-      for (int i = 0; i < e->load.n; i++)
-        if (mlc_tir_expr_uses_var(e->load.indices[i], v)) return 1;
-      return 0;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (mlc_tir_expr_uses_var(e->call.args[i], v)) return 1;
-      return 0;
-    case MLC_TIR_REDUCE:
-      for (int i = 0; i < e->reduce.naxes; i++)
-        if (mlc_tir_expr_uses_var(e->reduce.axes[i].min, v) ||
-            mlc_tir_expr_uses_var(e->reduce.axes[i].extent, v))
-          return 1;
-      return mlc_tir_expr_uses_var(e->reduce.source, v);
-  }
-  return 0;
+  mlc_tir_visitor vis = {0};
+  vis.ctx = (void *)v; /* compared, never written */
+  vis.pre_expr = uses_var_pre;
+  return mlc_tir_visit_expr(&vis, e);
+}
+
+static int has_load_pre(void *ctx, const mlc_tir_expr *e) {
+  (void)ctx;
+  return e->kind == MLC_TIR_LOAD ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
 }
 
 int mlc_tir_expr_has_load(const mlc_tir_expr *e) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return 0;
-    case MLC_TIR_BINARY: return mlc_tir_expr_has_load(e->bin.a) || mlc_tir_expr_has_load(e->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return mlc_tir_expr_has_load(e->un.a);
-    case MLC_TIR_SELECT:
-      return mlc_tir_expr_has_load(e->select.c) || mlc_tir_expr_has_load(e->select.t) ||
-             mlc_tir_expr_has_load(e->select.f);
-    case MLC_TIR_LOAD: return 1;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (mlc_tir_expr_has_load(e->call.args[i])) return 1;
-      return 0;
-    case MLC_TIR_REDUCE: return mlc_tir_expr_has_load(e->reduce.source);
-  }
-  return 0;
+  mlc_tir_visitor vis = {0};
+  vis.pre_expr = has_load_pre;
+  return mlc_tir_visit_expr(&vis, e);
 }
 
 /* ---- copy with substitution --------------------------------------------------- */
