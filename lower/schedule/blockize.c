@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "lower/arith.h"
 #include "lower/schedule/tensorize_int.h"
 
 #define MAX_LOOPS 64
@@ -69,8 +70,9 @@ static const char *stmt_word(const mlc_tir_stmt *st) {
 /* How one iteration variable divides. */
 typedef struct division {
   int64_t e_in;   /* the inner extent E (1: no inner part) */
-  sch_lin inner;  /* sum of inner loop terms */
-  sch_lin outer;  /* the outer part, already divided by E */
+  sch_lin inner;  /* sum of inner loop terms (linear reading) */
+  sch_lin outer;  /* the outer part, already divided by E (linear reading) */
+  mlc_tir_expr *ibind, *obind; /* the inner and outer bindings (when E > 1) */
   int has_outer;
   mlc_tir_var *v_o, *v_i;
   mlc_tir_expr *value; /* what the original variable becomes */
@@ -178,6 +180,105 @@ static mlc_status divide(mlc_sch *s, const mlc_tir_stmt *blk, const mlc_tir_iter
                     vn, sch_desc(s, blk), sch_expr_str(s, it->binding), (long long)rel, (long long)d->e_in);
   d->outer.c = rel / d->e_in;
   d->has_outer = ext / d->e_in > 1 || d->outer.n > 0 || d->outer.c != 0;
+  return NULL;
+}
+
+/* ---- division by the analyzer's iterator map ------------------------------------- */
+
+/* ((v - mn) // lf) % ext of loop variable |v|, scaled. */
+static mlc_tir_expr *split_expr(mlc_tir_module *m, const mlc_arith_iter_split *sp, mlc_tir_var *v, int64_t mn,
+                                int64_t lext, int64_t scale) {
+  mlc_tir_expr *x = mlc_tir_ref(m, v);
+  if (mn) x = mlc_tir_sub(m, x, mlc_tir_i64(m, mn));
+  if (sp->lower_factor > 1) x = mlc_tir_binary(m, MLC_TIR_FLOORDIV, x, mlc_tir_i64(m, sp->lower_factor));
+  if (sp->extent < lext / sp->lower_factor) x = mlc_tir_binary(m, MLC_TIR_FLOORMOD, x, mlc_tir_i64(m, sp->extent));
+  return mlc_tir_mul(m, x, mlc_tir_i64(m, scale));
+}
+
+/*
+** Divides the bindings of |blk| with mlc_arith_iter_map when every loop
+** around it (in its scope) has a constant domain and the bindings are a
+** bijective affine map of them: binding = base + splits by decreasing
+** scale, divisible when the splits of the inner loops are the tail, of
+** extent E (their product).  *|found| = 1 and |dv| filled when so; 0 when
+** the map does not apply or does not divide (the linear reading then
+** decides and says why).  Errors only on out-of-memory.
+*/
+static mlc_status divide_iter_map(mlc_sch *s, mlc_tir_stmt *loop, const mlc_tir_stmt *blk, mlc_tir_stmt **inner,
+                                  int ninner, division *dv, int *found) {
+  mlc_tir_module *m = s->m;
+  *found = 0;
+  mlc_tir_stmt *all[2 * MAX_LOOPS];
+  int nouter = sch_loops_above(s, loop, all, MAX_LOOPS);
+  if (nouter < 0) return NULL;
+  for (int q = 0; q < ninner; q++) all[nouter + q] = inner[q];
+  int nall = nouter + ninner, n = blk->block.niters;
+  const mlc_tir_var *vars[2 * MAX_LOOPS];
+  const mlc_tir_expr *binds[MAX_ITERS], *exts[MAX_ITERS];
+  for (int q = 0; q < nall; q++) {
+    if (all[q]->loop.min->kind != MLC_TIR_INT_IMM || all[q]->loop.extent->kind != MLC_TIR_INT_IMM) return NULL;
+    vars[q] = all[q]->loop.var;
+  }
+  for (int k = 0; k < n; k++) {
+    const mlc_tir_iter_var *it = &blk->block.iters[k];
+    if (it->min->kind != MLC_TIR_INT_IMM || it->extent->kind != MLC_TIR_INT_IMM) return NULL;
+    binds[k] = it->binding;
+    exts[k] = it->extent;
+  }
+  mlc_arith *an = NULL;
+  MLC_RETURN_IF_ERROR(mlc_arith_create(mlc_allocator_default(), &an));
+  mlc_status err = NULL;
+  for (int q = 0; q < nall && !err; q++)
+    err = mlc_arith_bind_c(an, vars[q], all[q]->loop.min->int_value, all[q]->loop.extent->int_value);
+  mlc_arith_iter_map_result r;
+  if (!err && (err = mlc_arith_iter_map(an, n, binds, exts, nall, vars, &r)) != NULL &&
+      mlc_status_code(err) != MLC_RESOURCE_EXHAUSTED) {
+    mlc_status_free(err); /* not a bijective map: the linear reading decides */
+    mlc_arith_destroy(an);
+    return NULL;
+  }
+  int ok = !err;
+  for (int k = 0; k < n && ok; k++) {
+    const mlc_tir_iter_var *it = &blk->block.iters[k];
+    const mlc_arith_iter_sum *sum = &r.sums[k];
+    division *d = &dv[k];
+    memset(d, 0, sizeof *d);
+    int t = sum->nsplits; /* the first split of the inner tail */
+    while (t > 0 && sum->splits[t - 1].loop >= nouter) t--;
+    for (int i = 0; i < t; i++)
+      if (sum->splits[i].loop >= nouter) ok = 0;
+    if (!ok) break;
+    d->e_in = 1;
+    for (int i = t; i < sum->nsplits; i++) d->e_in *= sum->splits[i].extent;
+    int64_t mn = it->min->int_value, ext = it->extent->int_value, rel = sum->base - mn;
+    if (d->e_in == 1) {
+      d->has_outer = 1;
+      continue;
+    }
+    if (ext % d->e_in || rel % d->e_in) {
+      ok = 0;
+      break;
+    }
+    mlc_tir_expr *ib = NULL, *ob = mlc_tir_i64(m, rel / d->e_in);
+    for (int i = 0; i < sum->nsplits; i++) {
+      const mlc_arith_iter_split *sp = &sum->splits[i];
+      mlc_tir_stmt *lp = all[sp->loop];
+      int64_t lmn = lp->loop.min->int_value, lext = lp->loop.extent->int_value;
+      if (i < t) {
+        ob = mlc_tir_add(m, ob, split_expr(m, sp, lp->loop.var, lmn, lext, sp->scale / d->e_in));
+      } else {
+        mlc_tir_expr *x = split_expr(m, sp, lp->loop.var, lmn, lext, sp->scale);
+        ib = ib ? mlc_tir_add(m, ib, x) : x;
+      }
+    }
+    d->ibind = mlc_arith_simplify(an, m, ib);
+    d->obind = mlc_arith_simplify(an, m, ob);
+    d->has_outer = ext / d->e_in > 1 || t > 0 || rel != 0;
+    if (!d->ibind || !d->obind) err = mlc_oom();
+  }
+  mlc_arith_destroy(an);
+  if (err) return err;
+  *found = ok;
   return NULL;
 }
 
@@ -289,7 +390,7 @@ static int stmt_uses_var(const mlc_tir_stmt *st, const mlc_tir_var *v) {
 /* The init moved to the outer block: a block NAME_init over the inner spatial
 ** variables that |init| uses, under copies of the inner loops that bind them. */
 static mlc_status outer_init(mlc_sch *s, const mlc_tir_stmt *blk, mlc_tir_stmt **loops, int nloops, division *dv,
-                             const char *name, mlc_tir_stmt **out) {
+                             const char *name, mlc_tir_stmt **out, mlc_tir_stmt **init_block) {
   mlc_tir_module *m = s->m;
   const mlc_tir_stmt *init = blk->block.init;
   int n = blk->block.niters;
@@ -323,7 +424,7 @@ static mlc_status outer_init(mlc_sch *s, const mlc_tir_stmt *blk, mlc_tir_stmt *
                       it->var->name);
     if (in_init) {
       mlc_tir_var *nv = suffixed(m, d->v_i, "_init");
-      mlc_tir_expr *b = mlc_tir_expr_copy(m, sch_lin_build(m, &d->inner), &lsub);
+      mlc_tir_expr *b = mlc_tir_expr_copy(m, d->ibind, &lsub);
       if (!nv || !b) return mlc_oom();
       for (int q = 0; q < nloops; q++)
         if (mlc_tir_expr_uses_var(b, lto[q])) used[q] = 1;
@@ -341,6 +442,7 @@ static mlc_status outer_init(mlc_sch *s, const mlc_tir_stmt *blk, mlc_tir_stmt *
   mlc_tir_subst vsub = {n, vfrom, vval, 0, NULL, NULL, 0};
   mlc_tir_stmt *body = mlc_tir_stmt_copy(m, init, &vsub);
   mlc_tir_stmt *st = mlc_tir_block(m, name, ni, its, NULL, body);
+  *init_block = st;
   for (int q = nloops; q-- > 0;)
     if (used[q])
       st = mlc_tir_for(m, lto[q], mlc_tir_expr_copy(m, loops[q]->loop.min, NULL),
@@ -379,14 +481,21 @@ mlc_status sch_blockize_build(mlc_sch *s, mlc_tir_stmt *loop, sch_blockized *out
   if (n > MAX_ITERS) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s has more than %d iteration variables", sch_desc(s, blk), MAX_ITERS);
   /* divide every binding */
   division dv[MAX_ITERS];
-  const mlc_tir_iter_var *used_by[MAX_LOOPS] = {0};
-  for (int k = 0; k < n; k++)
-    MLC_RETURN_IF_ERROR(divide(s, blk, &blk->block.iters[k], loops, nloops, used_by, &dv[k]));
-  for (int q = 0; q < nloops; q++)
-    if (!used_by[q] && loops[q]->loop.extent->int_value != 1)
-      return sch_fail(s, MLC_SCH_ERR_NOT_AFFINE,
-                      "%s binds no iteration variable of %s: the block would run %lld times for one instance",
-                      sch_desc(s, loops[q]), sch_desc(s, blk), (long long)loops[q]->loop.extent->int_value);
+  int found = 0;
+  MLC_RETURN_IF_ERROR(divide_iter_map(s, loop, blk, loops, nloops, dv, &found));
+  if (!found) {
+    const mlc_tir_iter_var *used_by[MAX_LOOPS] = {0};
+    for (int k = 0; k < n; k++) {
+      MLC_RETURN_IF_ERROR(divide(s, blk, &blk->block.iters[k], loops, nloops, used_by, &dv[k]));
+      dv[k].ibind = sch_lin_build(m, &dv[k].inner);
+      dv[k].obind = sch_lin_build(m, &dv[k].outer);
+    }
+    for (int q = 0; q < nloops; q++)
+      if (!used_by[q] && loops[q]->loop.extent->int_value != 1)
+        return sch_fail(s, MLC_SCH_ERR_NOT_AFFINE,
+                        "%s binds no iteration variable of %s: the block would run %lld times for one instance",
+                        sch_desc(s, loops[q]), sch_desc(s, blk), (long long)loops[q]->loop.extent->int_value);
+  }
   /* the new iteration variables */
   mlc_tir_iter_var oit[MAX_ITERS], iit[MAX_ITERS];
   mlc_tir_var *from[MAX_ITERS];
@@ -402,13 +511,12 @@ mlc_status sch_blockize_build(mlc_sch *s, mlc_tir_stmt *loop, sch_blockized *out
       d->value = mlc_tir_ref(m, d->v_o);
     } else {
       d->v_i = suffixed(m, it->var, "_i");
-      iit[nin++] = (mlc_tir_iter_var){d->v_i, it->kind, mlc_tir_i64(m, 0), mlc_tir_i64(m, d->e_in),
-                                      sch_lin_build(m, &d->inner)};
+      iit[nin++] = (mlc_tir_iter_var){d->v_i, it->kind, mlc_tir_i64(m, 0), mlc_tir_i64(m, d->e_in), d->ibind};
       mlc_tir_expr *base = mlc_tir_expr_copy(m, it->min, NULL);
       if (d->has_outer) {
         d->v_o = suffixed(m, it->var, "_o");
         oit[no++] = (mlc_tir_iter_var){d->v_o, it->kind, mlc_tir_i64(m, 0),
-                                       mlc_tir_i64(m, it->extent->int_value / d->e_in), sch_lin_build(m, &d->outer)};
+                                       mlc_tir_i64(m, it->extent->int_value / d->e_in), d->obind};
         mlc_tir_expr *scaled = mlc_tir_mul(m, mlc_tir_ref(m, d->v_o), mlc_tir_i64(m, d->e_in));
         base = mlc_tir_is_const(base, 0) ? scaled : mlc_tir_add(m, base, scaled);
       }
@@ -432,7 +540,7 @@ mlc_status sch_blockize_build(mlc_sch *s, mlc_tir_stmt *loop, sch_blockized *out
   if (blk->block.init && outer_reduce) {
     const char *iname = sch_unique_block_name(s, mlc_arena_printf(s->arena, "%s_init", blk->block.name));
     if (!iname) return mlc_oom();
-    MLC_RETURN_IF_ERROR(outer_init(s, blk, loops, nloops, dv, iname, &oinit));
+    MLC_RETURN_IF_ERROR(outer_init(s, blk, loops, nloops, dv, iname, &oinit, &out->init_block));
     out->init = NULL;
   }
   /* the substitution in the block, as edits */
@@ -474,13 +582,32 @@ mlc_status sch_blockize_apply(mlc_sch *s, sch_blockized *b) {
   blk->block.init = b->init;
   for (int i = 0; i < b->nedits; i++) *b->edits[i].slot = b->edits[i].repl;
   b->applied = 1;
+  /* regions kept current (the inner block's reads change when it loses its
+  ** init): computed again for the new blocks and the inner one */
+  b->old_nreads = blk->block.nreads;
+  b->old_nwrites = blk->block.nwrites;
+  b->old_reads = blk->block.reads;
+  b->old_writes = blk->block.writes;
+  if (blk->block.nreads || blk->block.nwrites) {
+    mlc_status st = mlc_tir_block_compute_regions(s->m, blk);
+    if (!st && b->init_block) st = mlc_tir_block_compute_regions(s->m, b->init_block);
+    if (!st) st = mlc_tir_block_compute_regions(s->m, b->outer);
+    if (st) {
+      sch_blockize_undo(s, b);
+      return st;
+    }
+  }
   return NULL;
 }
 
 void sch_blockize_undo(mlc_sch *s, sch_blockized *b) {
   if (!b->applied) return;
-  for (int i = b->nedits; i-- > 0;) *b->edits[i].slot = b->edits[i].old;
   mlc_tir_stmt *blk = b->block;
+  blk->block.nreads = b->old_nreads;
+  blk->block.nwrites = b->old_nwrites;
+  blk->block.reads = b->old_reads;
+  blk->block.writes = b->old_writes;
+  for (int i = b->nedits; i-- > 0;) *b->edits[i].slot = b->edits[i].old;
   blk->block.niters = b->old_niters;
   blk->block.iters = b->old_iters;
   blk->block.init = b->old_init;

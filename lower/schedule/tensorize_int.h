@@ -74,10 +74,13 @@ typedef struct sch_blockized {
   mlc_tir_stmt *block; /* the block under it (becomes the inner block) */
   mlc_tir_stmt *last;  /* the innermost loop above |block| */
   mlc_tir_stmt *outer; /* the new outer block, whose body is |loop| */
+  mlc_tir_stmt *init_block; /* the block of the outer block's init, or NULL */
   /* the inner block's new state, and the old one for undo */
   int niters, old_niters;
   mlc_tir_iter_var *iters, *old_iters;
   mlc_tir_stmt *init, *old_init;
+  int old_nreads, old_nwrites; /* the inner block's regions before */
+  mlc_tir_region *old_reads, *old_writes;
   /* the expression slots the substitution changes (in the schedule's arena) */
   int nedits;
   sch_edit *edits;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower/arith.h"
 #include "lower/schedule/intrin.h"
 #include "lower/schedule/schedule.h"
 #include "tests/harness_kernel.h"
@@ -325,6 +326,89 @@ static void test_blockize_split_reduce(void) {
 }
 
 
+/* A fused loop inside the subtree: the iterator map divides f // 16 and f % 16. */
+static void test_blockize_fused(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mm_spec sp = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 3,
+                {{"i0", 2}, {"f", 128}, {"k", 16}},
+                {{T1(0, 8), {1, 1, 16, 0}, END}, {{1, 1, 0, 16}, END}, {T1(2, 1), END}}};
+  mlc_tir_func *f = mm_nest(m, &sp);
+  mlc_sch_rv y, l[8], bo;
+  int n;
+  mlc_sch *s = open_sched(m, f, &y, l, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT(OK(mlc_sch_blockize(s, l[1], &bo)));
+  dump("blockize_fused", s);
+  expect_func(s, 16,
+      "    for i0 in range(2):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(2, i0)\n"
+      "            for f, k in T.grid(128, 16):\n"
+      "                with T.block(\"Y\"):\n"
+      "                    vi_i = T.axis.spatial(8, f // 16)\n"
+      "                    vj_i = T.axis.spatial(16, f % 16)\n"
+      "                    vk_i = T.axis.reduce(16, k)\n"
+      "                    with T.init():\n"
+      "                        Y[vi_o * 8 + vi_i, vj_i] = T.float32(0)\n"
+      "                    Y[vi_o * 8 + vi_i, vj_i] = Y[vi_o * 8 + vi_i, vj_i] + A[vi_o * 8 + vi_i, vk_i] * B[vk_i, vj_i]\n");
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_fused");
+  check_replay(m, f, s);
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
+/* Regions computed before blockize are kept current: the outer block gets its own. */
+static void test_blockize_regions(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mm_spec sp = spec_ij0kj1(32, 16);
+  mlc_tir_func *f = mm_nest(m, &sp);
+  CU_ASSERT_FATAL(OK(mlc_tir_func_compute_regions(m, f)));
+  mlc_sch_rv y, l[8], bo;
+  int n;
+  mlc_sch *s = open_sched(m, f, &y, l, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
+  dump("blockize_regions", s);
+  char *p = print_func(mlc_sch_func(s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p,
+      "    for i, j0, k in T.grid(32, 2, 32):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(32, i)\n"
+      "            vj_o = T.axis.spatial(2, j0)\n"
+      "            vk_o = T.axis.reduce(32, k)\n"
+      "            T.reads(A[vi_o, vk_o], B[vk_o, vj_o * 16:vj_o * 16 + 16])\n"
+      "            T.writes(Y[vi_o, vj_o * 16:vj_o * 16 + 16])\n"
+      "            with T.init():\n"
+      "                for j1_init in range(16):\n"
+      "                    with T.block(\"Y_init\"):\n"
+      "                        vj_i_init = T.axis.spatial(16, j1_init)\n"
+      "                        T.reads()\n"
+      "                        T.writes(Y[vi_o, vj_o * 16 + vj_i_init])\n"
+      "                        Y[vi_o, vj_o * 16 + vj_i_init] = T.float32(0)\n"
+      "            for j1 in range(16):\n"
+      "                with T.block(\"Y\"):\n"
+      "                    vj_i = T.axis.spatial(16, j1)\n"
+      "                    T.reads(Y[vi_o, vj_o * 16 + vj_i], A[vi_o, vk_o], B[vk_o, vj_o * 16 + vj_i])\n"
+      "                    T.writes(Y[vi_o, vj_o * 16 + vj_i])\n"
+      "                    Y[vi_o, vj_o * 16 + vj_i] = Y[vi_o, vj_o * 16 + vj_i] + A[vi_o, vk_o] * B[vk_o, vj_o * 16 + vj_i]\n"));
+  free(p);
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_regions");
+  CU_ASSERT(OK(mlc_sch_tensorize(s, bo, "avx512_fma_f32x16")));
+  dump("tensorize_regions", s);
+  p = print_func(mlc_sch_func(s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p,
+      "            T.reads(A[vi_o, vk_o], B[vk_o, vj_o * 16:vj_o * 16 + 16])\n"
+      "            T.writes(Y[vi_o, vj_o * 16:vj_o * 16 + 16])\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "            for j in T.vectorized(16):\n"));
+  free(p);
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_regions");
+  check_replay(m, f, s);
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
 /* Applies |fn| to a fresh schedule of |sp|'s function after get_block / get_loops. */
 static mlc_sch *fresh(mlc_tir_module *m, const mm_spec *sp, mlc_tir_func **f, mlc_sch_rv *y, mlc_sch_rv *l) {
   int n;
@@ -392,15 +476,17 @@ static void test_blockize_refusals(void) {
   ERR(mlc_sch_blockize(s, l[3], &bo),
       "blockize: loop r binds no iteration variable of block \"Y\": the block would run 2 times for one instance");
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
-  /* a fused loop read through // and %, divided inside its atom */
+  /* a fused loop read through // and % whose map is not bijective (it covers
+  ** 48 values of a domain of 40, under a predicate): the linear reading
+  ** cannot divide inside f // 16 */
   mlc_sch_destroy(s);
-  mm_spec sp6 = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 2,
-                 {{"f", 256}, {"k", 16}},
-                 {{{0, 1, 16, 0}, END}, {{0, 1, 0, 16}, END}, {T1(1, 1), END}}};
+  mm_spec sp6 = {40, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 1, 3,
+                 {{"i", 40}, {"f", 48}, {"k", 40}},
+                 {{T1(0, 1), END}, {{1, 16, 16, 0}, {1, 1, 0, 16}, END}, {T1(2, 1), END}}};
   s = fresh(m, &sp6, &f, &y, l);
-  ERR(mlc_sch_blockize(s, l[0], &bo),
-      "blockize: the binding of vi in block \"Y\" (f // 16) uses loop f inside f // 16: it cannot be divided at the "
-      "subtree");
+  ERR(mlc_sch_blockize(s, l[1], &bo),
+      "blockize: the binding of vj in block \"Y\" (f // 16 * 16 + f % 16) uses loop f inside f // 16: it cannot be "
+      "divided at the subtree");
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
   /* a domain that the inner extent does not divide (a split with a predicate) */
   mlc_sch_destroy(s);
@@ -670,6 +756,8 @@ static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"blockize_outer_reduce", test_blockize_outer_reduce},
                                       {"blockize_inner_reduce", test_blockize_inner_reduce},
                                       {"blockize_split_reduce", test_blockize_split_reduce},
+                                      {"blockize_fused", test_blockize_fused},
+                                      {"blockize_regions", test_blockize_regions},
                                       {"blockize_refusals", test_blockize_refusals},
                                       {"tensorize_fma", test_tensorize_fma},
                                       {"tensorize_tile", test_tensorize_tile},
