@@ -38,9 +38,15 @@
 ** predicate stays on it.  Block access regions of the inner block are
 ** rewritten with the same substitution; the outer block's are left unknown.
 **
-** Written with a local reading of linear index forms (lin.c); bindings
-** from fuse (floordiv / floormod of one loop) divide only when the fused
-** loop is wholly outside or inside the subtree.
+** Division.  When every loop around the block has a constant domain and
+** the bindings are a bijective affine map of them, the analyzer's iterator
+** map (mlc_arith_iter_map) gives each binding as a mixed-radix sum of loop
+** splits ((v // f) % e, fused loops included); it divides when the splits
+** of the loops from l down are its tail.  Otherwise (symbolic extents, a
+** predicate that cuts the domain, a loop that binds nothing outside the
+** subtree) a linear reading of the bindings (lin.c) divides them, reading
+** floordiv / floormod terms as atoms that must be wholly outside the
+** subtree; its refusals are the ones reported.
 */
 #include <stdio.h>
 #include <string.h>

@@ -752,6 +752,58 @@ static void test_intrinsics(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* ---- traces ---------------------------------------------------------------------- */
+
+/* Hand-written traces replay; a refused line names the file, the line and the reason. */
+static void test_trace_text(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mm_spec sp = spec_ij0kj1(32, 16);
+  mlc_tir_func *f = mm_nest(m, &sp);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  const char *text = "y = sch.get_block(name=\"Y\")\n"
+                     "i, j0, k, j1 = sch.get_loops(block=y)\n"
+                     "yo = sch.blockize(target=j1)\n"
+                     "sch.tensorize(block_or_loop=yo, tensor_intrin=\"avx512_fma_f32x16\")\n"
+                     "sch.parallel(loop=i)\n";
+  mlc_sch *s = NULL;
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  CU_ASSERT(OK(mlc_sch_apply_trace(s, text, strlen(text), "fma.trace")));
+  char *t = print_trace(s);
+  EXPECT_STR(t, "b0 = sch.get_block(name=\"Y\")\n"
+                "l1, l2, l3, l4 = sch.get_loops(block=b0)\n"
+                "b5 = sch.blockize(target=l4)\n"
+                "sch.tensorize(block_or_loop=b5, tensor_intrin=\"avx512_fma_f32x16\")\n"
+                "sch.parallel(loop=l1)\n");
+  free(t);
+  char *p = print_func(mlc_sch_func(s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "    for i in T.parallel(32):\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "            for j in T.vectorized(16):\n"));
+  free(p);
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "trace_text");
+  mlc_sch_destroy(s);
+
+  /* errors through the trace */
+  const char *bad = "y = sch.get_block(name=\"Y\")\n"
+                    "i, j0, k, j1 = sch.get_loops(block=y)\n"
+                    "sch.tensorize(block_or_loop=k, tensor_intrin=\"avx512_fma_f32x16\")\n";
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  ERR(mlc_sch_apply_trace(s, bad, strlen(bad), "bad.trace"),
+      "bad.trace:3: tensorize: block \"Y_o\" does not match the intrinsic \"avx512_fma_f32x16\": loop k has extent 32 "
+      "where the intrinsic's loop j has 16");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  check_unchanged(f, s, 2);
+  const char *noarg = "y = sch.get_block(name=\"Y\")\nsch.tensorize(block_or_loop=y)\n";
+  ERR(mlc_sch_apply_trace(s, noarg, strlen(noarg), "noarg.trace"), "noarg.trace:2: tensorize: missing argument tensor_intrin");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_ARGUMENT);
+  const char *noarg2 = "sch.tensorize(tensor_intrin=\"avx512_fma_f32x16\")\n";
+  ERR(mlc_sch_apply_trace(s, noarg2, strlen(noarg2), "noarg2.trace"), "tensorize: missing argument block_or_loop");
+  const char *nottarget = "sch.blockize(loop=l1)\n";
+  ERR(mlc_sch_apply_trace(s, nottarget, strlen(nottarget), "nt.trace"), "nt.trace:1:");
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"blockize_outer_reduce", test_blockize_outer_reduce},
                                       {"blockize_inner_reduce", test_blockize_inner_reduce},
@@ -763,6 +815,7 @@ static void register_tests(void) {
                                       {"tensorize_tile", test_tensorize_tile},
                                       {"tensorize_refusals", test_tensorize_refusals},
                                       {"intrinsics", test_intrinsics},
+                                      {"trace_text", test_trace_text},
                                       {NULL, NULL}};
   CU_pSuite suite = CU_add_suite("sched_tensorize", mlc_th_kernel_init, mlc_th_kernel_clean);
   for (int i = 0; suite && tests[i].pName; i++) CU_add_test(suite, tests[i].pName, tests[i].pTestFunc);
