@@ -207,6 +207,40 @@ static void expect_func(const mlc_sch *s, int64_t n, const char *ynest) {
   free(want);
 }
 
+/* With MLC_TEST_GOLDEN_DIR set, writes the case as golden files DIR/NAME.tir,
+** .trace and .expected (how tests/schedule/{blockize,tensorize}_* were made). */
+static void write_golden(const char *name, const mlc_tir_func *f, const mlc_sch *s) {
+  const char *dir = getenv("MLC_TEST_GOLDEN_DIR");
+  if (!dir) return;
+  char *text[3] = {print_func(f), print_trace(s), print_func(mlc_sch_func(s))};
+  static const char *const ext[3] = {"tir", "trace", "expected"};
+  for (int i = 0; i < 3; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[i]);
+    FILE *fp = fopen(path, "w");
+    if (fp) {
+      fputs(text[i], fp);
+      fclose(fp);
+    }
+    free(text[i]);
+  }
+}
+
+/* The same for a refused case: DIR/NAME.tir only (its .trace and .error are
+** written by hand). */
+static void write_golden_tir(const char *name, const mlc_tir_func *f) {
+  const char *dir = getenv("MLC_TEST_GOLDEN_DIR");
+  if (!dir) return;
+  char path[1024], *text = print_func(f);
+  snprintf(path, sizeof path, "%s/%s.tir", dir, name);
+  FILE *fp = fopen(path, "w");
+  if (fp) {
+    fputs(text, fp);
+    fclose(fp);
+  }
+  free(text);
+}
+
 static void dump(const char *what, const mlc_sch *s) {
   if (!getenv("MLC_TEST_DUMP")) return;
   char *p = print_func(mlc_sch_func(s)), *t = print_trace(s);
@@ -229,6 +263,7 @@ static void test_blockize_outer_reduce(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   dump("blockize_outer_reduce", s);
+  write_golden("blockize_outer_reduce", f, s);
   expect_func(s, 32,
       "    for i, j0, k in T.grid(32, 2, 32):\n"
       "        with T.block(\"Y_o\"):\n"
@@ -271,6 +306,7 @@ static void test_blockize_inner_reduce(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[2], &bo)));
   dump("blockize_inner_reduce", s);
+  write_golden("blockize_inner_reduce", f, s);
   expect_func(s, 16,
       "    for i, j0 in T.grid(16, 4):\n"
       "        with T.block(\"Y_o\"):\n"
@@ -303,6 +339,7 @@ static void test_blockize_split_reduce(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   dump("blockize_split_reduce", s);
+  write_golden("blockize_split_reduce", f, s);
   expect_func(s, 16,
       "    for i, j0, k0 in T.grid(16, 2, 4):\n"
       "        with T.block(\"Y_o\"):\n"
@@ -340,6 +377,7 @@ static void test_blockize_fused(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[1], &bo)));
   dump("blockize_fused", s);
+  write_golden("blockize_fused", f, s);
   expect_func(s, 16,
       "    for i0 in range(2):\n"
       "        with T.block(\"Y_o\"):\n"
@@ -371,6 +409,7 @@ static void test_blockize_regions(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   dump("blockize_regions", s);
+  write_golden("blockize_regions", f, s);
   char *p = print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p,
       "    for i, j0, k in T.grid(32, 2, 32):\n"
@@ -397,6 +436,7 @@ static void test_blockize_regions(void) {
   mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_regions");
   CU_ASSERT(OK(mlc_sch_tensorize(s, bo, "avx512_fma_f32x16")));
   dump("tensorize_regions", s);
+  write_golden("tensorize_regions", f, s);
   p = print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p,
       "            T.reads(A[vi_o, vk_o], B[vk_o, vj_o * 16:vj_o * 16 + 16])\n"
@@ -444,6 +484,7 @@ static void test_blockize_refusals(void) {
                  {{"i", 32}, {"j1", 16}, {"k", 32}, {"j0", 2}},
                  {{T1(0, 1), END}, {T1(3, 16), T1(1, 1), END}, {T1(2, 1), END}}};
   s = fresh(m, &sp2, &f, &y, l);
+  write_golden_tir("blockize_not_divisible", f);
   ERR(mlc_sch_blockize(s, l[3], &bo),
       "blockize: the binding of vj in block \"Y\" (j0 * 16 + j1) is not divisible at the subtree: loop j0 has "
       "coefficient 16 where 1 is needed");
@@ -473,6 +514,7 @@ static void test_blockize_refusals(void) {
                  {{"i", 16}, {"j", 16}, {"k", 16}, {"r", 2}},
                  {{T1(0, 1), END}, {T1(1, 1), END}, {T1(2, 1), END}}};
   s = fresh(m, &sp5, &f, &y, l);
+  write_golden_tir("blockize_binds_nothing", f);
   ERR(mlc_sch_blockize(s, l[3], &bo),
       "blockize: loop r binds no iteration variable of block \"Y\": the block would run 2 times for one instance");
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_NOT_AFFINE);
@@ -502,6 +544,7 @@ static void test_blockize_refusals(void) {
                  {{"i", 32}, {"j0", 2}, {"k", 32}, {"j1", 16}},
                  {{T1(0, 1), END}, {T1(1, 16), T1(3, 1), END}, {T1(2, 1), END}}};
   s = fresh(m, &sp8, &f, &y, l);
+  write_golden_tir("blockize_init_predicate", f);
   ERR(mlc_sch_blockize(s, l[3], &bo), "blockize: block \"Y\" has a predicate: its init cannot move to the outer block");
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_STRUCTURE);
   check_unchanged(f, s, 2);
@@ -556,6 +599,7 @@ static void test_tensorize_fma(void) {
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   CU_ASSERT(OK(mlc_sch_tensorize(s, bo, "avx512_fma_f32x16")));
   dump("tensorize_fma", s);
+  write_golden("tensorize_fma", f, s);
   static const char *const fma_nest =
       "    for i, j0, k in T.grid(32, 2, 32):\n"
       "        with T.block(\"Y_o\"):\n"
@@ -581,6 +625,7 @@ static void test_tensorize_fma(void) {
   s = open_sched(m, f, &y, l, &n);
   CU_ASSERT(OK(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16")));
   dump("tensorize_fma_loop", s);
+  write_golden("tensorize_fma_loop", f, s);
   expect_func(s, 32, fma_nest);
   mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_fma_loop");
   check_replay(m, f, s);
@@ -601,6 +646,7 @@ static void test_tensorize_tile(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT(OK(mlc_sch_tensorize(s, l[3], "avx512_fma_f32_6x16")));
   dump("tensorize_tile", s);
+  write_golden("tensorize_tile", f, s);
   expect_func(s, 48,
       "    for i0, j0, k in T.grid(8, 3, 48):\n"
       "        with T.block(\"Y_o\"):\n"
@@ -651,6 +697,7 @@ static void test_tensorize_refusals(void) {
   /* an extent of 8 where the intrinsic has 16; on a loop, the blockize is undone */
   sp = spec_ij0kj1(32, 8);
   s = fresh(m, &sp, &f, &y, l);
+  write_golden_tir("tensorize_extent", f);
   ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
       "tensorize: block \"Y_o\" does not match the intrinsic \"avx512_fma_f32x16\": loop j1 has extent 8 where the "
       "intrinsic's loop j has 16");
@@ -675,6 +722,7 @@ static void test_tensorize_refusals(void) {
   sp = spec_ij0kj1(32, 16);
   sp.op = MLC_TIR_SUB;
   s = fresh(m, &sp, &f, &y, l);
+  write_golden_tir("tensorize_operator", f);
   ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
       "tensorize: block \"Y_o\" does not match the intrinsic \"avx512_fma_f32x16\": Y[vi_o, vj_o * 16 + vj_i] - "
       "A[vi_o, vk_o] * B[vk_o, vj_o * 16 + vj_i] has operator - where the intrinsic has +");
@@ -686,6 +734,7 @@ static void test_tensorize_refusals(void) {
   sp = spec_ij0kj1(32, 16);
   sp.dtype = MLC_DTYPE_F64;
   s = fresh(m, &sp, &f, &y, l);
+  write_golden_tir("tensorize_dtype", f);
   ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
       "does not match the intrinsic \"avx512_fma_f32x16\": Y is float64 where the intrinsic's C is float32");
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
@@ -695,6 +744,7 @@ static void test_tensorize_refusals(void) {
   sp = spec_ij0kj1(32, 16);
   sp.trans_b = 1;
   s = fresh(m, &sp, &f, &y, l);
+  write_golden_tir("tensorize_transposed", f);
   ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16"),
       "does not match the intrinsic \"avx512_fma_f32x16\": index 0 of B (vj_o * 16 + vj_i) is not fixed");
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
