@@ -115,18 +115,12 @@ static mlc_status divide(mlc_sch *s, const mlc_tir_stmt *blk, const mlc_tir_iter
       loop_of[ni++] = q;
       continue;
     }
-    sch_lin one = {0};
-    one.t[0] = *term;
-    one.n = 1;
-    int u = sch_lin_find_use(&one, nloops, lvars);
-    if (u >= 0) {
-      int k = 0;
-      while (k < nloops && !mlc_tir_expr_uses_var(term->atom, lvars[k])) k++;
-      return sch_fail(s, MLC_SCH_ERR_NOT_AFFINE,
-                      "the binding of %s in %s (%s) uses %s inside %s: it cannot be divided at the subtree", vn,
-                      sch_desc(s, blk), sch_expr_str(s, it->binding), sch_desc(s, loops[k < nloops ? k : 0]),
-                      sch_expr_str(s, term->atom));
-    }
+    for (int k = 0; !term->var && k < nloops; k++)
+      if (mlc_tir_expr_uses_var(term->atom, lvars[k]))
+        return sch_fail(s, MLC_SCH_ERR_NOT_AFFINE,
+                        "the binding of %s in %s (%s) uses %s inside %s: it cannot be divided at the subtree", vn,
+                        sch_desc(s, blk), sch_expr_str(s, it->binding), sch_desc(s, loops[k]),
+                        sch_expr_str(s, term->atom));
     d->outer.t[d->outer.n++] = *term;
   }
   /* the inner terms, by increasing coefficient, must be a mixed-radix number */
@@ -486,7 +480,8 @@ mlc_status sch_blockize_build(mlc_sch *s, mlc_tir_stmt *loop, sch_blockized *out
   int n = blk->block.niters;
   if (n > MAX_ITERS) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s has more than %d iteration variables", sch_desc(s, blk), MAX_ITERS);
   /* divide every binding */
-  division dv[MAX_ITERS];
+  division *dv = MLC_ARENA_ARRAY(s->arena, (size_t)(n ? n : 1), division);
+  if (!dv) return mlc_oom();
   int found = 0;
   MLC_RETURN_IF_ERROR(divide_iter_map(s, loop, blk, loops, nloops, dv, &found));
   if (!found) {

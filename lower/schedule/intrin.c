@@ -7,6 +7,8 @@
 **                        rank-1 update of a 6x16 register tile (the step of
 **                        a GEMM micro-kernel over k): 6 unrolled rows of
 **                        one vectorized FMA each
+**   dot_f32x16           C[0] += A[k] * B[k], k < 16: a reduction over 16
+**                        lanes (products as one vector, then summed in order)
 **
 ** Both are built with the TIR builders; the implementations stay TIR (loop
 ** kinds the vectorize pass and LLVM turn into vector code), never calls to
@@ -69,9 +71,46 @@ static mlc_status fma_f32_6x16(mlc_tir_module *m, mlc_tir_func **desc, mlc_tir_f
   return fma_tile(m, "avx512_fma_f32_6x16", 6, 16, desc, impl);
 }
 
+/*
+** C[0] += sum over k < 16 of A[k] * B[k], float32.  The implementation
+** multiplies the 16 lanes at once into a local vector, then adds the
+** products to C[0] in the description's order (the same result, bit for
+** bit).
+*/
+static mlc_status dot_f32x16(mlc_tir_module *m, mlc_tir_func **desc, mlc_tir_func **impl) {
+  const mlc_dtype f32 = MLC_DTYPE_F32, i64 = MLC_DTYPE_I64;
+  const int64_t d16 = 16, d1 = 1;
+  mlc_tir_buffer *A = mlc_tir_buffer_new_c(m, "A", f32, 1, &d16, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *B = mlc_tir_buffer_new_c(m, "B", f32, 1, &d16, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *C = mlc_tir_buffer_new_c(m, "C", f32, 1, &d1, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *acc = mlc_tir_buffer_new_c(m, "acc", f32, 1, &d16, MLC_TIR_SCOPE_LOCAL);
+  mlc_tir_buffer *params[3] = {A, B, C};
+  mlc_tir_expr *zero = mlc_tir_i64(m, 0);
+  /* the description */
+  mlc_tir_var *k = mlc_tir_var_new(m, "k", i64), *vk = mlc_tir_var_new(m, "vk", i64);
+  mlc_tir_expr *x = mlc_tir_ref(m, vk);
+  mlc_tir_expr *upd = mlc_tir_add(m, mlc_tir_load(m, C, 1, &zero),
+                                  mlc_tir_mul(m, mlc_tir_load(m, A, 1, &x), mlc_tir_load(m, B, 1, &x)));
+  mlc_tir_iter_var it = {vk, MLC_TIR_ITER_REDUCE, mlc_tir_i64(m, 0), mlc_tir_i64(m, 16), mlc_tir_ref(m, k)};
+  mlc_tir_stmt *d = mlc_tir_block(m, "update", 1, &it, NULL, mlc_tir_store(m, C, 1, &zero, upd));
+  d = mlc_tir_for(m, k, mlc_tir_i64(m, 0), mlc_tir_i64(m, 16), MLC_TIR_FOR_SERIAL, NULL, d);
+  /* the implementation */
+  mlc_tir_var *k1 = mlc_tir_var_new(m, "k", i64), *k2 = mlc_tir_var_new(m, "k", i64);
+  mlc_tir_expr *x1 = mlc_tir_ref(m, k1), *x2 = mlc_tir_ref(m, k2);
+  mlc_tir_stmt *mul = mlc_tir_store(m, acc, 1, &x1, mlc_tir_mul(m, mlc_tir_load(m, A, 1, &x1), mlc_tir_load(m, B, 1, &x1)));
+  mul = mlc_tir_for(m, k1, mlc_tir_i64(m, 0), mlc_tir_i64(m, 16), MLC_TIR_FOR_VECTORIZED, NULL, mul);
+  mlc_tir_stmt *sum = mlc_tir_store(m, C, 1, &zero, mlc_tir_add(m, mlc_tir_load(m, C, 1, &zero), mlc_tir_load(m, acc, 1, &x2)));
+  sum = mlc_tir_for(m, k2, mlc_tir_i64(m, 0), mlc_tir_i64(m, 16), MLC_TIR_FOR_SERIAL, NULL, sum);
+  mlc_tir_stmt *p = mlc_tir_allocate(m, acc, mlc_tir_seq2(m, mul, sum));
+  *desc = d ? mlc_tir_func_new(m, "dot_f32x16_desc", 3, params, d) : NULL;
+  *impl = p ? mlc_tir_func_new(m, "dot_f32x16_impl", 3, params, p) : NULL;
+  return *desc && *impl ? NULL : mlc_oom();
+}
+
 static const mlc_sch_intrin intrins[] = {
     {"avx512_fma_f32x16", "C[j] += A[0] * B[j] for 16 float32 lanes", fma_f32x16},
     {"avx512_fma_f32_6x16", "C[i, j] += A[i, 0] * B[0, j] over a 6x16 float32 register tile", fma_f32_6x16},
+    {"dot_f32x16", "C[0] += A[k] * B[k] summed over 16 float32 lanes (a reduction)", dot_f32x16},
 };
 
 int mlc_sch_intrin_count(void) { return (int)(sizeof intrins / sizeof intrins[0]); }

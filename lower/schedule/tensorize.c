@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "lower/schedule/intrin.h"
 #include "lower/schedule/tensorize_int.h"
 
@@ -417,24 +418,28 @@ static mlc_status tensorize_block(mlc_sch *s, mlc_tir_stmt *blk, const char *nam
   MLC_RETURN_IF_ERROR(mlc_sch_intrin_build(s->m, in, &desc, &impl));
   if (desc->nparams > MAX_PARAMS)
     return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "the intrinsic \"%s\" has more than %d parameters", name, MAX_PARAMS);
-  matcher *mt = MLC_ARENA_NEW(s->arena, matcher);
+  matcher *mt = mlc_mem_calloc(1, sizeof *mt);
   if (!mt) return mlc_oom();
-  memset(mt, 0, sizeof *mt);
   mt->s = s;
   mt->desc = desc;
+  mlc_status err = NULL;
   if (!match_stmt(mt, desc->body, blk->block.body))
-    return sch_fail(s, MLC_SCH_ERR_TENSORIZE, "%s does not match the intrinsic \"%s\": %s", sch_desc(s, blk), name,
-                    mt->why ? mt->why : "?");
-  for (int p = 0; p < desc->nparams; p++)
+    err = sch_fail(s, MLC_SCH_ERR_TENSORIZE, "%s does not match the intrinsic \"%s\": %s", sch_desc(s, blk), name,
+                   mt->why ? mt->why : "?");
+  for (int p = 0; !err && p < desc->nparams; p++)
     if (!mt->bind[p].buf)
-      return sch_fail(s, MLC_SCH_ERR_TENSORIZE, "%s does not match the intrinsic \"%s\": it has no access of %s",
-                      sch_desc(s, blk), name, desc->params[p]->name);
-  mlc_tir_subst fresh = {0, NULL, NULL, 0, NULL, NULL, 1};
-  mlc_tir_stmt *body = mlc_tir_stmt_copy(s->m, impl->body, &fresh);
-  if (!body) return mlc_oom();
-  rebinder rb = {s->m, impl, mt, 0};
-  rebind_stmt(&rb, body);
-  if (rb.failed) return mlc_oom();
+      err = sch_fail(s, MLC_SCH_ERR_TENSORIZE, "%s does not match the intrinsic \"%s\": it has no access of %s",
+                     sch_desc(s, blk), name, desc->params[p]->name);
+  mlc_tir_stmt *body = NULL;
+  if (!err) {
+    mlc_tir_subst fresh = {0, NULL, NULL, 0, NULL, NULL, 1};
+    body = mlc_tir_stmt_copy(s->m, impl->body, &fresh);
+    rebinder rb = {s->m, impl, mt, 0};
+    if (body) rebind_stmt(&rb, body);
+    if (!body || rb.failed) err = mlc_oom();
+  }
+  mlc_mem_free(mt);
+  if (err) return err;
   retire_all(s, blk->block.body);
   blk->block.body = body;
   return NULL;

@@ -668,6 +668,63 @@ static void test_tensorize_tile(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* A reduction intrinsic on Y = A @ B^T (rows of both along k): the init leaves for the outer block. */
+static void test_tensorize_dot(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mm_spec sp = {32, MLC_DTYPE_F32, MLC_TIR_ADD, 1, 0, 4,
+                {{"i", 32}, {"j", 32}, {"k0", 2}, {"k1", 16}},
+                {{T1(0, 1), END}, {T1(1, 1), END}, {T1(2, 16), T1(3, 1), END}}};
+  mlc_tir_func *f = mm_nest(m, &sp);
+  mlc_sch_rv y, l[8];
+  int n;
+  mlc_sch *s = open_sched(m, f, &y, l, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT(OK(mlc_sch_tensorize(s, l[3], "dot_f32x16")));
+  dump("tensorize_dot", s);
+  write_golden("tensorize_dot", f, s);
+  expect_func(s, 32,
+      "    for i, j, k0 in T.grid(32, 32, 2):\n"
+      "        with T.block(\"Y_o\"):\n"
+      "            vi_o = T.axis.spatial(32, i)\n"
+      "            vj_o = T.axis.spatial(32, j)\n"
+      "            vk_o = T.axis.reduce(2, k0)\n"
+      "            with T.init():\n"
+      "                with T.block(\"Y_init\"):\n"
+      "                    Y[vi_o, vj_o] = T.float32(0)\n"
+      "            acc = T.alloc_buffer((16,), \"float32\", scope=\"local\")\n"
+      "            for k in T.vectorized(16):\n"
+      "                acc[k] = A[vi_o, vk_o * 16 + k] * B[vj_o, vk_o * 16 + k]\n"
+      "            for k in range(16):\n"
+      "                Y[vi_o, vj_o] = Y[vi_o, vj_o] + acc[k]\n");
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_dot");
+  check_replay(m, f, s);
+  mlc_sch_destroy(s);
+
+  /* the whole reduction inside: the block keeps its init, the intrinsic has none */
+  mm_spec sp2 = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 1, 0, 3,
+                 {{"i", 16}, {"j", 16}, {"k", 16}},
+                 {{T1(0, 1), END}, {T1(1, 1), END}, {T1(2, 1), END}}};
+  f = mm_nest(m, &sp2);
+  write_golden_tir("tensorize_init", f);
+  s = open_sched(m, f, &y, l, &n);
+  ERR(mlc_sch_tensorize(s, l[2], "dot_f32x16"),
+      "tensorize: block \"Y_o\" does not match the intrinsic \"dot_f32x16\": block \"Y\" has an init where the "
+      "intrinsic's block \"update\" has none");
+  CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_TENSORIZE);
+  check_unchanged(f, s, 2);
+  /* a spatial variable where the intrinsic has a reduce one */
+  ERR(mlc_sch_tensorize(s, l[1], "avx512_fma_f32x16"), "found a loop where the intrinsic has a block");
+  mlc_sch_destroy(s);
+  mm_spec sp3 = spec_ij0kj1(32, 16);
+  f = mm_nest(m, &sp3);
+  s = open_sched(m, f, &y, l, &n);
+  ERR(mlc_sch_tensorize(s, l[3], "dot_f32x16"),
+      "does not match the intrinsic \"dot_f32x16\": vj_i of block \"Y\" is spatial where the intrinsic's vk is reduce");
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
 static void test_tensorize_refusals(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -679,7 +736,8 @@ static void test_tensorize_refusals(void) {
   mm_spec sp = spec_ij0kj1(32, 16);
   s = fresh(m, &sp, &f, &y, l);
   ERR(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x8"),
-      "tensorize: no tensor intrinsic named \"avx512_fma_f32x8\" (known: avx512_fma_f32x16, avx512_fma_f32_6x16)");
+      "tensorize: no tensor intrinsic named \"avx512_fma_f32x8\" (known: avx512_fma_f32x16, avx512_fma_f32_6x16, "
+      "dot_f32x16)");
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_ARGUMENT);
   /* a block whose body is a store, not the intrinsic's loop */
   ERR(mlc_sch_tensorize(s, y, "avx512_fma_f32x16"),
@@ -769,7 +827,7 @@ static void test_tensorize_refusals(void) {
 static void test_intrinsics(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-  CU_ASSERT_EQUAL(mlc_sch_intrin_count(), 2);
+  CU_ASSERT_EQUAL(mlc_sch_intrin_count(), 3);
   CU_ASSERT_PTR_NULL(mlc_sch_intrin_find("nope"));
   CU_ASSERT_PTR_NULL(mlc_sch_intrin_at(-1));
   CU_ASSERT_PTR_NULL(mlc_sch_intrin_at(mlc_sch_intrin_count()));
@@ -863,6 +921,7 @@ static void register_tests(void) {
                                       {"blockize_refusals", test_blockize_refusals},
                                       {"tensorize_fma", test_tensorize_fma},
                                       {"tensorize_tile", test_tensorize_tile},
+                                      {"tensorize_dot", test_tensorize_dot},
                                       {"tensorize_refusals", test_tensorize_refusals},
                                       {"intrinsics", test_intrinsics},
                                       {"trace_text", test_trace_text},
