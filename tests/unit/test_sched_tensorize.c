@@ -449,6 +449,37 @@ static void test_blockize_regions(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* Blockize twice: the outer block of the first becomes the inner block of the second. */
+static void test_blockize_nested(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mm_spec sp = spec_ij0kj1(32, 16);
+  mlc_tir_func *f = mm_nest(m, &sp);
+  mlc_sch_rv y, l[8], b1, b2;
+  int n;
+  mlc_sch *s = open_sched(m, f, &y, l, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &b1)));
+  CU_ASSERT(OK(mlc_sch_blockize(s, l[1], &b2)));
+  dump("blockize_nested", s);
+  write_golden("blockize_nested", f, s);
+  char *p = print_func(mlc_sch_func(s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "        with T.block(\"Y_o_o\"):\n"
+                                   "            vi_o_o = T.axis.spatial(32, i)\n"
+                                   "            for j0, k in T.grid(2, 32):\n"
+                                   "                with T.block(\"Y_o\"):\n"
+                                   "                    vj_o_i = T.axis.spatial(2, j0)\n"
+                                   "                    vk_o_i = T.axis.reduce(32, k)\n"));
+  free(p);
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_nested");
+  check_replay(m, f, s);
+  /* and the inner one still tensorizes */
+  CU_ASSERT(OK(mlc_sch_tensorize(s, b1, "avx512_fma_f32x16")));
+  mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_nested_tensorize");
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
 /* Applies |fn| to a fresh schedule of |sp|'s function after get_block / get_loops. */
 static mlc_sch *fresh(mlc_tir_module *m, const mm_spec *sp, mlc_tir_func **f, mlc_sch_rv *y, mlc_sch_rv *l) {
   int n;
@@ -918,6 +949,7 @@ static void register_tests(void) {
                                       {"blockize_split_reduce", test_blockize_split_reduce},
                                       {"blockize_fused", test_blockize_fused},
                                       {"blockize_regions", test_blockize_regions},
+                                      {"blockize_nested", test_blockize_nested},
                                       {"blockize_refusals", test_blockize_refusals},
                                       {"tensorize_fma", test_tensorize_fma},
                                       {"tensorize_tile", test_tensorize_tile},
