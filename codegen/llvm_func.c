@@ -55,7 +55,7 @@ typedef struct buf_list {
 static int alloc_pre(void *ctx, const mlc_tir_stmt *s) {
   buf_list *l = ctx;
   if (s->kind == MLC_TIR_ALLOCATE && *l->n < l->max) l->out[(*l->n)++] = s->alloc.buffer;
-  return MLC_TIR_VISIT_CONTINUE;
+  return s->kind == MLC_TIR_BLOCK ? MLC_TIR_VISIT_SKIP : MLC_TIR_VISIT_CONTINUE; /* refused by cg_stmt */
 }
 
 /* Collects the buffers |s| allocates. */
@@ -89,6 +89,8 @@ static void setup_alias_scopes(cg_func *cf) {
     cf->scope[bufs[i]->id] = LLVMMDNodeInContext2(cm->ctx, ops, 2);
     cf->scoped_ids[cf->nscoped++] = bufs[i]->id;
   }
+  for (int i = 0; i < f->nviews; i++)
+    if (f->views[i]->view_of) cf->scope[f->views[i]->id] = cf->scope[f->views[i]->view_of->id];
   cf->noalias = 1;
 }
 
@@ -140,6 +142,8 @@ static void emit_entry(cg_func *cf) {
       cg_check(cf, LLVMBuildIsNotNull(b, shapes[i], ""), msg);
     }
   }
+  for (int i = 0; i < f->nviews; i++) /* a view is its parameter's memory */
+    if (f->views[i]->view_of) cf->bufs[f->views[i]->id] = cf->bufs[f->views[i]->view_of->id];
   for (int k = 0; k < f->nscalars; k++) {
     const mlc_tir_scalar_param *sp = &f->scalars[k];
     LLVMValueRef d = LLVMConstInt(cm->t_i64, (unsigned)sp->dim, 0);
@@ -185,9 +189,7 @@ static int max_buf_cb(void *ctx, const mlc_tir_buffer *b);
 
 static int max_stmt_pre(void *ctx, const mlc_tir_stmt *s) {
   if (s->kind == MLC_TIR_FOR) max_var(ctx, s->loop.var);
-  if (s->kind == MLC_TIR_BLOCK)
-    for (int i = 0; i < s->block.niters; i++) max_var(ctx, s->block.iters[i].var);
-  return MLC_TIR_VISIT_CONTINUE;
+  return s->kind == MLC_TIR_BLOCK ? MLC_TIR_VISIT_SKIP : MLC_TIR_VISIT_CONTINUE; /* refused by cg_stmt */
 }
 
 static void max_walk(idmax *x, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
@@ -223,6 +225,7 @@ void cg_kernel(cg_module *cm, const mlc_tir_func *f) {
   }
   idmax ids = {0, 0};
   for (int i = 0; i < f->nparams; i++) max_buf(&ids, f->params[i]);
+  for (int i = 0; i < f->nviews; i++) max_buf(&ids, f->views[i]);
   for (int i = 0; i < f->nscalars; i++) max_var(&ids, f->scalars[i].var);
   max_walk(&ids, NULL, f->body);
   int nv = cf.nvars = ids.var, nb = cf.nbufs = ids.buf;

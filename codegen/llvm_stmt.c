@@ -2,9 +2,9 @@
 ** llvm_stmt.c: TIR statements -> LLVM control flow.
 **
 ** Loops are bottom-tested with an i64 phi induction variable behind a
-** guard; vectorized and unrolled loops carry llvm.loop metadata.  A block
-** binds its iteration variables to their bindings, tests its predicate and
-** runs its init when every reduce iteration variable is at its minimum.
+** guard; vectorized and unrolled loops carry llvm.loop metadata.  The
+** function is in the lowered form of lower/tir_lower.h: a block left in it
+** is an error (blocks are lowered to plain loops and stores before).
 ** A parallel loop is outlined into an internal function
 **
 **   i32 sym_parN(i64 begin, i64 end, ptr closure)
@@ -15,7 +15,8 @@
 ** Allocations take stack memory when local, constant and small, else
 ** ctx->api->workspace_alloc, freed when the body ends and on error exits.
 ** An assert branches to an error exit that reports through
-** ctx->api->check_failed.
+** ctx->api->check_failed.  Stores of vectors and ifs on vector conditions
+** (masked regions, cf->mask) are described in llvm_expr.c.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -149,6 +150,7 @@ static LLVMMetadataRef loop_md(cg_module *cm, mlc_tir_for_kind kind, unsigned wi
 
 static int store_bits_pre(void *ctx, const mlc_tir_stmt *s) {
   unsigned *m = ctx, x;
+  if (s->kind == MLC_TIR_BLOCK) return MLC_TIR_VISIT_SKIP; /* refused by cg_block */
   if (s->kind != MLC_TIR_STORE) return MLC_TIR_VISIT_CONTINUE;
   mlc_dtype t = s->store.buffer->dtype;
   x = (t == MLC_DTYPE_F16 || t == MLC_DTYPE_BF16) ? 32 : (unsigned)mlc_dtype_size(t) * 8;
@@ -184,6 +186,7 @@ static int use_buf(void *ctx, const mlc_tir_buffer *b) {
   uses *u = ctx;
   if (u->bufs[b->id]) return MLC_TIR_VISIT_CONTINUE;
   u->bufs[b->id] = 1;
+  if (b->view_of) use_buf(u, b->view_of);
   mlc_tir_visitor v = {0};
   v.ctx = u;
   v.pre_expr = use_var_pre;
@@ -192,10 +195,16 @@ static int use_buf(void *ctx, const mlc_tir_buffer *b) {
   return MLC_TIR_VISIT_CONTINUE;
 }
 
+static int use_block_pre(void *ctx, const mlc_tir_stmt *s) {
+  (void)ctx;
+  return s->kind == MLC_TIR_BLOCK ? MLC_TIR_VISIT_SKIP : MLC_TIR_VISIT_CONTINUE; /* refused by cg_block */
+}
+
 static void use_stmt(uses *u, const mlc_tir_stmt *s) {
   mlc_tir_visitor v = {0};
   v.ctx = u;
   v.pre_expr = use_var_pre;
+  v.pre_stmt = use_block_pre;
   v.buffer = use_buf;
   mlc_tir_visit_stmt(&v, s);
 }
@@ -359,52 +368,44 @@ static void cg_if(cg_func *cf, LLVMValueRef c, const mlc_tir_stmt *then_s, const
   LLVMPositionBuilderAtEnd(cm->b, bj);
 }
 
-static void cg_block(cg_func *cf, const mlc_tir_stmt *s) {
+/*
+** An if on a vector condition: the then branch runs with the mask narrowed
+** to the lanes where |c| holds, the else branch to the others; each is
+** skipped when its mask has no lane set.
+*/
+static void masked_branch(cg_func *cf, LLVMValueRef mask, const mlc_tir_stmt *s) {
   cg_module *cm = cf->cm;
-  int n = s->block.niters;
-  LLVMValueRef saved[64], vals[64];
-  if (n > 64) {
-    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: block %s has %d iter vars (at most 64)",
-                                s->block.name, n));
-    return;
+  LLVMValueRef any = cg_any_lane(cf, mask);
+  if (!any) return;
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "lanes");
+  LLVMBasicBlockRef done = LLVMCreateBasicBlockInContext(cm->ctx, "lanes.done");
+  LLVMBuildCondBr(cm->b, any, run, done);
+  LLVMPositionBuilderAtEnd(cm->b, run);
+  LLVMValueRef saved = cf->mask;
+  cf->mask = mask;
+  cg_stmt(cf, s);
+  cf->mask = saved;
+  LLVMBuildBr(cm->b, done);
+  LLVMAppendExistingBasicBlock(cf->fn, done);
+  LLVMPositionBuilderAtEnd(cm->b, done);
+}
+
+static void cg_masked_if(cg_func *cf, LLVMValueRef c, const mlc_tir_stmt *then_s, const mlc_tir_stmt *else_s) {
+  LLVMBuilderRef b = cf->cm->b;
+  LLVMValueRef on = cf->mask ? LLVMBuildAnd(b, cf->mask, c, "") : c;
+  masked_branch(cf, on, then_s);
+  if (else_s) {
+    LLVMValueRef off = LLVMBuildNot(b, c, "");
+    masked_branch(cf, cf->mask ? LLVMBuildAnd(b, cf->mask, off, "") : off, else_s);
   }
-  for (int i = 0; i < n; i++) {
-    vals[i] = cg_convert(cf, cg_expr(cf, s->block.iters[i].binding), s->block.iters[i].binding->dtype,
-                         s->block.iters[i].var->dtype);
-    if (!vals[i]) return;
-  }
-  for (int i = 0; i < n; i++) {
-    const mlc_tir_var *v = s->block.iters[i].var;
-    saved[i] = cf->vars[v->id];
-    cf->vars[v->id] = vals[i];
-  }
-  LLVMBasicBlockRef join = NULL;
-  if (s->block.predicate) {
-    LLVMValueRef p = cg_expr(cf, s->block.predicate);
-    if (!p) return;
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "where");
-    join = LLVMCreateBasicBlockInContext(cm->ctx, "endwhere");
-    LLVMBuildCondBr(cm->b, p, body, join);
-    LLVMPositionBuilderAtEnd(cm->b, body);
-  }
-  if (s->block.init) {
-    LLVMValueRef first = LLVMConstInt(cm->t_i1, 1, 0);
-    for (int i = 0; i < n; i++) {
-      const mlc_tir_iter_var *it = &s->block.iters[i];
-      if (it->kind != MLC_TIR_ITER_REDUCE) continue;
-      LLVMValueRef mn = cg_convert(cf, cg_expr(cf, it->min), it->min->dtype, it->var->dtype);
-      if (!mn) return;
-      first = LLVMBuildAnd(cm->b, first, LLVMBuildICmp(cm->b, LLVMIntEQ, vals[i], mn, ""), "");
-    }
-    cg_if(cf, first, s->block.init, NULL);
-  }
-  cg_stmt(cf, s->block.body);
-  if (join) {
-    LLVMBuildBr(cm->b, join);
-    LLVMAppendExistingBasicBlock(cf->fn, join);
-    LLVMPositionBuilderAtEnd(cm->b, join);
-  }
-  for (int i = 0; i < n; i++) cf->vars[s->block.iters[i].var->id] = saved[i];
+}
+
+/* Blocks are lowered before code generation (mlc_tir_lower_func). */
+static void cg_block(cg_func *cf, const mlc_tir_stmt *s) {
+  cg_fail(cf->cm, mlc_make_status(MLC_INVALID_ARGUMENT,
+                                  "codegen: kernel %s: block \"%s\" is not lowered (lower the function with "
+                                  "mlc_tir_lower_func before code generation)",
+                                  cf->sym, s->block.name));
 }
 
 static void cg_allocate(cg_func *cf, const mlc_tir_stmt *s) {
@@ -505,13 +506,18 @@ void cg_stmt(cg_func *cf, const mlc_tir_stmt *s) {
       break;
     case MLC_TIR_STORE: {
       LLVMValueRef v = cg_expr(cf, s->store.value);
+      if (v && s->store.value->lanes > 1) {
+        cg_store_vec(cf, s->store.buffer, s->store.n, s->store.indices, v);
+        break;
+      }
       LLVMValueRef addr = v ? cg_address(cf, s->store.buffer, s->store.n, s->store.indices) : NULL;
       if (addr) cg_store_elem(cf, s->store.buffer, addr, v);
       break;
     }
     case MLC_TIR_IF: {
       LLVMValueRef c = cg_expr(cf, s->if_.cond);
-      if (c) cg_if(cf, c, s->if_.then_s, s->if_.else_s);
+      if (c && s->if_.cond->lanes > 1) cg_masked_if(cf, c, s->if_.then_s, s->if_.else_s);
+      else if (c) cg_if(cf, c, s->if_.then_s, s->if_.else_s);
       break;
     }
     case MLC_TIR_ALLOCATE: cg_allocate(cf, s); break;

@@ -10,7 +10,6 @@
 ** width.  Loops bound to a reduce iteration variable never run in parallel.
 */
 #include "lower/lower.h"
-#include "lower/tir_visit.h"
 
 /* Work below this many innermost iterations stays serial. */
 #define PARALLEL_MIN_WORK 32768
@@ -62,23 +61,25 @@ static void schedule_nest(mlc_tir_stmt *top) {
   }
 }
 
-/* Schedules each top-level nest: a loop is a nest (not entered); a block
-** with iteration variables is a stage of its own (left alone); the root
-** block's body and other statements are entered. */
-static int visit_pre(void *ctx, const mlc_tir_stmt *s) {
-  (void)ctx;
-  if (s->kind == MLC_TIR_FOR) {
-    schedule_nest((mlc_tir_stmt *)s); /* the module's own tree, borrowed mutable */
-    return MLC_TIR_VISIT_SKIP;
-  }
-  if (s->kind == MLC_TIR_BLOCK && s->block.niters != 0) return MLC_TIR_VISIT_SKIP;
-  return MLC_TIR_VISIT_CONTINUE;
-}
-
 static void visit(mlc_tir_stmt *s) {
-  mlc_tir_visitor v = {0};
-  v.pre_stmt = visit_pre;
-  mlc_tir_visit_stmt(&v, s);
+  if (!s) return;
+  switch (s->kind) {
+    case MLC_TIR_FOR: schedule_nest(s); break;
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++) visit(s->seq.stmts[i]);
+      break;
+    case MLC_TIR_ALLOCATE: visit(s->alloc.body); break;
+    case MLC_TIR_IF:
+      visit(s->if_.then_s);
+      visit(s->if_.else_s);
+      break;
+    case MLC_TIR_BLOCK:
+      if (s->block.niters == 0) visit(s->block.body); /* a root block */
+      break;
+    case MLC_TIR_STORE:
+    case MLC_TIR_EVALUATE:
+    case MLC_TIR_ASSERT: break;
+  }
 }
 
 mlc_status mlc_lower_default_schedule(mlc_tir_module *tm, const mlc_lower_options *opt) {

@@ -5,6 +5,7 @@
 #include "lower/tir.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/vec.h"
@@ -32,6 +33,13 @@ static const int intrin_nargs[MLC_TIR_INTRIN_COUNT] = {
     MLC_TIR_INTRINS(X)
 #undef X
 };
+
+const char *mlc_tir_dtype_str(mlc_dtype dtype, int lanes, char *buf, size_t size) {
+  if (size == 0) return buf;
+  if (lanes == 1) snprintf(buf, size, "%s", mlc_dtype_name(dtype));
+  else snprintf(buf, size, "%sx%d", mlc_dtype_name(dtype), lanes);
+  return buf;
+}
 
 const char *mlc_tir_binop_name(mlc_tir_binop op) {
   return (unsigned)op < MLC_TIR_BINOP_COUNT ? binop_names[op] : "?";
@@ -145,6 +153,7 @@ static mlc_tir_expr *new_expr(mlc_tir_module *m, mlc_tir_expr_kind k, mlc_dtype 
   if (e) {
     e->kind = k;
     e->dtype = t;
+    e->lanes = 1;
   }
   return e;
 }
@@ -170,6 +179,8 @@ static int64_t wrap(mlc_dtype t, int64_t v) {
 }
 
 static int is_intlike(mlc_dtype t) { return mlc_dtype_is_int(t) || t == MLC_DTYPE_BOOL; }
+
+static int max_lanes(int a, int b) { return a > b ? a : b; }
 
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v) {
   return e && e->kind == MLC_TIR_INT_IMM && e->int_value == v;
@@ -208,6 +219,14 @@ mlc_tir_buffer *mlc_tir_buffer_new_c(mlc_tir_module *m, const char *name, mlc_dt
   if (rank < 0 || rank > 16) return NULL;
   for (int i = 0; i < rank; i++) shape[i] = mlc_tir_i64(m, dims[i]);
   return mlc_tir_buffer_new(m, name, dtype, rank, shape, scope);
+}
+
+mlc_tir_buffer *mlc_tir_buffer_view(mlc_tir_module *m, mlc_tir_buffer *base, int rank,
+                                    mlc_tir_expr *const *shape) {
+  if (!base) return NULL;
+  mlc_tir_buffer *b = mlc_tir_buffer_new(m, base->name, base->dtype, rank, shape, base->scope);
+  if (b) b->view_of = base;
+  return b;
 }
 
 /* ---- expressions ---------------------------------------------------------- */
@@ -299,7 +318,7 @@ mlc_tir_expr *mlc_tir_binary(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *
   mlc_dtype t = a->dtype;
   if (op == MLC_TIR_DIV && is_intlike(t)) op = MLC_TIR_FLOORDIV;
   int cmp = binop_is_cmp[op];
-  if (a->dtype == b->dtype && is_intlike(t)) {
+  if (a->dtype == b->dtype && a->lanes == b->lanes && is_intlike(t)) {
     int64_t r;
     if (a->kind == MLC_TIR_INT_IMM && b->kind == MLC_TIR_INT_IMM &&
         fold_int(op, t, a->int_value, b->int_value, &r))
@@ -331,6 +350,7 @@ mlc_tir_expr *mlc_tir_binary(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *
   }
   mlc_tir_expr *e = new_expr(m, MLC_TIR_BINARY, cmp ? MLC_DTYPE_BOOL : t);
   if (e) {
+    e->lanes = max_lanes(a->lanes, b->lanes);
     e->bin.op = op;
     e->bin.a = a;
     e->bin.b = b;
@@ -359,16 +379,21 @@ mlc_tir_expr *mlc_tir_not(mlc_tir_module *m, mlc_tir_expr *a) {
   if (a->kind == MLC_TIR_INT_IMM && is_intlike(a->dtype))
     return mlc_tir_int(m, a->dtype, a->dtype == MLC_DTYPE_BOOL ? !a->int_value : ~a->int_value);
   mlc_tir_expr *e = new_expr(m, MLC_TIR_NOT, a->dtype);
-  if (e) e->un.a = a;
+  if (e) {
+    e->lanes = a->lanes;
+    e->un.a = a;
+  }
   return e;
 }
 
 mlc_tir_expr *mlc_tir_select(mlc_tir_module *m, mlc_tir_expr *c, mlc_tir_expr *t, mlc_tir_expr *f) {
   if (!c || !t || !f) return NULL;
-  if (c->kind == MLC_TIR_INT_IMM && c->dtype == MLC_DTYPE_BOOL && t->dtype == f->dtype)
+  if (c->kind == MLC_TIR_INT_IMM && c->dtype == MLC_DTYPE_BOOL && t->dtype == f->dtype &&
+      t->lanes == f->lanes)
     return c->int_value ? t : f;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_SELECT, t->dtype);
   if (e) {
+    e->lanes = max_lanes(c->lanes, max_lanes(t->lanes, f->lanes));
     e->select.c = c;
     e->select.t = t;
     e->select.f = f;
@@ -389,7 +414,10 @@ mlc_tir_expr *mlc_tir_cast(mlc_tir_module *m, mlc_dtype dtype, mlc_tir_expr *a) 
     }
   }
   mlc_tir_expr *e = new_expr(m, MLC_TIR_CAST, dtype);
-  if (e) e->un.a = a;
+  if (e) {
+    e->lanes = a->lanes;
+    e->un.a = a;
+  }
   return e;
 }
 
@@ -398,6 +426,7 @@ mlc_tir_expr *mlc_tir_load(mlc_tir_module *m, mlc_tir_buffer *buffer, int n,
   if (!buffer || n < 0 || (n > 0 && !all_nonnull(n, indices))) return NULL;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_LOAD, buffer->dtype);
   if (!e) return NULL;
+  for (int i = 0; i < n; i++) e->lanes = max_lanes(e->lanes, indices[i]->lanes);
   e->load.buffer = buffer;
   e->load.n = n;
   e->load.indices = dup_array(m, indices, (size_t)n, sizeof *indices);
@@ -410,6 +439,7 @@ mlc_tir_expr *mlc_tir_call(mlc_tir_module *m, mlc_tir_intrin op, int n, mlc_tir_
                                                                           : args[0]->dtype;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_CALL, t);
   if (!e) return NULL;
+  for (int i = 0; i < n; i++) e->lanes = max_lanes(e->lanes, args[i]->lanes);
   e->call.op = op;
   e->call.n = n;
   e->call.args = dup_array(m, args, (size_t)n, sizeof *args);
@@ -432,6 +462,27 @@ mlc_tir_expr *mlc_tir_reduce(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_tir_ex
   e->reduce.naxes = naxes;
   e->reduce.axes = dup_array(m, axes, (size_t)naxes, sizeof *axes);
   return e->reduce.axes ? e : NULL;
+}
+
+mlc_tir_expr *mlc_tir_ramp(mlc_tir_module *m, mlc_tir_expr *base, mlc_tir_expr *stride, int lanes) {
+  if (!base || !stride) return NULL;
+  if (lanes == 1) return base;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_RAMP, base->dtype);
+  if (!e) return NULL;
+  e->lanes = lanes;
+  e->ramp.base = base;
+  e->ramp.stride = stride;
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_broadcast(mlc_tir_module *m, mlc_tir_expr *value, int lanes) {
+  if (!value) return NULL;
+  if (lanes == 1) return value;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_BROADCAST, value->dtype);
+  if (!e) return NULL;
+  e->lanes = lanes;
+  e->un.a = value;
+  return e;
 }
 
 mlc_tir_expr *mlc_tir_reduce_identity(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_dtype t) {
@@ -656,6 +707,22 @@ mlc_status mlc_tir_func_add_scalar(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_v
   return NULL;
 }
 
+mlc_status mlc_tir_func_add_view(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_buffer *view) {
+  if (!f || !view) return mlc_oom();
+  int ok = 0;
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i] == view->view_of) ok = 1;
+  if (!ok)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "prim func \"%s\": buffer %s is not a view of a parameter", f->name,
+                           view->name);
+  mlc_tir_buffer **nv = MLC_ARENA_ARRAY(m->arena, (size_t)f->nviews + 1, mlc_tir_buffer *);
+  if (!nv) return mlc_oom();
+  if (f->nviews) memcpy(nv, f->views, sizeof *nv * (size_t)f->nviews);
+  nv[f->nviews++] = view;
+  f->views = nv;
+  return NULL;
+}
+
 static mlc_tir_attr *attr_slot(mlc_tir_module *m, mlc_tir_func *f, const char *key) {
   for (int i = 0; i < f->nattrs; i++)
     if (strcmp(f->attrs[i].key, key) == 0) return &f->attrs[i];
@@ -830,6 +897,8 @@ static mlc_tir_expr *cp_expr(copier *c, const mlc_tir_expr *e) {
       undef_vars(c, mark);
       return r;
     }
+    case MLC_TIR_RAMP: return mlc_tir_ramp(m, cp_expr(c, e->ramp.base), cp_expr(c, e->ramp.stride), e->lanes);
+    case MLC_TIR_BROADCAST: return mlc_tir_broadcast(m, cp_expr(c, e->un.a), e->lanes);
   }
   return NULL;
 }
