@@ -569,6 +569,25 @@ void mlc_tir_print_func(const mlc_tir_func *f, mlc_strbuf *out);
 void mlc_tir_print_stmt(const mlc_tir_stmt *s, int indent, mlc_strbuf *out);
 void mlc_tir_print_expr(const mlc_tir_expr *e, mlc_strbuf *out);
 
+/* ---- parser (tir_parse.c) ------------------------------------------------ */
+
+/*
+** Reads the text the printer writes (above) back into TIR, so that
+** print -> parse -> print is identical: expressions are built as written
+** (no folding), a T.grid is a nest of serial loops, the statements after
+** `Y = T.alloc_buffer(...)` are its body, a scalar parameter is bound by its
+** `# A.shape[0]` comment (else to the first dimension that is exactly it).
+** Loop and block iteration variables take their extent's integer dtype.
+*/
+/* Parses every prim function in |src| (|len| bytes, need not be NUL-terminated)
+** into |m| and adds them to it.  Errors name |srcname|:LINE:COL and what was
+** expected.  Never crashes on any input; recursion depth is bounded. */
+MLC_MUST_USE mlc_status mlc_tir_parse_module(mlc_tir_module *m, const char *src, size_t len,
+                                             const char *srcname);
+/* Parses exactly one prim function; *|out| is built in |m| but not added. */
+MLC_MUST_USE mlc_status mlc_tir_parse_func(mlc_tir_module *m, const char *src, size_t len,
+                                           const char *srcname, mlc_tir_func **out);
+
 /* ---- verifier (tir_verify.c) --------------------------------------------- */
 
 /*
