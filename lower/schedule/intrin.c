@@ -161,6 +161,8 @@ static int expr_loads(const mlc_tir_expr *e, const mlc_tir_buffer *b) {
       for (int i = 0; i < e->call.n; i++)
         if (expr_loads(e->call.args[i], b)) return 1;
       return 0;
+    case MLC_TIR_RAMP: return expr_loads(e->ramp.base, b) || expr_loads(e->ramp.stride, b);
+    case MLC_TIR_BROADCAST: return expr_loads(e->un.a, b);
     case MLC_TIR_INT_IMM:
     case MLC_TIR_FLOAT_IMM:
     case MLC_TIR_VAR_REF:

@@ -23,7 +23,7 @@ const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e) {
 
 int sch_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
   switch (a->kind) {
     case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
     case MLC_TIR_FLOAT_IMM: return a->float_value == b->float_value;
@@ -45,6 +45,8 @@ int sch_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
       for (int i = 0; i < a->call.n; i++)
         if (!sch_expr_equal(a->call.args[i], b->call.args[i])) return 0;
       return 1;
+    case MLC_TIR_RAMP: return sch_expr_equal(a->ramp.base, b->ramp.base) && sch_expr_equal(a->ramp.stride, b->ramp.stride);
+    case MLC_TIR_BROADCAST: return sch_expr_equal(a->un.a, b->un.a);
     case MLC_TIR_REDUCE: return 0; /* te only; never compared */
   }
   return 0;
@@ -114,6 +116,8 @@ static int lin_acc(sch_lin *l, const mlc_tir_expr *e, int64_t scale) {
     case MLC_TIR_CAST:
     case MLC_TIR_LOAD:
     case MLC_TIR_CALL:
+    case MLC_TIR_RAMP:
+    case MLC_TIR_BROADCAST:
     case MLC_TIR_REDUCE: return add_term(l, e, NULL, scale);
   }
   return -1;

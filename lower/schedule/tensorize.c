@@ -82,6 +82,8 @@ static const char *expr_word(const mlc_tir_expr *e) {
     case MLC_TIR_CAST: return "a cast";
     case MLC_TIR_LOAD: return "a load";
     case MLC_TIR_CALL: return "a call";
+    case MLC_TIR_RAMP: return "a ramp";
+    case MLC_TIR_BROADCAST: return "a broadcast";
     case MLC_TIR_REDUCE: return "a reduction";
   }
   return "?";
@@ -163,6 +165,9 @@ static int match_expr(matcher *mt, const mlc_tir_expr *d, const mlc_tir_expr *t)
   if (d->dtype != t->dtype)
     return DIFF(mt, "%s has dtype %s where the intrinsic's %s has %s", sch_expr_str(s, t), mlc_dtype_name(t->dtype),
                 sch_expr_str(s, d), mlc_dtype_name(d->dtype));
+  if (d->lanes != t->lanes)
+    return DIFF(mt, "%s has %d lanes where the intrinsic's %s has %d", sch_expr_str(s, t), t->lanes,
+                sch_expr_str(s, d), d->lanes);
   switch (d->kind) {
     case MLC_TIR_INT_IMM:
       if (d->int_value != t->int_value)
@@ -199,6 +204,8 @@ static int match_expr(matcher *mt, const mlc_tir_expr *d, const mlc_tir_expr *t)
     case MLC_TIR_LOAD:
       return match_access(mt, d->load.buffer, d->load.n, d->load.indices, t->load.buffer, t->load.n,
                           t->load.indices);
+    case MLC_TIR_RAMP: return match_expr(mt, d->ramp.base, t->ramp.base) && match_expr(mt, d->ramp.stride, t->ramp.stride);
+    case MLC_TIR_BROADCAST: return match_expr(mt, d->un.a, t->un.a);
     case MLC_TIR_REDUCE: return DIFF(mt, "a tensor-expression reduction");
   }
   return 0;
@@ -334,6 +341,11 @@ static void rebind_expr(rebinder *rb, mlc_tir_expr *e) {
     case MLC_TIR_CALL:
       for (int i = 0; i < e->call.n; i++) rebind_expr(rb, e->call.args[i]);
       return;
+    case MLC_TIR_RAMP:
+      rebind_expr(rb, e->ramp.base);
+      rebind_expr(rb, e->ramp.stride);
+      return;
+    case MLC_TIR_BROADCAST: rebind_expr(rb, e->un.a); return;
     case MLC_TIR_INT_IMM:
     case MLC_TIR_FLOAT_IMM:
     case MLC_TIR_VAR_REF:
