@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lower/arith.h"
+#include "lower/tir_lower.h"
 #include "lower/schedule/intrin.h"
 #include "lower/schedule/schedule.h"
 #include "tests/harness_kernel.h"
@@ -664,6 +665,31 @@ static void test_tensorize_fma(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* The tensorized FMA row lowers to explicit 16-lane vector operations. */
+static void test_tensorize_lowered(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mm_spec sp = spec_ij0kj1(32, 16);
+  mlc_tir_func *f = mm_nest(m, &sp);
+  mlc_sch_rv y, l[8];
+  int n;
+  mlc_sch *s = open_sched(m, f, &y, l, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT(OK(mlc_sch_tensorize(s, l[3], "avx512_fma_f32x16")));
+  const mlc_tir_func *t = mlc_sch_func(s);
+  mlc_tir_func *g = mlc_tir_func_new(m, "lowered", t->nparams, t->params, mlc_tir_stmt_copy(m, t->body, NULL));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT(OK(mlc_tir_lower_func(m, g, NULL)));
+  char *p = print_func(g);
+  if (getenv("MLC_TEST_DUMP")) printf("\n==== lowered\n%s", p);
+  CU_ASSERT_PTR_NULL(strstr(p, "T.vectorized"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "T.Ramp("));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p, "T.Broadcast(A_1[i * 32 + k], 16) * B_1[T.Ramp(k * 32 + j0 * 16, 1, 16)]"));
+  free(p);
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
 static void test_tensorize_tile(void) {
   mlc_tir_module *m = new_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -952,6 +978,7 @@ static void register_tests(void) {
                                       {"blockize_nested", test_blockize_nested},
                                       {"blockize_refusals", test_blockize_refusals},
                                       {"tensorize_fma", test_tensorize_fma},
+                                      {"tensorize_lowered", test_tensorize_lowered},
                                       {"tensorize_tile", test_tensorize_tile},
                                       {"tensorize_dot", test_tensorize_dot},
                                       {"tensorize_refusals", test_tensorize_refusals},
