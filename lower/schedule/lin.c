@@ -148,21 +148,29 @@ int sch_lin_equal(const sch_lin *a, const sch_lin *b) {
 }
 
 mlc_tir_expr *sch_lin_build(mlc_tir_module *m, const sch_lin *l) {
+  /* positive terms first, then the constant when nothing is before it, then
+  ** the negative terms, then the constant: 3 - v rather than 0 - v + 3 */
   mlc_tir_expr *r = NULL;
-  for (int i = 0; i < l->n; i++) {
-    mlc_tir_expr *a = mlc_tir_expr_copy(m, l->t[i].atom, NULL);
-    int64_t c = l->t[i].coef;
-    mlc_tir_expr *term = mlc_tir_mul(m, a, mlc_tir_i64(m, c < 0 ? -c : c));
-    if (!term) return NULL;
-    if (!r)
-      r = c < 0 ? mlc_tir_sub(m, mlc_tir_i64(m, 0), term) : term;
-    else
-      r = c < 0 ? mlc_tir_sub(m, r, term) : mlc_tir_add(m, r, term);
-    if (!r) return NULL;
+  int c_done = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < l->n; i++) {
+      int64_t c = l->t[i].coef; /* never INT64_MIN (add_term) */
+      if ((c < 0) != pass) continue;
+      mlc_tir_expr *term = mlc_tir_mul(m, mlc_tir_expr_copy(m, l->t[i].atom, NULL), mlc_tir_i64(m, c < 0 ? -c : c));
+      if (!term) return NULL;
+      if (!r)
+        r = c < 0 ? mlc_tir_sub(m, mlc_tir_i64(m, 0), term) : term;
+      else
+        r = c < 0 ? mlc_tir_sub(m, r, term) : mlc_tir_add(m, r, term);
+      if (!r) return NULL;
+    }
+    if (pass == 0 && !r && l->c != 0) {
+      r = mlc_tir_i64(m, l->c);
+      c_done = 1;
+    }
   }
   if (!r) return mlc_tir_i64(m, l->c);
-  if (l->c > 0) return mlc_tir_add(m, r, mlc_tir_i64(m, l->c));
-  if (l->c < 0 && l->c != INT64_MIN) return mlc_tir_sub(m, r, mlc_tir_i64(m, -l->c));
-  if (l->c < 0) return mlc_tir_add(m, r, mlc_tir_i64(m, l->c));
-  return r;
+  if (c_done || l->c == 0) return r;
+  if (l->c > 0 || l->c == INT64_MIN) return mlc_tir_add(m, r, mlc_tir_i64(m, l->c));
+  return mlc_tir_sub(m, r, mlc_tir_i64(m, -l->c));
 }
