@@ -535,6 +535,6 @@ int mlc_th_any_zero(const int64_t *dims, int rank) {
 }
 /* ---- for other harnesses -------------------------------------------------------- */
 
-void *mlc_th_load_tir(const mlc_tir_module *tm, const char *name) { return load_module(tm, name); }
+void *mlc_th_load_tir(mlc_tir_module *tm, const char *name) { return load_module(tm, name); }
 mlc_rt_ctx *mlc_th_rt_ctx(void) { return &rt_ctx; }
 const char *mlc_th_rt_error(void) { return rt_error; }

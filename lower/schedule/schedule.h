@@ -272,6 +272,20 @@ MLC_MUST_USE mlc_status mlc_sch_reverse_compute_at(mlc_sch *s, mlc_sch_rv block,
 
 /* ---- blockize and tensorize (blockize.c, tensorize.c, intrin.c) --------------- */
 
+/* The subtree under |loop| (a nest of loops around one block "NAME")
+** becomes an outer block "NAME_o" whose iteration variables are the outer
+** parts of the block's bindings; the block stays inside with the inner
+** parts (see blockize.c).  *|out| (may be NULL) gets the outer block.
+** Refused when the subtree is not a loop nest around one block
+** (STRUCTURE) or a binding does not divide into a part of the loops
+** outside and a part of the loops inside (NOT_AFFINE). */
+MLC_MUST_USE mlc_status mlc_sch_blockize(mlc_sch *s, mlc_sch_rv loop, mlc_sch_rv *out);
+/* Replaces the computation of |block_or_loop| (a block, or a loop that is
+** blockized first) by the implementation of the tensor intrinsic
+** |intrin| (intrin.h) after matching it against the intrinsic's
+** description; a mismatch is a TENSORIZE error that says what differs. */
+MLC_MUST_USE mlc_status mlc_sch_tensorize(mlc_sch *s, mlc_sch_rv block_or_loop, const char *intrin);
+
 /* ---- sampling (sample.c) ---------------------------------------------------- */
 
 /* |n| integers (handles in |out|, room for |n|) whose product is the
