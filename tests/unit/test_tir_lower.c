@@ -401,8 +401,34 @@ static void test_unit_loops(void) {
   mlc_tir_var *io = VAR("io"), *ii = VAR("ii"), *j = VAR("j");
   mlc_tir_stmt *s = ST(A, F32(0), mlc_tir_add(m, mlc_tir_mul(m, REF(io), I64(4)), REF(ii)), REF(j));
   s = FOR(io, 1, FOR(ii, 4, mlc_tir_for(m, j, I64(3), I64(1), MLC_TIR_FOR_PARALLEL, NULL, s)));
+  /* a GPU thread axis of extent 1 stays */
+  s = mlc_tir_for(m, VAR("tx"), I64(0), I64(1), MLC_TIR_FOR_THREAD_BINDING, "threadIdx.x", s);
   mlc_tir_func *f = func(m, "zero", 1, &A, s);
   check_pass("unit_loops", m, f, mlc_tir_pass_remove_unit_loops, "remove_unit_loops");
+}
+
+/* A vectorized inner loop: after flattening, the vectorize pass (last in
+** the pipeline) turns it into contiguous vector accesses. */
+static void test_pipeline_vectorized(void) {
+  mlc_tir_module *m = new_module();
+  if (!m) return;
+  mlc_tir_buffer *A = buf2(m, "A", 4, 16), *B = buf2(m, "B", 4, 16);
+  mlc_tir_var *i = VAR("i"), *j = VAR("j"), *vi = VAR("vi"), *vj = VAR("vj");
+  mlc_tir_iter_var its[2] = {iter(m, vi, MLC_TIR_ITER_SPATIAL, 4, REF(i)), iter(m, vj, MLC_TIR_ITER_SPATIAL, 16, REF(j))};
+  mlc_tir_stmt *blk = mlc_tir_block(m, "B", 2, its, NULL, ST(B, mlc_tir_mul(m, LD(A, REF(vi), REF(vj)), F32(2)), REF(vi), REF(vj)));
+  mlc_tir_stmt *body = FOR(i, 4, mlc_tir_for(m, j, I64(0), I64(16), MLC_TIR_FOR_VECTORIZED, NULL, blk));
+  mlc_tir_buffer *params[2] = {A, B};
+  mlc_tir_func *f = func(m, "double", 2, params, body);
+  check_pass("pipeline_vectorized", m, f, NULL, "lowered");
+  CU_ASSERT(OK(mlc_tir_module_add(m, f)));
+  arg a[2];
+  arg_init(&a[0], 2, 4, 16);
+  arg_init(&a[1], 2, 4, 16);
+  if (run(m, "double", 2, a) == 0) {
+    for (int x = 0; x < 64; x++) CU_ASSERT(close_to(a[1].data[x], 2.0 * a[0].data[x]));
+  } else {
+    CU_FAIL("kernel failed");
+  }
 }
 
 /* ---- simplify ------------------------------------------------------------------------ */
@@ -638,6 +664,7 @@ static void register_tests(void) {
                                       {"predicate", test_predicate},
                                       {"opaque_and_unit", test_opaque_and_unit},
                                       {"unit_loops", test_unit_loops},
+                                      {"pipeline_vectorized", test_pipeline_vectorized},
                                       {"simplify", test_simplify},
                                       {"flatten_symbolic", test_flatten_symbolic},
                                       {"compact_tile", test_compact_tile},
