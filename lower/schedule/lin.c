@@ -13,14 +13,6 @@
 
 #include "lower/schedule/tensorize_int.h"
 
-const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_expr(e, &b);
-  const char *r = b.oom ? NULL : mlc_arena_strdup(s->arena, b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return r ? r : "?";
-}
-
 int sch_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
   if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;

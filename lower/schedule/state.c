@@ -112,6 +112,14 @@ const char *sch_desc(mlc_sch *s, const mlc_tir_stmt *st) {
   return r ? r : "?";
 }
 
+const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_expr(e, &b);
+  const char *r = b.oom ? NULL : mlc_arena_strdup(s->arena, b.len ? mlc_sb_str(&b) : "");
+  mlc_sb_fini(&b);
+  return r ? r : "?";
+}
+
 /* ---- handles --------------------------------------------------------------- */
 
 static mlc_sch_rv add_entry(mlc_sch *s, sch_entry e) {

@@ -126,11 +126,3 @@ mlc_status sch_subst_inplace(mlc_sch *s, mlc_arith *an, mlc_tir_stmt *st, int nv
   walk(&c, st);
   return c.failed || mlc_tir_module_oom(s->m) ? mlc_oom() : NULL;
 }
-
-const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_expr(e, &b);
-  const char *r = b.oom || !b.len ? NULL : mlc_arena_strdup(s->arena, mlc_sb_str(&b));
-  mlc_sb_fini(&b);
-  return r ? r : "?";
-}

@@ -51,8 +51,6 @@ mlc_tir_expr *sch_lin_build(mlc_tir_module *m, const sch_lin *l);
 ** buffers, same operators and constants). */
 int sch_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b);
 
-/* |e| printed, for messages (in the schedule's arena; "?" on oom). */
-const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e);
 
 /* ---- blockize in steps ------------------------------------------------------ */
 
