@@ -562,7 +562,7 @@ mlc_tir_stmt *sch_copy_stage(mlc_sch *s, const char *name, mlc_tir_buffer *dst, 
     ax[d] = mlc_tir_var_new(m, an, MLC_DTYPE_I64);
     mlc_tir_var *v = mlc_tir_var_new(m, vn, MLC_DTYPE_I64);
     if (!ax[d] || !v) return NULL;
-    its[d] = (mlc_tir_iter_var){v, MLC_TIR_ITER_SPATIAL, mins[d], exts[d], mlc_tir_add(m, mins[d], mlc_tir_ref(m, ax[d]))};
+    its[d] = (mlc_tir_iter_var){v, MLC_TIR_ITER_SPATIAL, mins[d], exts[d], mlc_tir_add(m, mlc_tir_ref(m, ax[d]), mins[d])};
     idx[d] = mlc_tir_ref(m, v);
     if (!its[d].binding || !idx[d]) return NULL;
   }

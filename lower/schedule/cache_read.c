@@ -49,10 +49,8 @@ mlc_status mlc_sch_apply_cache_read(mlc_sch *s, mlc_sch_inst *in) {
   mlc_tir_stmt *nest = sch_scope_nest(s, blk);
   if (!nest) return mlc_make_status(MLC_INTERNAL, "cache_read: %s is not in the function", bd);
   if (sch_accesses_outside(nest, buf, 1, NULL))
-    return sch_fail(s, MLC_SCH_ERR_DEPENDENCE,
-                    "%s %s writes %s, which %s reads: a copy made before it would miss those writes",
-                    nest == blk ? "the block" : "the loop nest holding", nest == blk ? bd : sch_desc(s, nest),
-                    buf->name, bd);
+    return sch_fail(s, MLC_SCH_ERR_DEPENDENCE, "%s, the loop nest holding %s, writes %s, which %s reads: a copy made "
+                    "before the nest would miss those writes", sch_desc(s, nest), bd, buf->name, bd);
   mlc_tir_stmt *alloc = sch_find_alloc(s, buf);
   if (alloc && sch_contains(nest, alloc))
     return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s is allocated inside %s: no room for a copy before it", buf->name,

@@ -134,8 +134,8 @@ mlc_status mlc_sch_apply_cache_write(mlc_sch *s, mlc_sch_inst *in) {
   if (!nest) return mlc_make_status(MLC_INTERNAL, "cache_write: %s is not in the function", bd);
   if (sch_accesses_outside(nest, buf, 0, blk))
     return sch_fail(s, MLC_SCH_ERR_DEPENDENCE,
-                    "the loop nest holding %s (%s) also accesses %s: it would not see what the copy writes back",
-                    bd, sch_desc(s, nest), buf->name);
+                    "%s, the loop nest holding %s, also accesses %s: it would not see what the copy writes back",
+                    sch_desc(s, nest), bd, buf->name);
   mlc_tir_stmt *alloc = sch_find_alloc(s, buf);
   if (alloc && sch_contains(nest, alloc))
     return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s is allocated inside %s: no room for a copy after it", buf->name,

@@ -21,7 +21,7 @@
 **
 ** Legality: a known buffer kind, an index in range, a map that parses and
 ** has one variable per dimension (ARGUMENT); a buffer of constant shape
-** that no scalar parameter is bound from (STRUCTURE); the map is a
+** (STRUCTURE; no scalar parameter is then bound from it); the map is a
 ** bijection from the old shape onto the new one: every new index has the
 ** range [0, E) with E known, the new shape has as many elements as the old
 ** one (otherwise the layout would need padding, which is refused: c // 16
@@ -118,7 +118,10 @@ static mlc_tir_expr *latom(lparser *lp) {
   } else if (ident(lp, name, sizeof name)) {
     for (int i = 0; i < lp->nvars; i++)
       if (strcmp(lp->vars[i]->name, name) == 0) r = mlc_tir_ref(m, lp->vars[i]);
-    if (!r) lfail(lp, mlc_arena_printf(lp->s->arena, "unknown name %s", name));
+    if (!r) {
+      lp->p -= strlen(name); /* the error points at the name */
+      lfail(lp, mlc_arena_printf(lp->s->arena, "unknown name %s", name));
+    }
   } else {
     lfail(lp, *lp->p ? "expected a number, a variable or '('" : "unexpected end");
   }
@@ -362,10 +365,6 @@ mlc_status mlc_sch_apply_transform_layout(mlc_sch *s, mlc_sch_inst *in) {
   int param = -1;
   for (int i = 0; i < s->func->nparams; i++)
     if (s->func->params[i] == buf) param = i;
-  for (int i = 0; i < s->func->nscalars && param >= 0; i++)
-    if (s->func->scalars[i].param == param)
-      return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "the scalar %s is bound from the shape of %s",
-                      s->func->scalars[i].var->name, buf->name);
   mlc_tir_stmt *alloc = param < 0 ? sch_find_alloc(s, buf) : NULL;
   if (param < 0 && !alloc)
     return mlc_make_status(MLC_INTERNAL, "transform_layout: %s is neither a parameter nor allocated", buf->name);
