@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph.h"
+#include "lower/lower.h"
 #include "lower/schedule/schedule.h"
 #include "tests/harness_kernel.h"
 #include "tests/harness_sched.h"
@@ -671,6 +673,175 @@ static void test_transform_layout_refused(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* ---- every primitive on every block of legalized operators ---------------------------------- */
+
+typedef struct opcase {
+  const char *name;
+  mlc_op op;
+  int nargs;
+  mlc_type args[3];
+  int nattrs;
+  mlc_attr attrs[4];
+} opcase;
+
+#define I64S(...) ((const int64_t[]){__VA_ARGS__})
+#define ATTR_INTS(n, ...) \
+  {n, MLC_ATTR_INTS, 0, 0, NULL, (int)(sizeof(I64S(__VA_ARGS__)) / sizeof(int64_t)), I64S(__VA_ARGS__), NULL}
+
+/* The prim functions of the one-op graph of |oc|, in a new module (*|tm|). */
+static void legalize_op(const opcase *oc, mlc_tir_module **tm) {
+  mlc_module *gm = NULL;
+  mlc_func *f = NULL;
+  mlc_value *v[3], *out = NULL;
+  CU_ASSERT_FATAL(OK(mlc_module_create(mlc_allocator_system(), &gm)));
+  CU_ASSERT_FATAL(OK(mlc_func_create(gm, "main", &f)));
+  for (int i = 0; i < oc->nargs; i++) {
+    char pname[16];
+    snprintf(pname, sizeof pname, "x%d", i);
+    CU_ASSERT_FATAL(OK(mlc_func_add_param(f, pname, &oc->args[i], &v[i])));
+  }
+  CU_ASSERT_FATAL(OK(mlc_graph_emit1(f, oc->op, v, oc->nargs, oc->attrs, oc->nattrs, NULL, &out)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_ret(f, out)));
+  CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_system(), tm)));
+  CU_ASSERT_FATAL(OK(mlc_lower_legalize(gm, *tm, NULL)));
+  mlc_module_destroy(gm);
+}
+
+typedef struct tally {
+  int accepted, refused;
+} tally;
+
+/* Applies variant |v| (0 decompose at the outermost loop, 1 at the
+** innermost, 2 cache_read, 3 cache_write, 4 transform_layout reversing the
+** dimensions) with buffer index |k| to block |bi| of |f|: accepted ones
+** compute the same (allocations) and replay; refused ones are
+** INVALID_ARGUMENT with an error class, the function unchanged.  Returns 0
+** when the variant does not exist for the block (index out of range is
+** tested elsewhere). */
+static int apply_variant(mlc_tir_module *m, const mlc_tir_func *f, int bi, int v, int k, tally *t) {
+  mlc_sch *s = NULL;
+  mlc_sch_rv blocks[16], loops[16], out;
+  int nb = 0, nl = 0;
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  CU_ASSERT_FATAL(OK(mlc_sch_get_child_blocks(s, 0, 16, blocks, &nb)));
+  mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, blocks[bi]);
+  CU_ASSERT_FATAL(OK(mlc_sch_get_loops(s, blocks[bi], 16, loops, &nl)));
+  mlc_status st = NULL;
+  int exists = 1, param = 0;
+  char map[256];
+  switch (v) {
+    case 0:
+    case 1:
+      exists = blk->block.init && nl > 0 && k == 0;
+      if (exists) st = mlc_sch_decompose_reduction(s, blocks[bi], loops[v == 0 ? 0 : nl - 1], &out);
+      break;
+    case 2:
+      st = mlc_sch_cache_read(s, blocks[bi], k, "local", &out);
+      exists = !(st && strstr(mlc_status_message(st), "no read buffer"));
+      break;
+    case 3:
+      st = mlc_sch_cache_write(s, blocks[bi], k, "shared", &out);
+      exists = !(st && strstr(mlc_status_message(st), "no write buffer"));
+      break;
+    default: {
+      /* the rank of the k-th written buffer: found through the first store */
+      exists = k == 0;
+      if (!exists) break;
+      const mlc_tir_stmt *b = blk->block.body;
+      while (b && b->kind != MLC_TIR_STORE) b = b->kind == MLC_TIR_FOR ? b->loop.body : NULL;
+      exists = b != NULL;
+      if (!exists) break;
+      for (int i = 0; i < f->nparams; i++) param |= f->params[i] == b->store.buffer;
+      int r = b->store.buffer->rank, n = snprintf(map, sizeof map, "lambda ");
+      for (int d = 0; d < r; d++) n += snprintf(map + n, sizeof map - (size_t)n, "%sx%d", d ? ", " : "", d);
+      n += snprintf(map + n, sizeof map - (size_t)n, ": (");
+      for (int d = r - 1; d >= 0; d--) n += snprintf(map + n, sizeof map - (size_t)n, "x%d, ", d);
+      snprintf(map + n, sizeof map - (size_t)n, ")");
+      st = mlc_sch_transform_layout(s, blocks[bi], 0, "write", map);
+      break;
+    }
+  }
+  if (!exists) {
+    mlc_status_free(st);
+    mlc_sch_destroy(s);
+    return 0;
+  }
+  char what[128];
+  snprintf(what, sizeof what, "%s block %d variant %d index %d", f->name, bi, v, k);
+  if (st) {
+    if (mlc_status_code(st) != MLC_INVALID_ARGUMENT || mlc_sch_last_error(s) == MLC_SCH_OK)
+      printf("\n  %s: %s\n", what, mlc_status_message(st));
+    CU_ASSERT_EQUAL(mlc_status_code(st), MLC_INVALID_ARGUMENT);
+    CU_ASSERT_NOT_EQUAL(mlc_sch_last_error(s), MLC_SCH_OK);
+    mlc_status_free(st);
+    check_unchanged(f, s);
+    t->refused++;
+  } else if (param) {
+    /* a parameter's layout changed: the signature differs; the trace replays */
+    char *tr = print_trace(s), *a = print_func(mlc_sch_func(s));
+    mlc_sch *r = NULL;
+    CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &r)));
+    CU_ASSERT(OK(mlc_sch_apply_trace(r, tr, strlen(tr), what)));
+    char *b = print_func(mlc_sch_func(r));
+    CU_ASSERT_STRING_EQUAL(a, b);
+    free(a);
+    free(b);
+    free(tr);
+    mlc_sch_destroy(r);
+    t->accepted++;
+  } else {
+    check_result(m, f, s, NULL, what);
+    t->accepted++;
+  }
+  mlc_sch_destroy(s);
+  return 1;
+}
+
+static void test_legalized_sweep(void) {
+  const mlc_dtype F = MLC_DTYPE_F32;
+  const opcase cases[] = {
+      {"matmul", MLC_OP_MATMUL, 2, {{F, 2, I64S(6, 10)}, {F, 2, I64S(10, 5)}}, 0, {{0}}},
+      {"conv2d_pad", MLC_OP_CONV, 2, {{F, 4, I64S(1, 3, 7, 7)}, {F, 4, I64S(4, 3, 3, 3)}}, 1,
+       {ATTR_INTS("pads", 1, 1, 1, 1)}},
+      {"max_pool", MLC_OP_MAX_POOL, 1, {{F, 4, I64S(1, 2, 8, 8)}}, 2,
+       {ATTR_INTS("kernel", 2, 2), ATTR_INTS("strides", 2, 2)}},
+      {"avg_pool_pad", MLC_OP_AVG_POOL, 1, {{F, 4, I64S(1, 2, 6, 6)}}, 3,
+       {ATTR_INTS("kernel", 3, 3), ATTR_INTS("strides", 2, 2), ATTR_INTS("pads", 1, 1, 1, 1)}},
+      {"softmax", MLC_OP_SOFTMAX, 1, {{F, 2, I64S(3, 10)}}, 0, {{0}}},
+      {"layer_norm", MLC_OP_LAYER_NORM, 3, {{F, 2, I64S(3, 8)}, {F, 1, I64S(8)}, {F, 1, I64S(8)}}, 0, {{0}}},
+  };
+  tally t = {0, 0};
+  int per_variant[5] = {0};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    mlc_tir_module *tm = NULL;
+    legalize_op(&cases[c], &tm);
+    for (int fi = 0; fi < tm->nfuncs; fi++) {
+      const mlc_tir_func *f = tm->funcs[fi];
+      int nb = 0;
+      mlc_sch *s = NULL;
+      CU_ASSERT_FATAL(OK(mlc_sch_create(tm, f, 1, &s)));
+      mlc_sch_rv rv[16];
+      CU_ASSERT_FATAL(OK(mlc_sch_get_child_blocks(s, 0, 16, rv, &nb)));
+      mlc_sch_destroy(s);
+      for (int bi = 0; bi < nb; bi++)
+        for (int v = 0; v < 5; v++)
+          for (int k = 0; k < 4; k++) {
+            int before = t.accepted;
+            if (!apply_variant(tm, f, bi, v, k, &t)) break;
+            per_variant[v] += t.accepted - before;
+          }
+    }
+    mlc_tir_module_destroy(tm);
+  }
+  /* every primitive applies somewhere; some refusals happen (conv: a
+  ** decomposition inside its reduce loops, a gather-free pad read) */
+  for (int v = 0; v < 5; v++) CU_ASSERT(per_variant[v] > 0);
+  CU_ASSERT(t.accepted >= 30);
+  CU_ASSERT(t.refused > 0);
+  printf("\n  sweep: %d accepted, %d refused (decompose %d/%d, cache_read %d, cache_write %d, layout %d) ", t.accepted,
+         t.refused, per_variant[0], per_variant[1], per_variant[2], per_variant[3], per_variant[4]);
+}
+
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"decompose_seeds", test_decompose_seeds},
                                       {"decompose_outer", test_decompose_outer},
@@ -681,6 +852,7 @@ static void register_tests(void) {
                                       {"cache_write_refused", test_cache_write_refused},
                                       {"transform_layout", test_transform_layout},
                                       {"transform_layout_refused", test_transform_layout_refused},
+                                      {"legalized_sweep", test_legalized_sweep},
                                       {NULL, NULL}};
   CU_pSuite suite = CU_add_suite("sched_cache", mlc_th_kernel_init, mlc_th_kernel_clean);
   for (int i = 0; suite && tests[i].pName; i++) CU_add_test(suite, tests[i].pName, tests[i].pTestFunc);
