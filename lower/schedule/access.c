@@ -571,3 +571,29 @@ mlc_tir_stmt *sch_copy_stage(mlc_sch *s, const char *name, mlc_tir_buffer *dst, 
   for (int d = n - 1; d >= 0; d--) st = mlc_tir_for(m, ax[d], mlc_tir_i64(m, 0), exts[d], MLC_TIR_FOR_SERIAL, NULL, st);
   return st;
 }
+
+/* ---- keeping regions current ------------------------------------------------------------ */
+
+mlc_status sch_refresh_regions(mlc_sch *s, mlc_tir_stmt *st, const mlc_tir_buffer *b) {
+  if (!st) return NULL;
+  switch (st->kind) {
+    case MLC_TIR_FOR: return sch_refresh_regions(s, st->loop.body, b);
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < st->seq.n; i++) MLC_RETURN_IF_ERROR(sch_refresh_regions(s, st->seq.stmts[i], b));
+      return NULL;
+    case MLC_TIR_IF:
+      MLC_RETURN_IF_ERROR(sch_refresh_regions(s, st->if_.then_s, b));
+      return sch_refresh_regions(s, st->if_.else_s, b);
+    case MLC_TIR_ALLOCATE: return sch_refresh_regions(s, st->alloc.body, b);
+    case MLC_TIR_BLOCK:
+      MLC_RETURN_IF_ERROR(sch_refresh_regions(s, st->block.init, b));
+      MLC_RETURN_IF_ERROR(sch_refresh_regions(s, st->block.body, b));
+      if ((st->block.nreads || st->block.nwrites) && (sch_block_reads(st, b) || sch_block_writes(st, b)))
+        return mlc_tir_block_compute_regions(s->m, st);
+      return NULL;
+    case MLC_TIR_STORE:
+    case MLC_TIR_EVALUATE:
+    case MLC_TIR_ASSERT: return NULL;
+  }
+  return NULL;
+}

@@ -81,4 +81,10 @@ int sch_storage_scope(const char *name);
 mlc_tir_stmt *sch_copy_stage(mlc_sch *s, const char *name, mlc_tir_buffer *dst, mlc_tir_buffer *src,
                              mlc_tir_expr *const *mins, mlc_tir_expr *const *exts);
 
+/* Recomputes the access regions (mlc_tir_block_compute_regions) of every
+** block in |st| that lists regions and accesses |b| (nested blocks first),
+** so that regions a primitive changed stay exact.  Blocks without regions
+** stay so. */
+MLC_MUST_USE mlc_status sch_refresh_regions(mlc_sch *s, mlc_tir_stmt *st, const mlc_tir_buffer *b);
+
 #endif /* MLC_LOWER_SCHEDULE_ACCESS_H */

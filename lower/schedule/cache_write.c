@@ -171,6 +171,8 @@ mlc_status mlc_sch_apply_cache_write(mlc_sch *s, mlc_sch_inst *in) {
   MLC_RETURN_IF_ERROR(sch_replace(s, nest, mlc_tir_seq2(m, nest, copy)));
   MLC_RETURN_IF_ERROR(sch_remap_buffer(s, blk, buf, cache, 0, NULL, NULL));
   MLC_RETURN_IF_ERROR(sch_add_alloc(s, cache));
+  /* regions: the copy lists its own when the block did */
+  if (blk->block.nreads || blk->block.nwrites) MLC_RETURN_IF_ERROR(mlc_tir_block_compute_regions(m, cblk));
   return sch_out_stmt(s, in, MLC_SCH_RV_BLOCK, cblk);
 }
 

@@ -28,6 +28,7 @@
 */
 #include <string.h>
 
+#include "lower/arith.h"
 #include "lower/schedule/access.h"
 
 #define MAX_LOOPS 256
@@ -163,23 +164,6 @@ mlc_status mlc_sch_apply_decompose_reduction(mlc_sch *s, mlc_sch_inst *in) {
       if (!keep) return mlc_oom();
     }
   if (keep) mlc_tir_block_set_predicate(init, keep);
-  if (blk->block.nwrites) {
-    /* the init writes what the block writes, at its own iteration variables */
-    mlc_tir_region *w = MLC_ARENA_ARRAY(m->arena, (size_t)blk->block.nwrites, mlc_tir_region);
-    if (!w) return mlc_oom();
-    for (int r = 0; r < blk->block.nwrites; r++) {
-      const mlc_tir_region *o = &blk->block.writes[r];
-      w[r] = (mlc_tir_region){o->buffer, o->n, MLC_ARENA_ARRAY(m->arena, (size_t)o->n + 1, mlc_tir_expr *),
-                              MLC_ARENA_ARRAY(m->arena, (size_t)o->n + 1, mlc_tir_expr *)};
-      if (!w[r].min || !w[r].extent) return mlc_oom();
-      for (int d = 0; d < o->n; d++) {
-        w[r].min[d] = mlc_tir_expr_copy(m, o->min[d], &iter_sub);
-        w[r].extent[d] = mlc_tir_expr_copy(m, o->extent[d], &iter_sub);
-        if (!w[r].min[d] || !w[r].extent[d]) return mlc_oom();
-      }
-    }
-    if (!mlc_tir_block_set_regions(m, init, 0, NULL, blk->block.nwrites, w)) return mlc_oom();
-  }
   mlc_tir_stmt *nest = init;
   for (int i = nl - 1; i >= at; i--) {
     if (which[i] != 1) continue;
@@ -193,6 +177,11 @@ mlc_status mlc_sch_apply_decompose_reduction(mlc_sch *s, mlc_sch_inst *in) {
   MLC_RETURN_IF_ERROR(sch_replace(s, loop, mlc_tir_seq2(m, nest, loop)));
   blk->block.init = NULL;
   blk->block.name = uname;
+  if (blk->block.nreads || blk->block.nwrites) {
+    /* regions, when the block listed them: the update now reads what it writes */
+    MLC_RETURN_IF_ERROR(mlc_tir_block_compute_regions(m, init));
+    MLC_RETURN_IF_ERROR(mlc_tir_block_compute_regions(m, blk));
+  }
   return sch_out_stmt(s, in, MLC_SCH_RV_BLOCK, init);
 }
 

@@ -391,6 +391,7 @@ mlc_status mlc_sch_apply_transform_layout(mlc_sch *s, mlc_sch_inst *in) {
   st = bind_domains(lm.an, s->func->body);
   if (!st) st = sch_remap_buffer(s, s->func->body, buf, nbuf, 0, map_indices, &lm);
   mlc_arith_destroy(lm.an);
+  if (!st) st = sch_refresh_regions(s, s->func->body, nbuf);
   if (st) return st;
   if (param >= 0)
     s->func->params[param] = nbuf;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "lower/arith.h"
 #include "lower/lower.h"
 #include "lower/schedule/schedule.h"
 #include "tests/harness_kernel.h"
@@ -717,8 +718,9 @@ typedef struct tally {
 ** compute the same (allocations) and replay; refused ones are
 ** INVALID_ARGUMENT with an error class, the function unchanged.  Returns 0
 ** when the variant does not exist for the block (index out of range is
-** tested elsewhere). */
-static int apply_variant(mlc_tir_module *m, const mlc_tir_func *f, int bi, int v, int k, tally *t) {
+** tested elsewhere).  With |regions| (the blocks of |f| list their access
+** regions) the regions after it must be current. */
+static int apply_variant(mlc_tir_module *m, const mlc_tir_func *f, int bi, int v, int k, int regions, tally *t) {
   mlc_sch *s = NULL;
   mlc_sch_rv blocks[16], loops[16], out;
   int nb = 0, nl = 0;
@@ -793,6 +795,16 @@ static int apply_variant(mlc_tir_module *m, const mlc_tir_func *f, int bi, int v
     check_result(m, f, s, NULL, what);
     t->accepted++;
   }
+  if (!st && regions) {
+    /* regions listed before are listed after, and current */
+    char *a = print_func(mlc_sch_func(s));
+    CU_ASSERT(OK(mlc_tir_func_compute_regions(m, mlc_sch_func(s))));
+    char *b = print_func(mlc_sch_func(s));
+    if (strcmp(a, b) != 0) printf("\n  %s: regions not current\n--- got\n%s--- recomputed\n%s", what, a, b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    free(a);
+    free(b);
+  }
   mlc_sch_destroy(s);
   return 1;
 }
@@ -815,8 +827,11 @@ static void test_legalized_sweep(void) {
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     mlc_tir_module *tm = NULL;
     legalize_op(&cases[c], &tm);
-    for (int fi = 0; fi < tm->nfuncs; fi++) {
-      const mlc_tir_func *f = tm->funcs[fi];
+    for (int fi = 0; fi < 2 * tm->nfuncs; fi++) {
+      mlc_tir_func *f = tm->funcs[fi % tm->nfuncs];
+      /* the second time round, with access regions */
+      if (fi == tm->nfuncs)
+        for (int i = 0; i < tm->nfuncs; i++) CU_ASSERT(OK(mlc_tir_func_compute_regions(tm, tm->funcs[i])));
       int nb = 0;
       mlc_sch *s = NULL;
       CU_ASSERT_FATAL(OK(mlc_sch_create(tm, f, 1, &s)));
@@ -827,7 +842,7 @@ static void test_legalized_sweep(void) {
         for (int v = 0; v < 5; v++)
           for (int k = 0; k < 4; k++) {
             int before = t.accepted;
-            if (!apply_variant(tm, f, bi, v, k, &t)) break;
+            if (!apply_variant(tm, f, bi, v, k, fi >= tm->nfuncs, &t)) break;
             per_variant[v] += t.accepted - before;
           }
     }
