@@ -71,6 +71,12 @@ static void check_result(mlc_tir_module *m, const mlc_tir_func *f, mlc_sch *s, c
   mlc_sch_destroy(r);
 }
 
+/* The name of block handle |b| ("" when it is not a block). */
+static const char *block_name(const mlc_sch *s, mlc_sch_rv b) {
+  const mlc_tir_stmt *st = mlc_sch_rv_stmt(s, b);
+  return st && st->kind == MLC_TIR_BLOCK ? st->block.name : "";
+}
+
 /* The schedule's function is still |f| (a refusal changed nothing). */
 static void check_unchanged(const mlc_tir_func *f, const mlc_sch *s) {
   char *a = print_func(f), *b = print_func(mlc_sch_func(s));
@@ -149,13 +155,13 @@ static void test_decompose_seeds(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   mlc_sch *s = NULL;
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
-  mlc_sch_rv y, l[4], init;
+  mlc_sch_rv y = 0, l[4] = {0}, init = 0;
   int n;
   CU_ASSERT(OK(mlc_sch_get_block(s, "Y", &y)));
   CU_ASSERT(OK(mlc_sch_get_loops(s, y, 4, l, &n)));
   CU_ASSERT(OK(mlc_sch_decompose_reduction(s, y, l[2], &init)));
-  CU_ASSERT_STRING_EQUAL(mlc_sch_rv_stmt(s, init)->block.name, "Y_init");
-  CU_ASSERT_STRING_EQUAL(mlc_sch_rv_stmt(s, y)->block.name, "Y_update");
+  CU_ASSERT_STRING_EQUAL(block_name(s, init), "Y_init");
+  CU_ASSERT_STRING_EQUAL(block_name(s, y), "Y_update");
   check_result(m, f, s,
       "@T.prim_func\n"
       "def mm_relu(A: T.Buffer((16, 16), \"float32\"), B: T.Buffer((16, 16), \"float32\"), C: T.Buffer((16, 16), \"float32\")):\n"
@@ -361,9 +367,9 @@ static void test_decompose_refused(void) {
 static void test_cache_read(void) {
   fixture x;
   if (!setup(&x, mlc_th_mm_relu, 8)) CU_FAIL_FATAL("setup");
-  mlc_sch_rv b, b2;
+  mlc_sch_rv b = 0, b2 = 0;
   CU_ASSERT(OK(mlc_sch_cache_read(x.s, x.y, 1, "local", &b)));
-  CU_ASSERT_STRING_EQUAL(mlc_sch_rv_stmt(x.s, b)->block.name, "B_local");
+  CU_ASSERT_STRING_EQUAL(block_name(x.s, b), "B_local");
   /* Y is written before C: its copy goes after the nest of Y */
   CU_ASSERT(OK(mlc_sch_cache_read(x.s, x.c, 0, "shared", &b2)));
   check_result(x.m, x.f, x.s,
@@ -464,9 +470,9 @@ static void test_cache_read_refused(void) {
 static void test_cache_write(void) {
   fixture x;
   if (!setup(&x, mlc_th_mm_relu, 8)) CU_FAIL_FATAL("setup");
-  mlc_sch_rv b, b2;
+  mlc_sch_rv b = 0, b2 = 0;
   CU_ASSERT(OK(mlc_sch_cache_write(x.s, x.y, 0, "local", &b)));
-  CU_ASSERT_STRING_EQUAL(mlc_sch_rv_stmt(x.s, b)->block.name, "Y_local");
+  CU_ASSERT_STRING_EQUAL(block_name(x.s, b), "Y_local");
   CU_ASSERT(OK(mlc_sch_cache_write(x.s, x.c, 0, "global", &b2)));
   check_result(x.m, x.f, x.s,
       "@T.prim_func\n"
