@@ -48,6 +48,9 @@ typedef struct cg_func {
   int nscoped;
   int *scoped_ids;        /* buffer ids with a scope, in order */
   LLVMMetadataRef *scope; /* by buffer id, NULL if none */
+  /* the lanes that run now, inside a masked region (an if on a vector
+  ** condition, the arm of a vector select): <N x i1>, or NULL for all */
+  LLVMValueRef mask;
 } cg_func;
 
 /* Records |st| (transferred) as the module's error unless one is set. */
@@ -58,6 +61,12 @@ void cg_fail(cg_module *cm, mlc_status st);
 LLVMTypeRef cg_value_type(cg_module *cm, mlc_dtype t);
 /* The LLVM type of |t| in memory (half, i16 for bf16, i8 for bool). */
 LLVMTypeRef cg_mem_type(cg_module *cm, mlc_dtype t);
+/* cg_value_type of |t|, as <lanes x ...> when |lanes| > 1. */
+LLVMTypeRef cg_vec_type(cg_module *cm, mlc_dtype t, int lanes);
+/* |v| (a scalar) in |lanes| lanes (insertelement + shufflevector). */
+LLVMValueRef cg_splat(cg_func *cf, LLVMValueRef v, int lanes);
+/* Nonzero if the vector |mask| (<N x i1>) has a lane set. */
+LLVMValueRef cg_any_lane(cg_func *cf, LLVMValueRef mask);
 /* Emits |e| at the builder's position; NULL after an error. */
 LLVMValueRef cg_expr(cg_func *cf, const mlc_tir_expr *e);
 /* |v| of dtype |from| converted to |to| (value types). */
@@ -67,6 +76,9 @@ LLVMValueRef cg_address(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_e
 /* Loads / stores one element, converting between value and memory types. */
 LLVMValueRef cg_load_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr);
 void cg_store_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr, LLVMValueRef v);
+/* Stores the vector |v| at vector indices |idx| of |buf| under cf->mask
+** (contiguous when the last index is a ramp of stride 1, else a scatter). */
+void cg_store_vec(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx, LLVMValueRef v);
 /* An i64 value of |e| (sign-extended when narrower). */
 LLVMValueRef cg_expr_i64(cg_func *cf, const mlc_tir_expr *e);
 

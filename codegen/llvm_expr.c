@@ -7,6 +7,16 @@
 ** store and on casts.  Integer division never traps (x / 0 == 0, INT_MIN /
 ** -1 wraps), float -> int casts saturate (NaN gives 0), and a select
 ** evaluates only the chosen arm when an arm reads memory.
+**
+** Vectors (expressions of lanes > 1) are LLVM vectors of the same value
+** types: elementwise ops, compares giving <N x i1>, selects and casts map
+** one to one; LLVM intrinsics take vectors (llvm.exp.v16f32, ...) and the
+** libm functions codegen calls (tanh, erf, ...) run per lane.  A load or
+** store whose last index is a ramp of stride 1 (the others scalars) is one
+** contiguous vector access aligned to its element; any other is a gather
+** or scatter (llvm.masked.gather / scatter).  Under a mask (cf->mask: a
+** masked if, or the arm of a vector select that reads memory) accesses are
+** masked, so lanes that are off touch no memory.
 */
 #include <math.h>
 #include <stdio.h>
@@ -42,40 +52,82 @@ LLVMTypeRef cg_mem_type(cg_module *cm, mlc_dtype t) {
   }
 }
 
+LLVMTypeRef cg_vec_type(cg_module *cm, mlc_dtype t, int lanes) {
+  LLVMTypeRef s = cg_value_type(cm, t);
+  return (s && lanes > 1) ? LLVMVectorType(s, (unsigned)lanes) : s;
+}
+
+static int is_vec(LLVMTypeRef t) { return LLVMGetTypeKind(t) == LLVMVectorTypeKind; }
+static LLVMTypeRef elem_of(LLVMTypeRef t) { return is_vec(t) ? LLVMGetElementType(t) : t; }
+
+/* |elem| shaped like |like|: a vector of as many lanes, or |elem| itself. */
+static LLVMTypeRef shaped(LLVMTypeRef elem, LLVMTypeRef like) {
+  return is_vec(like) ? LLVMVectorType(elem, LLVMGetVectorSize(like)) : elem;
+}
+
+/* The scalar constant |c| in every lane of |ty| (|c| when |ty| is scalar).
+** Lanes are at most MLC_TIR_MAX_LANES (cg_expr checks). */
+static LLVMValueRef splat_const(LLVMTypeRef ty, LLVMValueRef c) {
+  if (!is_vec(ty)) return c;
+  unsigned n = LLVMGetVectorSize(ty);
+  LLVMValueRef v[MLC_TIR_MAX_LANES];
+  if (n > MLC_TIR_MAX_LANES) return LLVMGetPoison(ty);
+  for (unsigned i = 0; i < n; i++) v[i] = c;
+  return LLVMConstVector(v, n);
+}
+
+static LLVMValueRef iconst(LLVMTypeRef t, int64_t v) {
+  return splat_const(t, LLVMConstInt(elem_of(t), (unsigned long long)v, 0));
+}
+static LLVMValueRef fconst(LLVMTypeRef t, double v) { return splat_const(t, LLVMConstReal(elem_of(t), v)); }
+
+LLVMValueRef cg_splat(cg_func *cf, LLVMValueRef v, int lanes) {
+  if (!v || lanes <= 1) return v;
+  cg_module *cm = cf->cm;
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(v), (unsigned)lanes);
+  LLVMValueRef one = LLVMBuildInsertElement(cm->b, LLVMGetPoison(vt), v, LLVMConstInt(cm->t_i32, 0, 0), "");
+  LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(cm->t_i32, (unsigned)lanes));
+  return LLVMBuildShuffleVector(cm->b, one, LLVMGetPoison(vt), zeros, "");
+}
+
 static int is_fp(mlc_dtype t) { return mlc_dtype_is_float(t); }
 static int is_uns(mlc_dtype t) { return !mlc_dtype_is_signed(t); } /* uints and bool */
 
 /* ---- float16 / bfloat16 rounding ------------------------------------------- */
 
 /* float -> bfloat16 bits, rounding to nearest even; NaN stays a quiet NaN. */
+/* (Scalars or vectors: types and constants take the shape of the operand.) */
 static LLVMValueRef f32_to_bf16_bits(cg_func *cf, LLVMValueRef x) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
-  LLVMValueRef bits = LLVMBuildBitCast(b, x, cm->t_i32, "");
-  LLVMValueRef hi = LLVMBuildLShr(b, bits, LLVMConstInt(cm->t_i32, 16, 0), "");
-  LLVMValueRef lsb = LLVMBuildAnd(b, hi, LLVMConstInt(cm->t_i32, 1, 0), "");
-  LLVMValueRef bias = LLVMBuildAdd(b, lsb, LLVMConstInt(cm->t_i32, 0x7fff, 0), "");
-  LLVMValueRef rnd = LLVMBuildLShr(b, LLVMBuildAdd(b, bits, bias, ""), LLVMConstInt(cm->t_i32, 16, 0), "");
-  LLVMValueRef qnan = LLVMBuildOr(b, hi, LLVMConstInt(cm->t_i32, 0x40, 0), "");
+  LLVMTypeRef i32 = shaped(cm->t_i32, LLVMTypeOf(x));
+  LLVMValueRef bits = LLVMBuildBitCast(b, x, i32, "");
+  LLVMValueRef hi = LLVMBuildLShr(b, bits, iconst(i32, 16), "");
+  LLVMValueRef lsb = LLVMBuildAnd(b, hi, iconst(i32, 1), "");
+  LLVMValueRef bias = LLVMBuildAdd(b, lsb, iconst(i32, 0x7fff), "");
+  LLVMValueRef rnd = LLVMBuildLShr(b, LLVMBuildAdd(b, bits, bias, ""), iconst(i32, 16), "");
+  LLVMValueRef qnan = LLVMBuildOr(b, hi, iconst(i32, 0x40), "");
   LLVMValueRef isnan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
-  return LLVMBuildTrunc(b, LLVMBuildSelect(b, isnan, qnan, rnd, ""), cm->t_i16, "");
+  return LLVMBuildTrunc(b, LLVMBuildSelect(b, isnan, qnan, rnd, ""), shaped(cm->t_i16, i32), "");
 }
 
 static LLVMValueRef bf16_bits_to_f32(cg_func *cf, LLVMValueRef h) {
   cg_module *cm = cf->cm;
-  LLVMValueRef w = LLVMBuildZExt(cm->b, h, cm->t_i32, "");
-  w = LLVMBuildShl(cm->b, w, LLVMConstInt(cm->t_i32, 16, 0), "");
-  return LLVMBuildBitCast(cm->b, w, cm->t_f32, "");
+  LLVMTypeRef i32 = shaped(cm->t_i32, LLVMTypeOf(h));
+  LLVMValueRef w = LLVMBuildZExt(cm->b, h, i32, "");
+  w = LLVMBuildShl(cm->b, w, iconst(i32, 16), "");
+  return LLVMBuildBitCast(cm->b, w, shaped(cm->t_f32, i32), "");
 }
 
 /* Rounds a float (or double) value to |t|'s precision, as a float. */
 static LLVMValueRef round_to(cg_func *cf, LLVMValueRef x, mlc_dtype t) {
   cg_module *cm = cf->cm;
+  LLVMTypeRef xt = LLVMTypeOf(x);
   if (t == MLC_DTYPE_F16) {
-    LLVMValueRef h = LLVMBuildFPTrunc(cm->b, x, cm->t_half, "");
-    return LLVMBuildFPExt(cm->b, h, cm->t_f32, "");
+    LLVMValueRef h = LLVMBuildFPTrunc(cm->b, x, shaped(cm->t_half, xt), "");
+    return LLVMBuildFPExt(cm->b, h, shaped(cm->t_f32, xt), "");
   }
-  if (LLVMTypeOf(x) == cm->t_f64) x = LLVMBuildFPTrunc(cm->b, x, cm->t_f32, "");
+  if (elem_of(xt) == cm->t_f64) x = LLVMBuildFPTrunc(cm->b, x, shaped(cm->t_f32, xt), "");
   if (t == MLC_DTYPE_BF16) return bf16_bits_to_f32(cf, f32_to_bf16_bits(cf, x));
   return x;
 }
@@ -111,17 +163,18 @@ LLVMValueRef cg_convert(cg_func *cf, LLVMValueRef v, mlc_dtype from, mlc_dtype t
   LLVMBuilderRef b = cm->b;
   if (!v) return NULL;
   if (from == to) return v;
-  LLVMTypeRef ty = cg_value_type(cm, to);
-  if (!ty) {
+  LLVMTypeRef sty = cg_value_type(cm, to);
+  if (!sty) {
     cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: cast to %s", mlc_dtype_name(to)));
     return NULL;
   }
+  LLVMTypeRef vt = LLVMTypeOf(v), ty = shaped(sty, vt);
   if (to == MLC_DTYPE_BOOL) {
-    if (is_fp(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0.0), "");
-    return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+    if (is_fp(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, fconst(vt, 0.0), "");
+    return LLVMBuildICmp(b, LLVMIntNE, v, iconst(vt, 0), "");
   }
   if (!is_fp(from) && !is_fp(to)) {
-    unsigned fw = LLVMGetIntTypeWidth(LLVMTypeOf(v)), tw = LLVMGetIntTypeWidth(ty);
+    unsigned fw = LLVMGetIntTypeWidth(elem_of(vt)), tw = LLVMGetIntTypeWidth(sty);
     if (fw == tw) return v;
     if (fw > tw) return LLVMBuildTrunc(b, v, ty, "");
     return is_uns(from) ? LLVMBuildZExt(b, v, ty, "") : LLVMBuildSExt(b, v, ty, "");
@@ -131,16 +184,16 @@ LLVMValueRef cg_convert(cg_func *cf, LLVMValueRef v, mlc_dtype from, mlc_dtype t
     return (to == MLC_DTYPE_F16 || to == MLC_DTYPE_BF16) ? round_to(cf, f, to) : f;
   }
   if (!is_fp(to)) { /* float -> int, saturating */
-    LLVMTypeRef over[2] = {ty, LLVMTypeOf(v)};
+    LLVMTypeRef over[2] = {ty, vt};
     return intrinsic(cf, is_uns(to) ? "llvm.fptoui.sat" : "llvm.fptosi.sat", over, 2, &v, 1);
   }
   /* float -> float */
-  if (to == MLC_DTYPE_F64) return LLVMBuildFPExt(b, v, cm->t_f64, "");
+  if (to == MLC_DTYPE_F64) return LLVMBuildFPExt(b, v, ty, "");
   if (from == MLC_DTYPE_F64 && to == MLC_DTYPE_F16) {
-    LLVMValueRef h = LLVMBuildFPTrunc(b, v, cm->t_half, "");
-    return LLVMBuildFPExt(b, h, cm->t_f32, "");
+    LLVMValueRef h = LLVMBuildFPTrunc(b, v, shaped(cm->t_half, vt), "");
+    return LLVMBuildFPExt(b, h, shaped(cm->t_f32, vt), "");
   }
-  if (to == MLC_DTYPE_F32) return from == MLC_DTYPE_F64 ? LLVMBuildFPTrunc(b, v, cm->t_f32, "") : v;
+  if (to == MLC_DTYPE_F32) return from == MLC_DTYPE_F64 ? LLVMBuildFPTrunc(b, v, ty, "") : v;
   return round_to(cf, v, to); /* to f16 / bf16 */
 }
 
@@ -186,36 +239,180 @@ static void alias_md(cg_func *cf, LLVMValueRef inst, const mlc_tir_buffer *buf) 
                     LLVMMetadataAsValue(cm->ctx, LLVMMDNodeInContext2(cm->ctx, others, (size_t)n)));
 }
 
+/* A value of |buf|'s memory type (scalar or vector) as a value type. */
+static LLVMValueRef from_mem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef v) {
+  cg_module *cm = cf->cm;
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  switch (buf->dtype) {
+    case MLC_DTYPE_F16: return LLVMBuildFPExt(cm->b, v, shaped(cm->t_f32, vt), "");
+    case MLC_DTYPE_BF16: return bf16_bits_to_f32(cf, v);
+    case MLC_DTYPE_BOOL: return LLVMBuildICmp(cm->b, LLVMIntNE, v, iconst(vt, 0), "");
+    default: return v;
+  }
+}
+
+/* A value (scalar or vector) in |buf|'s memory type. */
+static LLVMValueRef to_mem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef v) {
+  cg_module *cm = cf->cm;
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  switch (buf->dtype) {
+    case MLC_DTYPE_F16: return LLVMBuildFPTrunc(cm->b, v, shaped(cm->t_half, vt), "");
+    case MLC_DTYPE_BF16: return f32_to_bf16_bits(cf, v);
+    case MLC_DTYPE_BOOL: return LLVMBuildZExt(cm->b, v, shaped(cm->t_i8, vt), "");
+    default: return v;
+  }
+}
+
 LLVMValueRef cg_load_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr) {
   cg_module *cm = cf->cm;
   LLVMTypeRef mt = cg_mem_type(cm, buf->dtype);
   LLVMValueRef v = LLVMBuildLoad2(cm->b, mt, addr, "");
   LLVMSetAlignment(v, (unsigned)mlc_dtype_size(buf->dtype));
   alias_md(cf, v, buf);
-  switch (buf->dtype) {
-    case MLC_DTYPE_F16: return LLVMBuildFPExt(cm->b, v, cm->t_f32, "");
-    case MLC_DTYPE_BF16: return bf16_bits_to_f32(cf, v);
-    case MLC_DTYPE_BOOL: return LLVMBuildICmp(cm->b, LLVMIntNE, v, LLVMConstInt(cm->t_i8, 0, 0), "");
-    default: return v;
-  }
+  return from_mem(cf, buf, v);
 }
 
 void cg_store_elem(cg_func *cf, const mlc_tir_buffer *buf, LLVMValueRef addr, LLVMValueRef v) {
   cg_module *cm = cf->cm;
-  switch (buf->dtype) {
-    case MLC_DTYPE_F16: v = LLVMBuildFPTrunc(cm->b, v, cm->t_half, ""); break;
-    case MLC_DTYPE_BF16: v = f32_to_bf16_bits(cf, v); break;
-    case MLC_DTYPE_BOOL: v = LLVMBuildZExt(cm->b, v, cm->t_i8, ""); break;
-    default: break;
-  }
-  LLVMValueRef st = LLVMBuildStore(cm->b, v, addr);
+  LLVMValueRef st = LLVMBuildStore(cm->b, to_mem(cf, buf, v), addr);
   LLVMSetAlignment(st, (unsigned)mlc_dtype_size(buf->dtype));
   alias_md(cf, st, buf);
 }
 
-/* ---- arithmetic ------------------------------------------------------------------- */
+/* ---- vector memory access --------------------------------------------------------- */
 
-static LLVMValueRef iconst(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 0); }
+/* Nonzero if indices |idx| address |lanes| consecutive elements: the last
+** is a ramp of stride 1, the others scalars. */
+static int contiguous(int n, mlc_tir_expr *const *idx) {
+  if (n == 0) return 0;
+  for (int d = 0; d < n - 1; d++)
+    if (idx[d]->lanes != 1) return 0;
+  const mlc_tir_expr *last = idx[n - 1];
+  return last->kind == MLC_TIR_RAMP && mlc_tir_is_const(last->ramp.stride, 1);
+}
+
+/* The address of the first element of a contiguous access. */
+static LLVMValueRef first_address(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx) {
+  mlc_tir_expr *first[16];
+  if (n > 16) {
+    cg_fail(cf->cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: kernel %s: buffer %s of rank %d (vector access)",
+                                    cf->sym, buf->name, n));
+    return NULL;
+  }
+  memcpy(first, idx, sizeof *first * (size_t)n);
+  first[n - 1] = idx[n - 1]->ramp.base;
+  return cg_address(cf, buf, n, first);
+}
+
+/* <lanes x ptr>: the address of each lane's element. */
+static LLVMValueRef lane_addresses(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx,
+                                   int lanes) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef base = cf->bufs[buf->id];
+  if (!base) {
+    cg_fail(cm, mlc_make_status(MLC_INTERNAL, "codegen: kernel %s: buffer %s used outside its scope", cf->sym,
+                                buf->name));
+    return NULL;
+  }
+  LLVMValueRef off = n ? NULL : cg_splat(cf, LLVMConstInt(cm->t_i64, 0, 0), lanes);
+  for (int d = 0; d < n; d++) {
+    LLVMValueRef i = cg_convert(cf, cg_expr(cf, idx[d]), idx[d]->dtype, MLC_DTYPE_I64);
+    if (!i) return NULL;
+    if (!is_vec(LLVMTypeOf(i))) i = cg_splat(cf, i, lanes);
+    if (off) {
+      LLVMValueRef ext = cg_expr_i64(cf, buf->shape[d]);
+      if (!ext) return NULL;
+      off = LLVMBuildAdd(cm->b, LLVMBuildMul(cm->b, off, cg_splat(cf, ext, lanes), ""), i, "");
+    } else {
+      off = i;
+    }
+  }
+  return LLVMBuildInBoundsGEP2(cm->b, cg_mem_type(cm, buf->dtype), base, &off, 1, "");
+}
+
+static LLVMValueRef all_lanes(cg_func *cf, int lanes) {
+  return iconst(LLVMVectorType(cf->cm->t_i1, (unsigned)lanes), 1);
+}
+
+/* buffer[idx] as a vector of |lanes| (cf->mask applies). */
+static LLVMValueRef load_vec(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx, int lanes) {
+  cg_module *cm = cf->cm;
+  LLVMTypeRef mt = LLVMVectorType(cg_mem_type(cm, buf->dtype), (unsigned)lanes);
+  LLVMValueRef align = LLVMConstInt(cm->t_i32, mlc_dtype_size(buf->dtype), 0);
+  LLVMValueRef mask = cf->mask, v;
+  if (mask && LLVMGetVectorSize(LLVMTypeOf(mask)) != (unsigned)lanes) {
+    cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: a load of %d lanes under a mask of %u",
+                                cf->sym, lanes, LLVMGetVectorSize(LLVMTypeOf(mask))));
+    return NULL;
+  }
+  if (contiguous(n, idx)) {
+    LLVMValueRef p = first_address(cf, buf, n, idx);
+    if (!p) return NULL;
+    if (mask) {
+      LLVMTypeRef over[2] = {mt, cm->t_ptr};
+      LLVMValueRef args[4] = {p, align, mask, LLVMGetPoison(mt)};
+      v = intrinsic(cf, "llvm.masked.load", over, 2, args, 4);
+    } else {
+      v = LLVMBuildLoad2(cm->b, mt, p, "");
+      LLVMSetAlignment(v, (unsigned)mlc_dtype_size(buf->dtype));
+    }
+  } else {
+    LLVMValueRef ps = lane_addresses(cf, buf, n, idx, lanes);
+    if (!ps) return NULL;
+    LLVMTypeRef over[2] = {mt, LLVMTypeOf(ps)};
+    LLVMValueRef args[4] = {ps, align, mask ? mask : all_lanes(cf, lanes), LLVMGetPoison(mt)};
+    v = intrinsic(cf, "llvm.masked.gather", over, 2, args, 4);
+  }
+  if (!v) return NULL;
+  alias_md(cf, v, buf);
+  return from_mem(cf, buf, v);
+}
+
+void cg_store_vec(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx, LLVMValueRef v) {
+  cg_module *cm = cf->cm;
+  if (!v) return;
+  if (!is_vec(LLVMTypeOf(v))) {
+    cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: a scalar stored at vector indices of %s",
+                                cf->sym, buf->name));
+    return;
+  }
+  int lanes = (int)LLVMGetVectorSize(LLVMTypeOf(v));
+  LLVMValueRef mask = cf->mask, st;
+  if (mask && LLVMGetVectorSize(LLVMTypeOf(mask)) != (unsigned)lanes) {
+    cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: a store of %d lanes under a mask of %u",
+                                cf->sym, lanes, LLVMGetVectorSize(LLVMTypeOf(mask))));
+    return;
+  }
+  LLVMValueRef align = LLVMConstInt(cm->t_i32, mlc_dtype_size(buf->dtype), 0);
+  if (contiguous(n, idx)) {
+    LLVMValueRef p = first_address(cf, buf, n, idx);
+    if (!p) return;
+    v = to_mem(cf, buf, v);
+    if (mask) {
+      LLVMTypeRef over[2] = {LLVMTypeOf(v), cm->t_ptr};
+      LLVMValueRef args[4] = {v, p, align, mask};
+      st = intrinsic(cf, "llvm.masked.store", over, 2, args, 4);
+    } else {
+      st = LLVMBuildStore(cm->b, v, p);
+      LLVMSetAlignment(st, (unsigned)mlc_dtype_size(buf->dtype));
+    }
+  } else {
+    LLVMValueRef ps = lane_addresses(cf, buf, n, idx, lanes);
+    if (!ps) return;
+    v = to_mem(cf, buf, v);
+    LLVMTypeRef over[2] = {LLVMTypeOf(v), LLVMTypeOf(ps)};
+    LLVMValueRef args[4] = {v, ps, align, mask ? mask : all_lanes(cf, lanes)};
+    st = intrinsic(cf, "llvm.masked.scatter", over, 2, args, 4);
+  }
+  if (st) alias_md(cf, st, buf);
+}
+
+LLVMValueRef cg_any_lane(cg_func *cf, LLVMValueRef mask) {
+  LLVMTypeRef t = LLVMTypeOf(mask);
+  return intrinsic(cf, "llvm.vector.reduce.or", &t, 1, &mask, 1);
+}
+
+/* ---- arithmetic ------------------------------------------------------------------- */
 
 /* Integer division and remainder with the IR's no-trap semantics. */
 static LLVMValueRef int_divmod(cg_func *cf, mlc_tir_binop op, mlc_dtype t, LLVMValueRef a, LLVMValueRef bv) {
@@ -311,8 +508,24 @@ static LLVMValueRef binary(cg_func *cf, const mlc_tir_expr *e) {
   return NULL;
 }
 
-/* A libm function of one or two float/double args, declared as pure. */
+static LLVMValueRef libm_scalar(cg_func *cf, const char *fname, LLVMValueRef *args, int n);
+
+/* A libm function of one or two float/double args, declared as pure; on
+** vectors, called once per lane. */
 static LLVMValueRef libm(cg_func *cf, const char *fname, LLVMValueRef *args, int n) {
+  cg_module *cm = cf->cm;
+  LLVMTypeRef t = LLVMTypeOf(args[0]);
+  if (!is_vec(t)) return libm_scalar(cf, fname, args, n);
+  LLVMValueRef r = LLVMGetPoison(t);
+  for (unsigned i = 0; i < LLVMGetVectorSize(t); i++) {
+    LLVMValueRef lane = LLVMConstInt(cm->t_i32, i, 0), a[2];
+    for (int k = 0; k < n; k++) a[k] = LLVMBuildExtractElement(cm->b, args[k], lane, "");
+    r = LLVMBuildInsertElement(cm->b, r, libm_scalar(cf, fname, a, n), lane, "");
+  }
+  return r;
+}
+
+static LLVMValueRef libm_scalar(cg_func *cf, const char *fname, LLVMValueRef *args, int n) {
   cg_module *cm = cf->cm;
   LLVMTypeRef t = LLVMTypeOf(args[0]);
   char name[32];
@@ -356,7 +569,7 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
                                 mlc_tir_intrin_name(e->call.op), mlc_dtype_name(at)));
     return NULL;
   }
-  LLVMValueRef one = LLVMConstReal(t, 1.0);
+  LLVMValueRef one = fconst(t, 1.0);
   switch (e->call.op) {
     case MLC_TIR_INTRIN_EXP: r = call_f(cf, "llvm.exp", x); break;
     case MLC_TIR_INTRIN_EXP2: r = call_f(cf, "llvm.exp2", x); break;
@@ -399,7 +612,7 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
     case MLC_TIR_INTRIN_ISNAN: return LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
     case MLC_TIR_INTRIN_ISINF: {
       LLVMValueRef ab = call_f(cf, "llvm.fabs", x);
-      return ab ? LLVMBuildFCmp(b, LLVMRealOEQ, ab, LLVMConstReal(t, INFINITY), "") : NULL;
+      return ab ? LLVMBuildFCmp(b, LLVMRealOEQ, ab, fconst(t, INFINITY), "") : NULL;
     }
     case MLC_TIR_INTRIN_COUNT: break;
   }
@@ -412,12 +625,29 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
   return r;
 }
 
-/* c ? t : f, evaluating only the chosen arm when an arm reads memory. */
+/* The current mask narrowed to the lanes of |c| (or of not |c|). */
+static LLVMValueRef narrow_mask(cg_func *cf, LLVMValueRef c, int negate) {
+  LLVMBuilderRef b = cf->cm->b;
+  if (negate) c = LLVMBuildNot(b, c, "");
+  return cf->mask ? LLVMBuildAnd(b, cf->mask, c, "") : c;
+}
+
+/* c ? t : f, evaluating only the chosen arm when an arm reads memory (for
+** a vector condition: each arm's memory accesses masked to its lanes). */
 static LLVMValueRef select_expr(cg_func *cf, const mlc_tir_expr *e) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
   LLVMValueRef c = cg_expr(cf, e->select.c);
   if (!c) return NULL;
+  if (is_vec(LLVMTypeOf(c)) && (mlc_tir_expr_has_load(e->select.t) || mlc_tir_expr_has_load(e->select.f))) {
+    LLVMValueRef saved = cf->mask, on = narrow_mask(cf, c, 0), off = narrow_mask(cf, c, 1);
+    cf->mask = on;
+    LLVMValueRef t = cg_expr(cf, e->select.t);
+    cf->mask = off;
+    LLVMValueRef f = t ? cg_expr(cf, e->select.f) : NULL;
+    cf->mask = saved;
+    return f ? LLVMBuildSelect(b, c, t, f, "") : NULL;
+  }
   if (!mlc_tir_expr_has_load(e->select.t) && !mlc_tir_expr_has_load(e->select.f)) {
     LLVMValueRef t = cg_expr(cf, e->select.t);
     LLVMValueRef f = t ? cg_expr(cf, e->select.f) : NULL;
@@ -453,6 +683,11 @@ LLVMValueRef cg_expr(cg_func *cf, const mlc_tir_expr *e) {
     cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: kernel %s: dtype %s", cf->sym, mlc_dtype_name(e->dtype)));
     return NULL;
   }
+  if (e->lanes < 1 || e->lanes > MLC_TIR_MAX_LANES) {
+    cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: an expression of %d lanes", cf->sym,
+                                e->lanes));
+    return NULL;
+  }
   switch (e->kind) {
     case MLC_TIR_INT_IMM: return LLVMConstInt(ty, (unsigned long long)e->int_value, 0);
     case MLC_TIR_FLOAT_IMM:
@@ -474,6 +709,7 @@ LLVMValueRef cg_expr(cg_func *cf, const mlc_tir_expr *e) {
     case MLC_TIR_SELECT: return select_expr(cf, e);
     case MLC_TIR_CAST: return cg_convert(cf, cg_expr(cf, e->un.a), e->un.a->dtype, e->dtype);
     case MLC_TIR_LOAD: {
+      if (e->lanes > 1) return load_vec(cf, e->load.buffer, e->load.n, e->load.indices, e->lanes);
       LLVMValueRef addr = cg_address(cf, e->load.buffer, e->load.n, e->load.indices);
       return addr ? cg_load_elem(cf, e->load.buffer, addr) : NULL;
     }
@@ -481,6 +717,16 @@ LLVMValueRef cg_expr(cg_func *cf, const mlc_tir_expr *e) {
     case MLC_TIR_REDUCE:
       cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: te reduction left in the IR", cf->sym));
       return NULL;
+    case MLC_TIR_RAMP: { /* splat(base) + splat(stride) * <0, 1, ..., lanes-1> */
+      LLVMValueRef base = cg_expr(cf, e->ramp.base);
+      LLVMValueRef stride = base ? cg_expr(cf, e->ramp.stride) : NULL;
+      if (!stride) return NULL;
+      LLVMValueRef steps[MLC_TIR_MAX_LANES];
+      for (int i = 0; i < e->lanes; i++) steps[i] = LLVMConstInt(ty, (unsigned long long)i, 0);
+      LLVMValueRef iota = LLVMConstVector(steps, (unsigned)e->lanes);
+      return LLVMBuildAdd(b, cg_splat(cf, base, e->lanes), LLVMBuildMul(b, cg_splat(cf, stride, e->lanes), iota, ""), "");
+    }
+    case MLC_TIR_BROADCAST: return cg_splat(cf, cg_expr(cf, e->un.a), e->lanes);
   }
   return NULL;
 }

@@ -203,6 +203,8 @@ static void max_expr(idmax *x, const mlc_tir_expr *e) {
       for (int i = 0; i < e->call.n; i++) max_expr(x, e->call.args[i]);
       break;
     case MLC_TIR_REDUCE: max_expr(x, e->reduce.source); break;
+    case MLC_TIR_RAMP: max_expr(x, e->ramp.base); max_expr(x, e->ramp.stride); break;
+    case MLC_TIR_BROADCAST: max_expr(x, e->un.a); break;
     default: break;
   }
 }

@@ -15,7 +15,8 @@
 ** Allocations take stack memory when local, constant and small, else
 ** ctx->api->workspace_alloc, freed when the body ends and on error exits.
 ** An assert branches to an error exit that reports through
-** ctx->api->check_failed.
+** ctx->api->check_failed.  Stores of vectors and ifs on vector conditions
+** (masked regions, cf->mask) are described in llvm_expr.c.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -208,6 +209,8 @@ static void use_expr(uses *u, const mlc_tir_expr *e) {
       for (int i = 0; i < e->call.n; i++) use_expr(u, e->call.args[i]);
       break;
     case MLC_TIR_REDUCE: use_expr(u, e->reduce.source); break;
+    case MLC_TIR_RAMP: use_expr(u, e->ramp.base); use_expr(u, e->ramp.stride); break;
+    case MLC_TIR_BROADCAST: use_expr(u, e->un.a); break;
   }
 }
 
@@ -402,6 +405,38 @@ static void cg_if(cg_func *cf, LLVMValueRef c, const mlc_tir_stmt *then_s, const
   LLVMPositionBuilderAtEnd(cm->b, bj);
 }
 
+/*
+** An if on a vector condition: the then branch runs with the mask narrowed
+** to the lanes where |c| holds, the else branch to the others; each is
+** skipped when its mask has no lane set.
+*/
+static void masked_branch(cg_func *cf, LLVMValueRef mask, const mlc_tir_stmt *s) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef any = cg_any_lane(cf, mask);
+  if (!any) return;
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "lanes");
+  LLVMBasicBlockRef done = LLVMCreateBasicBlockInContext(cm->ctx, "lanes.done");
+  LLVMBuildCondBr(cm->b, any, run, done);
+  LLVMPositionBuilderAtEnd(cm->b, run);
+  LLVMValueRef saved = cf->mask;
+  cf->mask = mask;
+  cg_stmt(cf, s);
+  cf->mask = saved;
+  LLVMBuildBr(cm->b, done);
+  LLVMAppendExistingBasicBlock(cf->fn, done);
+  LLVMPositionBuilderAtEnd(cm->b, done);
+}
+
+static void cg_masked_if(cg_func *cf, LLVMValueRef c, const mlc_tir_stmt *then_s, const mlc_tir_stmt *else_s) {
+  LLVMBuilderRef b = cf->cm->b;
+  LLVMValueRef on = cf->mask ? LLVMBuildAnd(b, cf->mask, c, "") : c;
+  masked_branch(cf, on, then_s);
+  if (else_s) {
+    LLVMValueRef off = LLVMBuildNot(b, c, "");
+    masked_branch(cf, cf->mask ? LLVMBuildAnd(b, cf->mask, off, "") : off, else_s);
+  }
+}
+
 static void cg_block(cg_func *cf, const mlc_tir_stmt *s) {
   cg_module *cm = cf->cm;
   int n = s->block.niters;
@@ -548,13 +583,18 @@ void cg_stmt(cg_func *cf, const mlc_tir_stmt *s) {
       break;
     case MLC_TIR_STORE: {
       LLVMValueRef v = cg_expr(cf, s->store.value);
+      if (v && s->store.value->lanes > 1) {
+        cg_store_vec(cf, s->store.buffer, s->store.n, s->store.indices, v);
+        break;
+      }
       LLVMValueRef addr = v ? cg_address(cf, s->store.buffer, s->store.n, s->store.indices) : NULL;
       if (addr) cg_store_elem(cf, s->store.buffer, addr, v);
       break;
     }
     case MLC_TIR_IF: {
       LLVMValueRef c = cg_expr(cf, s->if_.cond);
-      if (c) cg_if(cf, c, s->if_.then_s, s->if_.else_s);
+      if (c && s->if_.cond->lanes > 1) cg_masked_if(cf, c, s->if_.then_s, s->if_.else_s);
+      else if (c) cg_if(cf, c, s->if_.then_s, s->if_.else_s);
       break;
     }
     case MLC_TIR_ALLOCATE: cg_allocate(cf, s); break;

@@ -113,6 +113,35 @@ static mlc_status dump_tir(cstate *c, const char *name, const mlc_tir_module *m)
   return s;
 }
 
+/* 11_schedule/NAME.tir and NAME.trace for every kernel: its TIR before
+** scheduling and the trace that scheduled it (`mlc-onnx schedule NAME.tir
+** --trace NAME.trace` gives the kernel of 11_schedule.tir.txt). */
+static mlc_status dump_schedules(cstate *c, const mlc_tir_module *m, const mlc_lower_traces *tr) {
+  if (!c->o->dump_ir_dir) return NULL;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/11_schedule", c->o->dump_ir_dir);
+  MLC_RETURN_IF_ERROR(mlc_out_mkdir(dir));
+  for (int i = 0; i < m->nfuncs && i < tr->n; i++) {
+    char name[160], file[256];
+    size_t k = 0;
+    for (const char *p = m->funcs[i]->name; *p && k < 120; p++) {
+      char ch = *p;
+      int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+      name[k++] = ok ? ch : '_';
+    }
+    name[k] = 0;
+    mlc_strbuf b = MLC_STRBUF_INIT;
+    mlc_tir_print_func(tr->before[i] ? tr->before[i] : m->funcs[i], &b);
+    snprintf(file, sizeof file, "11_schedule/%s.tir", name);
+    mlc_status s = b.oom ? mlc_oom() : dump_text(c, file, mlc_sb_str(&b));
+    mlc_sb_fini(&b);
+    snprintf(file, sizeof file, "11_schedule/%s.trace", name);
+    if (!s) s = dump_text(c, file, tr->text[i] ? tr->text[i] : "");
+    if (s) return s;
+  }
+  return NULL;
+}
+
 /* Every returned value must be a distinct computed value: parameters,
 ** constants and repeats get a copy. */
 static mlc_status materialize_outputs(mlc_module *m, mlc_func *f) {
@@ -248,6 +277,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   mlc_onnx_model *om = NULL;
   mlc_module *gm = NULL;
   mlc_tir_module *tm = NULL;
+  mlc_lower_traces traces = {0, NULL, NULL};
   mlc_target *target = NULL;
   char *workdir = NULL;
   mlc_strbuf manifest = MLC_STRBUF_INIT;
@@ -312,9 +342,10 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if ((s = dump_graph(&c, "10_legalize.graph.txt", gm)) || (s = dump_tir(&c, "10_legalize.tir.txt", tm)))
     goto done;
   if (c.o->dump_ir_dir) step_done(&c, "dump");
-  if ((s = mlc_lower_default_schedule(tm, &lopt))) goto done;
+  s = mlc_lower_default_schedule(tm, &lopt, c.o->dump_ir_dir ? &traces : NULL);
+  if (s) goto done;
   step_done(&c, "schedule");
-  if ((s = dump_tir(&c, "11_schedule.tir.txt", tm))) goto done;
+  if ((s = dump_tir(&c, "11_schedule.tir.txt", tm)) || (s = dump_schedules(&c, tm, &traces))) goto done;
   if (c.o->dump_ir_dir) step_done(&c, "dump");
   mlc_pass plan[] = {{"plan_memory", mlc_pass_plan_memory}};
   pctx.dump_filter = "plan_memory";
@@ -377,6 +408,7 @@ done:
   if (pass_log_f) fclose(pass_log_f);
   free(pass_log);
   mlc_target_destroy(target);
+  mlc_lower_traces_free(&traces);
   mlc_tir_module_destroy(tm);
   mlc_module_destroy(gm);
   mlc_onnx_model_destroy(om);

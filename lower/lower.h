@@ -39,12 +39,25 @@ typedef struct mlc_lower_options {
 MLC_MUST_USE mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm,
                                            const mlc_lower_options *opt);
 
+/* The trace each prim function was scheduled with: text[i] for the
+** module's function i (as mlc_sch_print_trace writes it; "" for none),
+** and before[i] the function it was applied to (in the module's arena). */
+typedef struct mlc_lower_traces {
+  int n;
+  char **text;
+  const mlc_tir_func **before;
+} mlc_lower_traces;
+
 /*
-** The default CPU schedule of every prim function of |tm|: the outermost
-** spatial loop nest of each stage with enough work runs in parallel on the
-** runtime's thread pool.
+** The default CPU schedule of every prim function of |tm|, applied as
+** schedule primitives (lower/schedule/schedule.h): the outermost spatial
+** loop nest of each stage with enough work runs in parallel on the
+** runtime's thread pool.  Each function is replaced by its scheduled copy.
+** |traces| (may be NULL) receives the traces; free with
+** mlc_lower_traces_free (also after an error).
 */
-MLC_MUST_USE mlc_status mlc_lower_default_schedule(mlc_tir_module *tm,
-                                                   const mlc_lower_options *opt);
+MLC_MUST_USE mlc_status mlc_lower_default_schedule(mlc_tir_module *tm, const mlc_lower_options *opt,
+                                                   mlc_lower_traces *traces);
+void mlc_lower_traces_free(mlc_lower_traces *t);
 
 #endif /* MLC_LOWER_LOWER_H */

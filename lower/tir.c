@@ -5,6 +5,7 @@
 #include "lower/tir.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/vec.h"
@@ -31,6 +32,13 @@ static const int intrin_nargs[MLC_TIR_INTRIN_COUNT] = {
     MLC_TIR_INTRINS(X)
 #undef X
 };
+
+const char *mlc_tir_dtype_str(mlc_dtype dtype, int lanes, char *buf, size_t size) {
+  if (size == 0) return buf;
+  if (lanes == 1) snprintf(buf, size, "%s", mlc_dtype_name(dtype));
+  else snprintf(buf, size, "%sx%d", mlc_dtype_name(dtype), lanes);
+  return buf;
+}
 
 const char *mlc_tir_binop_name(mlc_tir_binop op) {
   return (unsigned)op < MLC_TIR_BINOP_COUNT ? binop_names[op] : "?";
@@ -144,6 +152,7 @@ static mlc_tir_expr *new_expr(mlc_tir_module *m, mlc_tir_expr_kind k, mlc_dtype 
   if (e) {
     e->kind = k;
     e->dtype = t;
+    e->lanes = 1;
   }
   return e;
 }
@@ -169,6 +178,8 @@ static int64_t wrap(mlc_dtype t, int64_t v) {
 }
 
 static int is_intlike(mlc_dtype t) { return mlc_dtype_is_int(t) || t == MLC_DTYPE_BOOL; }
+
+static int max_lanes(int a, int b) { return a > b ? a : b; }
 
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v) {
   return e && e->kind == MLC_TIR_INT_IMM && e->int_value == v;
@@ -298,7 +309,7 @@ mlc_tir_expr *mlc_tir_binary(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *
   mlc_dtype t = a->dtype;
   if (op == MLC_TIR_DIV && is_intlike(t)) op = MLC_TIR_FLOORDIV;
   int cmp = binop_is_cmp[op];
-  if (a->dtype == b->dtype && is_intlike(t)) {
+  if (a->dtype == b->dtype && a->lanes == b->lanes && is_intlike(t)) {
     int64_t r;
     if (a->kind == MLC_TIR_INT_IMM && b->kind == MLC_TIR_INT_IMM &&
         fold_int(op, t, a->int_value, b->int_value, &r))
@@ -330,6 +341,7 @@ mlc_tir_expr *mlc_tir_binary(mlc_tir_module *m, mlc_tir_binop op, mlc_tir_expr *
   }
   mlc_tir_expr *e = new_expr(m, MLC_TIR_BINARY, cmp ? MLC_DTYPE_BOOL : t);
   if (e) {
+    e->lanes = max_lanes(a->lanes, b->lanes);
     e->bin.op = op;
     e->bin.a = a;
     e->bin.b = b;
@@ -358,16 +370,21 @@ mlc_tir_expr *mlc_tir_not(mlc_tir_module *m, mlc_tir_expr *a) {
   if (a->kind == MLC_TIR_INT_IMM && is_intlike(a->dtype))
     return mlc_tir_int(m, a->dtype, a->dtype == MLC_DTYPE_BOOL ? !a->int_value : ~a->int_value);
   mlc_tir_expr *e = new_expr(m, MLC_TIR_NOT, a->dtype);
-  if (e) e->un.a = a;
+  if (e) {
+    e->lanes = a->lanes;
+    e->un.a = a;
+  }
   return e;
 }
 
 mlc_tir_expr *mlc_tir_select(mlc_tir_module *m, mlc_tir_expr *c, mlc_tir_expr *t, mlc_tir_expr *f) {
   if (!c || !t || !f) return NULL;
-  if (c->kind == MLC_TIR_INT_IMM && c->dtype == MLC_DTYPE_BOOL && t->dtype == f->dtype)
+  if (c->kind == MLC_TIR_INT_IMM && c->dtype == MLC_DTYPE_BOOL && t->dtype == f->dtype &&
+      t->lanes == f->lanes)
     return c->int_value ? t : f;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_SELECT, t->dtype);
   if (e) {
+    e->lanes = max_lanes(c->lanes, max_lanes(t->lanes, f->lanes));
     e->select.c = c;
     e->select.t = t;
     e->select.f = f;
@@ -388,7 +405,10 @@ mlc_tir_expr *mlc_tir_cast(mlc_tir_module *m, mlc_dtype dtype, mlc_tir_expr *a) 
     }
   }
   mlc_tir_expr *e = new_expr(m, MLC_TIR_CAST, dtype);
-  if (e) e->un.a = a;
+  if (e) {
+    e->lanes = a->lanes;
+    e->un.a = a;
+  }
   return e;
 }
 
@@ -397,6 +417,7 @@ mlc_tir_expr *mlc_tir_load(mlc_tir_module *m, mlc_tir_buffer *buffer, int n,
   if (!buffer || n < 0 || (n > 0 && !all_nonnull(n, indices))) return NULL;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_LOAD, buffer->dtype);
   if (!e) return NULL;
+  for (int i = 0; i < n; i++) e->lanes = max_lanes(e->lanes, indices[i]->lanes);
   e->load.buffer = buffer;
   e->load.n = n;
   e->load.indices = dup_array(m, indices, (size_t)n, sizeof *indices);
@@ -409,6 +430,7 @@ mlc_tir_expr *mlc_tir_call(mlc_tir_module *m, mlc_tir_intrin op, int n, mlc_tir_
                                                                           : args[0]->dtype;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_CALL, t);
   if (!e) return NULL;
+  for (int i = 0; i < n; i++) e->lanes = max_lanes(e->lanes, args[i]->lanes);
   e->call.op = op;
   e->call.n = n;
   e->call.args = dup_array(m, args, (size_t)n, sizeof *args);
@@ -431,6 +453,27 @@ mlc_tir_expr *mlc_tir_reduce(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_tir_ex
   e->reduce.naxes = naxes;
   e->reduce.axes = dup_array(m, axes, (size_t)naxes, sizeof *axes);
   return e->reduce.axes ? e : NULL;
+}
+
+mlc_tir_expr *mlc_tir_ramp(mlc_tir_module *m, mlc_tir_expr *base, mlc_tir_expr *stride, int lanes) {
+  if (!base || !stride) return NULL;
+  if (lanes == 1) return base;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_RAMP, base->dtype);
+  if (!e) return NULL;
+  e->lanes = lanes;
+  e->ramp.base = base;
+  e->ramp.stride = stride;
+  return e;
+}
+
+mlc_tir_expr *mlc_tir_broadcast(mlc_tir_module *m, mlc_tir_expr *value, int lanes) {
+  if (!value) return NULL;
+  if (lanes == 1) return value;
+  mlc_tir_expr *e = new_expr(m, MLC_TIR_BROADCAST, value->dtype);
+  if (!e) return NULL;
+  e->lanes = lanes;
+  e->un.a = value;
+  return e;
 }
 
 mlc_tir_expr *mlc_tir_reduce_identity(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_dtype t) {
@@ -739,6 +782,8 @@ int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v) {
             mlc_tir_expr_uses_var(e->reduce.axes[i].extent, v))
           return 1;
       return mlc_tir_expr_uses_var(e->reduce.source, v);
+    case MLC_TIR_RAMP: return mlc_tir_expr_uses_var(e->ramp.base, v) || mlc_tir_expr_uses_var(e->ramp.stride, v);
+    case MLC_TIR_BROADCAST: return mlc_tir_expr_uses_var(e->un.a, v);
   }
   return 0;
 }
@@ -761,6 +806,8 @@ int mlc_tir_expr_has_load(const mlc_tir_expr *e) {
         if (mlc_tir_expr_has_load(e->call.args[i])) return 1;
       return 0;
     case MLC_TIR_REDUCE: return mlc_tir_expr_has_load(e->reduce.source);
+    case MLC_TIR_RAMP: return mlc_tir_expr_has_load(e->ramp.base) || mlc_tir_expr_has_load(e->ramp.stride);
+    case MLC_TIR_BROADCAST: return mlc_tir_expr_has_load(e->un.a);
   }
   return 0;
 }
@@ -859,6 +906,8 @@ static mlc_tir_expr *cp_expr(copier *c, const mlc_tir_expr *e) {
       undef_vars(c, mark);
       return r;
     }
+    case MLC_TIR_RAMP: return mlc_tir_ramp(m, cp_expr(c, e->ramp.base), cp_expr(c, e->ramp.stride), e->lanes);
+    case MLC_TIR_BROADCAST: return mlc_tir_broadcast(m, cp_expr(c, e->un.a), e->lanes);
   }
   return NULL;
 }

@@ -13,7 +13,21 @@
 **
 ** Scalar parameters (a symbolic extent `n`) are variables bound from a
 ** parameter buffer's shape: `n = shape[0] of param 0`.  Every expression
-** node carries its dtype; index arithmetic is int64.
+** node carries its dtype and its number of lanes; index arithmetic is int64.
+**
+** Vectors (what the vectorize pass makes of a `T.vectorized` loop): an
+** expression of |lanes| > 1 is a vector of that many elements of its dtype
+** (printed "float32x16").  T.Ramp(base, stride, lanes) is the integer vector
+** base + i * stride for lane i; T.Broadcast(value, lanes) repeats a scalar.
+** Binary ops, selects, casts and calls take operands of equal lanes and
+** give that many; a load whose indices include vectors (every vector index
+** of the same lanes, scalar indices shared by all lanes) reads one element
+** per lane, and a store with vector indices writes a vector value of those
+** lanes.  An `if` whose condition is a bool vector is a masked region: its
+** branches (stores, evaluates and such ifs only) run per lane, the then
+** branch on the lanes where the condition holds, the else branch on the
+** others; a lane that is off reads and writes nothing.  Likewise a vector
+** select evaluates each arm only on the lanes that take it.
 **
 ** The IR structs are visible (schedules, lowering and codegen read them),
 ** but they are built through the builders below.  All nodes live in the
@@ -29,6 +43,7 @@
 #ifndef MLC_LOWER_TIR_H
 #define MLC_LOWER_TIR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/arena.h"
@@ -159,8 +174,15 @@ typedef enum mlc_tir_expr_kind {
   MLC_TIR_CAST,      /* un.a converted to dtype (float -> int saturates, NaN -> 0) */
   MLC_TIR_LOAD,      /* load.buffer[load.indices[0 .. n-1]] */
   MLC_TIR_CALL,      /* call.op(call.args) */
-  MLC_TIR_REDUCE     /* reduce.op over reduce.axes of reduce.source (te only) */
+  MLC_TIR_REDUCE,    /* reduce.op over reduce.axes of reduce.source (te only) */
+  MLC_TIR_RAMP,      /* ramp.base + i * ramp.stride in lane i (scalar ints, lanes > 1) */
+  MLC_TIR_BROADCAST  /* scalar un.a in every lane */
 } mlc_tir_expr_kind;
+
+/* Most lanes a vector expression may have. */
+#define MLC_TIR_MAX_LANES 64
+#define MLC_TIR_MAX_LANES_STR "64"
+
 
 /* A block iteration variable, or a reduction axis of a te reduction:
 ** |var| ranges over [min, min + extent); inside a block it takes the value
@@ -176,7 +198,8 @@ typedef struct mlc_tir_iter_var {
 
 struct mlc_tir_expr {
   mlc_tir_expr_kind kind;
-  mlc_dtype dtype;
+  mlc_dtype dtype; /* of each lane */
+  int lanes;       /* 1: a scalar; > 1: a vector (see the top of this file) */
   union {
     int64_t int_value;
     double float_value;
@@ -191,6 +214,9 @@ struct mlc_tir_expr {
     struct {
       mlc_tir_expr *c, *t, *f;
     } select;
+    struct {
+      mlc_tir_expr *base, *stride;
+    } ramp;
     struct {
       mlc_tir_buffer *buffer;
       int n;
@@ -357,7 +383,9 @@ mlc_tir_func *mlc_tir_module_find(const mlc_tir_module *m, const char *name);
 
 /* ---- builders: every result lives in |m|'s arena (borrowed by the caller);
 ** strings and arrays passed in are copied; nodes passed in are retained
-** (shared, not copied).  NULL on out-of-memory or when a child is NULL. ---- */
+** (shared, not copied).  NULL on out-of-memory or when a child is NULL.
+** Each sets the result's lanes from its operands (the widest, so that a
+** mismatch is built as given and reported by the verifier). ---- */
 
 mlc_tir_var *mlc_tir_var_new(mlc_tir_module *m, const char *name, mlc_dtype dtype);
 mlc_tir_buffer *mlc_tir_buffer_new(mlc_tir_module *m, const char *name, mlc_dtype dtype, int rank,
@@ -391,6 +419,11 @@ mlc_tir_expr *mlc_tir_call1(mlc_tir_module *m, mlc_tir_intrin op, mlc_tir_expr *
 /* A te reduction: op over |axes| (reduce iter vars without binding). */
 mlc_tir_expr *mlc_tir_reduce(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_tir_expr *source,
                              int naxes, const mlc_tir_iter_var *axes);
+/* The vector base + i * stride, i < |lanes| (|base| and |stride| scalar
+** integers of one dtype); |lanes| == 1 gives |base|. */
+mlc_tir_expr *mlc_tir_ramp(mlc_tir_module *m, mlc_tir_expr *base, mlc_tir_expr *stride, int lanes);
+/* |value| (a scalar) in |lanes| lanes; |lanes| == 1 gives |value|. */
+mlc_tir_expr *mlc_tir_broadcast(mlc_tir_module *m, mlc_tir_expr *value, int lanes);
 /* The identity of |op| for |dtype| (0, 1, +-inf or the integer limits). */
 mlc_tir_expr *mlc_tir_reduce_identity(mlc_tir_module *m, mlc_tir_reduce_op op, mlc_dtype dtype);
 
@@ -463,11 +496,30 @@ typedef struct mlc_tir_subst {
 mlc_tir_expr *mlc_tir_expr_copy(mlc_tir_module *m, const mlc_tir_expr *e, const mlc_tir_subst *sub);
 mlc_tir_stmt *mlc_tir_stmt_copy(mlc_tir_module *m, const mlc_tir_stmt *s, const mlc_tir_subst *sub);
 
+/* ---- vectorization (pass_vectorize.c) ----------------------------------- */
+
+/*
+** Replaces each vectorizable `T.vectorized` loop of |f| (lowered form: no
+** blocks inside the loop) by its body over vectors of the loop's extent
+** (rules at the top of pass_vectorize.c); other loops stay as they are,
+** serial with the vectorize hint.  New nodes live in |m|; |f|'s body is
+** replaced.  Fails only on out-of-memory.
+*/
+MLC_MUST_USE mlc_status mlc_tir_vectorize_func(mlc_tir_module *m, mlc_tir_func *f);
+#define MLC_TIR_HAVE_VECTORIZE 1 /* for the lowering pipeline (tir_lower.c) */
+/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed); else
+** 0 with the reason appended to |why| (NULL: not wanted). */
+int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why);
+
 /* Nonzero if |e| is the constant |v|. */
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v);
 /* Nonzero if |e| reads variable |v| / any buffer. */
 int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v);
 int mlc_tir_expr_has_load(const mlc_tir_expr *e);
+
+/* The printed form of |dtype| with |lanes| ("float32", "float32x16") into
+** |buf| of |size| bytes (truncated to fit).  Returns |buf|. */
+const char *mlc_tir_dtype_str(mlc_dtype dtype, int lanes, char *buf, size_t size);
 
 /* Names for diagnostics and printers (static storage). */
 const char *mlc_tir_binop_name(mlc_tir_binop op);
@@ -503,13 +555,35 @@ void mlc_tir_print_func(const mlc_tir_func *f, mlc_strbuf *out);
 void mlc_tir_print_stmt(const mlc_tir_stmt *s, int indent, mlc_strbuf *out);
 void mlc_tir_print_expr(const mlc_tir_expr *e, mlc_strbuf *out);
 
+/* ---- parser (tir_parse.c) ------------------------------------------------ */
+
+/*
+** Reads the text the printer writes (above) back into TIR, so that
+** print -> parse -> print is identical: expressions are built as written
+** (no folding), a T.grid is a nest of serial loops, the statements after
+** `Y = T.alloc_buffer(...)` are its body, a scalar parameter is bound by its
+** `# A.shape[0]` comment (else to the first dimension that is exactly it).
+** Loop and block iteration variables take their extent's integer dtype.
+*/
+/* Parses every prim function in |src| (|len| bytes, need not be NUL-terminated)
+** into |m| and adds them to it.  Errors name |srcname|:LINE:COL and what was
+** expected.  Never crashes on any input; recursion depth is bounded. */
+MLC_MUST_USE mlc_status mlc_tir_parse_module(mlc_tir_module *m, const char *src, size_t len,
+                                             const char *srcname);
+/* Parses exactly one prim function; *|out| is built in |m| but not added. */
+MLC_MUST_USE mlc_status mlc_tir_parse_func(mlc_tir_module *m, const char *src, size_t len,
+                                           const char *srcname, mlc_tir_func **out);
+
 /* ---- verifier (tir_verify.c) --------------------------------------------- */
 
 /*
 ** Checks |f|: variables defined before use (and not redefined while in
 ** scope), buffers are parameters or allocated around their uses, index
 ** counts equal ranks, operand and store dtypes agree, loop bounds and
-** indices are integers, conditions are bool, block iteration variables
+** indices are integers, conditions are bool, lanes agree (operands of equal
+** lanes, ramps over scalar integers, stores of a vector value at vector
+** indices, only stores, evaluates and ifs under a vector condition), block
+** iteration variables
 ** (reduce ones never index a buffer the block writes; an init only in blocks
 ** with reduce variables), no parallel loop inside another parallel loop,
 ** no te reductions left.  Every problem found is listed in one status

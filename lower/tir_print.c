@@ -184,11 +184,13 @@ static void pexpr(printer *p, const mlc_tir_expr *e, int min_prec) {
       pexpr(p, e->select.f, 0);
       mlc_sb_putc(p->out, ')');
       break;
-    case MLC_TIR_CAST:
-      mlc_sb_printf(p->out, "T.Cast(\"%s\", ", mlc_dtype_name(e->dtype));
+    case MLC_TIR_CAST: {
+      char t[32];
+      mlc_sb_printf(p->out, "T.Cast(\"%s\", ", mlc_tir_dtype_str(e->dtype, e->lanes, t, sizeof t));
       pexpr(p, e->un.a, 0);
       mlc_sb_putc(p->out, ')');
       break;
+    }
     case MLC_TIR_LOAD: pindices(p, e->load.buffer, e->load.n, e->load.indices); break;
     case MLC_TIR_CALL:
       mlc_sb_printf(p->out, "T.%s(", mlc_tir_intrin_name(e->call.op));
@@ -216,6 +218,18 @@ static void pexpr(printer *p, const mlc_tir_expr *e, int min_prec) {
       pop_to(p, mark);
       break;
     }
+    case MLC_TIR_RAMP:
+      mlc_sb_puts(p->out, "T.Ramp(");
+      pexpr(p, e->ramp.base, 0);
+      mlc_sb_puts(p->out, ", ");
+      pexpr(p, e->ramp.stride, 0);
+      mlc_sb_printf(p->out, ", %d)", e->lanes);
+      break;
+    case MLC_TIR_BROADCAST:
+      mlc_sb_puts(p->out, "T.Broadcast(");
+      pexpr(p, e->un.a, 0);
+      mlc_sb_printf(p->out, ", %d)", e->lanes);
+      break;
   }
   if (paren) mlc_sb_putc(p->out, ')');
 }

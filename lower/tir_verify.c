@@ -21,6 +21,7 @@ typedef struct verifier {
   const mlc_tir_stmt *block;               /* innermost block, or NULL */
   int in_parallel;
   int in_init;
+  int mask_lanes; /* lanes of the innermost vector if condition, or 0 */
   int nerrors;
   mlc_strbuf msg;
   int oom;
@@ -110,6 +111,25 @@ static int valid_dtype(mlc_dtype t) { return t > MLC_DTYPE_INVALID && t < MLC_DT
 
 static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s);
 
+/* Reports |e| (checked already) when it is a vector; |what| names its role. */
+static void need_scalar(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s, const char *what) {
+  if (e && e->lanes != 1) report(v, e, s, "%s is a vector of %d lanes, not a scalar", what, e->lanes);
+}
+
+/* The lanes of indices |idx| (the common lanes of the vector ones, 1 if
+** none); reports vector indices of different lanes. */
+static int index_lanes(verifier *v, int n, mlc_tir_expr *const *idx, const mlc_tir_expr *e,
+                       const mlc_tir_stmt *s) {
+  int lanes = 1;
+  for (int i = 0; i < n; i++) {
+    if (!idx[i] || idx[i]->lanes == 1) continue;
+    if (lanes != 1 && idx[i]->lanes != lanes)
+      report(v, e, s, "vector indices of %d and %d lanes", lanes, idx[i]->lanes);
+    else lanes = idx[i]->lanes;
+  }
+  return lanes;
+}
+
 static void vindices(verifier *v, const mlc_tir_buffer *b, int n, mlc_tir_expr *const *idx,
                      const mlc_tir_expr *e, const mlc_tir_stmt *s) {
   if (!buf_defined(v, b))
@@ -133,6 +153,8 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
     return;
   }
   if (!valid_dtype(e->dtype)) report(v, e, s, "invalid dtype");
+  if (e->lanes < 1 || e->lanes > MLC_TIR_MAX_LANES)
+    report(v, e, s, "%d lanes (1 to %d)", e->lanes, MLC_TIR_MAX_LANES);
   switch (e->kind) {
     case MLC_TIR_INT_IMM:
       if (!is_intlike(e->dtype)) report(v, e, s, "integer constant of dtype %s", mlc_dtype_name(e->dtype));
@@ -141,6 +163,7 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
       if (!mlc_dtype_is_float(e->dtype)) report(v, e, s, "float constant of dtype %s", mlc_dtype_name(e->dtype));
       break;
     case MLC_TIR_VAR_REF:
+      if (e->lanes != 1) report(v, e, s, "reference to a variable with %d lanes", e->lanes);
       if (!e->var) {
         report(v, e, s, "missing variable");
         break;
@@ -163,6 +186,10 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
                mlc_dtype_name(a->dtype), mlc_dtype_name(b->dtype));
         break;
       }
+      if (a->lanes != b->lanes || e->lanes != a->lanes) {
+        report(v, e, s, "operands of %s have %d and %d lanes", mlc_tir_binop_name(op), a->lanes, b->lanes);
+        break;
+      }
       int cmp = op >= MLC_TIR_EQ && op <= MLC_TIR_GE;
       if (e->dtype != (cmp ? MLC_DTYPE_BOOL : a->dtype))
         report(v, e, s, "result dtype %s does not follow from its operands", mlc_dtype_name(e->dtype));
@@ -179,6 +206,7 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
       vexpr(v, e->un.a, s);
       if (e->un.a && (!is_intlike(e->un.a->dtype) || e->un.a->dtype != e->dtype))
         report(v, e, s, "not of %s", mlc_dtype_name(e->un.a->dtype));
+      if (e->un.a && e->un.a->lanes != e->lanes) report(v, e, s, "lanes %d of its operand's %d", e->lanes, e->un.a->lanes);
       break;
     case MLC_TIR_SELECT:
       vexpr(v, e->select.c, s);
@@ -190,14 +218,25 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
           (e->select.t->dtype != e->select.f->dtype || e->select.t->dtype != e->dtype))
         report(v, e, s, "arms have dtypes %s and %s", mlc_dtype_name(e->select.t->dtype),
                mlc_dtype_name(e->select.f->dtype));
+      if (e->select.c && e->select.t && e->select.f &&
+          (e->select.c->lanes != e->lanes || e->select.t->lanes != e->lanes || e->select.f->lanes != e->lanes))
+        report(v, e, s, "condition and arms have %d, %d and %d lanes", e->select.c->lanes, e->select.t->lanes,
+               e->select.f->lanes);
       break;
-    case MLC_TIR_CAST: vexpr(v, e->un.a, s); break;
+    case MLC_TIR_CAST:
+      vexpr(v, e->un.a, s);
+      if (e->un.a && e->un.a->lanes != e->lanes) report(v, e, s, "lanes %d of its operand's %d", e->lanes, e->un.a->lanes);
+      break;
     case MLC_TIR_LOAD:
       if (!e->load.buffer) {
         report(v, e, s, "load without a buffer");
         break;
       }
       vindices(v, e->load.buffer, e->load.n, e->load.indices, e, s);
+      {
+        int il = index_lanes(v, e->load.n, e->load.indices, e, s);
+        if (il != e->lanes) report(v, e, s, "a load of %d lanes at indices of %d", e->lanes, il);
+      }
       if (e->dtype != e->load.buffer->dtype)
         report(v, e, s, "load of dtype %s from a %s buffer", mlc_dtype_name(e->dtype),
                mlc_dtype_name(e->load.buffer->dtype));
@@ -216,6 +255,7 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
         vexpr(v, a, s);
         if (!a) continue;
         if (a->dtype != e->call.args[0]->dtype) report(v, e, s, "arguments of different dtypes");
+        if (a->lanes != e->lanes) report(v, e, s, "an argument of %d lanes in a call of %d", a->lanes, e->lanes);
         if (!mlc_dtype_is_float(a->dtype) && !(op == MLC_TIR_INTRIN_ABS && mlc_dtype_is_int(a->dtype)))
           report(v, e, s, "%s of %s", mlc_tir_intrin_name(op), mlc_dtype_name(a->dtype));
       }
@@ -223,6 +263,24 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
     }
     case MLC_TIR_REDUCE:
       report(v, e, s, "a te reduction is left in a prim func");
+      break;
+    case MLC_TIR_RAMP: {
+      const mlc_tir_expr *b = e->ramp.base, *st = e->ramp.stride;
+      vexpr(v, b, s);
+      vexpr(v, st, s);
+      if (e->lanes < 2) report(v, e, s, "a ramp of %d lanes", e->lanes);
+      if (!b || !st) break;
+      if (b->lanes != 1 || st->lanes != 1) report(v, e, s, "ramp base and stride must be scalars");
+      if (!mlc_dtype_is_int(b->dtype) || b->dtype != st->dtype || e->dtype != b->dtype)
+        report(v, e, s, "ramp of %s by %s (one integer dtype)", mlc_dtype_name(b->dtype), mlc_dtype_name(st->dtype));
+      break;
+    }
+    case MLC_TIR_BROADCAST:
+      vexpr(v, e->un.a, s);
+      if (e->lanes < 2) report(v, e, s, "a broadcast of %d lanes", e->lanes);
+      if (!e->un.a) break;
+      if (e->un.a->lanes != 1) report(v, e, s, "broadcast of a vector");
+      if (e->un.a->dtype != e->dtype) report(v, e, s, "broadcast of %s as %s", mlc_dtype_name(e->un.a->dtype), mlc_dtype_name(e->dtype));
       break;
   }
 }
@@ -262,6 +320,9 @@ static void vblock(verifier *v, const mlc_tir_stmt *s) {
     vexpr(v, it->min, s);
     vexpr(v, it->extent, s);
     vexpr(v, it->binding, s);
+    need_scalar(v, it->min, s, "iter var domain");
+    need_scalar(v, it->extent, s, "iter var domain");
+    need_scalar(v, it->binding, s, "iter var binding");
     if (it->min && !mlc_dtype_is_int(it->min->dtype)) report(v, it->min, s, "iter var domain is not an integer");
     if (it->extent && !mlc_dtype_is_int(it->extent->dtype))
       report(v, it->extent, s, "iter var domain is not an integer");
@@ -280,6 +341,7 @@ static void vblock(verifier *v, const mlc_tir_stmt *s) {
   v->block = s;
   if (s->block.predicate) {
     vexpr(v, s->block.predicate, s);
+    need_scalar(v, s->block.predicate, s, "predicate");
     if (s->block.predicate->dtype != MLC_DTYPE_BOOL) report(v, s->block.predicate, s, "predicate is not bool");
   }
   for (int i = 0; i < s->block.nreads; i++) vregion(v, s, &s->block.reads[i]);
@@ -305,10 +367,15 @@ static void vstmt(verifier *v, const mlc_tir_stmt *s) {
     report(v, NULL, NULL, "missing statement");
     return;
   }
+  if (v->mask_lanes && s->kind != MLC_TIR_SEQ && s->kind != MLC_TIR_STORE && s->kind != MLC_TIR_IF &&
+      s->kind != MLC_TIR_EVALUATE)
+    report(v, NULL, s, "not a store, evaluate or if under a vector condition");
   switch (s->kind) {
     case MLC_TIR_FOR: {
       vexpr(v, s->loop.min, s);
       vexpr(v, s->loop.extent, s);
+      need_scalar(v, s->loop.min, s, "loop start");
+      need_scalar(v, s->loop.extent, s, "loop extent");
       if (s->loop.min && !mlc_dtype_is_int(s->loop.min->dtype)) report(v, s->loop.min, s, "loop start is not an integer");
       if (s->loop.extent && !mlc_dtype_is_int(s->loop.extent->dtype))
         report(v, s->loop.extent, s, "loop extent is not an integer");
@@ -340,6 +407,11 @@ static void vstmt(verifier *v, const mlc_tir_stmt *s) {
       }
       vindices(v, b, s->store.n, s->store.indices, NULL, s);
       vexpr(v, s->store.value, s);
+      int il = index_lanes(v, s->store.n, s->store.indices, NULL, s);
+      if (s->store.value && s->store.value->lanes != il)
+        report(v, NULL, s, "stores a value of %d lanes at indices of %d", s->store.value->lanes, il);
+      if (v->mask_lanes && il != v->mask_lanes)
+        report(v, NULL, s, "a store of %d lanes under a condition of %d", il, v->mask_lanes);
       if (s->store.value && s->store.value->dtype != b->dtype)
         report(v, NULL, s, "stores %s into a %s buffer", mlc_dtype_name(s->store.value->dtype), mlc_dtype_name(b->dtype));
       if (v->block)
@@ -353,13 +425,21 @@ static void vstmt(verifier *v, const mlc_tir_stmt *s) {
         }
       break;
     }
-    case MLC_TIR_IF:
+    case MLC_TIR_IF: {
       vexpr(v, s->if_.cond, s);
       if (s->if_.cond && s->if_.cond->dtype != MLC_DTYPE_BOOL)
         report(v, s->if_.cond, s, "condition has dtype %s, not bool", mlc_dtype_name(s->if_.cond->dtype));
+      int save = v->mask_lanes;
+      if (s->if_.cond && s->if_.cond->lanes != 1) {
+        if (save && s->if_.cond->lanes != save)
+          report(v, s->if_.cond, s, "a condition of %d lanes under one of %d", s->if_.cond->lanes, save);
+        v->mask_lanes = s->if_.cond->lanes;
+      }
       vstmt(v, s->if_.then_s);
       if (s->if_.else_s) vstmt(v, s->if_.else_s);
+      v->mask_lanes = save;
       break;
+    }
     case MLC_TIR_ALLOCATE: {
       const mlc_tir_buffer *b = s->alloc.buffer;
       if (!b) {
@@ -370,6 +450,7 @@ static void vstmt(verifier *v, const mlc_tir_stmt *s) {
       if (!valid_dtype(b->dtype) || mlc_dtype_size(b->dtype) == 0) report(v, NULL, s, "buffer of invalid dtype");
       for (int i = 0; i < b->rank; i++) {
         vexpr(v, b->shape[i], s);
+        need_scalar(v, b->shape[i], s, "extent");
         if (b->shape[i] && !mlc_dtype_is_int(b->shape[i]->dtype)) report(v, b->shape[i], s, "extent is not an integer");
       }
       size_t mark = v->bufs.len;
@@ -382,6 +463,7 @@ static void vstmt(verifier *v, const mlc_tir_stmt *s) {
     case MLC_TIR_BLOCK: vblock(v, s); break;
     case MLC_TIR_ASSERT:
       vexpr(v, s->assert_.cond, s);
+      need_scalar(v, s->assert_.cond, s, "assert condition");
       if (s->assert_.cond && s->assert_.cond->dtype != MLC_DTYPE_BOOL)
         report(v, s->assert_.cond, s, "condition has dtype %s, not bool", mlc_dtype_name(s->assert_.cond->dtype));
       if (!s->assert_.op || !s->assert_.msg) report(v, NULL, s, "assert without an op or a message");
@@ -391,6 +473,7 @@ static void vstmt(verifier *v, const mlc_tir_stmt *s) {
       }
       for (int i = 0; i < s->assert_.nvals; i++) {
         vexpr(v, s->assert_.vals[i], s);
+        need_scalar(v, s->assert_.vals[i], s, "reported value");
         if (s->assert_.vals[i] && !mlc_dtype_is_int(s->assert_.vals[i]->dtype))
           report(v, s->assert_.vals[i], s, "reported value is not an integer");
       }
@@ -426,6 +509,7 @@ mlc_status mlc_tir_verify_func(const mlc_tir_func *f) {
     if (b->scope != MLC_TIR_SCOPE_GLOBAL) report(&v, NULL, NULL, "parameter %s is not a global buffer", b->name);
     for (int d = 0; d < b->rank; d++) {
       vexpr(&v, b->shape[d], NULL);
+      need_scalar(&v, b->shape[d], NULL, "extent");
       if (b->shape[d] && !mlc_dtype_is_int(b->shape[d]->dtype))
         report(&v, b->shape[d], NULL, "extent of %s is not an integer", b->name);
       if (b->shape[d] && mlc_tir_expr_has_load(b->shape[d]))

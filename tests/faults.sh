@@ -10,7 +10,7 @@
 # fails when it crashes, aborts, hangs (over $FAULT_TIMEOUT seconds, default
 # 60), prints a sanitizer report (leaks included, in a sanitizer build) or
 # does not finish.  test_legalize, which generates code with LLVM, runs the
-# subset in FAULT_LLVM_TESTS below.  Prints one line per program
+# subset in FAULT_LLVM_TESTS below; test_vectorize its suite without LLVM.  Prints one line per program
 # (N range, stride, runs, seconds) and the failures with their output, and
 # ends with "faults: N passed, N failed", counting tests.
 set -u
@@ -18,7 +18,7 @@ builddir=${MLC_BUILDDIR:-.}
 runs_cap=${FAULT_RUNS:-24}
 tmo=${FAULT_TIMEOUT:-60}
 progs="$*"
-[ -n "$progs" ] || progs="test_base test_onnx test_graph test_infer test_frontend test_tir test_legalize test_runtime"
+[ -n "$progs" ] || progs="test_base test_onnx test_graph test_infer test_frontend test_tir test_vectorize test_legalize test_runtime"
 # test_legalize compiles and runs kernels with LLVM (a second or more a
 # run): only these of its tests run here.  Slow tests (its legalize_numeric
 # ones, the fuzz corpus of test_onnx, and test_runtime's loader/flipped_so,
@@ -46,7 +46,10 @@ for p in $progs; do
   prog="$builddir/tests/unit/$p"
   [ -x "$prog" ] || { echo "$p: not built here, skipped"; continue; }
   tests=$(MLC_TEST_LIST=1 "$prog") || { echo "$p: cannot list tests"; failed=$((failed + 1)); continue; }
-  case $p in test_legalize) tests=$FAULT_LLVM_TESTS ;; esac
+  case $p in
+    test_legalize) tests=$FAULT_LLVM_TESTS ;;
+    test_vectorize) tests=$(echo "$tests" | grep '^vectorize/') ;; # not the LLVM suite vectorize_run
+  esac
   start=$(date +%s); nruns=0; kmax=0; smax=1; pf=0; pp=0
   for t in $tests; do
     MLC_TEST_ONLY=$t MLC_FAIL_ALLOC=999999999999 "$prog" >"$out" 2>&1

@@ -32,6 +32,9 @@ static const char main_help[] =
     "                  whether this build can import it; also --json, --ir,\n"
     "                  --dot) or a compiled model (signature, kernels, memory\n"
     "                  plan, manifest)\n"
+    "  schedule FUNC.tir --trace TRACE\n"
+    "                  apply a TensorIR schedule (a trace of primitives such as\n"
+    "                  split, reorder, compute_at) to a prim function and print it\n"
     "  help [COMMAND]  show the help of COMMAND (or this help)\n"
     "\n"
     "Options:\n"
@@ -192,7 +195,11 @@ static int cmd_help(int argc, char **argv) {
     fputs(run_help, stdout);
     return EXIT_OK;
   }
-  return cli_usage_error(NULL, "help: unknown command '%s' (this build has: compile, run, inspect, help)", argv[0]);
+  if (strcmp(argv[0], "schedule") == 0) {
+    fputs(schedule_help, stdout);
+    return EXIT_OK;
+  }
+  return cli_usage_error(NULL, "help: unknown command '%s' (this build has: compile, run, inspect, schedule, help)", argv[0]);
 }
 
 int main(int argc, char **argv) {
@@ -209,7 +216,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+  if (strcmp(cmd, "schedule") == 0) return cmd_schedule(argc - 2, argv + 2);
   if (strcmp(cmd, "help") == 0) return cmd_help(argc - 2, argv + 2);
   if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
-  return cli_usage_error(NULL, "unknown command '%s' (this build has: compile, run, inspect, help)", cmd);
+  return cli_usage_error(NULL, "unknown command '%s' (this build has: compile, run, inspect, schedule, help)", cmd);
 }

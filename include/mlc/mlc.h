@@ -106,6 +106,26 @@ MLC_API void mlc_compile_options_init(mlc_compile_options *o);
 MLC_API MLC_MUST_USE mlc_status mlc_compile_file(const char *onnx_path, const char *out_so,
                                                  const mlc_compile_options *opts);
 
+/* ---- schedules ----------------------------------------------------------- */
+
+/* mlc_schedule_file flags. */
+enum {
+  MLC_SCHEDULE_PRINT_TRACE = 1 /* append the applied trace, as comment lines */
+};
+
+/*
+** Experimenting with TensorIR schedules: reads the prim function(s) in the
+** TIR text file |tir_path| (as `compile --dump-ir` writes them), takes the
+** one named |func| (NULL: the file must hold exactly one), applies the
+** schedule trace in the file |trace_path| (NULL: none; one primitive per
+** line, e.g. `l1, l2 = sch.split(loop=l0, factors=[None, 4])`) and returns
+** in *|out_text| (transferred; mlc_string_free) the scheduled function as
+** TIR text.  A primitive that refuses (it would change what the function
+** computes) is an error naming the trace line, the primitive and why.
+*/
+MLC_API MLC_MUST_USE mlc_status mlc_schedule_file(const char *tir_path, const char *func, const char *trace_path,
+                                                  int flags, char **out_text);
+
 /* ---- tensors in files ---------------------------------------------------- */
 
 /*

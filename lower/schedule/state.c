@@ -417,7 +417,9 @@ static int expr_loads(const mlc_tir_expr *e, const mlc_tir_buffer *b) {
     case MLC_TIR_VAR_REF: return 0;
     case MLC_TIR_BINARY: return expr_loads(e->bin.a, b) || expr_loads(e->bin.b, b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return expr_loads(e->un.a, b);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return expr_loads(e->un.a, b);
+    case MLC_TIR_RAMP: return expr_loads(e->ramp.base, b) || expr_loads(e->ramp.stride, b);
     case MLC_TIR_SELECT:
       return expr_loads(e->select.c, b) || expr_loads(e->select.t, b) || expr_loads(e->select.f, b);
     case MLC_TIR_LOAD:

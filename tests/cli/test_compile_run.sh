@@ -77,6 +77,11 @@ for f in 00_import.txt 10_legalize.tir.txt 11_schedule.tir.txt 20_codegen.ll; do
   [ -s "$tmp/dump/$f" ] && ok || fail "--dump-ir: no $f"
 done
 grep -q 'T.parallel' "$tmp/dump/11_schedule.tir.txt" && ok || fail "default schedule has no parallel loop"
+# every kernel: its TIR beside the trace that scheduled it
+nk=$(grep -c '^def ' "$tmp/dump/11_schedule.tir.txt")
+[ "$(ls "$tmp/dump/11_schedule/"*.tir | wc -l)" -eq "$nk" ] && ok || fail "--dump-ir: not one .tir per kernel"
+[ "$(ls "$tmp/dump/11_schedule/"*.trace | wc -l)" -eq "$nk" ] && ok || fail "--dump-ir: not one .trace per kernel"
+grep -l 'sch.parallel(loop=' "$tmp/dump/11_schedule/"*.trace >/dev/null && ok || fail "--dump-ir: no trace applies parallel"
 check "compile -v" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp_v.so" -v
 for step in setup load import 'pass fold_constant' 'pass dce' legalize schedule plan_memory codegen archive; do
   grep -q "^ *$step.* ms" "$tmp/err" && ok || fail "compile -v: no line for $step"

@@ -324,7 +324,7 @@ static void check_parallel_schedule(void) {
   CU_ASSERT_PTR_NULL(mlc_func_add_ret(f, y));
   CU_ASSERT_PTR_NULL_FATAL(mlc_tir_module_create(mlc_allocator_system(), &tm));
   CU_ASSERT_PTR_NULL(mlc_lower_legalize(m, tm, NULL));
-  CU_ASSERT_PTR_NULL(mlc_lower_default_schedule(tm, NULL));
+  CU_ASSERT_PTR_NULL(mlc_lower_default_schedule(tm, NULL, NULL));
   mlc_strbuf sb = MLC_STRBUF_INIT;
   mlc_tir_print_module(tm, &sb);
   const char *txt = mlc_sb_str(&sb), *check = strstr(txt, "T_check_indices"), *par = strstr(txt, "T.parallel");
