@@ -51,6 +51,11 @@ static void expr_loads(collect *c, const mlc_tir_expr *e) {
       for (int i = 0; i < e->call.n; i++) expr_loads(c, e->call.args[i]);
       return;
     case MLC_TIR_REDUCE: expr_loads(c, e->reduce.source); return;
+    case MLC_TIR_RAMP:
+      expr_loads(c, e->ramp.base);
+      expr_loads(c, e->ramp.stride);
+      return;
+    case MLC_TIR_BROADCAST: expr_loads(c, e->un.a); return;
   }
 }
 
@@ -194,6 +199,8 @@ static int expr_has(const mlc_tir_expr *e, const mlc_tir_buffer *b) {
         if (expr_has(e->call.args[i], b)) return 1;
       return 0;
     case MLC_TIR_REDUCE: return expr_has(e->reduce.source, b);
+    case MLC_TIR_RAMP: return expr_has(e->ramp.base, b) || expr_has(e->ramp.stride, b);
+    case MLC_TIR_BROADCAST: return expr_has(e->un.a, b);
   }
   return 0;
 }
@@ -250,6 +257,8 @@ static mlc_tir_expr *rexpr(remap *r, mlc_tir_expr *e) {
     case MLC_TIR_REDUCE:
       x = mlc_tir_reduce(m, e->reduce.op, rexpr(r, e->reduce.source), e->reduce.naxes, e->reduce.axes);
       break;
+    case MLC_TIR_RAMP: x = mlc_tir_ramp(m, rexpr(r, e->ramp.base), rexpr(r, e->ramp.stride), e->lanes); break;
+    case MLC_TIR_BROADCAST: x = mlc_tir_broadcast(m, rexpr(r, e->un.a), e->lanes); break;
   }
   if (!x) r->oom = 1;
   return x;
