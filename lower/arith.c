@@ -90,6 +90,7 @@ mlc_status mlc_arith_bind_c(mlc_arith *an, const mlc_tir_var *v, int64_t min, in
   if (!e) return mlc_oom();
   e[0].kind = e[1].kind = MLC_TIR_INT_IMM;
   e[0].dtype = e[1].dtype = MLC_DTYPE_I64;
+  e[0].lanes = e[1].lanes = 1;
   e[0].int_value = min;
   e[1].int_value = extent;
   return mlc_arith_bind(an, v, &e[0], &e[1]);
@@ -247,7 +248,7 @@ static bnd bound_var(const mlc_arith *an, const mlc_tir_var *v, int depth) {
 }
 
 static bnd bound_expr(const mlc_arith *an, const mlc_tir_expr *e, int depth) {
-  if (!e || !(mlc_dtype_is_int(e->dtype) || e->dtype == MLC_DTYPE_BOOL)) return UNKNOWN;
+  if (!e || !(mlc_dtype_is_int(e->dtype) || e->dtype == MLC_DTYPE_BOOL) || e->lanes > 1) return UNKNOWN;
   bnd r = UNKNOWN;
   switch (e->kind) {
     case MLC_TIR_INT_IMM: return b_const(e->int_value);
@@ -298,7 +299,9 @@ static bnd bound_expr(const mlc_arith *an, const mlc_tir_expr *e, int depth) {
     case MLC_TIR_NOT:
     case MLC_TIR_LOAD:
     case MLC_TIR_CALL:
-    case MLC_TIR_REDUCE: return b_dtype(e->dtype);
+    case MLC_TIR_REDUCE:
+    case MLC_TIR_RAMP: /* vectors are refused above */
+    case MLC_TIR_BROADCAST: return b_dtype(e->dtype);
   }
   return r;
 }
@@ -330,14 +333,16 @@ static mlc_tir_expr *from_lin(sctx *c, const lin *l);
 /* Structural equality of two expressions. */
 static int expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
   switch (a->kind) {
     case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
     case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
     case MLC_TIR_VAR_REF: return a->var == b->var;
     case MLC_TIR_BINARY: return a->bin.op == b->bin.op && expr_eq(a->bin.a, b->bin.a) && expr_eq(a->bin.b, b->bin.b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return expr_eq(a->un.a, b->un.a);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return expr_eq(a->un.a, b->un.a);
+    case MLC_TIR_RAMP: return expr_eq(a->ramp.base, b->ramp.base) && expr_eq(a->ramp.stride, b->ramp.stride);
     case MLC_TIR_SELECT:
       return expr_eq(a->select.c, b->select.c) && expr_eq(a->select.t, b->select.t) &&
              expr_eq(a->select.f, b->select.f);
@@ -647,7 +652,9 @@ static int to_lin_(sctx *c, const mlc_tir_expr *e, lin *out) {
     case MLC_TIR_CAST:
     case MLC_TIR_LOAD:
     case MLC_TIR_CALL:
-    case MLC_TIR_REDUCE: {
+    case MLC_TIR_REDUCE:
+    case MLC_TIR_RAMP:      /* vectors: scalar expressions hold none, */
+    case MLC_TIR_BROADCAST: /* and simp keeps them as they are */ {
       mlc_tir_expr *r = simp(c, e);
       if (!r) return -1;
       if (r->kind == MLC_TIR_INT_IMM || (r->kind == MLC_TIR_BINARY && r != e)) return to_lin(c, r, out);
@@ -807,6 +814,7 @@ static mlc_tir_expr *simp(sctx *c, const mlc_tir_expr *e) {
   mlc_tir_module *m = c->m;
   if (!e || c->failed) return NULL;
   mlc_tir_expr *self = (mlc_tir_expr *)e; /* leaves are shared with the input */
+  if (e->lanes > 1) return self; /* vectors (after vectorize) are not simplified */
   mlc_tir_expr *r = NULL;
   switch (e->kind) {
     case MLC_TIR_INT_IMM:
@@ -885,6 +893,8 @@ static mlc_tir_expr *simp(sctx *c, const mlc_tir_expr *e) {
       r = mlc_tir_reduce(m, e->reduce.op, src, n, e->reduce.axes);
       break;
     }
+    case MLC_TIR_RAMP:
+    case MLC_TIR_BROADCAST: return self; /* vectors are kept above */
   }
   if (!r) c->failed = 1;
   return r;
@@ -1142,6 +1152,7 @@ typedef struct imap_ctx {
   int nloops;
   const mlc_tir_var *const *loops;
   int64_t *lmin, *lext;
+  const mlc_tir_expr *predicate; /* NULL, or a conjunction of bounds */
 } imap_ctx;
 
 static int loop_index(const imap_ctx *c, const mlc_tir_var *v) {
@@ -1203,6 +1214,33 @@ static int cmp_scale_desc(const void *a, const void *b) {
   return x->scale < y->scale ? 1 : x->scale > y->scale ? -1 : 0;
 }
 
+/* 1 when |pred| (a conjunction) holds a conjunct that says exactly
+** binding - base < |ext|, where |bind| is the binding's linear form; 0 when
+** not; -1 on out-of-memory. */
+static int pred_limits(const imap_ctx *ic, sctx *c, const lin *bind, int64_t ext, const mlc_tir_expr *pred) {
+  if (pred->kind == MLC_TIR_BINARY && pred->bin.op == MLC_TIR_AND && pred->dtype == MLC_DTYPE_BOOL) {
+    int r = pred_limits(ic, c, bind, ext, pred->bin.a);
+    return r ? r : pred_limits(ic, c, bind, ext, pred->bin.b);
+  }
+  if (pred->kind != MLC_TIR_BINARY || !is_index(pred->bin.a->dtype) || pred->bin.a->lanes != 1 ||
+      pred->bin.b->dtype != pred->bin.a->dtype)
+    return 0;
+  mlc_tir_binop op = pred->bin.op;
+  if (op != MLC_TIR_LT && op != MLC_TIR_LE && op != MLC_TIR_GT && op != MLC_TIR_GE) return 0;
+  /* the conjunct as d < 0 */
+  lin a, b2, d, want;
+  int swap = op == MLC_TIR_GT || op == MLC_TIR_GE;
+  if (to_lin(c, swap ? pred->bin.b : pred->bin.a, &a) || to_lin(c, swap ? pred->bin.a : pred->bin.b, &b2) ||
+      lin_copy(c, &d, &a) || lin_add(c, &d, &b2, -1))
+    return c->failed ? -1 : 0;
+  if ((op == MLC_TIR_LE || op == MLC_TIR_GE) && __builtin_sub_overflow(d.c, 1, &d.c)) return 0;
+  /* want: binding - base - ext < 0 */
+  if (lin_copy(c, &want, bind)) return c->failed ? -1 : 0;
+  want.c = -ext;
+  if (lin_add(c, &d, &want, -1)) return c->failed ? -1 : 0;
+  return lin_is_const(&d) && d.c == 0;
+}
+
 /* Binding |b| as a mixed-radix sum of splits, into |s|. */
 static mlc_status imap_binding(const imap_ctx *ic, sctx *c, int b, const mlc_tir_expr *bind,
                                const mlc_tir_expr *extent, mlc_arith_iter_sum *s) {
@@ -1238,7 +1276,7 @@ static mlc_status imap_binding(const imap_ctx *ic, sctx *c, int b, const mlc_tir
     sp.scale = l.t[i].coef;
     if (sp.extent > 1) s->splits[s->nsplits++] = sp;
   }
-  qsort(s->splits, (size_t)s->nsplits, sizeof *s->splits, cmp_scale_desc);
+  if (s->nsplits > 1) qsort(s->splits, (size_t)s->nsplits, sizeof *s->splits, cmp_scale_desc);
   int64_t expect = 1;
   for (int i = s->nsplits; i-- > 0;) {
     if (s->splits[i].scale != expect)
@@ -1250,9 +1288,18 @@ static mlc_status imap_binding(const imap_ctx *ic, sctx *c, int b, const mlc_tir
       return mlc_make_status(MLC_INVALID_ARGUMENT, "iter map: binding %d (%s) overflows", b, bs);
   }
   s->extent = expect;
+  if (expect > elo && ic->predicate) {
+    int r = pred_limits(ic, c, &l, elo, ic->predicate);
+    if (r < 0) return mlc_oom();
+    if (r) {
+      s->extent = elo;
+      return NULL;
+    }
+  }
   if (expect != elo)
-    return mlc_make_status(MLC_INVALID_ARGUMENT, "iter map: binding %d (%s) covers %lld values, not its extent %lld", b,
-                           bs, (long long)expect, (long long)elo);
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "iter map: binding %d (%s) covers %lld values, not its extent %lld%s",
+                           b, bs, (long long)expect, (long long)elo,
+                           ic->predicate && expect > elo ? " (the predicate does not limit it)" : "");
   return NULL;
 }
 
@@ -1303,8 +1350,9 @@ static mlc_status imap_loop(const imap_ctx *ic, int lp, int nbind, const mlc_ari
 
 static mlc_status imap(mlc_arith *an, mlc_tir_module *m, int nbind, const mlc_tir_expr *const *bindings,
                        const mlc_tir_expr *const *extents, int nloops, const mlc_tir_var *const *loop_vars,
-                       int64_t *lmin, int64_t *lext, mlc_arith_iter_map_result *out) {
-  imap_ctx ic = {an, nloops, loop_vars, lmin, lext};
+                       const mlc_tir_expr *predicate, int64_t *lmin, int64_t *lext,
+                       mlc_arith_iter_map_result *out) {
+  imap_ctx ic = {an, nloops, loop_vars, lmin, lext, predicate};
   for (int l = 0; l < nloops; l++) {
     const domain *d = find_domain(an, loop_vars[l]);
     int64_t lo, hi, lo2, hi2;
@@ -1330,9 +1378,9 @@ static mlc_status imap(mlc_arith *an, mlc_tir_module *m, int nbind, const mlc_ti
   return NULL;
 }
 
-mlc_status mlc_arith_iter_map(mlc_arith *an, int nbind, const mlc_tir_expr *const *bindings,
-                              const mlc_tir_expr *const *extents, int nloops, const mlc_tir_var *const *loop_vars,
-                              mlc_arith_iter_map_result *out) {
+mlc_status mlc_arith_iter_map_pred(mlc_arith *an, int nbind, const mlc_tir_expr *const *bindings,
+                                   const mlc_tir_expr *const *extents, int nloops, const mlc_tir_var *const *loop_vars,
+                                   const mlc_tir_expr *predicate, mlc_arith_iter_map_result *out) {
   out->nbind = 0;
   out->sums = NULL;
   if (nbind < 0 || nloops < 0 || (nbind && (!bindings || !extents)) || (nloops && !loop_vars))
@@ -1340,10 +1388,17 @@ mlc_status mlc_arith_iter_map(mlc_arith *an, int nbind, const mlc_tir_expr *cons
   mlc_tir_module *m = scratch(an);
   int64_t *lmin = mlc_calloc(an->alloc, (size_t)nloops + 1, sizeof *lmin);
   int64_t *lext = mlc_calloc(an->alloc, (size_t)nloops + 1, sizeof *lext);
-  mlc_status s = (!m || !lmin || !lext) ? mlc_oom()
-                                         : imap(an, m, nbind, bindings, extents, nloops, loop_vars, lmin, lext, out);
+  mlc_status s = (!m || !lmin || !lext)
+                     ? mlc_oom()
+                     : imap(an, m, nbind, bindings, extents, nloops, loop_vars, predicate, lmin, lext, out);
   mlc_free(an->alloc, lmin, sizeof *lmin * ((size_t)nloops + 1));
   mlc_free(an->alloc, lext, sizeof *lext * ((size_t)nloops + 1));
   mlc_tir_module_destroy(m);
   return s;
+}
+
+mlc_status mlc_arith_iter_map(mlc_arith *an, int nbind, const mlc_tir_expr *const *bindings,
+                              const mlc_tir_expr *const *extents, int nloops, const mlc_tir_var *const *loop_vars,
+                              mlc_arith_iter_map_result *out) {
+  return mlc_arith_iter_map_pred(an, nbind, bindings, extents, nloops, loop_vars, NULL, out);
 }

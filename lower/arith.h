@@ -48,11 +48,12 @@ MLC_MUST_USE mlc_status mlc_arith_create(mlc_allocator a, mlc_arith **out);
 void mlc_arith_destroy(mlc_arith *an);
 
 /*
-** Binds |v| to [min, min + extent): |min| and |extent| are int expressions,
-** constants or expressions of other bound variables (retained, not copied:
-** they must outlive the binding).  Binding a bound variable again shadows
-** the earlier domain until unbind / restore.  Fails on out-of-memory, on a
-** NULL argument or when |v| is not an integer variable.
+** Binds |v| to [min, min + extent): |min| and |extent| are int64
+** expressions, constants or expressions of other bound variables (retained,
+** not copied: they must outlive the binding).  Binding a bound variable
+** again shadows the earlier domain until unbind / restore.  Fails
+** (INVALID_ARGUMENT) on a NULL argument or when |v|, |min| or |extent| is not
+** int64; RESOURCE_EXHAUSTED on out-of-memory.
 */
 MLC_MUST_USE mlc_status mlc_arith_bind(mlc_arith *an, const mlc_tir_var *v, const mlc_tir_expr *min,
                                        const mlc_tir_expr *extent);
@@ -121,12 +122,13 @@ typedef struct mlc_arith_iter_split {
 
 /* A binding as base + sum of splits, splits ordered by decreasing scale
 ** (the last has scale 1): the binding is a mixed-radix number whose digits
-** are the splits. */
+** are the splits (under a predicate, only its first |extent| values are
+** taken, see mlc_arith_iter_map_pred). */
 typedef struct mlc_arith_iter_sum {
   int nsplits;
   mlc_arith_iter_split *splits;
   int64_t base;   /* the binding's value when every loop is at its min */
-  int64_t extent; /* the product of the split extents */
+  int64_t extent; /* the product of the split extents (or the predicate's limit) */
 } mlc_arith_iter_sum;
 
 /* The result of mlc_arith_iter_map: one sum per binding (arrays owned by the
@@ -156,6 +158,22 @@ MLC_MUST_USE mlc_status mlc_arith_iter_map(mlc_arith *an, int nbind,
                                            const mlc_tir_var *const *loop_vars,
                                            mlc_arith_iter_map_result *out);
 
+/*
+** As mlc_arith_iter_map, for a block with predicate |predicate| (NULL: none):
+** a binding whose splits cover more values than its extent (a split whose
+** factors do not divide the extent) is accepted when a conjunct of the
+** predicate says exactly binding - base < extent (`io * 4 + ii < 10`, also
+** written with <=, > or >=); its sum's extent is then the binding's extent,
+** and the map is a bijection between the loop values that pass the
+** predicate and the binding values.
+*/
+MLC_MUST_USE mlc_status mlc_arith_iter_map_pred(mlc_arith *an, int nbind,
+                                                const mlc_tir_expr *const *bindings,
+                                                const mlc_tir_expr *const *extents, int nloops,
+                                                const mlc_tir_var *const *loop_vars,
+                                                const mlc_tir_expr *predicate,
+                                                mlc_arith_iter_map_result *out);
+
 /* ---- block access regions (region.c) ------------------------------------ */
 
 /*
@@ -167,8 +185,11 @@ MLC_MUST_USE mlc_status mlc_arith_iter_map(mlc_arith *an, int nbind,
 ** relaxed over their domains.  As in TVM, a reduction block (one with an
 ** init) does not list among its reads the buffers it writes.  A region end
 ** that is a constant outside the buffer's constant shape is clamped to it
-** (such accesses sit under a condition).  Errors name the block, the buffer
-** and the index that has no computable range.
+** (such accesses sit under a condition); an index with no computable range
+** (data-dependent through a relaxed loop, not int64) covers the whole
+** dimension [0, shape).  Errors: INVALID_ARGUMENT for a non-block or an
+** access whose index count is not the buffer's rank (naming the block and
+** buffer), RESOURCE_EXHAUSTED on out-of-memory.
 */
 MLC_MUST_USE mlc_status mlc_tir_block_compute_regions(mlc_tir_module *m, mlc_tir_stmt *block);
 /* Computes the regions of every block of |f| (outer blocks after the blocks

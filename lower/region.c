@@ -2,13 +2,16 @@
 ** region.c: block access regions (declared in arith.h).
 **
 ** The regions of a block are found by walking its init and body with the
-** generic visitor: loops met on the way (and the iteration variables of
-** nested blocks) are bound in an analyzer and relaxed over their domains,
+** generic visitor: loops met on the way are bound in an analyzer and relaxed
+** over their domains, and so are the iteration variables of nested blocks,
+** over the set of their bindings (their domain when that has no range),
 ** the block's own iteration variables are bound to their domains and stay
 ** symbolic.  Each access gives, per dimension, an integer set [lo, hi];
 ** accesses of one buffer are joined by min / max of the ends, which the
 ** simplifier resolves when the ends are comparable (they are for every
-** affine access of one loop nest).  Buffers allocated inside the block are
+** affine access of one loop nest).  An index with no computable range (not
+** int64, or not affine in a relaxed variable and without constant bounds)
+** covers the whole dimension.  Buffers allocated inside the block are
 ** private to it and left out.
 */
 #include "lower/arith.h"
@@ -72,9 +75,12 @@ static int record(rctx *c, access_vec *list, mlc_tir_buffer *b, int n, mlc_tir_e
   for (int d = 0; d < n; d++) {
     mlc_intset s;
     mlc_status st = mlc_arith_eval_set(c->an, m, idx[d], (int)c->relax.len, c->relax.data, &s);
-    if (st)
-      return fail(c, mlc_status_annotate(st, "block \"%s\": region of buffer %s, dimension %d", c->block->block.name,
-                                         b->name, d));
+    if (st && mlc_status_code(st) != MLC_INVALID_ARGUMENT) return fail(c, st);
+    if (st) { /* no range for this index: the whole dimension covers it */
+      mlc_status_free(st);
+      s.min = mlc_tir_i64(m, 0);
+      s.extent = b->shape[d];
+    }
     mlc_tir_expr *hi = mlc_arith_simplify(c->an, m, mlc_tir_sub(m, mlc_tir_add(m, s.min, s.extent), mlc_tir_i64(m, 1)));
     mlc_tir_expr *lo = s.min;
     if (!fresh) {
@@ -105,9 +111,22 @@ static int pre_stmt(void *ctx, const mlc_tir_stmt *s) {
       if (mlc_vec_push(&c->marks, mlc_arith_mark(c->an)) || mlc_vec_push(&c->marks, (int)c->relax.len))
         return fail(c, mlc_oom());
       if (s->kind == MLC_TIR_FOR) return relax_var(c, s->loop.var, s->loop.min, s->loop.extent);
-      for (int i = 0; i < s->block.niters; i++)
-        if (relax_var(c, s->block.iters[i].var, s->block.iters[i].min, s->block.iters[i].extent))
+      /* a nested block's iteration variable ranges over the set of its
+      ** binding (exact when the binding is affine), else over its domain */
+      mlc_intset set[64];
+      int n = s->block.niters < 64 ? s->block.niters : 0;
+      for (int i = 0; i < n; i++) {
+        const mlc_tir_iter_var *it = &s->block.iters[i];
+        mlc_status st = mlc_arith_eval_set(c->an, c->m, it->binding, (int)c->relax.len, c->relax.data, &set[i]);
+        if (st && mlc_status_code(st) != MLC_INVALID_ARGUMENT) return fail(c, st);
+        mlc_status_free(st);
+        if (st) set[i].min = it->min, set[i].extent = it->extent;
+      }
+      for (int i = 0; i < s->block.niters; i++) {
+        const mlc_tir_iter_var *it = &s->block.iters[i];
+        if (relax_var(c, it->var, i < n ? set[i].min : it->min, i < n ? set[i].extent : it->extent))
           return MLC_TIR_VISIT_STOP;
+      }
       return MLC_TIR_VISIT_CONTINUE;
     }
     case MLC_TIR_ALLOCATE:

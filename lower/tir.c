@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "lower/tir_visit.h"
 
 /* ---- names -------------------------------------------------------------- */
 
@@ -218,6 +219,14 @@ mlc_tir_buffer *mlc_tir_buffer_new_c(mlc_tir_module *m, const char *name, mlc_dt
   if (rank < 0 || rank > 16) return NULL;
   for (int i = 0; i < rank; i++) shape[i] = mlc_tir_i64(m, dims[i]);
   return mlc_tir_buffer_new(m, name, dtype, rank, shape, scope);
+}
+
+mlc_tir_buffer *mlc_tir_buffer_view(mlc_tir_module *m, mlc_tir_buffer *base, int rank,
+                                    mlc_tir_expr *const *shape) {
+  if (!base) return NULL;
+  mlc_tir_buffer *b = mlc_tir_buffer_new(m, base->name, base->dtype, rank, shape, base->scope);
+  if (b) b->view_of = base;
+  return b;
 }
 
 /* ---- expressions ---------------------------------------------------------- */
@@ -698,6 +707,22 @@ mlc_status mlc_tir_func_add_scalar(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_v
   return NULL;
 }
 
+mlc_status mlc_tir_func_add_view(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_buffer *view) {
+  if (!f || !view) return mlc_oom();
+  int ok = 0;
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i] == view->view_of) ok = 1;
+  if (!ok)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "prim func \"%s\": buffer %s is not a view of a parameter", f->name,
+                           view->name);
+  mlc_tir_buffer **nv = MLC_ARENA_ARRAY(m->arena, (size_t)f->nviews + 1, mlc_tir_buffer *);
+  if (!nv) return mlc_oom();
+  if (f->nviews) memcpy(nv, f->views, sizeof *nv * (size_t)f->nviews);
+  nv[f->nviews++] = view;
+  f->views = nv;
+  return NULL;
+}
+
 static mlc_tir_attr *attr_slot(mlc_tir_module *m, mlc_tir_func *f, const char *key) {
   for (int i = 0; i < f->nattrs; i++)
     if (strcmp(f->attrs[i].key, key) == 0) return &f->attrs[i];
@@ -756,60 +781,26 @@ const char *mlc_tir_func_symbol(const mlc_tir_func *f) {
 
 /* ---- queries ---------------------------------------------------------------- */
 
+static int uses_var_pre(void *ctx, const mlc_tir_expr *e) {
+  return (e->kind == MLC_TIR_VAR_REF && e->var == ctx) ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
 int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM: return 0;
-    case MLC_TIR_VAR_REF: return e->var == v;
-    case MLC_TIR_BINARY: return mlc_tir_expr_uses_var(e->bin.a, v) || mlc_tir_expr_uses_var(e->bin.b, v);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return mlc_tir_expr_uses_var(e->un.a, v);
-    case MLC_TIR_SELECT:
-      return mlc_tir_expr_uses_var(e->select.c, v) || mlc_tir_expr_uses_var(e->select.t, v) ||
-             mlc_tir_expr_uses_var(e->select.f, v);
-    case MLC_TIR_LOAD:
-      for (int i = 0; i < e->load.n; i++)
-        if (mlc_tir_expr_uses_var(e->load.indices[i], v)) return 1;
-      return 0;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (mlc_tir_expr_uses_var(e->call.args[i], v)) return 1;
-      return 0;
-    case MLC_TIR_REDUCE:
-      for (int i = 0; i < e->reduce.naxes; i++)
-        if (mlc_tir_expr_uses_var(e->reduce.axes[i].min, v) ||
-            mlc_tir_expr_uses_var(e->reduce.axes[i].extent, v))
-          return 1;
-      return mlc_tir_expr_uses_var(e->reduce.source, v);
-    case MLC_TIR_RAMP: return mlc_tir_expr_uses_var(e->ramp.base, v) || mlc_tir_expr_uses_var(e->ramp.stride, v);
-    case MLC_TIR_BROADCAST: return mlc_tir_expr_uses_var(e->un.a, v);
-  }
-  return 0;
+  mlc_tir_visitor vis = {0};
+  vis.ctx = (void *)v; /* compared, never written */
+  vis.pre_expr = uses_var_pre;
+  return mlc_tir_visit_expr(&vis, e);
+}
+
+static int has_load_pre(void *ctx, const mlc_tir_expr *e) {
+  (void)ctx;
+  return e->kind == MLC_TIR_LOAD ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
 }
 
 int mlc_tir_expr_has_load(const mlc_tir_expr *e) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return 0;
-    case MLC_TIR_BINARY: return mlc_tir_expr_has_load(e->bin.a) || mlc_tir_expr_has_load(e->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return mlc_tir_expr_has_load(e->un.a);
-    case MLC_TIR_SELECT:
-      return mlc_tir_expr_has_load(e->select.c) || mlc_tir_expr_has_load(e->select.t) ||
-             mlc_tir_expr_has_load(e->select.f);
-    case MLC_TIR_LOAD: return 1;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (mlc_tir_expr_has_load(e->call.args[i])) return 1;
-      return 0;
-    case MLC_TIR_REDUCE: return mlc_tir_expr_has_load(e->reduce.source);
-    case MLC_TIR_RAMP: return mlc_tir_expr_has_load(e->ramp.base) || mlc_tir_expr_has_load(e->ramp.stride);
-    case MLC_TIR_BROADCAST: return mlc_tir_expr_has_load(e->un.a);
-  }
-  return 0;
+  mlc_tir_visitor vis = {0};
+  vis.pre_expr = has_load_pre;
+  return mlc_tir_visit_expr(&vis, e);
 }
 
 /* ---- copy with substitution --------------------------------------------------- */

@@ -78,7 +78,9 @@ typedef enum mlc_tir_scope {
 
 /* A multi-dimensional array of |dtype|, compact row-major.  |shape| holds
 ** |rank| int64 expressions, which may use scalar parameters.  |id| is unique
-** in the module. */
+** in the module.  A view (|view_of| set) names the memory of a parameter
+** with another shape: lowering's flattened 1-D view of an N-D parameter,
+** declared in the function's |views|. */
 struct mlc_tir_buffer {
   const char *name;
   mlc_dtype dtype;
@@ -86,6 +88,7 @@ struct mlc_tir_buffer {
   mlc_tir_expr **shape;
   mlc_tir_scope scope;
   int id;
+  mlc_tir_buffer *view_of; /* NULL, or the parameter whose memory this buffer views */
 };
 
 /* ---- expressions -------------------------------------------------------- */
@@ -344,7 +347,10 @@ typedef struct mlc_tir_attr {
 
 /* A prim function.  Attributes the code generator reads: "global_symbol"
 ** (the kernel's symbol; default: |name|) and "tir.noalias" (parameters
-** do not overlap). */
+** do not overlap).  "tir.lowered" marks the plain form of tir_lower.h (no
+** blocks, 1-D accesses); |views| then declares the flat views of
+** parameters the body accesses (printed `A_1 = T.Buffer((16384,),
+** "float32", data=A.data)`). */
 struct mlc_tir_func {
   const char *name;
   int nparams;
@@ -354,6 +360,8 @@ struct mlc_tir_func {
   mlc_tir_stmt *body;
   int nattrs;
   mlc_tir_attr *attrs;
+  int nviews;
+  mlc_tir_buffer **views; /* each with view_of one of |params| */
 };
 
 struct mlc_tir_module {
@@ -393,6 +401,10 @@ mlc_tir_buffer *mlc_tir_buffer_new(mlc_tir_module *m, const char *name, mlc_dtyp
 /* A buffer of constant shape |dims|. */
 mlc_tir_buffer *mlc_tir_buffer_new_c(mlc_tir_module *m, const char *name, mlc_dtype dtype,
                                      int rank, const int64_t *dims, mlc_tir_scope scope);
+/* A view of |base|'s memory (same name, dtype and scope) with shape
+** |shape| (|rank| expressions). */
+mlc_tir_buffer *mlc_tir_buffer_view(mlc_tir_module *m, mlc_tir_buffer *base, int rank,
+                                    mlc_tir_expr *const *shape);
 
 mlc_tir_expr *mlc_tir_int(mlc_tir_module *m, mlc_dtype dtype, int64_t v);
 mlc_tir_expr *mlc_tir_i64(mlc_tir_module *m, int64_t v);
@@ -461,6 +473,8 @@ mlc_tir_func *mlc_tir_func_new(mlc_tir_module *m, const char *name, int nparams,
 /* Binds scalar |var| = shape[dim] of params[param]. */
 MLC_MUST_USE mlc_status mlc_tir_func_add_scalar(mlc_tir_module *m, mlc_tir_func *f,
                                                 mlc_tir_var *var, int param, int dim);
+/* Declares |view| (a view of one of |f|'s parameters) in |f|'s views. */
+MLC_MUST_USE mlc_status mlc_tir_func_add_view(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_buffer *view);
 /* Sets attribute |key| (replacing).  Strings copied. */
 MLC_MUST_USE mlc_status mlc_tir_func_set_attr_str(mlc_tir_module *m, mlc_tir_func *f,
                                                   const char *key, const char *value);
@@ -507,9 +521,10 @@ mlc_tir_stmt *mlc_tir_stmt_copy(mlc_tir_module *m, const mlc_tir_stmt *s, const 
 */
 MLC_MUST_USE mlc_status mlc_tir_vectorize_func(mlc_tir_module *m, mlc_tir_func *f);
 #define MLC_TIR_HAVE_VECTORIZE 1 /* for the lowering pipeline (tir_lower.c) */
-/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed); else
-** 0 with the reason appended to |why| (NULL: not wanted). */
-int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why);
+/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed), a
+** loop of |f| (borrowed; NULL: parameters do not overlap); else 0 with the
+** reason appended to |why| (NULL: not wanted). */
+int mlc_tir_vectorize_check(const mlc_tir_func *f, const mlc_tir_stmt *loop, mlc_strbuf *why);
 
 /* Nonzero if |e| is the constant |v|. */
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v);

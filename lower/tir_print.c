@@ -520,6 +520,14 @@ static void pfunc(printer *p, const mlc_tir_func *f) {
     pshape(p, b->rank, b->shape);
     mlc_sb_printf(out, ", \"%s\")\n", mlc_dtype_name(b->dtype));
   }
+  for (int i = 0; i < f->nviews; i++) {
+    const mlc_tir_buffer *b = f->views[i];
+    indent(p, 1);
+    mlc_sb_printf(out, "%s = T.Buffer(", define(p, b, b->name));
+    pshape(p, b->rank, b->shape);
+    mlc_sb_printf(out, ", \"%s\", data=%s.data)\n", mlc_dtype_name(b->dtype),
+                  b->view_of ? buf_name(p, b->view_of) : "?");
+  }
   pstmt(p, f->body, 1);
   pop_to(p, mark);
 }

@@ -28,7 +28,9 @@ static int v_expr_children(const mlc_tir_visitor *v, const mlc_tir_expr *e) {
     case MLC_TIR_VAR_REF: return 0;
     case MLC_TIR_BINARY: return v_expr(v, e->bin.a) || v_expr(v, e->bin.b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return v_expr(v, e->un.a);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return v_expr(v, e->un.a);
+    case MLC_TIR_RAMP: return v_expr(v, e->ramp.base) || v_expr(v, e->ramp.stride);
     case MLC_TIR_SELECT: return v_expr(v, e->select.c) || v_expr(v, e->select.t) || v_expr(v, e->select.f);
     case MLC_TIR_LOAD: return v_buffer(v, e->load.buffer) || v_exprs(v, e->load.n, e->load.indices);
     case MLC_TIR_CALL: return v_exprs(v, e->call.n, e->call.args);
@@ -131,6 +133,16 @@ static mlc_tir_expr *mu_expr_children(mlc_tir_mutator *mu, const mlc_tir_expr *e
       if (!a) return NULL;
       if (a == e->un.a) return self;
       return e->kind == MLC_TIR_NOT ? mlc_tir_not(m, a) : mlc_tir_cast(m, e->dtype, a);
+    }
+    case MLC_TIR_BROADCAST: {
+      mlc_tir_expr *a = mlc_tir_mutate_expr(mu, e->un.a);
+      if (!a) return NULL;
+      return a == e->un.a ? self : mlc_tir_broadcast(m, a, e->lanes);
+    }
+    case MLC_TIR_RAMP: {
+      mlc_tir_expr *b = mlc_tir_mutate_expr(mu, e->ramp.base), *st = b ? mlc_tir_mutate_expr(mu, e->ramp.stride) : NULL;
+      if (!st) return NULL;
+      return (b == e->ramp.base && st == e->ramp.stride) ? self : mlc_tir_ramp(m, b, st, e->lanes);
     }
     case MLC_TIR_SELECT: {
       mlc_tir_expr *c = mlc_tir_mutate_expr(mu, e->select.c);

@@ -18,8 +18,9 @@
 **   ASSERT    cond, vals
 **   BLOCK     per iter var: min, extent, binding; predicate; regions (only
 **             with |regions| set: per region min[i], extent[i]); init; body
-**   BINARY a, b; NOT / CAST a; SELECT c, t, f; LOAD indices (buffer: the
-**   |buffer| callback); CALL args; REDUCE per axis min, extent, then source.
+**   BINARY a, b; NOT / CAST / BROADCAST a; RAMP base, stride; SELECT c, t,
+**   f; LOAD indices (buffer: the |buffer| callback); CALL args; REDUCE per
+**   axis min, extent, then source.
 ** Buffer shapes are not children: a walker that needs them visits them from
 ** its |buffer| callback.
 **

@@ -17,6 +17,7 @@
 #include "codegen/codegen.h"
 #include "lower/lower.h"
 #include "lower/tir.h"
+#include "lower/tir_lower.h"
 #include "runtime/rt_abi.h"
 #include "tests/testutil.h"
 
@@ -210,14 +211,22 @@ static void print_module(const mlc_tir_module *tm) {
   mlc_sb_fini(&sb);
 }
 
-/* Compiles |tm| and loads it; the dlopen handle, or NULL after a failed
-** assertion. */
-static void *load_module(const mlc_tir_module *tm, const char *name) {
+/* Lowers |tm| (verifying after every pass), compiles it and loads it; the
+** dlopen handle, or NULL after a failed assertion. */
+static void *load_module(mlc_tir_module *tm, const char *name) {
   char obj[4200], so[4200], cmd[9000];
   int k = nbuilt++;
   snprintf(obj, sizeof obj, "%s/k%d.o", tmpdir, k);
   snprintf(so, sizeof so, "%s/k%d.so", tmpdir, k);
-  mlc_status s = mlc_cg_build(tm, target, obj);
+  mlc_tir_lower_options lo = {0, 0, 1};
+  mlc_status s = mlc_tir_lower_module(tm, &lo);
+  if (s) {
+    fprintf(stderr, "\n%s: lower: %s\n", name, mlc_status_message(s));
+    print_module(tm);
+  } else if (print_tir) {
+    print_module(tm);
+  }
+  if (!s) s = mlc_cg_build(tm, target, obj);
   if (s) {
     fprintf(stderr, "\n%s: codegen: %s\n", name, mlc_status_message(s));
     print_module(tm);
@@ -484,6 +493,6 @@ int mlc_th_any_zero(const int64_t *dims, int rank) {
 }
 /* ---- for other harnesses -------------------------------------------------------- */
 
-void *mlc_th_load_tir(const mlc_tir_module *tm, const char *name) { return load_module(tm, name); }
+void *mlc_th_load_tir(mlc_tir_module *tm, const char *name) { return load_module(tm, name); }
 mlc_rt_ctx *mlc_th_rt_ctx(void) { return &rt_ctx; }
 const char *mlc_th_rt_error(void) { return rt_error; }

@@ -47,7 +47,9 @@ static env *env_new(void) {
   CU_ASSERT_FATAL(E != NULL);
   mlc_test_hold(E);
   CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_default(), &E->m)));
+  mlc_test_hold(E->m);
   CU_ASSERT_FATAL(OK(mlc_arith_create(mlc_allocator_default(), &E->an)));
+  mlc_test_hold(E->an);
   for (int v = 0; v < NVARS; v++) {
     E->vars[v] = mlc_tir_var_new(E->m, var_names[v], MLC_DTYPE_I64);
     E->names[v] = var_names[v];
@@ -58,11 +60,12 @@ static env *env_new(void) {
   return E;
 }
 
+/* Frees |E| (held while alive, so that a failed fatal assertion leaks
+** nothing the fault runs report). */
 static void env_free(env *E) {
   mlc_arith_destroy(E->an);
   mlc_tir_module_destroy(E->m);
-  E->an = NULL;
-  E->m = NULL;
+  free(E);
 }
 
 typedef struct parser {
@@ -179,12 +182,17 @@ static mlc_tir_expr *parse(env *E, const char *text) {
   return e;
 }
 
+/* The printed form of |e|, valid until 16 more calls (a ring owns them). */
 static char *print_expr(const mlc_tir_expr *e) {
+  static char *ring[16];
+  static unsigned next;
   mlc_strbuf b = MLC_STRBUF_INIT;
   mlc_tir_print_expr(e, &b);
-  char *s = strdup(mlc_sb_str(&b));
+  char **slot = &ring[next++ % 16];
+  free(*slot);
+  *slot = strdup(mlc_sb_str(&b));
   mlc_sb_fini(&b);
-  return mlc_test_hold(s);
+  return *slot ? *slot : "<oom>";
 }
 
 /* Compares the printed form of |e| with |want|. */
@@ -512,6 +520,26 @@ static void test_iter_map(void) {
   CU_ASSERT_EQUAL(r.sums[1].splits[1].loop, 1);
   CU_ASSERT_EQUAL(r.sums[1].splits[1].scale, 1);
   CU_ASSERT_EQUAL(r.sums[1].base, 0);
+
+  /* a split whose factors do not divide the extent: io in [0, 3) (y here),
+  ** ii in [0, 4) (k), vi = io * 4 + ii over 10 values under the predicate */
+  CU_ASSERT(OK(mlc_arith_bind_c(E->an, E->vars[5], 0, 3)));
+  const mlc_tir_var *yk[2] = {E->vars[5], E->vars[2]};
+  const mlc_tir_expr *bind10 = parse(E, "y*4 + k"), *ext10 = mlc_tir_i64(E->m, 10);
+  static const char *const accepted[] = {"y*4 + k < 10", "y*4 + k <= 9", "10 > k + y*4", "9 >= y*4 + k",
+                                         "y < 3 and y*4 + k < 10"};
+  for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+    mlc_arith_iter_map_result rp;
+    if (!OK(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, accepted[i]), &rp)))
+      printf("\n  predicate %s refused\n", accepted[i]);
+    else
+      CU_ASSERT_EQUAL(rp.sums[0].extent, 10);
+  }
+  EXPECT_ERR(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, "y*4 + k < 11"), &r),
+             "covers 12 values, not its extent 10 (the predicate does not limit it)");
+  EXPECT_ERR(mlc_arith_iter_map_pred(E->an, 1, &bind10, &ext10, 2, yk, parse(E, "y*4 < 10"), &r),
+             "the predicate does not limit it");
+  EXPECT_ERR(mlc_arith_iter_map(E->an, 1, &bind10, &ext10, 2, yk, &r), "covers 12 values, not its extent 10");
   env_free(E);
 }
 
@@ -687,19 +715,109 @@ static void test_random_simplify(void) {
   CU_ASSERT(cases >= 40000);
 }
 
+
+/* Randomized soundness of iterator maps: random bindings built from splits
+** and fuses of two loops (a in [0, A), b in [0, B)), each with the extent of
+** its value range; whenever mlc_arith_iter_map accepts, enumerating every
+** loop value must show a bijection onto the binding box. */
+static void test_iter_map_random(void) {
+  static const int64_t exts[] = {1, 2, 3, 4, 6, 8};
+  rng_state = 0x2545f4914f6cdd1dull;
+  int accepted = 0, tried = 0, bad = 0;
+  for (int round = 0; round < 2000; round++) {
+    env *E = env_new();
+    mlc_tir_module *m = E->m;
+    int64_t A = exts[rnd() % 6], B = exts[rnd() % 6];
+    mlc_tir_var *a = E->vars[5], *b = E->vars[6]; /* y and n, bound here as the loops */
+    CU_ASSERT(OK(mlc_arith_bind_c(E->an, a, 0, A)));
+    CU_ASSERT(OK(mlc_arith_bind_c(E->an, b, 0, B)));
+    mlc_tir_expr *ra = mlc_tir_ref(m, a), *rb = mlc_tir_ref(m, b);
+    mlc_tir_expr *fused = mlc_tir_add(m, mlc_tir_mul(m, ra, mlc_tir_i64(m, B)), rb);
+    int nb = 1 + (int)(rnd() % 3);
+    const mlc_tir_expr *bind[3], *bext[3];
+    int64_t lo[3], hi[3];
+    for (int k = 0; k < nb; k++) {
+      mlc_tir_expr *e = NULL;
+      int nterms = 1 + (int)(rnd() % 2);
+      for (int t = 0; t < nterms; t++) {
+        mlc_tir_expr *src = rnd() % 3 == 0 ? fused : (rnd() % 2 ? ra : rb);
+        int64_t c = (int64_t)(1 + rnd() % 4);
+        mlc_tir_expr *term = src;
+        switch (rnd() % 3) {
+          case 0: term = mlc_tir_binary(m, MLC_TIR_FLOORDIV, src, mlc_tir_i64(m, c)); break;
+          case 1: term = mlc_tir_binary(m, MLC_TIR_FLOORMOD, src, mlc_tir_i64(m, c)); break;
+          default: break;
+        }
+        term = mlc_tir_mul(m, term, mlc_tir_i64(m, (int64_t)(1 + rnd() % 4)));
+        e = e ? mlc_tir_add(m, e, term) : term;
+      }
+      bind[k] = e;
+      lo[k] = INT64_MAX;
+      hi[k] = INT64_MIN;
+      for (int64_t x = 0; x < A; x++)
+        for (int64_t y = 0; y < B; y++) {
+          int64_t val[NVARS] = {0};
+          val[5] = x, val[6] = y;
+          int64_t v = eval(E, e, val);
+          if (v < lo[k]) lo[k] = v;
+          if (v > hi[k]) hi[k] = v;
+        }
+      bext[k] = mlc_tir_i64(m, hi[k] - lo[k] + 1);
+    }
+    const mlc_tir_var *loops[2] = {a, b};
+    mlc_arith_iter_map_result r;
+    mlc_status st = mlc_arith_iter_map(E->an, nb, bind, bext, 2, loops, &r);
+    tried++;
+    if (!st) {
+      accepted++;
+      /* bijective: distinct loop values give distinct tuples, and the
+      ** tuples fill the box (the product of the extents is A * B) */
+      int64_t box = 1;
+      for (int k = 0; k < nb; k++) box *= hi[k] - lo[k] + 1;
+      char *seen = calloc((size_t)box, 1);
+      int ok = box == A * B && seen;
+      for (int64_t x = 0; ok && x < A; x++)
+        for (int64_t y = 0; ok && y < B; y++) {
+          int64_t val[NVARS] = {0}, flat = 0;
+          val[5] = x, val[6] = y;
+          for (int k = 0; k < nb; k++) flat = flat * (hi[k] - lo[k] + 1) + (eval(E, bind[k], val) - lo[k]);
+          if (seen[flat]) ok = 0;
+          seen[flat] = 1;
+        }
+      for (int k = 0; ok && k < nb; k++) ok = r.sums[k].base == lo[k];
+      free(seen);
+      if (!ok && bad++ < 3) {
+        printf("\n  accepted a map that is not a bijection (A=%lld B=%lld):", (long long)A, (long long)B);
+        for (int k = 0; k < nb; k++) printf(" %s", print_expr(bind[k]));
+        printf("\n");
+      }
+    }
+    mlc_status_free(st);
+    env_free(E);
+  }
+  printf("\n  %d random maps, %d accepted, %d unsound\n", tried, accepted, bad);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(accepted >= 60);
+}
+
 /* A failing allocator: simplify returns NULL, never crashes. */
 static void test_simplify_oom(void) {
   for (unsigned long long n = 1; n < 400; n++) {
     mlc_tir_module *m = NULL;
     mlc_arith *an = NULL;
     if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return;
-    if (!OK(mlc_arith_create(mlc_allocator_default(), &an))) return;
+    if (!OK(mlc_arith_create(mlc_allocator_default(), &an))) {
+      mlc_tir_module_destroy(m);
+      return;
+    }
     mlc_tir_var *i = mlc_tir_var_new(m, "i", MLC_DTYPE_I64), *j = mlc_tir_var_new(m, "j", MLC_DTYPE_I64);
     mlc_tir_expr *e = mlc_tir_binary(
         m, MLC_TIR_FLOORDIV, mlc_tir_add(m, mlc_tir_mul(m, mlc_tir_ref(m, i), mlc_tir_i64(m, 16)), mlc_tir_ref(m, j)),
         mlc_tir_i64(m, 16));
     mlc_status s1 = mlc_arith_bind_c(an, i, 0, 8), s2 = mlc_arith_bind_c(an, j, 0, 16);
     CU_ASSERT(!s1 && !s2);
+    mlc_status_free(s1);
+    mlc_status_free(s2);
     if (mlc_test_fail_alloc(n) < 0) {
       mlc_arith_destroy(an);
       mlc_tir_module_destroy(m);
@@ -770,7 +888,8 @@ static char *legalized_regions(const opcase *oc) {
   mlc_func *f = NULL;
   mlc_value *v[3], *out = NULL;
   mlc_tir_module *tm = NULL;
-  CU_ASSERT_FATAL(OK(mlc_module_create(mlc_allocator_system(), &gm)));
+  CU_ASSERT_FATAL(OK(mlc_module_create(mlc_allocator_default(), &gm)));
+  mlc_test_hold(gm);
   CU_ASSERT_FATAL(OK(mlc_func_create(gm, "main", &f)));
   for (int i = 0; i < oc->nargs; i++) {
     char pname[16];
@@ -779,7 +898,8 @@ static char *legalized_regions(const opcase *oc) {
   }
   CU_ASSERT_FATAL(OK(mlc_graph_emit1(f, oc->op, v, oc->nargs, oc->attrs, oc->nattrs, NULL, &out)));
   CU_ASSERT_FATAL(OK(mlc_func_add_ret(f, out)));
-  CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_system(), &tm)));
+  CU_ASSERT_FATAL(OK(mlc_tir_module_create(mlc_allocator_default(), &tm)));
+  mlc_test_hold(tm);
   CU_ASSERT_FATAL(OK(mlc_lower_legalize(gm, tm, NULL)));
   for (int i = 0; i < tm->nfuncs; i++) {
     CU_ASSERT(OK(mlc_tir_func_compute_regions(tm, tm->funcs[i])));
@@ -830,11 +950,13 @@ static void test_regions_hand_built(void) {
                                        mlc_tir_i64(m, 2))};
   mlc_tir_stmt *fill = mlc_tir_for(m, kk, mlc_tir_i64(m, 0), mlc_tir_i64(m, 4), MLC_TIR_FOR_SERIAL, NULL,
                                    mlc_tir_store(m, L, 1, &KK, mlc_tir_load(m, A, 2, aidx)));
-  /* a nested block: Y[vi * 2 + vj] = L[vj] for vj bound to jj in 0..2 */
-  mlc_tir_iter_var inner_it = {vj, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), mlc_tir_ref(m, jj)};
+  /* a nested block: Y[vj] = L[vj - vi * 2] for vj in [0, 64) bound to
+  ** vi * 2 + jj, jj in 0..2: the outer block writes Y[vi * 2:vi * 2 + 2] */
+  mlc_tir_iter_var inner_it = {vj, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 64),
+                               mlc_tir_add(m, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)), mlc_tir_ref(m, jj))};
   mlc_tir_expr *VJ = mlc_tir_ref(m, vj);
-  mlc_tir_expr *yidx = mlc_tir_add(m, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)), VJ);
-  mlc_tir_stmt *inner = mlc_tir_block(m, "inner", 1, &inner_it, NULL, mlc_tir_store(m, Y, 1, &yidx, mlc_tir_load(m, L, 1, &VJ)));
+  mlc_tir_expr *lidx = mlc_tir_sub(m, VJ, mlc_tir_mul(m, VI, mlc_tir_i64(m, 2)));
+  mlc_tir_stmt *inner = mlc_tir_block(m, "inner", 1, &inner_it, NULL, mlc_tir_store(m, Y, 1, &VJ, mlc_tir_load(m, L, 1, &lidx)));
   mlc_tir_stmt *body = mlc_tir_allocate(
       m, L, mlc_tir_seq2(m, fill, mlc_tir_for(m, jj, mlc_tir_i64(m, 0), mlc_tir_i64(m, 2), MLC_TIR_FOR_SERIAL, NULL, inner)));
   mlc_tir_iter_var outer_it = {vi, MLC_TIR_ITER_SPATIAL, mlc_tir_i64(m, 0), mlc_tir_i64(m, 32), mlc_tir_ref(m, ii)};
@@ -852,15 +974,21 @@ static void test_regions_hand_built(void) {
   CU_ASSERT_EQUAL(outer->block.nwrites, 1);
   CU_ASSERT_EQUAL(inner->block.nreads, 1); /* L is local to outer, not to inner */
 
-  /* an index with no range: A[0, kk * kk] over kk in [0, i * n) */
+  /* an index with no range: A[0, kk * kk] over kk in [0, i * n) covers the
+  ** whole dimension; a wrong index count is an error naming the block */
   mlc_tir_expr *bad[2] = {mlc_tir_i64(m, 0), mlc_tir_mul(m, KK, KK)};
   mlc_tir_stmt *bl = mlc_tir_for(m, kk, mlc_tir_i64(m, 0), mlc_tir_mul(m, I, mlc_tir_ref(m, E->vars[6])),
                                  MLC_TIR_FOR_SERIAL, NULL,
                                  mlc_tir_store(m, Y, 1, (mlc_tir_expr *[]){mlc_tir_i64(m, 0)}, mlc_tir_load(m, A, 2, bad)));
   mlc_tir_stmt *badblk = mlc_tir_block(m, "bad", 1, &outer_it, NULL, bl);
-  EXPECT_ERR(mlc_tir_block_compute_regions(m, badblk), "block \"bad\": region of buffer A, dimension 1",
-             "no integer set for kk * kk");
-  CU_ASSERT_EQUAL(badblk->block.nreads, 0);
+  CU_ASSERT(OK(mlc_tir_block_compute_regions(m, badblk)));
+  CU_ASSERT_EQUAL_FATAL(badblk->block.nreads, 1);
+  CU_ASSERT(mlc_tir_is_const(badblk->block.reads[0].min[1], 0));
+  CU_ASSERT(mlc_tir_is_const(badblk->block.reads[0].extent[1], 34));
+  mlc_tir_stmt *rank = mlc_tir_block(m, "rank", 1, &outer_it, NULL,
+                                     mlc_tir_store(m, Y, 1, (mlc_tir_expr *[]){mlc_tir_i64(m, 0)}, mlc_tir_load(m, A, 1, &KK)));
+  EXPECT_ERR(mlc_tir_block_compute_regions(m, rank), "block \"rank\": buffer A of rank 2 accessed with 1 indices");
+  CU_ASSERT_EQUAL(rank->block.nreads, 0);
   EXPECT_ERR(mlc_tir_block_compute_regions(m, bl), "not a block");
   env_free(E);
 }
@@ -874,6 +1002,7 @@ static void register_tests(void) {
                                       {"eval_set", test_eval_set},
                                       {"iter_map", test_iter_map},
                                       {"random_simplify", test_random_simplify},
+                                      {"iter_map_random", test_iter_map_random},
                                       {"simplify_oom", test_simplify_oom},
                                       {NULL, NULL}};
   mlc_test_add_suite("arith", tests);
