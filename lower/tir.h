@@ -73,7 +73,8 @@ struct mlc_tir_var {
 
 typedef enum mlc_tir_scope {
   MLC_TIR_SCOPE_GLOBAL = 0, /* function parameters; scratch from the runtime workspace */
-  MLC_TIR_SCOPE_LOCAL = 1   /* private to one thread (stack when small) */
+  MLC_TIR_SCOPE_LOCAL = 1,  /* private to one thread (stack when small) */
+  MLC_TIR_SCOPE_SHARED = 2  /* shared by a GPU thread block; CPU code treats it as global */
 } mlc_tir_scope;
 
 /* A multi-dimensional array of |dtype|, compact row-major.  |shape| holds

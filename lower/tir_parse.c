@@ -1558,7 +1558,7 @@ static int shape(parser *p, mlc_tir_expr ***out, int *rank) {
   return 0;
 }
 
-/* NAME = T.alloc_buffer(shape, "dtype"[, scope="local"]): the buffer. */
+/* NAME = T.alloc_buffer(shape, "dtype"[, scope="local" / "shared"]): the buffer. */
 static mlc_tir_buffer *alloc_header(parser *p) {
   const tok *name = cur(p);
   p->pos += 2;
@@ -1577,6 +1577,7 @@ static mlc_tir_buffer *alloc_header(parser *p) {
     const tok *st = cur(p);
     if (st->kind != T_STR) return expected(p, st, "a scope string");
     if (strcmp(st->str, "local") == 0) scope = MLC_TIR_SCOPE_LOCAL;
+    else if (strcmp(st->str, "shared") == 0) scope = MLC_TIR_SCOPE_SHARED;
     else if (strcmp(st->str, "global") != 0) return fail(p, st, "unknown scope \"%.32s\"", st->str);
     advance(p);
   }

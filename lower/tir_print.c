@@ -473,6 +473,7 @@ static void pstmt(printer *p, const mlc_tir_stmt *s, int ind) {
       pshape(p, b->rank, b->shape);
       mlc_sb_printf(out, ", \"%s\"", mlc_dtype_name(b->dtype));
       if (b->scope == MLC_TIR_SCOPE_LOCAL) mlc_sb_puts(out, ", scope=\"local\"");
+      if (b->scope == MLC_TIR_SCOPE_SHARED) mlc_sb_puts(out, ", scope=\"shared\"");
       mlc_sb_puts(out, ")\n");
       pstmt(p, s->alloc.body, ind);
       pop_to(p, mark);

@@ -270,6 +270,62 @@ MLC_MUST_USE mlc_status mlc_sch_reverse_compute_at(mlc_sch *s, mlc_sch_rv block,
 /* ---- caches, layouts and reductions (cache_read.c, cache_write.c,
 **      transform_layout.c, decompose_reduction.c) ----------------------------- */
 
+/*
+** Buffer indices.  cache_read's read_buffer_index, cache_write's
+** write_buffer_index and transform_layout's buffer_index count the buffers
+** a block reads / writes in order of first access: the init before the
+** body, a store's indices before its value, operands left to right.  A
+** reduction block (one with an init) does not count among its reads a
+** buffer it writes (as TVM's T.reads).  In mm_relu, block "Y" reads A (0)
+** and B (1) and writes Y (0).
+**
+** Storage scopes: "global", "local" (private to a thread; small constant
+** buffers live on the stack) and "shared" (shared by a GPU thread block;
+** the CPU code generator treats it as global).
+*/
+
+/* Separates the init of the reduction |block| into a block NAME_init (the
+** spatial iteration variables only) in copies of the loops from |loop|
+** inward that it needs, placed just before |loop|; |block| (renamed
+** NAME_update) keeps the update.  *|out| (may be NULL): the init block.
+** Refused when |block| has no init, |loop| is not around it, |loop| is
+** inside a loop that binds a reduce iteration variable of the block. */
+MLC_MUST_USE mlc_status mlc_sch_decompose_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv loop, mlc_sch_rv *out);
+
+/* A cache of the |index|-th buffer |block| reads: a new buffer BUF_SCOPE
+** in |scope| and a block of that name that copies the region |block| reads
+** (over every iteration of the block), placed at the top level of the
+** block's scope just before the loop nest holding |block|; |block| then
+** reads the cache.  *|out| (may be NULL): the copy block.  Refused when
+** another block of that nest writes the buffer, or the region has no
+** bound. */
+MLC_MUST_USE mlc_status mlc_sch_cache_read(mlc_sch *s, mlc_sch_rv block, int index, const char *scope,
+                                           mlc_sch_rv *out);
+/* A cache of the |index|-th buffer |block| writes: |block| writes (and
+** reads) a new buffer BUF_SCOPE in |scope|, and a block of that name,
+** placed just after the loop nest holding |block|, copies the region it
+** writes back.  *|out| (may be NULL): the copy block.  Refused when the
+** region written is not exactly a box (every element of the box written
+** once: each index an iteration variable plus a constant) and the buffer
+** may hold other data there, or when another block of the nest reads or
+** writes the buffer. */
+MLC_MUST_USE mlc_status mlc_sch_cache_write(mlc_sch *s, mlc_sch_rv block, int index, const char *scope,
+                                            mlc_sch_rv *out);
+
+/*
+** Changes the layout of the |index|-th buffer |block| reads (|kind|
+** "read") or writes ("write") through |index_map|, a text of the form
+** "lambda n, c, h, w: (n, c // 16, h, w, c % 16)" (integers, the lambda's
+** variables, + - * // %, parentheses): the buffer gets the shape the map
+** gives its old shape and every access in the function is rewritten.  The
+** map must be a bijection from the old shape onto the new one (no padding)
+** over a buffer of constant shape.  When the buffer is a parameter, the
+** function's signature changes: its caller must then pass the data in the
+** new layout.
+*/
+MLC_MUST_USE mlc_status mlc_sch_transform_layout(mlc_sch *s, mlc_sch_rv block, int index, const char *kind,
+                                                 const char *index_map);
+
 /* ---- blockize and tensorize (blockize.c, tensorize.c, intrin.c) --------------- */
 
 /* The subtree under |loop| (a nest of loops around one block "NAME")

@@ -496,7 +496,7 @@ static const err_case k_errors[] = {
     {HDR "    for i in range(4):\n        with T.block(\"b\"):\n            A[i] = A[i]\n            vi = "
          "T.axis.spatial(4, i)\n", "6:13", "T.axis (of vi) belongs at the start of a block"},
     {HDR "    L = T.alloc_buffer((4,), \"float32\")\n", "3:5", "T.alloc_buffer L: no statement follows it"},
-    {HDR "    L = T.alloc_buffer((4,), \"float32\", scope=\"shared\")\n    T.evaluate(0)\n", "3:47", "unknown scope \"shared\""},
+    {HDR "    L = T.alloc_buffer((4,), \"float32\", scope=\"texture\")\n    T.evaluate(0)\n", "3:47", "unknown scope \"texture\""},
     {HDR "    for i, j in T.grid(4):\n        T.evaluate(0)\n", "3:17", "T.grid has 1 extent for 2 loop variables"},
     {HDR "    for i, j in range(4):\n        T.evaluate(0)\n", "3:12", "only T.grid takes several loop variables"},
     {HDR "    for i in T.sequential(4):\n        T.evaluate(0)\n", "3:14", "expected range, T.grid, T.parallel"},
