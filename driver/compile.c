@@ -335,7 +335,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   progress(&c, "[2/6] graph passes (%.0f ms)", now_ms() - t);
 
   t = now_ms();
-  mlc_lower_options lopt = {0, 0};
+  mlc_lower_options lopt = {0, 0, 0};
   if ((s = mlc_tir_module_create(mlc_allocator_default(), &tm))) goto done;
   if ((s = mlc_lower_legalize(gm, tm, &lopt))) goto done;
   if ((s = name_kernels(tm))) goto done;

@@ -425,7 +425,7 @@ void mlc_th_kernel_case(const tcase *tc) {
   mlc_binding *b = out ? out->def : NULL;
   if (!s && b) {
     MLC_TEST_OK_FATAL(mlc_func_add_ret(f, out));
-    mlc_lower_options opt = {0, 1};
+    mlc_lower_options opt = {0, 1, 0};
     s = mlc_lower_legalize(gm, tm, &opt);
     if (s) fprintf(stderr, "\n%s: legalize: %s\n", tc->name, mlc_status_message(s));
     CU_ASSERT_PTR_NULL(s);
