@@ -330,37 +330,6 @@ static mlc_tir_expr *simp(sctx *c, const mlc_tir_expr *e);
 static int to_lin(sctx *c, const mlc_tir_expr *e, lin *out);
 static mlc_tir_expr *from_lin(sctx *c, const lin *l);
 
-/* Structural equality of two expressions. */
-static int expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
-  if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
-  switch (a->kind) {
-    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
-    case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
-    case MLC_TIR_VAR_REF: return a->var == b->var;
-    case MLC_TIR_BINARY: return a->bin.op == b->bin.op && expr_eq(a->bin.a, b->bin.a) && expr_eq(a->bin.b, b->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST:
-    case MLC_TIR_BROADCAST: return expr_eq(a->un.a, b->un.a);
-    case MLC_TIR_RAMP: return expr_eq(a->ramp.base, b->ramp.base) && expr_eq(a->ramp.stride, b->ramp.stride);
-    case MLC_TIR_SELECT:
-      return expr_eq(a->select.c, b->select.c) && expr_eq(a->select.t, b->select.t) &&
-             expr_eq(a->select.f, b->select.f);
-    case MLC_TIR_LOAD:
-      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
-      for (int i = 0; i < a->load.n; i++)
-        if (!expr_eq(a->load.indices[i], b->load.indices[i])) return 0;
-      return 1;
-    case MLC_TIR_CALL:
-      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
-      for (int i = 0; i < a->call.n; i++)
-        if (!expr_eq(a->call.args[i], b->call.args[i])) return 0;
-      return 1;
-    case MLC_TIR_REDUCE: return 0;
-  }
-  return 0;
-}
-
 static int lin_reserve(sctx *c, lin *l, int need) {
   if (need <= l->cap) return 0;
   int cap = l->cap ? l->cap * 2 : 4;
@@ -384,7 +353,7 @@ static int lin_is_const(const lin *l) { return l->n == 0; }
 static int lin_add_term(sctx *c, lin *l, mlc_tir_expr *atom, int64_t coef) {
   if (coef == 0) return 0;
   for (int i = 0; i < l->n; i++)
-    if (expr_eq(l->t[i].atom, atom)) {
+    if (mlc_tir_expr_equal(l->t[i].atom, atom)) {
       int64_t s;
       if (__builtin_add_overflow(l->t[i].coef, coef, &s)) return -1;
       if (s == 0) {
@@ -454,7 +423,7 @@ static int lin_merge_divmod(sctx *c, lin *l) {
       if (!is_binop_c(div, MLC_TIR_FLOORDIV, &d)) continue;
       for (int i = 0; i < l->n; i++) {
         int64_t k = l->t[i].coef;
-        if (i == j || !expr_eq(l->t[i].atom, div->bin.a) || __builtin_mul_overflow(k, -d, &kd) ||
+        if (i == j || !mlc_tir_expr_equal(l->t[i].atom, div->bin.a) || __builtin_mul_overflow(k, -d, &kd) ||
             kd != l->t[j].coef)
           continue;
         lin x, mod;
@@ -481,9 +450,9 @@ static int lin_merge_divmod(sctx *c, lin *l) {
         int64_t d2;
         if (j == i || l->t[j].coef != kd || !is_binop_c(div, MLC_TIR_FLOORDIV, &d2) || d2 != d) continue;
         const mlc_tir_expr *y = div->bin.a, *whole = NULL;
-        if (expr_eq(y, x))
+        if (mlc_tir_expr_equal(y, x))
           whole = x;
-        else if (is_binop_c(y, MLC_TIR_FLOORMOD, &e2) && e2 % d == 0 && expr_eq(y->bin.a, x))
+        else if (is_binop_c(y, MLC_TIR_FLOORMOD, &e2) && e2 % d == 0 && mlc_tir_expr_equal(y->bin.a, x))
           whole = y;
         if (!whole) continue;
         lin w;
@@ -863,7 +832,7 @@ static mlc_tir_expr *simp(sctx *c, const mlc_tir_expr *e) {
       if (cond->kind == MLC_TIR_INT_IMM) return simp(c, cond->int_value ? e->select.t : e->select.f);
       mlc_tir_expr *t = simp(c, e->select.t), *f = t ? simp(c, e->select.f) : NULL;
       if (!f) return NULL;
-      r = expr_eq(t, f) ? t : mlc_tir_select(m, cond, t, f);
+      r = mlc_tir_expr_equal(t, f) ? t : mlc_tir_select(m, cond, t, f);
       break;
     }
     case MLC_TIR_LOAD: {
@@ -961,7 +930,7 @@ int mlc_arith_prove(mlc_arith *an, const mlc_tir_expr *cond) {
 
 int mlc_arith_prove_equal(mlc_arith *an, const mlc_tir_expr *a, const mlc_tir_expr *b) {
   if (!a || !b) return 0;
-  if (expr_eq(a, b)) return 1;
+  if (mlc_tir_expr_equal(a, b)) return 1;
   mlc_tir_module *m = scratch(an);
   if (!m) return 0;
   mlc_tir_expr *d = mlc_tir_sub(m, (mlc_tir_expr *)a, (mlc_tir_expr *)b);

@@ -864,6 +864,38 @@ static int uses_var_pre(void *ctx, const mlc_tir_expr *e) {
   return (e->kind == MLC_TIR_VAR_REF && e->var == ctx) ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
 }
 
+int mlc_tir_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
+  if (a == b) return 1;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
+  switch (a->kind) {
+    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
+    case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
+    case MLC_TIR_VAR_REF: return a->var == b->var;
+    case MLC_TIR_BINARY:
+      return a->bin.op == b->bin.op && mlc_tir_expr_equal(a->bin.a, b->bin.a) && mlc_tir_expr_equal(a->bin.b, b->bin.b);
+    case MLC_TIR_NOT:
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return mlc_tir_expr_equal(a->un.a, b->un.a);
+    case MLC_TIR_RAMP:
+      return mlc_tir_expr_equal(a->ramp.base, b->ramp.base) && mlc_tir_expr_equal(a->ramp.stride, b->ramp.stride);
+    case MLC_TIR_SELECT:
+      return mlc_tir_expr_equal(a->select.c, b->select.c) && mlc_tir_expr_equal(a->select.t, b->select.t) &&
+             mlc_tir_expr_equal(a->select.f, b->select.f);
+    case MLC_TIR_LOAD:
+      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
+      for (int i = 0; i < a->load.n; i++)
+        if (!mlc_tir_expr_equal(a->load.indices[i], b->load.indices[i])) return 0;
+      return 1;
+    case MLC_TIR_CALL:
+      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
+      for (int i = 0; i < a->call.n; i++)
+        if (!mlc_tir_expr_equal(a->call.args[i], b->call.args[i])) return 0;
+      return 1;
+    case MLC_TIR_REDUCE: return 0; /* te reductions are never compared */
+  }
+  return 0;
+}
+
 int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v) {
   mlc_tir_visitor vis = {0};
   vis.ctx = (void *)v; /* compared, never written */

@@ -553,6 +553,10 @@ int mlc_tir_vectorize_check(const mlc_tir_func *f, const mlc_tir_stmt *loop, mlc
 
 /* Nonzero if |e| is the constant |v|. */
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v);
+/* Nonzero if |a| and |b| are the same tree: same kinds, dtypes, lanes,
+** operators and constants (floats bit for bit), the same variables and
+** buffers (by identity).  Te reductions are never equal. */
+int mlc_tir_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b);
 /* Nonzero if |e| reads variable |v| / any buffer. */
 int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v);
 int mlc_tir_expr_has_load(const mlc_tir_expr *e);

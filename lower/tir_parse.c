@@ -570,43 +570,11 @@ static mlc_tir_expr *mk_bin(parser *p, mlc_tir_binop op, mlc_tir_expr *a, mlc_ti
 
 static int int_dtype(mlc_dtype t) { return mlc_dtype_is_int(t); }
 
-/* Structural equality (variables and buffers by identity). */
-static int expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
-  if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
-  switch (a->kind) {
-    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
-    case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
-    case MLC_TIR_VAR_REF: return a->var == b->var;
-    case MLC_TIR_BINARY:
-      return a->bin.op == b->bin.op && expr_equal(a->bin.a, b->bin.a) && expr_equal(a->bin.b, b->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST:
-    case MLC_TIR_BROADCAST: return expr_equal(a->un.a, b->un.a);
-    case MLC_TIR_RAMP: return expr_equal(a->ramp.base, b->ramp.base) && expr_equal(a->ramp.stride, b->ramp.stride);
-    case MLC_TIR_SELECT:
-      return expr_equal(a->select.c, b->select.c) && expr_equal(a->select.t, b->select.t) &&
-             expr_equal(a->select.f, b->select.f);
-    case MLC_TIR_LOAD:
-      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
-      for (int i = 0; i < a->load.n; i++)
-        if (!expr_equal(a->load.indices[i], b->load.indices[i])) return 0;
-      return 1;
-    case MLC_TIR_CALL:
-      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
-      for (int i = 0; i < a->call.n; i++)
-        if (!expr_equal(a->call.args[i], b->call.args[i])) return 0;
-      return 1;
-    case MLC_TIR_REDUCE: return 0;
-  }
-  return 0;
-}
-
 /* The extent of [mn, end): undoes the printer's "min, min + extent" (or
 ** the constant it folds to: of one dtype in ranges, of the extent's in
 ** regions, |any_dtype|); otherwise end - mn. */
 static mlc_tir_expr *range_extent(parser *p, mlc_tir_expr *mn, mlc_tir_expr *end, int any_dtype) {
-  if (end->kind == MLC_TIR_BINARY && end->bin.op == MLC_TIR_ADD && expr_equal(end->bin.a, mn)) return end->bin.b;
+  if (end->kind == MLC_TIR_BINARY && end->bin.op == MLC_TIR_ADD && mlc_tir_expr_equal(end->bin.a, mn)) return end->bin.b;
   if (mn->kind == MLC_TIR_INT_IMM && end->kind == MLC_TIR_INT_IMM && (any_dtype || mn->dtype == end->dtype))
     return mk_int(p, end->dtype, (int64_t)((uint64_t)end->int_value - (uint64_t)mn->int_value));
   return mk_bin(p, MLC_TIR_SUB, end, mn);

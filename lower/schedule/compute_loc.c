@@ -14,36 +14,6 @@
 
 /* ---- expressions ------------------------------------------------------------------ */
 
-int cl_expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
-  if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
-  switch (a->kind) {
-    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
-    case MLC_TIR_FLOAT_IMM: return a->float_value == b->float_value;
-    case MLC_TIR_VAR_REF: return a->var == b->var;
-    case MLC_TIR_BINARY: return a->bin.op == b->bin.op && cl_expr_eq(a->bin.a, b->bin.a) && cl_expr_eq(a->bin.b, b->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return cl_expr_eq(a->un.a, b->un.a);
-    case MLC_TIR_SELECT:
-      return cl_expr_eq(a->select.c, b->select.c) && cl_expr_eq(a->select.t, b->select.t) &&
-             cl_expr_eq(a->select.f, b->select.f);
-    case MLC_TIR_LOAD:
-      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
-      for (int i = 0; i < a->load.n; i++)
-        if (!cl_expr_eq(a->load.indices[i], b->load.indices[i])) return 0;
-      return 1;
-    case MLC_TIR_CALL:
-      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
-      for (int i = 0; i < a->call.n; i++)
-        if (!cl_expr_eq(a->call.args[i], b->call.args[i])) return 0;
-      return 1;
-    case MLC_TIR_RAMP: return cl_expr_eq(a->ramp.base, b->ramp.base) && cl_expr_eq(a->ramp.stride, b->ramp.stride);
-    case MLC_TIR_BROADCAST: return cl_expr_eq(a->un.a, b->un.a);
-    case MLC_TIR_REDUCE: return 0;
-  }
-  return 0;
-}
-
 static int reads_pre(void *ctx, const mlc_tir_expr *e) {
   return e->kind == MLC_TIR_LOAD && e->load.buffer == ctx ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
 }
@@ -353,7 +323,7 @@ static int uses_env(const mlc_tir_expr *e, const cl_env *env) {
   return 0;
 }
 
-static int atom_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) { return cl_expr_eq(a, b); }
+static int atom_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) { return mlc_tir_expr_equal(a, b); }
 
 static int add_term(cl_range *r, int64_t coef, const mlc_tir_expr *atom) {
   for (int i = 0; i < r->nterms; i++)

@@ -28,8 +28,6 @@
 
 /* ---- expressions ----------------------------------------------------------------- */
 
-/* Nonzero if |a| and |b| are the same expression (same variables). */
-int cl_expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b);
 
 /* Called for every load of the buffer being replaced, with the load's
 ** indices already rewritten; returns the replacement (NULL on oom). */

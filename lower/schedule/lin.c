@@ -13,40 +13,9 @@
 
 #include "lower/schedule/tensorize_int.h"
 
-int sch_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
-  if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
-  switch (a->kind) {
-    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
-    case MLC_TIR_FLOAT_IMM: return a->float_value == b->float_value;
-    case MLC_TIR_VAR_REF: return a->var == b->var;
-    case MLC_TIR_BINARY:
-      return a->bin.op == b->bin.op && sch_expr_equal(a->bin.a, b->bin.a) && sch_expr_equal(a->bin.b, b->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return sch_expr_equal(a->un.a, b->un.a);
-    case MLC_TIR_SELECT:
-      return sch_expr_equal(a->select.c, b->select.c) && sch_expr_equal(a->select.t, b->select.t) &&
-             sch_expr_equal(a->select.f, b->select.f);
-    case MLC_TIR_LOAD:
-      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
-      for (int i = 0; i < a->load.n; i++)
-        if (!sch_expr_equal(a->load.indices[i], b->load.indices[i])) return 0;
-      return 1;
-    case MLC_TIR_CALL:
-      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
-      for (int i = 0; i < a->call.n; i++)
-        if (!sch_expr_equal(a->call.args[i], b->call.args[i])) return 0;
-      return 1;
-    case MLC_TIR_RAMP: return sch_expr_equal(a->ramp.base, b->ramp.base) && sch_expr_equal(a->ramp.stride, b->ramp.stride);
-    case MLC_TIR_BROADCAST: return sch_expr_equal(a->un.a, b->un.a);
-    case MLC_TIR_REDUCE: return 0; /* te only; never compared */
-  }
-  return 0;
-}
-
 static int same_atom(const sch_lin_term *t, const mlc_tir_expr *atom, const mlc_tir_var *var) {
   if (var || t->var) return t->var == var;
-  return sch_expr_equal(t->atom, atom);
+  return mlc_tir_expr_equal(t->atom, atom);
 }
 
 /* Adds coef * atom to |l|. */

@@ -45,37 +45,6 @@ static const char *stmt_word(const mlc_tir_stmt *st) {
   return "statement";
 }
 
-/* Structural equality of index expressions. */
-static int expr_eq(const mlc_tir_expr *a, const mlc_tir_expr *b) {
-  if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
-  switch (a->kind) {
-    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
-    case MLC_TIR_FLOAT_IMM: return a->float_value == b->float_value;
-    case MLC_TIR_VAR_REF: return a->var == b->var;
-    case MLC_TIR_BINARY: return a->bin.op == b->bin.op && expr_eq(a->bin.a, b->bin.a) && expr_eq(a->bin.b, b->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST:
-    case MLC_TIR_BROADCAST: return expr_eq(a->un.a, b->un.a);
-    case MLC_TIR_RAMP: return expr_eq(a->ramp.base, b->ramp.base) && expr_eq(a->ramp.stride, b->ramp.stride);
-    case MLC_TIR_SELECT:
-      return expr_eq(a->select.c, b->select.c) && expr_eq(a->select.t, b->select.t) &&
-             expr_eq(a->select.f, b->select.f);
-    case MLC_TIR_LOAD:
-      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
-      for (int i = 0; i < a->load.n; i++)
-        if (!expr_eq(a->load.indices[i], b->load.indices[i])) return 0;
-      return 1;
-    case MLC_TIR_CALL:
-      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
-      for (int i = 0; i < a->call.n; i++)
-        if (!expr_eq(a->call.args[i], b->call.args[i])) return 0;
-      return 1;
-    case MLC_TIR_REDUCE: return 0;
-  }
-  return 0;
-}
-
 /* A load of |b| in |e| whose indices differ from |idx|. */
 static int other_load(const mlc_tir_expr *e, const mlc_tir_buffer *b, int n, mlc_tir_expr *const *idx) {
   if (!e) return 0;
@@ -95,7 +64,7 @@ static int other_load(const mlc_tir_expr *e, const mlc_tir_buffer *b, int n, mlc
       if (e->load.buffer == b) {
         if (e->load.n != n) return 1;
         for (int i = 0; i < n; i++)
-          if (!expr_eq(e->load.indices[i], idx[i])) return 1;
+          if (!mlc_tir_expr_equal(e->load.indices[i], idx[i])) return 1;
       }
       for (int i = 0; i < e->load.n; i++)
         if (other_load(e->load.indices[i], b, n, idx)) return 1;

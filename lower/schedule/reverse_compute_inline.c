@@ -73,7 +73,7 @@ static int loads_pre(void *ctx, const mlc_tir_expr *e) {
     return MLC_TIR_VISIT_CONTINUE;
   }
   int same = l->first->load.n == e->load.n;
-  for (int i = 0; same && i < e->load.n; i++) same = cl_expr_eq(l->first->load.indices[i], e->load.indices[i]);
+  for (int i = 0; same && i < e->load.n; i++) same = mlc_tir_expr_equal(l->first->load.indices[i], e->load.indices[i]);
   l->differ |= !same;
   return MLC_TIR_VISIT_CONTINUE;
 }
@@ -162,7 +162,7 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *c, rci_plan *p) {
     return sch_fail(s, MLC_SCH_ERR_NOT_INLINABLE, "the producer %s reads the buffer %s it writes", pd, b->name);
   for (int d = 0; d < ps->store.n; d++) {
     const mlc_tir_iter_var *ci = &c->block.iters[cperm[d]], *pi = &prod->block.iters[pperm[d]];
-    if (!cl_expr_eq(ci->min, pi->min) || !cl_expr_eq(ci->extent, pi->extent))
+    if (!mlc_tir_expr_equal(ci->min, pi->min) || !mlc_tir_expr_equal(ci->extent, pi->extent))
       return sch_fail(s, MLC_SCH_ERR_NOT_INLINABLE,
                       "%s and its producer %s iterate over different domains on dimension %d of %s (%s and %s)", cd,
                       pd, d, b->name, ci->var->name, pi->var->name);

@@ -47,9 +47,6 @@ int sch_lin_equal(const sch_lin *a, const sch_lin *b);
 /* The form as an int64 expression in |m| (terms in order, the constant
 ** last); NULL on out-of-memory. */
 mlc_tir_expr *sch_lin_build(mlc_tir_module *m, const sch_lin *l);
-/* Nonzero if |a| and |b| are the same expression tree (same variables and
-** buffers, same operators and constants). */
-int sch_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b);
 
 
 /* ---- blockize in steps ------------------------------------------------------ */
