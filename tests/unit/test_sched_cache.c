@@ -20,48 +20,17 @@
 #define OK(expr) MLC_TEST_OK(expr)
 #define ERR(expr, ...) MLC_TEST_ERR((expr), MLC_INVALID_ARGUMENT, __VA_ARGS__)
 
-static mlc_tir_module *new_module(void) {
-  mlc_tir_module *m = NULL;
-  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
-  return m;
-}
-
-static char *print_func(const mlc_tir_func *f) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_func(f, &b);
-  CU_ASSERT(!b.oom);
-  char *s = strdup(mlc_sb_str(&b));
-  mlc_sb_fini(&b);
-  return s;
-}
-
-static char *print_trace(const mlc_sch *s) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sch_print_trace(s, &b);
-  CU_ASSERT(!b.oom);
-  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return t;
-}
-
-#define EXPECT_STR(got, want)                                                  \
-  do {                                                                         \
-    const char *g_ = (got), *w_ = (want);                                      \
-    if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- got\n%s", w_, g_); \
-    CU_ASSERT_STRING_EQUAL(g_, w_);                                            \
-  } while (0)
-
 /* The scheduled function prints as |want|, computes what |f| does, and its
 ** printed trace replays on |f| to the same function. */
 static void check_result(mlc_tir_module *m, const mlc_tir_func *f, mlc_sch *s, const char *want, const char *name) {
-  char *got = print_func(mlc_sch_func(s));
-  if (want) EXPECT_STR(got, want);
+  char *got = mlc_th_print_func(mlc_sch_func(s));
+  if (want) MLC_TH_EXPECT_STR(got, want);
   mlc_th_sched_same(m, f, mlc_sch_func(s), name);
-  char *t = print_trace(s);
+  char *t = mlc_th_print_trace(s);
   mlc_sch *r = NULL;
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 7, &r)));
   CU_ASSERT(OK(mlc_sch_apply_trace(r, t, strlen(t), name)));
-  char *again = print_func(mlc_sch_func(r)), *t2 = print_trace(r);
+  char *again = mlc_th_print_func(mlc_sch_func(r)), *t2 = mlc_th_print_trace(r);
   CU_ASSERT_STRING_EQUAL(again, got);
   CU_ASSERT_STRING_EQUAL(t2, t);
   free(again);
@@ -79,7 +48,7 @@ static const char *block_name(const mlc_sch *s, mlc_sch_rv b) {
 
 /* The schedule's function is still |f| (a refusal changed nothing). */
 static void check_unchanged(const mlc_tir_func *f, const mlc_sch *s) {
-  char *a = print_func(f), *b = print_func(mlc_sch_func(s));
+  char *a = mlc_th_print_func(f), *b = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_STRING_EQUAL(a, b);
   free(a);
   free(b);
@@ -149,7 +118,7 @@ static mlc_tir_func *mm_split(mlc_tir_module *m, int64_t n, int in_j0) {
 /* ---- decompose_reduction ---------------------------------------------------------------- */
 
 static void test_decompose_seeds(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mm_split(m, 16, 1);
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -184,8 +153,8 @@ static void test_decompose_seeds(void) {
       "                vj = T.axis.spatial(16, j0 * 4 + ax0)\n"
       "                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))\n",
       "decompose_seeds");
-  char *t = print_trace(s);
-  EXPECT_STR(t, "b0 = sch.get_block(name=\"Y\")\n"
+  char *t = mlc_th_print_trace(s);
+  MLC_TH_EXPECT_STR(t, "b0 = sch.get_block(name=\"Y\")\n"
                 "l1, l2, l3, l4 = sch.get_loops(block=b0)\n"
                 "b5 = sch.decompose_reduction(block=b0, loop=l3)\n");
   free(t);
@@ -260,7 +229,7 @@ typedef struct fixture {
 
 static int setup(fixture *x, mlc_tir_func *(*make)(mlc_tir_module *, int64_t), int64_t n) {
   memset(x, 0, sizeof *x);
-  if (!(x->m = new_module())) return 0;
+  if (!(x->m = mlc_th_tir_module())) return 0;
   x->f = make(x->m, n);
   CU_ASSERT_PTR_NOT_NULL(x->f);
   if (!x->f || !OK(mlc_sch_create(x->m, x->f, 1, &x->s))) return 0;
@@ -404,7 +373,7 @@ static void test_cache_read(void) {
       "            C[vi, vj] = T.max(Y_shared[vi, vj], T.float32(0))\n", "cache_read");
   teardown(&x);
   /* part of a buffer: the copy covers what the block reads */
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = small(m, 0);
   mlc_sch *s = NULL;
@@ -443,7 +412,7 @@ static void test_cache_read_refused(void) {
   check_unchanged(x.f, x.s);
   teardown(&x);
   /* a gather has no bound on what it reads */
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = small(m, 1);
   mlc_sch *s = NULL;
@@ -556,7 +525,7 @@ static void test_cache_write_refused(void) {
   check_unchanged(x.f, x.s);
   /* C alone in its nest under j0 writes its part of C */
   teardown(&x);
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   /* every other element of a parameter: copying the box back would clobber the rest */
   mlc_tir_func *f = small(m, 2);
@@ -605,8 +574,8 @@ static void test_transform_layout(void) {
   /* a parameter: the signature changes (B packed as [j // 4, k, j % 4]) */
   if (!setup(&x, mlc_th_mm_relu, 8)) CU_FAIL_FATAL("setup");
   CU_ASSERT(OK(mlc_sch_transform_layout(x.s, x.y, 1, "read", "lambda k, j: ((j // 4), k, j % 4)")));
-  char *p = print_func(mlc_sch_func(x.s));
-  EXPECT_STR(p, 
+  char *p = mlc_th_print_func(mlc_sch_func(x.s));
+  MLC_TH_EXPECT_STR(p, 
       "@T.prim_func\n"
       "def mm_relu(A: T.Buffer((8, 8), \"float32\"), B: T.Buffer((2, 8, 4), \"float32\"), C: T.Buffer((8, 8), \"float32\")):\n"
       "    T.func_attr({\"global_symbol\": \"mm_relu\", \"tir.noalias\": True})\n"
@@ -666,7 +635,7 @@ static void test_transform_layout_refused(void) {
   CU_ASSERT_EQUAL(mlc_sch_trace_len(x.s), 3);
   teardown(&x);
   /* a symbolic shape */
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = symbolic(m);
   mlc_sch *s = NULL;
@@ -786,11 +755,11 @@ static int apply_variant(mlc_tir_module *m, const mlc_tir_func *f, int bi, int v
     t->refused++;
   } else if (param) {
     /* a parameter's layout changed: the signature differs; the trace replays */
-    char *tr = print_trace(s), *a = print_func(mlc_sch_func(s));
+    char *tr = mlc_th_print_trace(s), *a = mlc_th_print_func(mlc_sch_func(s));
     mlc_sch *r = NULL;
     CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &r)));
     CU_ASSERT(OK(mlc_sch_apply_trace(r, tr, strlen(tr), what)));
-    char *b = print_func(mlc_sch_func(r));
+    char *b = mlc_th_print_func(mlc_sch_func(r));
     CU_ASSERT_STRING_EQUAL(a, b);
     free(a);
     free(b);
@@ -803,9 +772,9 @@ static int apply_variant(mlc_tir_module *m, const mlc_tir_func *f, int bi, int v
   }
   if (!st && regions) {
     /* regions listed before are listed after, and current */
-    char *a = print_func(mlc_sch_func(s));
+    char *a = mlc_th_print_func(mlc_sch_func(s));
     CU_ASSERT(OK(mlc_tir_func_compute_regions(m, mlc_sch_func(s))));
-    char *b = print_func(mlc_sch_func(s));
+    char *b = mlc_th_print_func(mlc_sch_func(s));
     if (strcmp(a, b) != 0) printf("\n  %s: regions not current\n--- got\n%s--- recomputed\n%s", what, a, b);
     CU_ASSERT_STRING_EQUAL(a, b);
     free(a);

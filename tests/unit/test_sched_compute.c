@@ -20,37 +20,6 @@
 #define ERR(expr, ...) MLC_TEST_ERR((expr), MLC_INVALID_ARGUMENT, __VA_ARGS__)
 
 
-static mlc_tir_module *new_module(void) {
-  mlc_tir_module *m = NULL;
-  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
-  return m;
-}
-
-static char *print_func(const mlc_tir_func *f) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_func(f, &b);
-  CU_ASSERT(!b.oom);
-  char *s = strdup(mlc_sb_str(&b));
-  mlc_sb_fini(&b);
-  return s;
-}
-
-static char *print_trace(const mlc_sch *s) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sch_print_trace(s, &b);
-  CU_ASSERT(!b.oom);
-  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return t;
-}
-
-#define EXPECT_STR(got, want)                                                 \
-  do {                                                                        \
-    const char *g_ = (got), *w_ = (want);                                     \
-    if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- got\n%s", w_, g_); \
-    CU_ASSERT_STRING_EQUAL(g_, w_);                                           \
-  } while (0)
-
 #define EXPECT_HAS(text, frag)                                                \
   do {                                                                        \
     const char *t_ = (text), *f_ = (frag);                                    \
@@ -61,16 +30,16 @@ static char *print_trace(const mlc_sch *s) {
 /* The scheduled function prints as |want|, computes what |f| computes, and
 ** its printed trace replays on a fresh schedule of |f| to the same text. */
 static void check_result(mlc_tir_module *m, const mlc_tir_func *f, mlc_sch *s, const char *want, const char *name) {
-  char *got = print_func(mlc_sch_func(s));
-  if (want) EXPECT_STR(got, want);
+  char *got = mlc_th_print_func(mlc_sch_func(s));
+  if (want) MLC_TH_EXPECT_STR(got, want);
   CU_ASSERT_EQUAL(mlc_th_sched_same(m, f, mlc_sch_func(s), name), 0);
-  char *t = print_trace(s);
+  char *t = mlc_th_print_trace(s);
   mlc_sch *r = NULL;
   if (OK(mlc_sch_create(m, f, 7, &r))) {
     if (OK(mlc_sch_apply_trace(r, t, strlen(t), name))) {
-      char *again = print_func(mlc_sch_func(r)), *t2 = print_trace(r);
-      EXPECT_STR(again, got);
-      EXPECT_STR(t2, t);
+      char *again = mlc_th_print_func(mlc_sch_func(r)), *t2 = mlc_th_print_trace(r);
+      MLC_TH_EXPECT_STR(again, got);
+      MLC_TH_EXPECT_STR(t2, t);
       free(again);
       free(t2);
     }
@@ -236,7 +205,7 @@ static const char *const before_inline_text =
     "            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n";
 
 static void test_compute_inline(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = before_inline(m, 128);
@@ -245,8 +214,8 @@ static void test_compute_inline(void) {
   CU_ASSERT(OK(mlc_sch_get_block(s, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s, b)));
   check_result(m, f, s, before_inline_text, "compute_inline");
-  char *t = print_trace(s);
-  EXPECT_STR(t, "b0 = sch.get_block(name=\"B\")\nsch.compute_inline(block=b0)\n");
+  char *t = mlc_th_print_trace(s);
+  MLC_TH_EXPECT_STR(t, "b0 = sch.get_block(name=\"B\")\nsch.compute_inline(block=b0)\n");
   free(t);
   /* the inlined block's handle is retired */
   mlc_sch_rv loops[4];
@@ -260,7 +229,7 @@ static void test_compute_inline(void) {
   if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
-  char *p = print_func(mlc_sch_func(s2));
+  char *p = mlc_th_print_func(mlc_sch_func(s2));
   EXPECT_HAS(p, "C[vi, vj] = A[vi, vj] * T.float32(2) * (A[vi, vj] * T.float32(2)) + A[vi, vj]");
   CU_ASSERT_PTR_NULL(strstr(p, "alloc_buffer"));
   free(p);
@@ -272,7 +241,7 @@ static void test_compute_inline(void) {
   if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
-  p = print_func(mlc_sch_func(s2));
+  p = mlc_th_print_func(mlc_sch_func(s2));
   EXPECT_HAS(p, "C[vi, vj] = A[vj, vi] * T.float32(2) + T.float32(1)");
   free(p);
   check_result(m, f, s2, NULL, "compute_inline_transposed");
@@ -286,7 +255,7 @@ static void test_compute_inline(void) {
   if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "B", &b)));
   CU_ASSERT(OK(mlc_sch_compute_inline(s2, b)));
-  p = print_func(mlc_sch_func(s2));
+  p = mlc_th_print_func(mlc_sch_func(s2));
   EXPECT_HAS(p, "            T.reads(A[vi, vj])\n"
                 "            T.writes(C[vi, vj])\n"
                 "            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)\n");
@@ -306,7 +275,7 @@ static void refuse(mlc_tir_module *m, mlc_tir_func *f, int prim, const char *nam
                    mlc_sch_error cls, const char *frag) {
   mlc_sch *s = NULL;
   if (!OK(mlc_sch_create(m, f, 1, &s))) return;
-  char *before = print_func(mlc_sch_func(s));
+  char *before = mlc_th_print_func(mlc_sch_func(s));
   mlc_sch_rv b = 0, lb = 0, loops[8] = {0};
   int n = 0;
   CU_ASSERT(OK(mlc_sch_get_block(s, name, &b)));
@@ -324,15 +293,15 @@ static void refuse(mlc_tir_module *m, mlc_tir_func *f, int prim, const char *nam
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), cls);
   if (mlc_sch_last_error(s) != cls) printf("\n  class %s, expected %s (%s)\n", mlc_sch_error_name(mlc_sch_last_error(s)),
                                            mlc_sch_error_name(cls), frag);
-  char *after = print_func(mlc_sch_func(s));
-  EXPECT_STR(after, before);
+  char *after = mlc_th_print_func(mlc_sch_func(s));
+  MLC_TH_EXPECT_STR(after, before);
   free(before);
   free(after);
   mlc_sch_destroy(s);
 }
 
 static void test_compute_inline_refusals(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
@@ -384,7 +353,7 @@ static mlc_tir_stmt *b_twice(mlc_tir_module *m, mlc_tir_expr *const *v, void *ct
 }
 
 static void test_compute_inline_indices(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   refuse(m, shape(m, b0_of_a, c_of_b, NULL, 0), 0, "B", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
          "index 1 of the store to B in block \"B\" is not an iteration variable");
@@ -396,7 +365,7 @@ static void test_compute_inline_indices(void) {
 /* ---- reverse_compute_inline -------------------------------------------------------------- */
 
 static void test_reverse_compute_inline(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = before_inline(m, 16);
@@ -422,7 +391,7 @@ static void test_reverse_compute_inline(void) {
   if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "C", &c)));
   CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s2, c)));
-  char *p = print_func(mlc_sch_func(s2));
+  char *p = mlc_th_print_func(mlc_sch_func(s2));
   EXPECT_HAS(p, "C[vj, vi] = A[vi, vj] * T.float32(2) + T.float32(1)");
   free(p);
   check_result(m, f, s2, NULL, "reverse_compute_inline_transposed");
@@ -435,7 +404,7 @@ static void test_reverse_compute_inline(void) {
   if (!OK(mlc_sch_create(m, f, 1, &s2))) goto done;
   CU_ASSERT(OK(mlc_sch_get_block(s2, "C", &c)));
   CU_ASSERT(OK(mlc_sch_reverse_compute_inline(s2, c)));
-  p = print_func(mlc_sch_func(s2));
+  p = mlc_th_print_func(mlc_sch_func(s2));
   EXPECT_HAS(p, "            T.reads(A[vi, vj])\n"
                 "            T.writes(C[vi, vj])\n");
   free(p);
@@ -449,7 +418,7 @@ done:
 }
 
 static void test_reverse_compute_inline_refusals(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
   refuse(m, mm, 1, "C", NULL, 0, MLC_SCH_ERR_NOT_INLINABLE,
@@ -494,7 +463,7 @@ static mlc_sch_rv block_of(mlc_sch *s, const char *name) {
 }
 
 static void test_compute_at(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = before_inline(m, 16);
@@ -518,8 +487,8 @@ static void test_compute_at(void) {
                "                vj = T.axis.spatial(16, j)\n"
                "                C[vi, vj] = B[vi, vj] + T.float32(1)\n",
                "compute_at");
-  char *t = print_trace(s);
-  EXPECT_STR(t,
+  char *t = mlc_th_print_trace(s);
+  MLC_TH_EXPECT_STR(t,
              "b0 = sch.get_block(name=\"B\")\n"
              "b1 = sch.get_block(name=\"C\")\n"
              "l2, l3 = sch.get_loops(block=b1)\n"
@@ -536,7 +505,7 @@ static void test_compute_at(void) {
   /* under the innermost loop: one element per iteration; unit loops kept on request */
   if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "B"), loop_of(s, "C", 1), 0)));
-  char *p = print_func(mlc_sch_func(s));
+  char *p = mlc_th_print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i, j in T.grid(16, 16):\n"
                 "        with T.block(\"B\"):\n"
                 "            vi = T.axis.spatial(16, i)\n"
@@ -549,14 +518,14 @@ static void test_compute_at(void) {
   s = NULL;
   if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "B"), loop_of(s, "C", 1), 1)));
-  p = print_func(mlc_sch_func(s));
+  p = mlc_th_print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i, j in T.grid(16, 16):\n"
                 "        for ax0, ax1 in T.grid(1, 1):\n"
                 "            with T.block(\"B\"):\n"
                 "                vi = T.axis.spatial(16, i + ax0)\n"
                 "                vj = T.axis.spatial(16, j + ax1)\n");
   free(p);
-  t = print_trace(s);
+  t = mlc_th_print_trace(s);
   EXPECT_HAS(t, "sch.compute_at(block=b3, loop=l2, preserve_unit_loops=1)\n");
   free(t);
   check_result(m, f, s, NULL, "compute_at_unit");
@@ -567,7 +536,7 @@ static void test_compute_at(void) {
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
   if (!OK(mlc_sch_create(m, mm, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_compute_at(s, block_of(s, "Y"), loop_of(s, "C", 1), 0)));
-  p = print_func(mlc_sch_func(s));
+  p = mlc_th_print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i, j in T.grid(8, 8):\n"
                                    "        for ax0 in range(8):\n"
                                    "            with T.block(\"Y\"):\n"
@@ -619,7 +588,7 @@ static mlc_tir_func *stencil(mlc_tir_module *m, int64_t nb, int64_t nc, int spli
 }
 
 static void test_compute_at_regions(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_sch *s = NULL, *s2 = NULL;
   /* C reads B[vi] and B[vi + 1]: two elements per iteration */
@@ -679,7 +648,7 @@ static mlc_tir_stmt *c_of_bprod(mlc_tir_module *m, mlc_tir_expr *const *v, void 
 }
 
 static void test_compute_at_refusals(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
   refuse(m, mm, 2, "Y", "Y", 0, MLC_SCH_ERR_LOCATION, "block \"Y\" is already inside loop i");
@@ -743,7 +712,7 @@ static mlc_tir_func *mm_relu_split(mlc_tir_module *m, int64_t n) {
 }
 
 static void test_reverse_compute_at(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *f = mm_relu_split(m, 128);
@@ -776,7 +745,7 @@ static void test_reverse_compute_at(void) {
   f = before_inline(m, 16);
   if (!OK(mlc_sch_create(m, f, 1, &s))) goto done;
   CU_ASSERT(OK(mlc_sch_reverse_compute_at(s, block_of(s, "C"), loop_of(s, "B", 0), 0)));
-  char *p = print_func(mlc_sch_func(s));
+  char *p = mlc_th_print_func(mlc_sch_func(s));
   EXPECT_HAS(p, "    for i in range(16):\n"
                                    "        for j in range(16):\n"
                                    "            with T.block(\"B\"):\n");
@@ -795,7 +764,7 @@ done:
 }
 
 static void test_reverse_compute_at_refusals(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
   refuse(m, mm, 3, "C", "Y", 2, MLC_SCH_ERR_REGION, "the reduction of block \"Y\" is not complete under loop k");
@@ -825,7 +794,7 @@ static void test_reverse_compute_at_refusals(void) {
 /* ---- sample_compute_location ------------------------------------------------------------- */
 
 static void test_sample_compute_location(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_sch *s = NULL, *s2 = NULL;
   mlc_tir_func *mm = mlc_th_mm_relu(m, 8);
@@ -842,8 +811,8 @@ static void test_sample_compute_location(void) {
   ERR(mlc_sch_sample_compute_location(s, y, &d, &l), "decision 2 is not a legal compute location of block \"Y\" (candidates: -1, 0, 1)");
   d = 1;
   CU_ASSERT(OK(mlc_sch_compute_at(s, y, l, 0)));
-  char *t = print_trace(s);
-  EXPECT_STR(t,
+  char *t = mlc_th_print_trace(s);
+  MLC_TH_EXPECT_STR(t,
              "b0 = sch.get_block(name=\"Y\")\n"
              "l1 = sch.sample_compute_location(block=b0, decision=1)\n"
              "b2 = sch.get_block(name=\"C\")\n"
@@ -865,15 +834,15 @@ static void test_sample_compute_location(void) {
   CU_ASSERT(OK(mlc_sch_sample_compute_location(s, b, &d, &l)));
   CU_ASSERT_PTR_NULL(mlc_sch_rv_stmt(s, l));
   CU_ASSERT(OK(mlc_sch_compute_at(s, b, l, 0)));
-  char *a = print_func(f), *g = print_func(mlc_sch_func(s));
-  EXPECT_STR(g, a);
+  char *a = mlc_th_print_func(f), *g = mlc_th_print_func(mlc_sch_func(s));
+  MLC_TH_EXPECT_STR(g, a);
   free(a);
   free(g);
   d = -2;
   CU_ASSERT(OK(mlc_sch_sample_compute_location(s, b, &d, &l)));
   CU_ASSERT(OK(mlc_sch_compute_at(s, b, l, 0)));
   check_result(m, f, s, before_inline_text, "sample_compute_location_inline");
-  t = print_trace(s);
+  t = mlc_th_print_trace(s);
   EXPECT_HAS(t, "l2 = sch.sample_compute_location(block=b0, decision=-2)\nsch.compute_at(block=b0, loop=l2)\n");
   free(t);
   mlc_sch_destroy(s);

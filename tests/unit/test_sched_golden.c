@@ -28,22 +28,6 @@
 
 #define OK(expr) MLC_TEST_OK(expr)
 
-static char *print_func(const mlc_tir_func *f) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_func(f, &b);
-  char *s = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return s;
-}
-
-static char *print_trace(const mlc_sch *s) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sch_print_trace(s, &b);
-  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return t;
-}
-
 static char *read_case(const char *name, const char *ext) {
   char rel[512];
   snprintf(rel, sizeof rel, "tests/schedule/%s.%s", name, ext);
@@ -100,13 +84,13 @@ static int run_case(const char *name) {
             mlc_sch_error_name(mlc_sch_last_error(s)), cls);
       /* the refused instruction changed nothing: replaying what was
       ** recorded gives the same function */
-      char *t = print_trace(s);
+      char *t = mlc_th_print_trace(s);
       mlc_sch *r = NULL;
       if (OK(mlc_sch_create(m, f, 42, &r))) {
         mlc_status rs = mlc_sch_apply_trace(r, t, strlen(t), "recorded");
         CHECK(rs == NULL, "replay of the recorded part: %s", rs ? mlc_status_message(rs) : "");
         mlc_status_free(rs);
-        char *a = print_func(mlc_sch_func(s)), *b = print_func(mlc_sch_func(r));
+        char *a = mlc_th_print_func(mlc_sch_func(s)), *b = mlc_th_print_func(mlc_sch_func(r));
         CHECK(strcmp(a, b) == 0, "the refused instruction changed the function:\n%s", a);
         free(a);
         free(b);
@@ -122,7 +106,7 @@ static int run_case(const char *name) {
     mlc_status_free(st);
     goto done;
   }
-  char *got = print_func(mlc_sch_func(s));
+  char *got = mlc_th_print_func(mlc_sch_func(s));
   if (updating) {
     char rel[512];
     snprintf(rel, sizeof rel, "tests/schedule/%s.expected", name);
@@ -137,18 +121,18 @@ static int run_case(const char *name) {
   CHECK(st == NULL, "the scheduled function does not parse: %s", st ? mlc_status_message(st) : "");
   mlc_status_free(st);
   if (back) {
-    char *again = print_func(back);
+    char *again = mlc_th_print_func(back);
     CHECK(strcmp(again, got) == 0, "print -> parse -> print differs:\n%s", again);
     free(again);
   }
   /* the printed trace replays to the same function */
-  char *t = print_trace(s);
+  char *t = mlc_th_print_trace(s);
   mlc_sch *r = NULL;
   if (OK(mlc_sch_create(m, f, 7, &r))) {
     st = mlc_sch_apply_trace(r, t, strlen(t), "printed trace");
     CHECK(st == NULL, "the printed trace does not replay: %s\n%s", st ? mlc_status_message(st) : "", t);
     mlc_status_free(st);
-    char *again = print_func(mlc_sch_func(r));
+    char *again = mlc_th_print_func(mlc_sch_func(r));
     CHECK(strcmp(again, got) == 0, "replaying the printed trace gives\n%s", again);
     free(again);
     mlc_sch_destroy(r);

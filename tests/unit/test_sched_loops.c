@@ -16,37 +16,6 @@
 #define OK(expr) MLC_TEST_OK(expr)
 #define ERR(expr, ...) MLC_TEST_ERR((expr), MLC_INVALID_ARGUMENT, __VA_ARGS__)
 
-static mlc_tir_module *new_module(void) {
-  mlc_tir_module *m = NULL;
-  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
-  return m;
-}
-
-static char *print_func(const mlc_tir_func *f) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_func(f, &b);
-  CU_ASSERT(!b.oom);
-  char *s = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return s;
-}
-
-static char *print_trace(const mlc_sch *s) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sch_print_trace(s, &b);
-  CU_ASSERT(!b.oom);
-  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return t;
-}
-
-#define EXPECT_STR(got, want)                                                 \
-  do {                                                                        \
-    const char *g_ = (got), *w_ = (want);                                     \
-    if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- got\n%s", w_, g_); \
-    CU_ASSERT_STRING_EQUAL(g_, w_);                                           \
-  } while (0)
-
 /*
 ** Applies |trace| to |f|; the scheduled function must print as |want|
 ** (when not NULL), compute what |f| computes (static shapes), and the
@@ -59,14 +28,14 @@ static char *check_trace(mlc_tir_module *m, const mlc_tir_func *f, uint64_t seed
   if (!OK(mlc_sch_create(m, f, seed, &s))) return NULL;
   char *got = NULL;
   if (OK(mlc_sch_apply_trace(s, trace, strlen(trace), name))) {
-    got = print_func(mlc_sch_func(s));
-    if (want) EXPECT_STR(got, want);
+    got = mlc_th_print_func(mlc_sch_func(s));
+    if (want) MLC_TH_EXPECT_STR(got, want);
     if (f->nscalars == 0) CU_ASSERT_EQUAL(mlc_th_sched_same(m, f, mlc_sch_func(s), name), 0);
-    char *t = print_trace(s);
+    char *t = mlc_th_print_trace(s);
     if (OK(mlc_sch_create(m, f, seed + 1, &r)) && OK(mlc_sch_apply_trace(r, t, strlen(t), "replay"))) {
-      char *again = print_func(mlc_sch_func(r)), *t2 = print_trace(r);
-      EXPECT_STR(again, got);
-      EXPECT_STR(t2, t);
+      char *again = mlc_th_print_func(mlc_sch_func(r)), *t2 = mlc_th_print_trace(r);
+      MLC_TH_EXPECT_STR(again, got);
+      MLC_TH_EXPECT_STR(t2, t);
       free(again);
       free(t2);
     }
@@ -105,8 +74,8 @@ static void check_refused(mlc_tir_module *m, const mlc_tir_func *f, const char *
     printf("\n--- expected class \"%s\", got \"%s\" (%s)\n", mlc_sch_error_name(cls),
            mlc_sch_error_name(mlc_sch_last_error(s)), msg);
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), cls);
-  char *before = print_func(mlc_sch_func(p)), *after = print_func(mlc_sch_func(s));
-  EXPECT_STR(after, before);
+  char *before = mlc_th_print_func(mlc_sch_func(p)), *after = mlc_th_print_func(mlc_sch_func(s));
+  MLC_TH_EXPECT_STR(after, before);
   CU_ASSERT_EQUAL(mlc_sch_trace_len(s), mlc_sch_trace_len(p));
   free(before);
   free(after);
@@ -290,7 +259,7 @@ static void expect(mlc_tir_module *m, const mlc_tir_func *f, const char *trace, 
 /* ---- split ------------------------------------------------------------------------- */
 
 static void test_split(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f8 = mlc_th_mm_relu(m, 8), *f10 = mlc_th_mm_relu(m, 10);
   /* the seeds' split of j by 4 */
@@ -376,7 +345,7 @@ static void test_split(void) {
 }
 
 static void test_split_refused(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 16);
   check_refused(m, f, MM_Y "l4, l5 = sch.split(loop=l2, factors=[3, 5])\n", MLC_SCH_ERR_FACTORS,
@@ -420,7 +389,7 @@ static void test_split_refused(void) {
 /* ---- fuse --------------------------------------------------------------------------- */
 
 static void test_fuse(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   /* the seeds' before_fuse */
   expect(m, ewise(m, 128, 128), EW_B "l3 = sch.fuse(loops=[l1, l2])\n",
@@ -474,7 +443,7 @@ static void test_fuse(void) {
 }
 
 static void test_fuse_refused(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 8);
   check_refused(m, f, MM_Y "l4 = sch.fuse(loops=[l1, l3])\n", MLC_SCH_ERR_LOOP_NEST,
@@ -505,7 +474,7 @@ static void test_fuse_refused(void) {
 /* ---- reorder ---------------------------------------------------------------------------- */
 
 static void test_reorder(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 8);
   /* the seeds' mm_relu: split j by 4, then reorder j_0, k, j_1 */
@@ -553,15 +522,15 @@ static void test_reorder(void) {
          "reorder_two_blocks");
   /* one loop: nothing moves */
   char *g = check_trace(m, f, 1, MM_Y "sch.reorder(ordered_loops=[l2])\n", NULL, "reorder_one");
-  char *p = print_func(f);
-  if (g) EXPECT_STR(g, p);
+  char *p = mlc_th_print_func(f);
+  if (g) MLC_TH_EXPECT_STR(g, p);
   free(g);
   free(p);
   mlc_tir_module_destroy(m);
 }
 
 static void test_reorder_refused(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 8);
   check_refused(m, f,
@@ -591,7 +560,7 @@ static void test_reorder_refused(void) {
 
 /* The refusal of the skewed reorder matters: the swapped nest computes something else. */
 static void test_reorder_check_can_fail(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = skewed(m);
   mlc_sch *s = NULL;
@@ -609,7 +578,7 @@ static void test_reorder_check_can_fail(void) {
 /* ---- annotate ------------------------------------------------------------------------------ */
 
 static void test_annotate(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 8);
   expect(m, f,
@@ -655,8 +624,8 @@ static void test_annotate(void) {
   CU_ASSERT(OK(mlc_sch_annotate(s, b, "s", MLC_SCH_STR_ARG("x"))));
   CU_ASSERT(OK(mlc_sch_unannotate(s, b, "s")));
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, mlc_sch_func(s), 1, &r)));
-  char *a = print_func(mlc_sch_func(s)), *c = print_func(mlc_sch_func(r));
-  EXPECT_STR(c, a);
+  char *a = mlc_th_print_func(mlc_sch_func(s)), *c = mlc_th_print_func(mlc_sch_func(r));
+  MLC_TH_EXPECT_STR(c, a);
   CU_ASSERT_PTR_NOT_NULL(strstr(a, "for i in T.serial(8, annotations={\"pragma_unroll_explicit\": 16}):\n"));
   CU_ASSERT_PTR_NOT_NULL(strstr(a, "T.block_attr({\"f\": 0.25})\n"));
   const mlc_tir_attr *at = mlc_tir_stmt_annot(mlc_sch_rv_stmt(r, 0) ? NULL : mlc_sch_func(r)->body->alloc.body->seq.stmts[0],
@@ -666,8 +635,8 @@ static void test_annotate(void) {
   CU_ASSERT(OK(mlc_sch_get_block(r, "Y", &b)));
   CU_ASSERT(OK(mlc_sch_get_loops(r, b, 3, l, &n)));
   CU_ASSERT(OK(mlc_sch_unannotate(r, l[0], "pragma_unroll_explicit")));
-  char *a2 = print_func(mlc_sch_func(s));
-  EXPECT_STR(a2, a);
+  char *a2 = mlc_th_print_func(mlc_sch_func(s));
+  MLC_TH_EXPECT_STR(a2, a);
   free(a);
   free(a2);
   free(c);
@@ -677,7 +646,7 @@ static void test_annotate(void) {
 }
 
 static void test_annotate_refused(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 8);
   check_refused(m, f, MM_Y "sch.unannotate(block_or_loop=l1, ann_key=\"pragma_unroll_explicit\")\n",
@@ -710,7 +679,7 @@ static void test_annotate_refused(void) {
 
 /* The parser reads annotations back; what it refuses. */
 static void test_annotate_parse(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   const char *head = "@T.prim_func\ndef f(A: T.Buffer((8,), \"float32\")):\n";
   const char *good =
@@ -726,8 +695,8 @@ static void test_annotate_parse(void) {
   snprintf(src, sizeof src, "%s%s", head, good);
   mlc_tir_func *f = NULL;
   CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, src, strlen(src), "good", &f)));
-  char *p = print_func(f);
-  EXPECT_STR(p, src);
+  char *p = mlc_th_print_func(f);
+  MLC_TH_EXPECT_STR(p, src);
   free(p);
   const mlc_tir_stmt *l = f->body->seq.stmts[0];
   const mlc_tir_attr *a = mlc_tir_stmt_annot(l, "i");
@@ -789,11 +758,11 @@ static void test_annotate_parse(void) {
     mlc_tir_func *g = NULL;
     mlc_status st = mlc_tir_parse_func(m, buf, len, "damaged", &g);
     if (!st && g) {
-      char *once = print_func(g);
+      char *once = mlc_th_print_func(g);
       mlc_tir_func *h = NULL;
       CU_ASSERT(OK(mlc_tir_parse_func(m, once, strlen(once), "printed", &h)));
       if (h) {
-        char *twice = print_func(h);
+        char *twice = mlc_th_print_func(h);
         CU_ASSERT_STRING_EQUAL(twice, once);
         free(twice);
       }
@@ -826,7 +795,7 @@ static int tile(mlc_tir_module *m, const mlc_tir_func *f, uint64_t seed, int n, 
 }
 
 static void test_sample_perfect_tile(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f12 = mlc_th_mm_relu(m, 12), *f64 = mlc_th_mm_relu(m, 64);
   /* valid, deterministic for a seed, varied across seeds */
@@ -871,16 +840,16 @@ static void test_sample_perfect_tile(void) {
   CU_ASSERT(OK(mlc_sch_get_loops(s, b, 3, l, &n)));
   CU_ASSERT(OK(mlc_sch_sample_perfect_tile(s, l[1], 3, 16, NULL, v)));
   CU_ASSERT(OK(mlc_sch_split(s, l[1], 3, (mlc_sch_arg[]){MLC_SCH_RV_ARG(v[0]), MLC_SCH_RV_ARG(v[1]), MLC_SCH_RV_ARG(v[2])}, l)));
-  char *tr = print_trace(s);
+  char *tr = mlc_th_print_trace(s);
   char want[256];
   snprintf(want, sizeof want, "sch.sample_perfect_tile(loop=l2, n=3, max_innermost_factor=16, decision=[%lld, %lld, %lld])",
            (long long)mlc_sch_rv_int(s, v[0]), (long long)mlc_sch_rv_int(s, v[1]), (long long)mlc_sch_rv_int(s, v[2]));
   CU_ASSERT_PTR_NOT_NULL(strstr(tr, want));
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, f64, 12345, &r)));
   CU_ASSERT(OK(mlc_sch_apply_trace(r, tr, strlen(tr), "replay")));
-  char *p1 = print_func(mlc_sch_func(s)), *p2 = print_func(mlc_sch_func(r)), *tr2 = print_trace(r);
-  EXPECT_STR(p2, p1);
-  EXPECT_STR(tr2, tr);
+  char *p1 = mlc_th_print_func(mlc_sch_func(s)), *p2 = mlc_th_print_func(mlc_sch_func(r)), *tr2 = mlc_th_print_trace(r);
+  MLC_TH_EXPECT_STR(p2, p1);
+  MLC_TH_EXPECT_STR(tr2, tr);
   CU_ASSERT_EQUAL(mlc_th_sched_same(m, f64, mlc_sch_func(r), "sample_replay"), 0);
   free(p1);
   free(p2);
@@ -892,7 +861,7 @@ static void test_sample_perfect_tile(void) {
 }
 
 static void test_sample_categorical(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 4);
   const int64_t cand[4] = {1, 2, 4, 8};
@@ -910,11 +879,11 @@ static void test_sample_categorical(void) {
     if (x >= 1 && x <= 8) hits[x]++;
     if (seed == 1) {
       /* the decision is the index; replay gives the same value */
-      char *t = print_trace(s);
+      char *t = mlc_th_print_trace(s);
       char want[128];
       int idx = x == 1 ? 0 : x == 2 ? 1 : x == 4 ? 2 : 3;
       snprintf(want, sizeof want, "v0 = sch.sample_categorical(candidates=[1, 2, 4, 8], probs=[0.5, 0.25, 0.0, 0.25], decision=%d)\n", idx);
-      EXPECT_STR(t, want);
+      MLC_TH_EXPECT_STR(t, want);
       mlc_sch *r = NULL;
       mlc_sch_rv out[4];
       int n = 0;
@@ -951,7 +920,7 @@ static void test_sample_categorical(void) {
 }
 
 static void test_sample_refused(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 64);
 #define SPT MM_Y "v4, v5 = sch.sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16"

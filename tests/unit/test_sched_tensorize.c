@@ -22,37 +22,6 @@
 #define OK(expr) MLC_TEST_OK(expr)
 #define ERR(expr, ...) MLC_TEST_ERR((expr), MLC_INVALID_ARGUMENT, __VA_ARGS__)
 
-static mlc_tir_module *new_module(void) {
-  mlc_tir_module *m = NULL;
-  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
-  return m;
-}
-
-static char *print_func(const mlc_tir_func *f) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_func(f, &b);
-  CU_ASSERT(!b.oom);
-  char *s = strdup(mlc_sb_str(&b));
-  mlc_sb_fini(&b);
-  return s;
-}
-
-static char *print_trace(const mlc_sch *s) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sch_print_trace(s, &b);
-  CU_ASSERT(!b.oom);
-  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return t;
-}
-
-#define EXPECT_STR(got, want)                                                 \
-  do {                                                                        \
-    const char *g_ = (got), *w_ = (want);                                     \
-    if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- got\n%s", w_, g_); \
-    CU_ASSERT_STRING_EQUAL(g_, w_);                                           \
-  } while (0)
-
 /* ---- the test functions ---------------------------------------------------------- */
 
 /* A loop of the nest: its name and extent. */
@@ -166,13 +135,13 @@ static mlc_sch *open_sched(mlc_tir_module *m, const mlc_tir_func *f, mlc_sch_rv 
 
 /* Replays the trace of |s| on a fresh schedule of |f|: the same function and trace. */
 static void check_replay(mlc_tir_module *m, const mlc_tir_func *f, const mlc_sch *s) {
-  char *t = print_trace(s);
+  char *t = mlc_th_print_trace(s);
   mlc_sch *r = NULL;
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 2, &r)));
   CU_ASSERT(OK(mlc_sch_apply_trace(r, t, strlen(t), "replay.trace")));
-  char *a = print_func(mlc_sch_func(s)), *b = print_func(mlc_sch_func(r)), *t2 = print_trace(r);
-  EXPECT_STR(b, a);
-  EXPECT_STR(t2, t);
+  char *a = mlc_th_print_func(mlc_sch_func(s)), *b = mlc_th_print_func(mlc_sch_func(r)), *t2 = mlc_th_print_trace(r);
+  MLC_TH_EXPECT_STR(b, a);
+  MLC_TH_EXPECT_STR(t2, t);
   free(a);
   free(b);
   free(t2);
@@ -202,8 +171,8 @@ static void expect_func(const mlc_sch *s, int64_t n, const char *ynest) {
   size_t len = strlen(head) + strlen(ynest) + strlen(tail) + 1;
   char *want = malloc(len);
   snprintf(want, len, "%s%s%s", head, ynest, tail);
-  char *got = print_func(mlc_sch_func(s));
-  EXPECT_STR(got, want);
+  char *got = mlc_th_print_func(mlc_sch_func(s));
+  MLC_TH_EXPECT_STR(got, want);
   free(got);
   free(want);
 }
@@ -213,7 +182,7 @@ static void expect_func(const mlc_sch *s, int64_t n, const char *ynest) {
 static void write_golden(const char *name, const mlc_tir_func *f, const mlc_sch *s) {
   const char *dir = getenv("MLC_TEST_GOLDEN_DIR");
   if (!dir) return;
-  char *text[3] = {print_func(f), print_trace(s), print_func(mlc_sch_func(s))};
+  char *text[3] = {mlc_th_print_func(f), mlc_th_print_trace(s), mlc_th_print_func(mlc_sch_func(s))};
   static const char *const ext[3] = {"tir", "trace", "expected"};
   for (int i = 0; i < 3; i++) {
     char path[1024];
@@ -232,7 +201,7 @@ static void write_golden(const char *name, const mlc_tir_func *f, const mlc_sch 
 static void write_golden_tir(const char *name, const mlc_tir_func *f) {
   const char *dir = getenv("MLC_TEST_GOLDEN_DIR");
   if (!dir) return;
-  char path[1024], *text = print_func(f);
+  char path[1024], *text = mlc_th_print_func(f);
   snprintf(path, sizeof path, "%s/%s.tir", dir, name);
   FILE *fp = fopen(path, "w");
   if (fp) {
@@ -244,7 +213,7 @@ static void write_golden_tir(const char *name, const mlc_tir_func *f) {
 
 static void dump(const char *what, const mlc_sch *s) {
   if (!getenv("MLC_TEST_DUMP")) return;
-  char *p = print_func(mlc_sch_func(s)), *t = print_trace(s);
+  char *p = mlc_th_print_func(mlc_sch_func(s)), *t = mlc_th_print_trace(s);
   printf("\n==== %s\n%s---- trace\n%s", what, p, t);
   free(p);
   free(t);
@@ -254,7 +223,7 @@ static void dump(const char *what, const mlc_sch *s) {
 
 /* A reduce loop outside the subtree: the init moves to the outer block. */
 static void test_blockize_outer_reduce(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = spec_ij0kj1(32, 16);
   mlc_tir_func *f = mm_nest(m, &sp);
@@ -295,7 +264,7 @@ static void test_blockize_outer_reduce(void) {
 
 /* Every reduce loop inside the subtree: the inner block keeps the init. */
 static void test_blockize_inner_reduce(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 4,
                 {{"i", 16}, {"j0", 4}, {"j1", 4}, {"k", 16}},
@@ -328,7 +297,7 @@ static void test_blockize_inner_reduce(void) {
 
 /* A split reduce loop: vk = k0 * 4 + k1 with k1 inside. */
 static void test_blockize_split_reduce(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 5,
                 {{"i", 16}, {"j0", 2}, {"k0", 4}, {"k1", 4}, {"j1", 8}},
@@ -366,7 +335,7 @@ static void test_blockize_split_reduce(void) {
 
 /* A fused loop inside the subtree: the iterator map divides f // 16 and f % 16. */
 static void test_blockize_fused(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = {16, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 3,
                 {{"i0", 2}, {"f", 128}, {"k", 16}},
@@ -399,7 +368,7 @@ static void test_blockize_fused(void) {
 
 /* Regions computed before blockize are kept current: the outer block gets its own. */
 static void test_blockize_regions(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = spec_ij0kj1(32, 16);
   mlc_tir_func *f = mm_nest(m, &sp);
@@ -411,7 +380,7 @@ static void test_blockize_regions(void) {
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
   dump("blockize_regions", s);
   write_golden("blockize_regions", f, s);
-  char *p = print_func(mlc_sch_func(s));
+  char *p = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p,
       "    for i, j0, k in T.grid(32, 2, 32):\n"
       "        with T.block(\"Y_o\"):\n"
@@ -438,7 +407,7 @@ static void test_blockize_regions(void) {
   CU_ASSERT(OK(mlc_sch_tensorize(s, bo, "avx512_fma_f32x16")));
   dump("tensorize_regions", s);
   write_golden("tensorize_regions", f, s);
-  p = print_func(mlc_sch_func(s));
+  p = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p,
       "            T.reads(A[vi_o, vk_o], B[vk_o, vj_o * 16:vj_o * 16 + 16])\n"
       "            T.writes(Y[vi_o, vj_o * 16:vj_o * 16 + 16])\n"));
@@ -452,7 +421,7 @@ static void test_blockize_regions(void) {
 
 /* Blockize twice: the outer block of the first becomes the inner block of the second. */
 static void test_blockize_nested(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = spec_ij0kj1(32, 16);
   mlc_tir_func *f = mm_nest(m, &sp);
@@ -464,7 +433,7 @@ static void test_blockize_nested(void) {
   CU_ASSERT(OK(mlc_sch_blockize(s, l[1], &b2)));
   dump("blockize_nested", s);
   write_golden("blockize_nested", f, s);
-  char *p = print_func(mlc_sch_func(s));
+  char *p = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "        with T.block(\"Y_o_o\"):\n"
                                    "            vi_o_o = T.axis.spatial(32, i)\n"
                                    "            for j0, k in T.grid(2, 32):\n"
@@ -491,15 +460,15 @@ static mlc_sch *fresh(mlc_tir_module *m, const mm_spec *sp, mlc_tir_func **f, ml
 
 /* A refused primitive leaves the function as it was and is not recorded. */
 static void check_unchanged(const mlc_tir_func *f, const mlc_sch *s, int trace_len) {
-  char *a = print_func(f), *b = print_func(mlc_sch_func(s));
-  EXPECT_STR(b, a);
+  char *a = mlc_th_print_func(f), *b = mlc_th_print_func(mlc_sch_func(s));
+  MLC_TH_EXPECT_STR(b, a);
   free(a);
   free(b);
   CU_ASSERT_EQUAL(mlc_sch_trace_len(s), trace_len);
 }
 
 static void test_blockize_refusals(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f;
   mlc_sch_rv y, l[8], bo = 0;
@@ -585,7 +554,7 @@ static void test_blockize_refusals(void) {
   CU_ASSERT(OK(mlc_sch_get_loops(s, y, 8, l, &n)));
   CU_ASSERT(OK(mlc_sch_blockize(s, l[1], &bo)));
   mlc_th_sched_same(m, f, mlc_sch_func(s), "blockize_predicate");
-  char *p = print_func(mlc_sch_func(s));
+  char *p = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "T.where(i < 32 and j0 * 16 + j1 < 32 and k < 32)"));
   free(p);
   mlc_sch_destroy(s);
@@ -620,7 +589,7 @@ static void test_blockize_refusals(void) {
 /* ---- tensorize ------------------------------------------------------------------ */
 
 static void test_tensorize_fma(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = spec_ij0kj1(32, 16);
   mlc_tir_func *f = mm_nest(m, &sp);
@@ -667,7 +636,7 @@ static void test_tensorize_fma(void) {
 
 /* The tensorized FMA row lowers to explicit 16-lane vector operations. */
 static void test_tensorize_lowered(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = spec_ij0kj1(32, 16);
   mlc_tir_func *f = mm_nest(m, &sp);
@@ -680,7 +649,7 @@ static void test_tensorize_lowered(void) {
   mlc_tir_func *g = mlc_tir_func_new(m, "lowered", t->nparams, t->params, mlc_tir_stmt_copy(m, t->body, NULL));
   CU_ASSERT_PTR_NOT_NULL_FATAL(g);
   CU_ASSERT(OK(mlc_tir_lower_func(m, g, NULL)));
-  char *p = print_func(g);
+  char *p = mlc_th_print_func(g);
   if (getenv("MLC_TEST_DUMP")) printf("\n==== lowered\n%s", p);
   CU_ASSERT_PTR_NULL(strstr(p, "T.vectorized"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "T.Ramp("));
@@ -691,7 +660,7 @@ static void test_tensorize_lowered(void) {
 }
 
 static void test_tensorize_tile(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = {48, MLC_DTYPE_F32, MLC_TIR_ADD, 0, 0, 5,
                 {{"i0", 8}, {"j0", 3}, {"k", 48}, {"i1", 6}, {"j1", 16}},
@@ -727,7 +696,7 @@ static void test_tensorize_tile(void) {
 
 /* A reduction intrinsic on Y = A @ B^T (rows of both along k): the init leaves for the outer block. */
 static void test_tensorize_dot(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = {32, MLC_DTYPE_F32, MLC_TIR_ADD, 1, 0, 4,
                 {{"i", 32}, {"j", 32}, {"k0", 2}, {"k1", 16}},
@@ -783,7 +752,7 @@ static void test_tensorize_dot(void) {
 }
 
 static void test_tensorize_refusals(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f;
   mlc_sch_rv y, l[8], bo = 0;
@@ -821,10 +790,10 @@ static void test_tensorize_refusals(void) {
   mlc_th_sched_same(m, f, mlc_sch_func(s), "tensorize_undone");
   /* the same on the blockized block: nothing changes either */
   CU_ASSERT(OK(mlc_sch_blockize(s, l[3], &bo)));
-  char *before = print_func(mlc_sch_func(s));
+  char *before = mlc_th_print_func(mlc_sch_func(s));
   ERR(mlc_sch_tensorize(s, bo, "avx512_fma_f32x16"), "loop j1 has extent 8 where the intrinsic's loop j has 16");
-  char *after = print_func(mlc_sch_func(s));
-  EXPECT_STR(after, before);
+  char *after = mlc_th_print_func(mlc_sch_func(s));
+  MLC_TH_EXPECT_STR(after, before);
   free(before);
   free(after);
   /* an 8 x 8 tile is not the 6 x 16 one */
@@ -882,7 +851,7 @@ static void test_tensorize_refusals(void) {
 
 /* Each implementation computes its description. */
 static void test_intrinsics(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   CU_ASSERT_EQUAL(mlc_sch_intrin_count(), 3);
   CU_ASSERT_PTR_NULL(mlc_sch_intrin_find("nope"));
@@ -897,8 +866,8 @@ static void test_intrinsics(void) {
   }
   mlc_tir_func *desc = NULL, *impl = NULL;
   CU_ASSERT(OK(mlc_sch_intrin_build(m, mlc_sch_intrin_find("avx512_fma_f32x16"), &desc, &impl)));
-  char *d = print_func(desc), *p = print_func(impl);
-  EXPECT_STR(d,
+  char *d = mlc_th_print_func(desc), *p = mlc_th_print_func(impl);
+  MLC_TH_EXPECT_STR(d,
              "@T.prim_func\n"
              "def avx512_fma_f32x16_desc(A: T.Buffer((1,), \"float32\"), B: T.Buffer((16,), \"float32\"), "
              "C: T.Buffer((16,), \"float32\")):\n"
@@ -906,7 +875,7 @@ static void test_intrinsics(void) {
              "        with T.block(\"update\"):\n"
              "            vj = T.axis.spatial(16, j)\n"
              "            C[vj] = C[vj] + A[0] * B[vj]\n");
-  EXPECT_STR(p,
+  MLC_TH_EXPECT_STR(p,
              "@T.prim_func\n"
              "def avx512_fma_f32x16_impl(A: T.Buffer((1,), \"float32\"), B: T.Buffer((16,), \"float32\"), "
              "C: T.Buffer((16,), \"float32\")):\n"
@@ -921,7 +890,7 @@ static void test_intrinsics(void) {
 
 /* Hand-written traces replay; a refused line names the file, the line and the reason. */
 static void test_trace_text(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mm_spec sp = spec_ij0kj1(32, 16);
   mlc_tir_func *f = mm_nest(m, &sp);
@@ -934,14 +903,14 @@ static void test_trace_text(void) {
   mlc_sch *s = NULL;
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
   CU_ASSERT(OK(mlc_sch_apply_trace(s, text, strlen(text), "fma.trace")));
-  char *t = print_trace(s);
-  EXPECT_STR(t, "b0 = sch.get_block(name=\"Y\")\n"
+  char *t = mlc_th_print_trace(s);
+  MLC_TH_EXPECT_STR(t, "b0 = sch.get_block(name=\"Y\")\n"
                 "l1, l2, l3, l4 = sch.get_loops(block=b0)\n"
                 "b5 = sch.blockize(target=l4)\n"
                 "sch.tensorize(block_or_loop=b5, tensor_intrin=\"avx512_fma_f32x16\")\n"
                 "sch.parallel(loop=l1)\n");
   free(t);
-  char *p = print_func(mlc_sch_func(s));
+  char *p = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "    for i in T.parallel(32):\n"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "            for j in T.vectorized(16):\n"));
   free(p);
