@@ -606,3 +606,44 @@ mlc_status sch_refresh_regions(mlc_sch *s, mlc_tir_stmt *st, const mlc_tir_buffe
   }
   return NULL;
 }
+
+mlc_status sch_cache_stage(mlc_sch *s, mlc_sch_inst *in, mlc_tir_stmt *blk, mlc_tir_stmt *nest, mlc_tir_buffer *buf,
+                           int scope, const char *scope_name, int writes) {
+  mlc_tir_module *m = s->m;
+  mlc_tir_expr **mins = MLC_ARENA_ARRAY(m->arena, (size_t)buf->rank + 1, mlc_tir_expr *);
+  mlc_tir_expr **exts = MLC_ARENA_ARRAY(m->arena, (size_t)buf->rank + 1, mlc_tir_expr *);
+  if (!mins || !exts) return mlc_oom();
+  MLC_RETURN_IF_ERROR(sch_block_region(s, blk, buf, writes, mins, exts));
+
+  /* rewrite */
+  const char *base = mlc_arena_printf(s->arena, "%s_%s", buf->name, scope_name);
+  const char *bname = base ? sch_unique_buffer_name(s, base) : NULL;
+  const char *kname = base ? sch_unique_block_name(s, base) : NULL;
+  mlc_tir_buffer *cache =
+      bname && kname ? mlc_tir_buffer_new(m, bname, buf->dtype, buf->rank, buf->shape, (mlc_tir_scope)scope) : NULL;
+  mlc_tir_stmt *copy = !cache ? NULL
+                       : writes ? sch_copy_stage(s, kname, buf, cache, mins, exts)
+                                : sch_copy_stage(s, kname, cache, buf, mins, exts);
+  if (!copy) return mlc_oom();
+  mlc_tir_stmt *cblk = copy;
+  while (cblk->kind == MLC_TIR_FOR) cblk = cblk->loop.body;
+  cblk->origin = copy->origin = blk->origin;
+  MLC_RETURN_IF_ERROR(sch_replace(s, nest, writes ? mlc_tir_seq2(m, nest, copy) : mlc_tir_seq2(m, copy, nest)));
+  MLC_RETURN_IF_ERROR(sch_remap_buffer(s, blk, buf, cache, !writes, NULL, NULL));
+  MLC_RETURN_IF_ERROR(sch_add_alloc(s, cache));
+  /* regions: the copy lists its own when the block did */
+  if (blk->block.nreads || blk->block.nwrites) MLC_RETURN_IF_ERROR(mlc_tir_block_compute_regions(m, cblk));
+  return sch_out_stmt(s, in, MLC_SCH_RV_BLOCK, cblk);
+}
+
+mlc_status sch_cache_inst(mlc_sch *s, mlc_sch_inst_kind kind, const char *key, mlc_sch_rv block, int index,
+                          const char *scope, mlc_sch_rv *out) {
+  mlc_sch_arg a[3] = {MLC_SCH_RV_ARG(block), MLC_SCH_INT_ARG(index), MLC_SCH_STR_ARG(scope)};
+  a[0].key = "block";
+  a[1].key = key;
+  a[2].key = "storage_scope";
+  mlc_sch_rv outs[MLC_SCH_MAX_OUTS];
+  MLC_RETURN_IF_ERROR(mlc_sch_apply(s, kind, 3, a, outs, NULL));
+  if (out) *out = outs[0];
+  return NULL;
+}

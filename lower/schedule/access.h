@@ -87,4 +87,16 @@ mlc_tir_stmt *sch_copy_stage(mlc_sch *s, const char *name, mlc_tir_buffer *dst, 
 ** stay so. */
 MLC_MUST_USE mlc_status sch_refresh_regions(mlc_sch *s, mlc_tir_stmt *st, const mlc_tir_buffer *b);
 
+/* The rewrite cache_read (|writes| 0) and cache_write (1) share, after
+** their checks: a buffer BUF_SCOPE of |buf|'s shape in |scope|, a copy
+** block of that name over the region |blk| reads (writes) placed just
+** before (after) |nest|, the loop nest holding |blk|; |blk| then accesses
+** the cache.  The copy block is the instruction's output. */
+MLC_MUST_USE mlc_status sch_cache_stage(mlc_sch *s, mlc_sch_inst *in, mlc_tir_stmt *blk, mlc_tir_stmt *nest,
+                                        mlc_tir_buffer *buf, int scope, const char *scope_name, int writes);
+/* The typed entry point of cache_read / cache_write: instruction |kind|
+** with |key| naming the buffer index. */
+MLC_MUST_USE mlc_status sch_cache_inst(mlc_sch *s, mlc_sch_inst_kind kind, const char *key, mlc_sch_rv block,
+                                       int index, const char *scope, mlc_sch_rv *out);
+
 #endif /* MLC_LOWER_SCHEDULE_ACCESS_H */

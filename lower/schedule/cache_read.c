@@ -35,7 +35,6 @@ mlc_status mlc_sch_apply_cache_read(mlc_sch *s, mlc_sch_inst *in) {
   MLC_RETURN_IF_ERROR(sch_arg_block(s, in, "block", &blk));
   MLC_RETURN_IF_ERROR(sch_arg_int(s, in, "read_buffer_index", &index));
   MLC_RETURN_IF_ERROR(sch_arg_str(s, in, "storage_scope", &scope_name));
-  mlc_tir_module *m = s->m;
   const char *bd = sch_desc(s, blk);
   int scope = sch_storage_scope(scope_name);
   if (scope < 0)
@@ -56,37 +55,9 @@ mlc_status mlc_sch_apply_cache_read(mlc_sch *s, mlc_sch_inst *in) {
   if (alloc && sch_contains(nest, alloc))
     return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s is allocated inside %s: no room for a copy before it", buf->name,
                     sch_desc(s, nest));
-  mlc_tir_expr **mins = MLC_ARENA_ARRAY(m->arena, (size_t)buf->rank + 1, mlc_tir_expr *);
-  mlc_tir_expr **exts = MLC_ARENA_ARRAY(m->arena, (size_t)buf->rank + 1, mlc_tir_expr *);
-  if (!mins || !exts) return mlc_oom();
-  MLC_RETURN_IF_ERROR(sch_block_region(s, blk, buf, 0, mins, exts));
-
-  /* rewrite */
-  const char *base = mlc_arena_printf(s->arena, "%s_%s", buf->name, scope_name);
-  const char *bname = base ? sch_unique_buffer_name(s, base) : NULL;
-  const char *kname = base ? sch_unique_block_name(s, base) : NULL;
-  mlc_tir_buffer *cache =
-      bname && kname ? mlc_tir_buffer_new(m, bname, buf->dtype, buf->rank, buf->shape, (mlc_tir_scope)scope) : NULL;
-  mlc_tir_stmt *copy = cache ? sch_copy_stage(s, kname, cache, buf, mins, exts) : NULL;
-  if (!copy) return mlc_oom();
-  mlc_tir_stmt *cblk = copy;
-  while (cblk->kind == MLC_TIR_FOR) cblk = cblk->loop.body;
-  cblk->origin = copy->origin = blk->origin;
-  MLC_RETURN_IF_ERROR(sch_replace(s, nest, mlc_tir_seq2(m, copy, nest)));
-  MLC_RETURN_IF_ERROR(sch_remap_buffer(s, blk, buf, cache, 1, NULL, NULL));
-  MLC_RETURN_IF_ERROR(sch_add_alloc(s, cache));
-  /* regions: the copy lists its own when the block did */
-  if (blk->block.nreads || blk->block.nwrites) MLC_RETURN_IF_ERROR(mlc_tir_block_compute_regions(m, cblk));
-  return sch_out_stmt(s, in, MLC_SCH_RV_BLOCK, cblk);
+  return sch_cache_stage(s, in, blk, nest, buf, scope, scope_name, 0);
 }
 
 mlc_status mlc_sch_cache_read(mlc_sch *s, mlc_sch_rv block, int index, const char *scope, mlc_sch_rv *out) {
-  mlc_sch_arg a[3] = {MLC_SCH_RV_ARG(block), MLC_SCH_INT_ARG(index), MLC_SCH_STR_ARG(scope)};
-  a[0].key = "block";
-  a[1].key = "read_buffer_index";
-  a[2].key = "storage_scope";
-  mlc_sch_rv outs[MLC_SCH_MAX_OUTS];
-  MLC_RETURN_IF_ERROR(mlc_sch_apply(s, MLC_SCH_INST_CACHE_READ, 3, a, outs, NULL));
-  if (out) *out = outs[0];
-  return NULL;
+  return sch_cache_inst(s, MLC_SCH_INST_CACHE_READ, "read_buffer_index", block, index, scope, out);
 }
