@@ -1715,6 +1715,8 @@ static mlc_tir_func *func(parser *p) {
   int nattrs = 0, capa = 0;
   pending_scalar *sc = NULL;
   int nsc = 0, caps = 0;
+  mlc_tir_buffer **views = NULL;
+  int nviews = 0, capv = 0;
   for (;;) {
     const tok *t = cur(p);
     if (is_t(p, 0, "func_attr")) {
@@ -1780,6 +1782,42 @@ static mlc_tir_func *func(parser *p) {
       if (define(p, b->name, SYM_BUF, b)) return NULL;
       continue;
     }
+    if (t->kind == T_NAME && is_op(at(p, 1), "=") && m && text_is(m, "Buffer")) {
+      /* NAME = T.Buffer(shape, "dtype", data=PARAM.data): a view of a
+      ** parameter's memory (a lowered function's flat view) */
+      p->pos += 5;
+      mlc_tir_expr **shp;
+      int rank;
+      if (!expect_op(p, "(", "after T.Buffer") || shape(p, &shp, &rank) || !expect_op(p, ",", "after the shape"))
+        return NULL;
+      mlc_dtype vt = dtype_of_str(p, cur(p));
+      if (vt == MLC_DTYPE_INVALID || !expect_op(p, ",", "after the dtype")) return NULL;
+      if (cur(p)->kind != T_NAME || !text_is(cur(p), "data")) return expected(p, cur(p), "data=PARAM.data");
+      advance(p);
+      if (!expect_op(p, "=", "after data")) return NULL;
+      const tok *bt = cur(p);
+      if (bt->kind != T_NAME) return expected(p, bt, "the name of a parameter");
+      mlc_tir_buffer *base = lookup_buffer(p, bt);
+      if (!base) return NULL;
+      int is_param = 0;
+      for (int i = 0; i < np; i++) is_param |= params[i] == base;
+      if (!is_param) return fail(p, bt, "a view names a parameter's memory; '%.*s' is not a parameter", (int)(bt->len < 64 ? bt->len : 64), bt->s);
+      advance(p);
+      if (!expect_op(p, ".", "after the parameter")) return NULL;
+      if (cur(p)->kind != T_NAME || !text_is(cur(p), "data")) return expected(p, cur(p), "data");
+      advance(p);
+      if (!expect_op(p, ")", "after data=PARAM.data") || !end_line(p)) return NULL;
+      if (vt != base->dtype)
+        return fail(p, t, "view of %s: dtype %s, the parameter's is %s", base->name, mlc_dtype_name(vt),
+                    mlc_dtype_name(base->dtype));
+      char *nm = tok_name(p, t);
+      mlc_tir_buffer *v = nm ? chk(p, mlc_tir_buffer_view(p->m, base, rank, shp)) : NULL;
+      if (!v || !(v->name = chk(p, mlc_arena_strdup(p->m->arena, nm)))) return NULL;
+      if (define(p, v->name, SYM_BUF, v)) return NULL;
+      if (grow(p, (void **)&views, &capv, nviews + 1, sizeof *views)) return NULL;
+      views[nviews++] = v;
+      continue;
+    }
     mlc_dtype dt = MLC_DTYPE_INVALID;
     if (t->kind == T_NAME && is_op(at(p, 1), "=") && m && m->len < 16 && is_op(at(p, 5), "(") && is_op(at(p, 6), ")")) {
       char nm[16];
@@ -1813,6 +1851,13 @@ static mlc_tir_func *func(parser *p) {
     mlc_status s = attrs[i].kind == MLC_TIR_ATTR_STR    ? mlc_tir_func_set_attr_str(p->m, f, attrs[i].key, attrs[i].s)
                    : attrs[i].kind == MLC_TIR_ATTR_BOOL ? mlc_tir_func_set_attr_bool(p->m, f, attrs[i].key, (int)attrs[i].i)
                                                         : mlc_tir_func_set_attr_int(p->m, f, attrs[i].key, attrs[i].i);
+    if (s) {
+      p->err = s;
+      return NULL;
+    }
+  }
+  for (int i = 0; i < nviews; i++) {
+    mlc_status s = mlc_tir_func_add_view(p->m, f, views[i]);
     if (s) {
       p->err = s;
       return NULL;

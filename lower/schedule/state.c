@@ -40,6 +40,7 @@ mlc_status mlc_sch_create(mlc_tir_module *m, const mlc_tir_func *f, uint64_t see
   mlc_status st = g ? NULL : mlc_oom();
   for (int i = 0; !st && i < f->nscalars; i++)
     st = mlc_tir_func_add_scalar(m, g, f->scalars[i].var, f->scalars[i].param, f->scalars[i].dim);
+  for (int i = 0; !st && i < f->nviews; i++) st = mlc_tir_func_add_view(m, g, f->views[i]);
   for (int i = 0; !st && i < f->nattrs; i++) {
     const mlc_tir_attr *a = &f->attrs[i];
     switch (a->kind) {
