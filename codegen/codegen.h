@@ -1,8 +1,10 @@
 /*
 ** codegen.h: TensorIR -> LLVM IR -> object code (boundary of codegen/).
 **
-** Every prim function of a TIR module becomes one kernel with the runtime
-** ABI of runtime/rt_abi.h:
+** Every prim function of a TIR module, in the lowered form of
+** lower/tir_lower.h (no blocks, one index per access; a function that is
+** not is refused with an error), becomes one kernel with the runtime ABI of
+** runtime/rt_abi.h:
 **
 **   int32_t sym(void **args, const int32_t *arg_codes, int32_t nargs, mlc_rt_ctx *ctx)
 **
@@ -12,7 +14,11 @@
 ** calls ctx->api->set_error with a message naming the kernel and returns
 ** -1.  Parallel loops are outlined into internal functions run through
 ** ctx->api->parallel_for; scratch buffers come from ctx->api->workspace_alloc
-** (or the stack when local and small).  float16/bfloat16 are computed in
+** (or the stack when local and small).  Vector expressions (the
+** vectorize pass's T.Ramp, T.Broadcast and masked ifs) become LLVM vector
+** operations, contiguous vector loads and stores, masked gathers and
+** scatters (llvm_expr.c); a vectorized loop the pass kept stays a loop
+** with LLVM's vectorize hint.  float16/bfloat16 are computed in
 ** float32 and rounded (to nearest even) when stored.  The object needs libm
 ** and nothing from the runtime.  Output is deterministic: the same module
 ** and target give the same bytes.

@@ -213,14 +213,15 @@ LLVMValueRef cg_address(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_e
                                 buf->name));
     return NULL;
   }
-  /* row-major: ((i0 * s1 + i1) * s2 + i2) ... */
-  LLVMValueRef off = n ? cg_expr_i64(cf, idx[0]) : LLVMConstInt(cm->t_i64, 0, 0);
-  for (int d = 1; d < n && off; d++) {
-    LLVMValueRef ext = cg_expr_i64(cf, buf->shape[d]);
-    LLVMValueRef i = cg_expr_i64(cf, idx[d]);
-    if (!ext || !i) return NULL;
-    off = LLVMBuildAdd(cm->b, LLVMBuildMul(cm->b, off, ext, ""), i, "");
+  /* the lowered form indexes flat buffers: the offset is the one index */
+  if (n != 1) {
+    cg_fail(cm, mlc_make_status(MLC_INVALID_ARGUMENT,
+                                "codegen: kernel %s: access to buffer %s with %d indices (flatten the function's "
+                                "buffers with mlc_tir_lower_func first)",
+                                cf->sym, buf->name, n));
+    return NULL;
   }
+  LLVMValueRef off = cg_expr_i64(cf, idx[0]);
   if (!off) return NULL;
   return LLVMBuildInBoundsGEP2(cm->b, cg_mem_type(cm, buf->dtype), base, &off, 1, "");
 }
@@ -228,11 +229,11 @@ LLVMValueRef cg_address(cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_e
 static void alias_md(cg_func *cf, LLVMValueRef inst, const mlc_tir_buffer *buf) {
   cg_module *cm = cf->cm;
   if (!cf->noalias || !cf->scope[buf->id]) return;
-  LLVMMetadataRef own = cf->scope[buf->id];
+  LLVMMetadataRef own = cf->scope[buf->id]; /* a view shares its parameter's scope */
   LLVMMetadataRef others[256];
   int n = 0;
   for (int i = 0; i < cf->nscoped && n < 256; i++)
-    if (cf->scoped_ids[i] != buf->id) others[n++] = cf->scope[cf->scoped_ids[i]];
+    if (cf->scope[cf->scoped_ids[i]] != own) others[n++] = cf->scope[cf->scoped_ids[i]];
   LLVMSetMetadata(inst, cm->md_scope, LLVMMetadataAsValue(cm->ctx, LLVMMDNodeInContext2(cm->ctx, &own, 1)));
   if (n)
     LLVMSetMetadata(inst, cm->md_noalias,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "codegen/cg_int.h"
+#include "lower/tir_visit.h"
 #include "runtime/rt_abi.h"
 
 void cg_func_attrs(cg_module *cm, LLVMValueRef fn) {
@@ -46,28 +47,24 @@ static void dl_code(mlc_dtype t, int *code, int *code2, int *bits) {
   else *code = kDLUInt;
 }
 
+typedef struct buf_list {
+  const mlc_tir_buffer **out;
+  int *n, max;
+} buf_list;
+
+static int alloc_pre(void *ctx, const mlc_tir_stmt *s) {
+  buf_list *l = ctx;
+  if (s->kind == MLC_TIR_ALLOCATE && *l->n < l->max) l->out[(*l->n)++] = s->alloc.buffer;
+  return s->kind == MLC_TIR_BLOCK ? MLC_TIR_VISIT_SKIP : MLC_TIR_VISIT_CONTINUE; /* refused by cg_stmt */
+}
+
 /* Collects the buffers |s| allocates. */
 static void alloc_bufs(const mlc_tir_stmt *s, const mlc_tir_buffer **out, int *n, int max) {
-  if (!s) return;
-  switch (s->kind) {
-    case MLC_TIR_FOR: alloc_bufs(s->loop.body, out, n, max); break;
-    case MLC_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++) alloc_bufs(s->seq.stmts[i], out, n, max);
-      break;
-    case MLC_TIR_IF:
-      alloc_bufs(s->if_.then_s, out, n, max);
-      alloc_bufs(s->if_.else_s, out, n, max);
-      break;
-    case MLC_TIR_ALLOCATE:
-      if (*n < max) out[(*n)++] = s->alloc.buffer;
-      alloc_bufs(s->alloc.body, out, n, max);
-      break;
-    case MLC_TIR_BLOCK:
-      alloc_bufs(s->block.init, out, n, max);
-      alloc_bufs(s->block.body, out, n, max);
-      break;
-    default: break;
-  }
+  buf_list l = {out, n, max};
+  mlc_tir_visitor v = {0};
+  v.ctx = &l;
+  v.pre_stmt = alloc_pre;
+  mlc_tir_visit_stmt(&v, s);
 }
 
 /* One alias scope per buffer of |f| when its parameters do not overlap. */
@@ -92,6 +89,8 @@ static void setup_alias_scopes(cg_func *cf) {
     cf->scope[bufs[i]->id] = LLVMMDNodeInContext2(cm->ctx, ops, 2);
     cf->scoped_ids[cf->nscoped++] = bufs[i]->id;
   }
+  for (int i = 0; i < f->nviews; i++)
+    if (f->views[i]->view_of) cf->scope[f->views[i]->id] = cf->scope[f->views[i]->view_of->id];
   cf->noalias = 1;
 }
 
@@ -143,6 +142,8 @@ static void emit_entry(cg_func *cf) {
       cg_check(cf, LLVMBuildIsNotNull(b, shapes[i], ""), msg);
     }
   }
+  for (int i = 0; i < f->nviews; i++) /* a view is its parameter's memory */
+    if (f->views[i]->view_of) cf->bufs[f->views[i]->id] = cf->bufs[f->views[i]->view_of->id];
   for (int k = 0; k < f->nscalars; k++) {
     const mlc_tir_scalar_param *sp = &f->scalars[k];
     LLVMValueRef d = LLVMConstInt(cm->t_i64, (unsigned)sp->dim, 0);
@@ -175,76 +176,41 @@ typedef struct idmax {
   int var, buf;
 } idmax;
 
-static void max_expr(idmax *x, const mlc_tir_expr *e);
-
 static void max_var(idmax *x, const mlc_tir_var *v) {
   if (v && v->id + 1 > x->var) x->var = v->id + 1;
+}
+
+static int max_expr_pre(void *ctx, const mlc_tir_expr *e) {
+  if (e->kind == MLC_TIR_VAR_REF) max_var(ctx, e->var);
+  return MLC_TIR_VISIT_CONTINUE;
+}
+
+static int max_buf_cb(void *ctx, const mlc_tir_buffer *b);
+
+static int max_stmt_pre(void *ctx, const mlc_tir_stmt *s) {
+  if (s->kind == MLC_TIR_FOR) max_var(ctx, s->loop.var);
+  return s->kind == MLC_TIR_BLOCK ? MLC_TIR_VISIT_SKIP : MLC_TIR_VISIT_CONTINUE; /* refused by cg_stmt */
+}
+
+static void max_walk(idmax *x, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
+  mlc_tir_visitor v = {0};
+  v.ctx = x;
+  v.pre_expr = max_expr_pre;
+  v.pre_stmt = max_stmt_pre;
+  v.buffer = max_buf_cb;
+  if (e) mlc_tir_visit_expr(&v, e);
+  if (s) mlc_tir_visit_stmt(&v, s);
 }
 
 static void max_buf(idmax *x, const mlc_tir_buffer *b) {
   if (!b || b->id + 1 <= x->buf) return;
   x->buf = b->id + 1;
-  for (int i = 0; i < b->rank; i++) max_expr(x, b->shape[i]);
+  for (int i = 0; i < b->rank; i++) max_walk(x, b->shape[i], NULL);
 }
 
-static void max_expr(idmax *x, const mlc_tir_expr *e) {
-  if (!e) return;
-  switch (e->kind) {
-    case MLC_TIR_VAR_REF: max_var(x, e->var); break;
-    case MLC_TIR_BINARY: max_expr(x, e->bin.a); max_expr(x, e->bin.b); break;
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: max_expr(x, e->un.a); break;
-    case MLC_TIR_SELECT: max_expr(x, e->select.c); max_expr(x, e->select.t); max_expr(x, e->select.f); break;
-    case MLC_TIR_LOAD:
-      max_buf(x, e->load.buffer);
-      for (int i = 0; i < e->load.n; i++) max_expr(x, e->load.indices[i]);
-      break;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++) max_expr(x, e->call.args[i]);
-      break;
-    case MLC_TIR_REDUCE: max_expr(x, e->reduce.source); break;
-    case MLC_TIR_RAMP: max_expr(x, e->ramp.base); max_expr(x, e->ramp.stride); break;
-    case MLC_TIR_BROADCAST: max_expr(x, e->un.a); break;
-    default: break;
-  }
-}
-
-static void max_stmt(idmax *x, const mlc_tir_stmt *s) {
-  if (!s) return;
-  switch (s->kind) {
-    case MLC_TIR_FOR:
-      max_var(x, s->loop.var);
-      max_expr(x, s->loop.min);
-      max_expr(x, s->loop.extent);
-      max_stmt(x, s->loop.body);
-      break;
-    case MLC_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++) max_stmt(x, s->seq.stmts[i]);
-      break;
-    case MLC_TIR_STORE:
-      max_buf(x, s->store.buffer);
-      for (int i = 0; i < s->store.n; i++) max_expr(x, s->store.indices[i]);
-      max_expr(x, s->store.value);
-      break;
-    case MLC_TIR_IF: max_expr(x, s->if_.cond); max_stmt(x, s->if_.then_s); max_stmt(x, s->if_.else_s); break;
-    case MLC_TIR_ALLOCATE: max_buf(x, s->alloc.buffer); max_stmt(x, s->alloc.body); break;
-    case MLC_TIR_EVALUATE: max_expr(x, s->eval.value); break;
-    case MLC_TIR_ASSERT:
-      max_expr(x, s->assert_.cond);
-      for (int i = 0; i < s->assert_.nvals; i++) max_expr(x, s->assert_.vals[i]);
-      break;
-    case MLC_TIR_BLOCK:
-      for (int i = 0; i < s->block.niters; i++) {
-        max_var(x, s->block.iters[i].var);
-        max_expr(x, s->block.iters[i].min);
-        max_expr(x, s->block.iters[i].extent);
-        max_expr(x, s->block.iters[i].binding);
-      }
-      max_expr(x, s->block.predicate);
-      max_stmt(x, s->block.init);
-      max_stmt(x, s->block.body);
-      break;
-  }
+static int max_buf_cb(void *ctx, const mlc_tir_buffer *b) {
+  max_buf(ctx, b);
+  return MLC_TIR_VISIT_CONTINUE;
 }
 
 void cg_kernel(cg_module *cm, const mlc_tir_func *f) {
@@ -259,8 +225,9 @@ void cg_kernel(cg_module *cm, const mlc_tir_func *f) {
   }
   idmax ids = {0, 0};
   for (int i = 0; i < f->nparams; i++) max_buf(&ids, f->params[i]);
+  for (int i = 0; i < f->nviews; i++) max_buf(&ids, f->views[i]);
   for (int i = 0; i < f->nscalars; i++) max_var(&ids, f->scalars[i].var);
-  max_stmt(&ids, f->body);
+  max_walk(&ids, NULL, f->body);
   int nv = cf.nvars = ids.var, nb = cf.nbufs = ids.buf;
   cf.vars = mlc_mem_calloc((size_t)nv + 1, sizeof *cf.vars);
   cf.bufs = mlc_mem_calloc((size_t)nb + 1, sizeof *cf.bufs);

@@ -2,9 +2,9 @@
 ** llvm_stmt.c: TIR statements -> LLVM control flow.
 **
 ** Loops are bottom-tested with an i64 phi induction variable behind a
-** guard; vectorized and unrolled loops carry llvm.loop metadata.  A block
-** binds its iteration variables to their bindings, tests its predicate and
-** runs its init when every reduce iteration variable is at its minimum.
+** guard; vectorized and unrolled loops carry llvm.loop metadata.  The
+** function is in the lowered form of lower/tir_lower.h: a block left in it
+** is an error (blocks are lowered to plain loops and stores before).
 ** A parallel loop is outlined into an internal function
 **
 **   i32 sym_parN(i64 begin, i64 end, ptr closure)
@@ -26,6 +26,7 @@
 #include <llvm-c/DebugInfo.h>
 
 #include "codegen/cg_int.h"
+#include "lower/tir_visit.h"
 #include "runtime/rt_abi.h"
 
 #define STACK_ALLOC_LIMIT 32768
@@ -147,34 +148,24 @@ static LLVMMetadataRef loop_md(cg_module *cm, mlc_tir_for_kind kind, unsigned wi
   return node;
 }
 
+static int store_bits_pre(void *ctx, const mlc_tir_stmt *s) {
+  unsigned *m = ctx, x;
+  if (s->kind == MLC_TIR_BLOCK) return MLC_TIR_VISIT_SKIP; /* refused by cg_block */
+  if (s->kind != MLC_TIR_STORE) return MLC_TIR_VISIT_CONTINUE;
+  mlc_dtype t = s->store.buffer->dtype;
+  x = (t == MLC_DTYPE_F16 || t == MLC_DTYPE_BF16) ? 32 : (unsigned)mlc_dtype_size(t) * 8;
+  if (x > *m) *m = x;
+  return MLC_TIR_VISIT_SKIP;
+}
+
 /* The widest element (in bits, as computed) stored in |s|; 0 if none. */
 static unsigned store_bits(const mlc_tir_stmt *s) {
-  if (!s) return 0;
-  unsigned m = 0, x;
-  switch (s->kind) {
-    case MLC_TIR_FOR: return store_bits(s->loop.body);
-    case MLC_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++)
-        if ((x = store_bits(s->seq.stmts[i])) > m) m = x;
-      return m;
-    case MLC_TIR_STORE: {
-      mlc_dtype t = s->store.buffer->dtype;
-      if (t == MLC_DTYPE_F16 || t == MLC_DTYPE_BF16) return 32;
-      return (unsigned)mlc_dtype_size(t) * 8;
-    }
-    case MLC_TIR_IF:
-      m = store_bits(s->if_.then_s);
-      x = store_bits(s->if_.else_s);
-      return x > m ? x : m;
-    case MLC_TIR_ALLOCATE: return store_bits(s->alloc.body);
-    case MLC_TIR_EVALUATE:
-    case MLC_TIR_ASSERT: return 0;
-    case MLC_TIR_BLOCK:
-      m = store_bits(s->block.body);
-      x = store_bits(s->block.init);
-      return x > m ? x : m;
-  }
-  return 0;
+  unsigned m = 0;
+  mlc_tir_visitor v = {0};
+  v.ctx = &m;
+  v.pre_stmt = store_bits_pre;
+  mlc_tir_visit_stmt(&v, s);
+  return m;
 }
 
 /* ---- parallel outlining --------------------------------------------------------- */
@@ -183,67 +174,39 @@ typedef struct uses {
   char *vars, *bufs;
 } uses;
 
-static void use_expr(uses *u, const mlc_tir_expr *e);
-
-static void use_buf(uses *u, const mlc_tir_buffer *b) {
-  if (u->bufs[b->id]) return;
-  u->bufs[b->id] = 1;
-  for (int i = 0; i < b->rank; i++) use_expr(u, b->shape[i]);
+/* Marks the variables and buffers (with the variables of their shapes) a
+** statement uses. */
+static int use_var_pre(void *ctx, const mlc_tir_expr *e) {
+  uses *u = ctx;
+  if (e->kind == MLC_TIR_VAR_REF) u->vars[e->var->id] = 1;
+  return MLC_TIR_VISIT_CONTINUE;
 }
 
-static void use_expr(uses *u, const mlc_tir_expr *e) {
-  if (!e) return;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM: break;
-    case MLC_TIR_VAR_REF: u->vars[e->var->id] = 1; break;
-    case MLC_TIR_BINARY: use_expr(u, e->bin.a); use_expr(u, e->bin.b); break;
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: use_expr(u, e->un.a); break;
-    case MLC_TIR_SELECT: use_expr(u, e->select.c); use_expr(u, e->select.t); use_expr(u, e->select.f); break;
-    case MLC_TIR_LOAD:
-      use_buf(u, e->load.buffer);
-      for (int i = 0; i < e->load.n; i++) use_expr(u, e->load.indices[i]);
-      break;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++) use_expr(u, e->call.args[i]);
-      break;
-    case MLC_TIR_REDUCE: use_expr(u, e->reduce.source); break;
-    case MLC_TIR_RAMP: use_expr(u, e->ramp.base); use_expr(u, e->ramp.stride); break;
-    case MLC_TIR_BROADCAST: use_expr(u, e->un.a); break;
-  }
+static int use_buf(void *ctx, const mlc_tir_buffer *b) {
+  uses *u = ctx;
+  if (u->bufs[b->id]) return MLC_TIR_VISIT_CONTINUE;
+  u->bufs[b->id] = 1;
+  if (b->view_of) use_buf(u, b->view_of);
+  mlc_tir_visitor v = {0};
+  v.ctx = u;
+  v.pre_expr = use_var_pre;
+  v.buffer = use_buf;
+  for (int i = 0; i < b->rank; i++) mlc_tir_visit_expr(&v, b->shape[i]);
+  return MLC_TIR_VISIT_CONTINUE;
+}
+
+static int use_block_pre(void *ctx, const mlc_tir_stmt *s) {
+  (void)ctx;
+  return s->kind == MLC_TIR_BLOCK ? MLC_TIR_VISIT_SKIP : MLC_TIR_VISIT_CONTINUE; /* refused by cg_block */
 }
 
 static void use_stmt(uses *u, const mlc_tir_stmt *s) {
-  if (!s) return;
-  switch (s->kind) {
-    case MLC_TIR_FOR: use_expr(u, s->loop.min); use_expr(u, s->loop.extent); use_stmt(u, s->loop.body); break;
-    case MLC_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++) use_stmt(u, s->seq.stmts[i]);
-      break;
-    case MLC_TIR_STORE:
-      use_buf(u, s->store.buffer);
-      for (int i = 0; i < s->store.n; i++) use_expr(u, s->store.indices[i]);
-      use_expr(u, s->store.value);
-      break;
-    case MLC_TIR_IF: use_expr(u, s->if_.cond); use_stmt(u, s->if_.then_s); use_stmt(u, s->if_.else_s); break;
-    case MLC_TIR_ALLOCATE: use_buf(u, s->alloc.buffer); use_stmt(u, s->alloc.body); break;
-    case MLC_TIR_EVALUATE: use_expr(u, s->eval.value); break;
-    case MLC_TIR_ASSERT:
-      use_expr(u, s->assert_.cond);
-      for (int i = 0; i < s->assert_.nvals; i++) use_expr(u, s->assert_.vals[i]);
-      break;
-    case MLC_TIR_BLOCK:
-      for (int i = 0; i < s->block.niters; i++) {
-        use_expr(u, s->block.iters[i].min);
-        use_expr(u, s->block.iters[i].extent);
-        use_expr(u, s->block.iters[i].binding);
-      }
-      use_expr(u, s->block.predicate);
-      use_stmt(u, s->block.init);
-      use_stmt(u, s->block.body);
-      break;
-  }
+  mlc_tir_visitor v = {0};
+  v.ctx = u;
+  v.pre_expr = use_var_pre;
+  v.pre_stmt = use_block_pre;
+  v.buffer = use_buf;
+  mlc_tir_visit_stmt(&v, s);
 }
 
 static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLVMValueRef ext) {
@@ -437,52 +400,12 @@ static void cg_masked_if(cg_func *cf, LLVMValueRef c, const mlc_tir_stmt *then_s
   }
 }
 
+/* Blocks are lowered before code generation (mlc_tir_lower_func). */
 static void cg_block(cg_func *cf, const mlc_tir_stmt *s) {
-  cg_module *cm = cf->cm;
-  int n = s->block.niters;
-  LLVMValueRef saved[64], vals[64];
-  if (n > 64) {
-    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: block %s has %d iter vars (at most 64)",
-                                s->block.name, n));
-    return;
-  }
-  for (int i = 0; i < n; i++) {
-    vals[i] = cg_convert(cf, cg_expr(cf, s->block.iters[i].binding), s->block.iters[i].binding->dtype,
-                         s->block.iters[i].var->dtype);
-    if (!vals[i]) return;
-  }
-  for (int i = 0; i < n; i++) {
-    const mlc_tir_var *v = s->block.iters[i].var;
-    saved[i] = cf->vars[v->id];
-    cf->vars[v->id] = vals[i];
-  }
-  LLVMBasicBlockRef join = NULL;
-  if (s->block.predicate) {
-    LLVMValueRef p = cg_expr(cf, s->block.predicate);
-    if (!p) return;
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "where");
-    join = LLVMCreateBasicBlockInContext(cm->ctx, "endwhere");
-    LLVMBuildCondBr(cm->b, p, body, join);
-    LLVMPositionBuilderAtEnd(cm->b, body);
-  }
-  if (s->block.init) {
-    LLVMValueRef first = LLVMConstInt(cm->t_i1, 1, 0);
-    for (int i = 0; i < n; i++) {
-      const mlc_tir_iter_var *it = &s->block.iters[i];
-      if (it->kind != MLC_TIR_ITER_REDUCE) continue;
-      LLVMValueRef mn = cg_convert(cf, cg_expr(cf, it->min), it->min->dtype, it->var->dtype);
-      if (!mn) return;
-      first = LLVMBuildAnd(cm->b, first, LLVMBuildICmp(cm->b, LLVMIntEQ, vals[i], mn, ""), "");
-    }
-    cg_if(cf, first, s->block.init, NULL);
-  }
-  cg_stmt(cf, s->block.body);
-  if (join) {
-    LLVMBuildBr(cm->b, join);
-    LLVMAppendExistingBasicBlock(cf->fn, join);
-    LLVMPositionBuilderAtEnd(cm->b, join);
-  }
-  for (int i = 0; i < n; i++) cf->vars[s->block.iters[i].var->id] = saved[i];
+  cg_fail(cf->cm, mlc_make_status(MLC_INVALID_ARGUMENT,
+                                  "codegen: kernel %s: block \"%s\" is not lowered (lower the function with "
+                                  "mlc_tir_lower_func before code generation)",
+                                  cf->sym, s->block.name));
 }
 
 static void cg_allocate(cg_func *cf, const mlc_tir_stmt *s) {

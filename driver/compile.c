@@ -30,6 +30,7 @@
 #include "frontend/frontend.h"
 #include "graph/pass.h"
 #include "lower/lower.h"
+#include "lower/tir_lower.h"
 #include "onnx/onnx.h"
 
 void mlc_compile_options_init(mlc_compile_options *o) { memset(o, 0, sizeof *o); }
@@ -334,7 +335,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   progress(&c, "[2/6] graph passes (%.0f ms)", now_ms() - t);
 
   t = now_ms();
-  mlc_lower_options lopt = {0, 0};
+  mlc_lower_options lopt = {0, 0, 0};
   if ((s = mlc_tir_module_create(mlc_allocator_default(), &tm))) goto done;
   if ((s = mlc_lower_legalize(gm, tm, &lopt))) goto done;
   if ((s = name_kernels(tm))) goto done;
@@ -346,6 +347,10 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if (s) goto done;
   step_done(&c, "schedule");
   if ((s = dump_tir(&c, "11_schedule.tir.txt", tm)) || (s = dump_schedules(&c, tm, &traces))) goto done;
+  if (c.o->dump_ir_dir) step_done(&c, "dump");
+  if ((s = mlc_tir_lower_module(tm, NULL))) goto done;
+  step_done(&c, "lower tir");
+  if ((s = dump_tir(&c, "12_lowered.tir.txt", tm))) goto done;
   if (c.o->dump_ir_dir) step_done(&c, "dump");
   mlc_pass plan[] = {{"plan_memory", mlc_pass_plan_memory}};
   pctx.dump_filter = "plan_memory";

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "lower/arith.h"
 #include "lower/lower_int.h"
 
 /* ---- the rule table ------------------------------------------------------ */
@@ -466,6 +467,7 @@ static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {
 mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm, const mlc_lower_options *opt) {
   (void)opt;
   lg_state st = {gm, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT};
+  int first = tm->nfuncs;
   for (int i = 0; i < tm->nfuncs; i++)
     if (mlc_hash_put(&st.names, tm->funcs[i]->name, tm->funcs[i])) return mlc_oom();
   mlc_status s = NULL;
@@ -480,5 +482,7 @@ mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm, const mlc_lowe
   mlc_hash_fini(&st.by_key);
   mlc_hash_fini(&st.names);
   mlc_hash_fini(&st.next);
+  /* the new prim functions' blocks get their access regions (T.reads / T.writes) */
+  for (int i = first; i < tm->nfuncs && !s; i++) s = mlc_tir_func_compute_regions(tm, tm->funcs[i]);
   return s;
 }

@@ -28,6 +28,7 @@
 typedef struct mlc_lower_options {
   int num_threads;     /* threads the model is expected to run on (0: unknown) */
   int no_parallel;     /* 1: keep every loop serial */
+  int no_vectorize;    /* 1: no vector loops in the default schedule */
 } mlc_lower_options;
 
 /*

@@ -29,6 +29,9 @@
 **     lane writes, which the loop orders and vectors do not);
 **   - a buffer is read and written at indices that may repeat across lanes
 **     (no index is affine in the variable with a nonzero coefficient).
+** Buffers are compared by the memory they name: a flattened view is its
+** parameter, and without the function's "tir.noalias" attribute every
+** parameter may overlap every other.
 */
 #include <string.h>
 
@@ -127,6 +130,7 @@ static int injective(int n, mlc_tir_expr *const *idx, const mlc_tir_var *v) {
 /* ---- the check ----------------------------------------------------------------- */
 
 typedef struct access {
+  const void *mem; /* what memory it names (see memory_of) */
   const mlc_tir_buffer *buf;
   int n;
   mlc_tir_expr *const *idx;
@@ -135,6 +139,8 @@ typedef struct access {
 #define MAX_ACCESSES 256
 
 typedef struct checker {
+  const mlc_tir_func *f; /* NULL: parameters do not overlap */
+  int noalias;
   const mlc_tir_var *var;
   access stores[MAX_ACCESSES], loads[MAX_ACCESSES];
   int nstores, nloads;
@@ -151,17 +157,27 @@ static void refuse(checker *c, const char *what, const char *name) {
   }
 }
 
+/* The memory |b| names: its parameter for a view; all parameters are one
+** memory when they may overlap. */
+static const void *memory_of(const checker *c, const mlc_tir_buffer *b) {
+  if (b->view_of) b = b->view_of;
+  if (!c->noalias)
+    for (int i = 0; i < c->f->nparams; i++)
+      if (c->f->params[i] == b) return c->f;
+  return b;
+}
+
 static void note(checker *c, access *list, int *n, const mlc_tir_buffer *b, int k, mlc_tir_expr *const *idx) {
   if (*n == MAX_ACCESSES) {
     c->overflow = 1;
     return;
   }
-  list[(*n)++] = (access){b, k, idx};
+  list[(*n)++] = (access){memory_of(c, b), b, k, idx};
 }
 
 static void check_expr(checker *c, const mlc_tir_expr *e) {
   if (!e) return;
-  if (e->lanes != 1) {
+  if (e->lanes > 1) {
     refuse(c, "the body holds vector expressions already", NULL);
     return;
   }
@@ -217,19 +233,24 @@ static void check_stmt(checker *c, const mlc_tir_stmt *s) {
   }
 }
 
-/* Stores to one buffer agree on their indices; loads of a stored buffer use
-** those indices; a buffer read and written is written injectively. */
+/* Stores to one memory agree on their buffer and indices; loads of a
+** stored memory use those; a memory read and written is written
+** injectively. */
+static int same_access(const access *a, const access *b) {
+  return a->buf == b->buf && indices_equal(a->n, a->idx, b->n, b->idx);
+}
+
 static void check_hazards(checker *c) {
   for (int i = 0; i < c->nstores && !c->refused; i++) {
     const access *st = &c->stores[i];
     int read = 0;
     for (int j = 0; j < i; j++)
-      if (c->stores[j].buf == st->buf && !indices_equal(st->n, st->idx, c->stores[j].n, c->stores[j].idx))
+      if (c->stores[j].mem == st->mem && !same_access(st, &c->stores[j]))
         refuse(c, "two stores write different indices of ", st->buf->name);
     for (int j = 0; j < c->nloads; j++) {
-      if (c->loads[j].buf != st->buf) continue;
+      if (c->loads[j].mem != st->mem) continue;
       read = 1;
-      if (!indices_equal(st->n, st->idx, c->loads[j].n, c->loads[j].idx))
+      if (!same_access(st, &c->loads[j]))
         refuse(c, "a load reads other indices than a store writes of ", st->buf->name);
     }
     if (read && !injective(st->n, st->idx, c->var))
@@ -237,16 +258,19 @@ static void check_hazards(checker *c) {
   }
 }
 
-int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why) {
+int mlc_tir_vectorize_check(const mlc_tir_func *f, const mlc_tir_stmt *loop, mlc_strbuf *why) {
   checker cs, *c = &cs;
   memset(c, 0, sizeof *c);
   c->why = why;
+  c->f = f;
+  const mlc_tir_attr *na = f ? mlc_tir_func_attr(f, "tir.noalias") : NULL;
+  c->noalias = !f || (na && na->kind != MLC_TIR_ATTR_STR && na->i);
   if (!loop || loop->kind != MLC_TIR_FOR || loop->loop.kind != MLC_TIR_FOR_VECTORIZED) {
     refuse(c, "not a vectorized loop", NULL);
   } else if (loop->loop.extent->kind != MLC_TIR_INT_IMM || loop->loop.extent->int_value < 1 ||
              loop->loop.extent->int_value > MLC_TIR_MAX_LANES) {
     refuse(c, "the extent is not a constant from 1 to " MLC_TIR_MAX_LANES_STR, NULL);
-  } else if (loop->loop.min->lanes != 1) {
+  } else if (loop->loop.min->lanes > 1) {
     refuse(c, "the loop start is a vector", NULL);
   } else {
     c->var = loop->loop.var;
@@ -271,12 +295,12 @@ static mlc_tir_expr *wexpr(widener *w, const mlc_tir_expr *e);
 
 /* |e| broadcast to the loop's lanes when it is a scalar. */
 static mlc_tir_expr *bc(widener *w, mlc_tir_expr *e) {
-  return (e && e->lanes == 1) ? mlc_tir_broadcast(w->m, e, w->lanes) : e;
+  return (e && e->lanes <= 1) ? mlc_tir_broadcast(w->m, e, w->lanes) : e;
 }
 
 static int any_vector(int n, mlc_tir_expr *const *v) {
   for (int i = 0; i < n; i++)
-    if (v[i] && v[i]->lanes != 1) return 1;
+    if (v[i] && v[i]->lanes > 1) return 1;
   return 0;
 }
 
@@ -284,9 +308,9 @@ static int any_vector(int n, mlc_tir_expr *const *v) {
 static mlc_tir_expr *wbinary(widener *w, mlc_tir_binop op, mlc_tir_expr *a, mlc_tir_expr *b) {
   mlc_tir_module *m = w->m;
   if (!a || !b) return NULL;
-  if (a->lanes == 1 && b->lanes == 1) return mlc_tir_binary(m, op, a, b);
+  if (a->lanes <= 1 && b->lanes <= 1) return mlc_tir_binary(m, op, a, b);
   int ra = a->kind == MLC_TIR_RAMP, rb = b->kind == MLC_TIR_RAMP;
-  int sa = a->lanes == 1, sb = b->lanes == 1;
+  int sa = a->lanes <= 1, sb = b->lanes <= 1;
   switch (op) {
     case MLC_TIR_ADD:
     case MLC_TIR_SUB:
@@ -331,11 +355,11 @@ static mlc_tir_expr *wexpr(widener *w, const mlc_tir_expr *e) {
       mlc_tir_expr *c = wexpr(w, e->select.c);
       if (!c) return NULL;
       int save = w->masked;
-      if (c->lanes != 1) w->masked = 1;
+      if (c->lanes > 1) w->masked = 1;
       mlc_tir_expr *t = wexpr(w, e->select.t), *f = t ? wexpr(w, e->select.f) : NULL;
       w->masked = save;
       if (!f) return NULL;
-      if (c->lanes == 1 && t->lanes == 1 && f->lanes == 1) return mlc_tir_select(m, c, t, f);
+      if (c->lanes <= 1 && t->lanes <= 1 && f->lanes <= 1) return mlc_tir_select(m, c, t, f);
       return mlc_tir_select(m, bc(w, c), bc(w, t), bc(w, f));
     }
     case MLC_TIR_LOAD: {
@@ -385,7 +409,7 @@ static mlc_tir_stmt *wstmt(widener *w, const mlc_tir_stmt *s) {
       mlc_tir_expr *c = wexpr(w, s->if_.cond);
       if (!c) return NULL;
       int save = w->masked;
-      if (c->lanes != 1) w->masked = 1;
+      if (c->lanes > 1) w->masked = 1;
       mlc_tir_stmt *t = wstmt(w, s->if_.then_s);
       mlc_tir_stmt *e = (t && s->if_.else_s) ? wstmt(w, s->if_.else_s) : NULL;
       w->masked = save;
@@ -407,6 +431,7 @@ static mlc_tir_stmt *wstmt(widener *w, const mlc_tir_stmt *s) {
 
 typedef struct walker {
   mlc_tir_module *m;
+  const mlc_tir_func *f;
   int oom;
 } walker;
 
@@ -434,7 +459,7 @@ static mlc_tir_stmt *walk(walker *wk, mlc_tir_stmt *s) {
         if (!(r = clone(wk, s))) return NULL;
         r->loop.body = body;
       }
-      if (r->loop.kind == MLC_TIR_FOR_VECTORIZED && mlc_tir_vectorize_check(r, NULL)) {
+      if (r->loop.kind == MLC_TIR_FOR_VECTORIZED && mlc_tir_vectorize_check(wk->f, r, NULL)) {
         widener w = {wk->m, r->loop.var, NULL, (int)r->loop.extent->int_value, 0};
         w.ramp = mlc_tir_ramp(wk->m, r->loop.min, mlc_tir_int(wk->m, r->loop.var->dtype, 1), w.lanes);
         mlc_tir_stmt *v = w.ramp ? wstmt(&w, r->loop.body) : NULL;
@@ -509,7 +534,7 @@ static mlc_tir_stmt *walk(walker *wk, mlc_tir_stmt *s) {
 mlc_status mlc_tir_vectorize_func(mlc_tir_module *m, mlc_tir_func *f) {
   if (!m || !f || !f->body)
     return mlc_make_status(MLC_INVALID_ARGUMENT, "vectorize: missing module or prim func");
-  walker wk = {m, 0};
+  walker wk = {m, f, 0};
   mlc_tir_stmt *body = walk(&wk, f->body);
   if (wk.oom || !body)
     return mlc_make_status(MLC_RESOURCE_EXHAUSTED, "vectorize: prim func \"%s\": out of memory", f->name);

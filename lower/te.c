@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "lower/tir_visit.h"
 
 typedef struct raxis {
   mlc_tir_var *var;
@@ -139,26 +140,16 @@ mlc_tir_expr *mlc_te_prod(mlc_te_builder *b, mlc_tir_expr *e, mlc_tir_expr *cons
   return reduce(b, MLC_TIR_REDUCE_PROD, e, axes, n);
 }
 
+static int nested_reduce_pre(void *ctx, const mlc_tir_expr *e) {
+  return (e != ctx && e->kind == MLC_TIR_REDUCE) ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
 /* Nonzero if |e| holds a reduction below its root. */
-static int nested_reduce(const mlc_tir_expr *e, int root) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_REDUCE: return !root || nested_reduce(e->reduce.source, 0);
-    case MLC_TIR_BINARY: return nested_reduce(e->bin.a, 0) || nested_reduce(e->bin.b, 0);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return nested_reduce(e->un.a, 0);
-    case MLC_TIR_SELECT:
-      return nested_reduce(e->select.c, 0) || nested_reduce(e->select.t, 0) || nested_reduce(e->select.f, 0);
-    case MLC_TIR_LOAD:
-      for (int i = 0; i < e->load.n; i++)
-        if (nested_reduce(e->load.indices[i], 0)) return 1;
-      return 0;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (nested_reduce(e->call.args[i], 0)) return 1;
-      return 0;
-    default: return 0;
-  }
+static int nested_reduce(const mlc_tir_expr *e) {
+  mlc_tir_visitor v = {0};
+  v.ctx = (void *)e; /* compared, never written */
+  v.pre_expr = nested_reduce_pre;
+  return mlc_tir_visit_expr(&v, e);
 }
 
 mlc_status mlc_te_compute(mlc_te_builder *b, const char *name, int rank, mlc_tir_expr *const *shape,
@@ -181,7 +172,7 @@ mlc_status mlc_te_compute(mlc_te_builder *b, const char *name, int rank, mlc_tir
   }
   mlc_tir_expr *body = fn(b, idx, user);
   if (!body || b->err) return mlc_status_annotate(take_error(b, body != NULL), "te: compute %s", name);
-  if (nested_reduce(body, 1))
+  if (nested_reduce(body))
     return mlc_make_status(MLC_INVALID_ARGUMENT,
                            "te: compute %s: a reduction must be the whole body of a compute", name);
   mlc_te_tensor *t;
@@ -236,106 +227,84 @@ static mlc_te_tensor *tensor_of(mlc_te_builder *b, const mlc_tir_buffer *buf) {
   return NULL;
 }
 
-/* Marks the tensors |e| reads (and, recursively, what they read). */
-static void mark_reads(mlc_te_builder *b, const mlc_tir_expr *e, char *reach);
-
-static void mark_check(mlc_te_builder *b, const mlc_tir_stmt *s, char *reach);
+static void mark_reads(mlc_te_builder *b, const mlc_tir_expr *e, const mlc_tir_stmt *s, char *reach);
 
 static void mark_tensor(mlc_te_builder *b, mlc_te_tensor *t, char *reach) {
   if (!t || reach[t->index]) return;
   reach[t->index] = 1;
-  if (t->check) mark_check(b, t->check, reach);
-  else if (t->is_compute) mark_reads(b, t->body, reach);
+  if (t->check) mark_reads(b, NULL, t->check, reach);
+  else if (t->is_compute) mark_reads(b, t->body, NULL, reach);
 }
 
-static void mark_reads(mlc_te_builder *b, const mlc_tir_expr *e, char *reach) {
-  if (!e) return;
-  switch (e->kind) {
-    case MLC_TIR_LOAD:
-      mark_tensor(b, tensor_of(b, e->load.buffer), reach);
-      for (int i = 0; i < e->load.n; i++) mark_reads(b, e->load.indices[i], reach);
-      break;
-    case MLC_TIR_BINARY: mark_reads(b, e->bin.a, reach); mark_reads(b, e->bin.b, reach); break;
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: mark_reads(b, e->un.a, reach); break;
-    case MLC_TIR_SELECT:
-      mark_reads(b, e->select.c, reach);
-      mark_reads(b, e->select.t, reach);
-      mark_reads(b, e->select.f, reach);
-      break;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++) mark_reads(b, e->call.args[i], reach);
-      break;
-    case MLC_TIR_REDUCE: mark_reads(b, e->reduce.source, reach); break;
-    default: break;
-  }
+typedef struct reads_ctx {
+  mlc_te_builder *b;
+  char *reach;
+} reads_ctx;
+
+static int mark_reads_pre(void *ctx, const mlc_tir_expr *e) {
+  reads_ctx *c = ctx;
+  if (e->kind == MLC_TIR_LOAD) mark_tensor(c->b, tensor_of(c->b, e->load.buffer), c->reach);
+  return MLC_TIR_VISIT_CONTINUE;
 }
 
-/* Marks the tensors the asserts |s| (a check stage) read. */
-static void mark_check(mlc_te_builder *b, const mlc_tir_stmt *s, char *reach) {
-  if (!s) return;
-  if (s->kind == MLC_TIR_SEQ) {
-    for (int i = 0; i < s->seq.n; i++) mark_check(b, s->seq.stmts[i], reach);
-  } else if (s->kind == MLC_TIR_ASSERT) {
-    mark_reads(b, s->assert_.cond, reach);
-    for (int i = 0; i < s->assert_.nvals; i++) mark_reads(b, s->assert_.vals[i], reach);
-  }
+/* Marks the tensors expression |e| or statement |s| (the asserts of a check
+** stage) read, and, recursively, what they read. */
+static void mark_reads(mlc_te_builder *b, const mlc_tir_expr *e, const mlc_tir_stmt *s, char *reach) {
+  reads_ctx c = {b, reach};
+  mlc_tir_visitor v = {0};
+  v.ctx = &c;
+  v.pre_expr = mark_reads_pre;
+  mlc_tir_visit_expr(&v, e);
+  mlc_tir_visit_stmt(&v, s);
 }
 
-/* Adds the variables |e| uses (other than those in |bound|) to |out|. */
-static int free_vars(const mlc_tir_expr *e, var_vec *bound, var_vec *out) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_VAR_REF: {
-      for (size_t i = 0; i < bound->len; i++)
-        if (bound->data[i] == e->var) return 0;
-      for (size_t i = 0; i < out->len; i++)
-        if (out->data[i] == e->var) return 0;
-      return mlc_vec_push(out, e->var);
-    }
-    case MLC_TIR_BINARY: return free_vars(e->bin.a, bound, out) | free_vars(e->bin.b, bound, out);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return free_vars(e->un.a, bound, out);
-    case MLC_TIR_SELECT:
-      return free_vars(e->select.c, bound, out) | free_vars(e->select.t, bound, out) |
-             free_vars(e->select.f, bound, out);
-    case MLC_TIR_LOAD: {
-      int r = 0;
-      for (int i = 0; i < e->load.n; i++) r |= free_vars(e->load.indices[i], bound, out);
-      return r;
-    }
-    case MLC_TIR_CALL: {
-      int r = 0;
-      for (int i = 0; i < e->call.n; i++) r |= free_vars(e->call.args[i], bound, out);
-      return r;
-    }
-    case MLC_TIR_REDUCE: {
-      int r = 0;
-      size_t mark = bound->len;
-      for (int i = 0; i < e->reduce.naxes; i++) {
-        r |= free_vars(e->reduce.axes[i].min, bound, out);
-        r |= free_vars(e->reduce.axes[i].extent, bound, out);
-      }
-      for (int i = 0; i < e->reduce.naxes; i++) r |= mlc_vec_push(bound, e->reduce.axes[i].var);
-      r |= free_vars(e->reduce.source, bound, out);
-      bound->len = mark;
-      return r;
-    }
-    default: return 0;
-  }
+typedef struct fv_ctx {
+  var_vec *bound, *out;
+  int oom;
+} fv_ctx;
+
+static int free_vars_pre(void *ctx, const mlc_tir_expr *e);
+
+static const mlc_tir_visitor *fv_visitor(fv_ctx *c, mlc_tir_visitor *v) {
+  memset(v, 0, sizeof *v);
+  v->ctx = c;
+  v->pre_expr = free_vars_pre;
+  return v;
 }
 
-/* free_vars over the asserts |s| of a check stage. */
-static int free_vars_check(const mlc_tir_stmt *s, var_vec *bound, var_vec *out) {
-  int r = 0;
-  if (!s) return 0;
-  if (s->kind == MLC_TIR_SEQ) {
-    for (int i = 0; i < s->seq.n; i++) r |= free_vars_check(s->seq.stmts[i], bound, out);
-  } else if (s->kind == MLC_TIR_ASSERT) {
-    r |= free_vars(s->assert_.cond, bound, out);
-    for (int i = 0; i < s->assert_.nvals; i++) r |= free_vars(s->assert_.vals[i], bound, out);
+static int free_vars_pre(void *ctx, const mlc_tir_expr *e) {
+  fv_ctx *c = ctx;
+  if (e->kind == MLC_TIR_VAR_REF) {
+    for (size_t i = 0; i < c->bound->len; i++)
+      if (c->bound->data[i] == e->var) return MLC_TIR_VISIT_CONTINUE;
+    for (size_t i = 0; i < c->out->len; i++)
+      if (c->out->data[i] == e->var) return MLC_TIR_VISIT_CONTINUE;
+    c->oom |= mlc_vec_push(c->out, e->var) != 0;
+  } else if (e->kind == MLC_TIR_REDUCE) {
+    /* the axes' domains see the outer scope, the source sees the axes too */
+    mlc_tir_visitor v;
+    size_t mark = c->bound->len;
+    for (int i = 0; i < e->reduce.naxes; i++) {
+      mlc_tir_visit_expr(fv_visitor(c, &v), e->reduce.axes[i].min);
+      mlc_tir_visit_expr(fv_visitor(c, &v), e->reduce.axes[i].extent);
+    }
+    for (int i = 0; i < e->reduce.naxes; i++) c->oom |= mlc_vec_push(c->bound, e->reduce.axes[i].var) != 0;
+    mlc_tir_visit_expr(fv_visitor(c, &v), e->reduce.source);
+    c->bound->len = mark;
+    return MLC_TIR_VISIT_SKIP;
   }
-  return r;
+  return MLC_TIR_VISIT_CONTINUE;
+}
+
+/* Adds the variables expression |e| or statement |s| (the asserts of a
+** check stage) use, other than those in |bound|, to |out|.  Nonzero on
+** out-of-memory. */
+static int free_vars(const mlc_tir_expr *e, const mlc_tir_stmt *s, var_vec *bound, var_vec *out) {
+  fv_ctx c = {bound, out, 0};
+  mlc_tir_visitor v;
+  mlc_tir_visit_expr(fv_visitor(&c, &v), e);
+  mlc_tir_visit_stmt(fv_visitor(&c, &v), s);
+  return c.oom;
 }
 
 /* The loop nest and block running check stage |t|. */
@@ -499,7 +468,7 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
     /* every other variable must be one of them */
     for (int i = 0; i < nin + nout && !st; i++)
       for (int d = 0; d < params[i]->rank; d++)
-        if (free_vars(params[i]->shape[d], &bound, &fv)) st = mlc_oom();
+        if (free_vars(params[i]->shape[d], NULL, &bound, &fv)) st = mlc_oom();
     for (size_t i = 0; i < nt && !st; i++) {
       mlc_te_tensor *t = b->tensors.data[i];
       if (!reach[i] || !t->is_compute) continue;
@@ -507,8 +476,8 @@ mlc_status mlc_te_create_prim_func(mlc_te_builder *b, const char *name, int nout
       for (int a = 0; a < t->naxes; a++)
         if (mlc_vec_push(&bound, t->axes[a])) st = mlc_oom();
       for (int d = 0; d < t->rank; d++)
-        if (free_vars(t->shape[d], &bound, &fv)) st = mlc_oom();
-      if (t->check ? free_vars_check(t->check, &bound, &fv) : free_vars(t->body, &bound, &fv)) st = mlc_oom();
+        if (free_vars(t->shape[d], NULL, &bound, &fv)) st = mlc_oom();
+      if (t->check ? free_vars(NULL, t->check, &bound, &fv) : free_vars(t->body, NULL, &bound, &fv)) st = mlc_oom();
       bound.len = mark;
     }
     if (!st && fv.len)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "lower/tir_visit.h"
 
 /* ---- names -------------------------------------------------------------- */
 
@@ -218,6 +219,14 @@ mlc_tir_buffer *mlc_tir_buffer_new_c(mlc_tir_module *m, const char *name, mlc_dt
   if (rank < 0 || rank > 16) return NULL;
   for (int i = 0; i < rank; i++) shape[i] = mlc_tir_i64(m, dims[i]);
   return mlc_tir_buffer_new(m, name, dtype, rank, shape, scope);
+}
+
+mlc_tir_buffer *mlc_tir_buffer_view(mlc_tir_module *m, mlc_tir_buffer *base, int rank,
+                                    mlc_tir_expr *const *shape) {
+  if (!base) return NULL;
+  mlc_tir_buffer *b = mlc_tir_buffer_new(m, base->name, base->dtype, rank, shape, base->scope);
+  if (b) b->view_of = base;
+  return b;
 }
 
 /* ---- expressions ---------------------------------------------------------- */
@@ -698,6 +707,22 @@ mlc_status mlc_tir_func_add_scalar(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_v
   return NULL;
 }
 
+mlc_status mlc_tir_func_add_view(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_buffer *view) {
+  if (!f || !view) return mlc_oom();
+  int ok = 0;
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i] == view->view_of) ok = 1;
+  if (!ok)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "prim func \"%s\": buffer %s is not a view of a parameter", f->name,
+                           view->name);
+  mlc_tir_buffer **nv = MLC_ARENA_ARRAY(m->arena, (size_t)f->nviews + 1, mlc_tir_buffer *);
+  if (!nv) return mlc_oom();
+  if (f->nviews) memcpy(nv, f->views, sizeof *nv * (size_t)f->nviews);
+  nv[f->nviews++] = view;
+  f->views = nv;
+  return NULL;
+}
+
 static mlc_tir_attr *attr_slot(mlc_tir_module *m, mlc_tir_func *f, const char *key) {
   for (int i = 0; i < f->nattrs; i++)
     if (strcmp(f->attrs[i].key, key) == 0) return &f->attrs[i];
@@ -754,62 +779,139 @@ const char *mlc_tir_func_symbol(const mlc_tir_func *f) {
   return (a && a->kind == MLC_TIR_ATTR_STR && a->s[0]) ? a->s : f->name;
 }
 
-/* ---- queries ---------------------------------------------------------------- */
+/* ---- annotations of loops and blocks ------------------------------------------ */
 
-int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM: return 0;
-    case MLC_TIR_VAR_REF: return e->var == v;
-    case MLC_TIR_BINARY: return mlc_tir_expr_uses_var(e->bin.a, v) || mlc_tir_expr_uses_var(e->bin.b, v);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return mlc_tir_expr_uses_var(e->un.a, v);
-    case MLC_TIR_SELECT:
-      return mlc_tir_expr_uses_var(e->select.c, v) || mlc_tir_expr_uses_var(e->select.t, v) ||
-             mlc_tir_expr_uses_var(e->select.f, v);
-    case MLC_TIR_LOAD:
-      for (int i = 0; i < e->load.n; i++)
-        if (mlc_tir_expr_uses_var(e->load.indices[i], v)) return 1;
-      return 0;
-    case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (mlc_tir_expr_uses_var(e->call.args[i], v)) return 1;
-      return 0;
-    case MLC_TIR_REDUCE:
-      for (int i = 0; i < e->reduce.naxes; i++)
-        if (mlc_tir_expr_uses_var(e->reduce.axes[i].min, v) ||
-            mlc_tir_expr_uses_var(e->reduce.axes[i].extent, v))
-          return 1;
-      return mlc_tir_expr_uses_var(e->reduce.source, v);
-    case MLC_TIR_RAMP: return mlc_tir_expr_uses_var(e->ramp.base, v) || mlc_tir_expr_uses_var(e->ramp.stride, v);
-    case MLC_TIR_BROADCAST: return mlc_tir_expr_uses_var(e->un.a, v);
+static int annot_fields(mlc_tir_stmt *st, int **n, mlc_tir_attr ***a) {
+  if (!st) return 0;
+  if (st->kind == MLC_TIR_FOR) {
+    *n = &st->loop.nannots;
+    *a = &st->loop.annots;
+    return 1;
+  }
+  if (st->kind == MLC_TIR_BLOCK) {
+    *n = &st->block.nannots;
+    *a = &st->block.annots;
+    return 1;
   }
   return 0;
 }
 
-int mlc_tir_expr_has_load(const mlc_tir_expr *e) {
-  if (!e) return 0;
-  switch (e->kind) {
-    case MLC_TIR_INT_IMM:
-    case MLC_TIR_FLOAT_IMM:
-    case MLC_TIR_VAR_REF: return 0;
-    case MLC_TIR_BINARY: return mlc_tir_expr_has_load(e->bin.a) || mlc_tir_expr_has_load(e->bin.b);
+const mlc_tir_attr *mlc_tir_stmt_annot(const mlc_tir_stmt *st, const char *key) {
+  int *n;
+  mlc_tir_attr **a;
+  if (!annot_fields((mlc_tir_stmt *)st, &n, &a)) return NULL;
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*a)[i].key, key) == 0) return &(*a)[i];
+  return NULL;
+}
+
+mlc_tir_stmt *mlc_tir_stmt_set_annot(mlc_tir_module *m, mlc_tir_stmt *st, const mlc_tir_attr *a) {
+  int *n;
+  mlc_tir_attr **arr;
+  if (!a || !a->key || !annot_fields(st, &n, &arr)) return NULL;
+  int at = *n;
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*arr)[i].key, a->key) == 0) at = i;
+  int cnt = at == *n ? *n + 1 : *n;
+  mlc_tir_attr *na = MLC_ARENA_ARRAY(m->arena, (size_t)cnt, mlc_tir_attr);
+  if (!na) return NULL;
+  if (*n) memcpy(na, *arr, sizeof *na * (size_t)*n);
+  na[at] = *a;
+  na[at].key = mlc_arena_strdup(m->arena, a->key);
+  if (!na[at].key) return NULL;
+  if (a->kind == MLC_TIR_ATTR_STR && !(na[at].s = mlc_arena_strdup(m->arena, a->s ? a->s : ""))) return NULL;
+  if (a->kind != MLC_TIR_ATTR_STR) na[at].s = NULL;
+  *arr = na;
+  *n = cnt;
+  return st;
+}
+
+int mlc_tir_stmt_remove_annot(mlc_tir_module *m, mlc_tir_stmt *st, const char *key) {
+  int *n;
+  mlc_tir_attr **arr;
+  if (!key || !annot_fields(st, &n, &arr)) return 0;
+  int at = -1;
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*arr)[i].key, key) == 0) at = i;
+  if (at < 0) return 0;
+  mlc_tir_attr *na = NULL;
+  if (*n > 1) {
+    na = MLC_ARENA_ARRAY(m->arena, (size_t)*n - 1, mlc_tir_attr);
+    if (!na) return -1;
+    for (int i = 0, k = 0; i < *n; i++)
+      if (i != at) na[k++] = (*arr)[i];
+  }
+  *arr = na;
+  (*n)--;
+  return 1;
+}
+
+/* Copies the annotations of |from| (a loop or block) to |to| (same kind); 0 or -1 on oom. */
+static int copy_annots(mlc_tir_module *m, const mlc_tir_stmt *from, mlc_tir_stmt *to) {
+  int *fn, *tn;
+  mlc_tir_attr **fa, **ta;
+  if (!annot_fields((mlc_tir_stmt *)from, &fn, &fa) || !annot_fields(to, &tn, &ta) || !*fn) return 0;
+  mlc_tir_attr *na = dup_array(m, *fa, (size_t)*fn, sizeof **fa);
+  if (!na) return -1;
+  *ta = na;
+  *tn = *fn;
+  return 0;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+static int uses_var_pre(void *ctx, const mlc_tir_expr *e) {
+  return (e->kind == MLC_TIR_VAR_REF && e->var == ctx) ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
+int mlc_tir_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
+  if (a == b) return 1;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
+  switch (a->kind) {
+    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
+    case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
+    case MLC_TIR_VAR_REF: return a->var == b->var;
+    case MLC_TIR_BINARY:
+      return a->bin.op == b->bin.op && mlc_tir_expr_equal(a->bin.a, b->bin.a) && mlc_tir_expr_equal(a->bin.b, b->bin.b);
     case MLC_TIR_NOT:
-    case MLC_TIR_CAST: return mlc_tir_expr_has_load(e->un.a);
+    case MLC_TIR_CAST:
+    case MLC_TIR_BROADCAST: return mlc_tir_expr_equal(a->un.a, b->un.a);
+    case MLC_TIR_RAMP:
+      return mlc_tir_expr_equal(a->ramp.base, b->ramp.base) && mlc_tir_expr_equal(a->ramp.stride, b->ramp.stride);
     case MLC_TIR_SELECT:
-      return mlc_tir_expr_has_load(e->select.c) || mlc_tir_expr_has_load(e->select.t) ||
-             mlc_tir_expr_has_load(e->select.f);
-    case MLC_TIR_LOAD: return 1;
+      return mlc_tir_expr_equal(a->select.c, b->select.c) && mlc_tir_expr_equal(a->select.t, b->select.t) &&
+             mlc_tir_expr_equal(a->select.f, b->select.f);
+    case MLC_TIR_LOAD:
+      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
+      for (int i = 0; i < a->load.n; i++)
+        if (!mlc_tir_expr_equal(a->load.indices[i], b->load.indices[i])) return 0;
+      return 1;
     case MLC_TIR_CALL:
-      for (int i = 0; i < e->call.n; i++)
-        if (mlc_tir_expr_has_load(e->call.args[i])) return 1;
-      return 0;
-    case MLC_TIR_REDUCE: return mlc_tir_expr_has_load(e->reduce.source);
-    case MLC_TIR_RAMP: return mlc_tir_expr_has_load(e->ramp.base) || mlc_tir_expr_has_load(e->ramp.stride);
-    case MLC_TIR_BROADCAST: return mlc_tir_expr_has_load(e->un.a);
+      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
+      for (int i = 0; i < a->call.n; i++)
+        if (!mlc_tir_expr_equal(a->call.args[i], b->call.args[i])) return 0;
+      return 1;
+    case MLC_TIR_REDUCE: return 0; /* te reductions are never compared */
   }
   return 0;
+}
+
+int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v) {
+  mlc_tir_visitor vis = {0};
+  vis.ctx = (void *)v; /* compared, never written */
+  vis.pre_expr = uses_var_pre;
+  return mlc_tir_visit_expr(&vis, e);
+}
+
+static int has_load_pre(void *ctx, const mlc_tir_expr *e) {
+  (void)ctx;
+  return e->kind == MLC_TIR_LOAD ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_CONTINUE;
+}
+
+int mlc_tir_expr_has_load(const mlc_tir_expr *e) {
+  mlc_tir_visitor vis = {0};
+  vis.pre_expr = has_load_pre;
+  return mlc_tir_visit_expr(&vis, e);
 }
 
 /* ---- copy with substitution --------------------------------------------------- */
@@ -940,6 +1042,7 @@ static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s) {
       size_t mark = c->vfrom.len;
       mlc_tir_var *v = def_var(c, s->loop.var);
       r = mlc_tir_for(m, v, mn, ext, s->loop.kind, s->loop.thread, cp_stmt(c, s->loop.body));
+      if (r && copy_annots(m, s, r)) r = NULL;
       undef_vars(c, mark);
       break;
     }
@@ -1017,6 +1120,7 @@ static mlc_tir_stmt *cp_stmt(copier *c, const mlc_tir_stmt *s) {
         r->block.nreads = s->block.nreads;
         r->block.nwrites = s->block.nwrites;
       }
+      if (r && copy_annots(m, s, r)) r = NULL;
       undef_vars(c, mark);
       break;
     }

@@ -58,6 +58,7 @@ typedef struct mlc_tir_buffer mlc_tir_buffer;
 typedef struct mlc_tir_expr mlc_tir_expr;
 typedef struct mlc_tir_stmt mlc_tir_stmt;
 typedef struct mlc_tir_func mlc_tir_func;
+typedef struct mlc_tir_attr mlc_tir_attr;
 
 /* ---- variables and buffers ---------------------------------------------- */
 
@@ -72,12 +73,15 @@ struct mlc_tir_var {
 
 typedef enum mlc_tir_scope {
   MLC_TIR_SCOPE_GLOBAL = 0, /* function parameters; scratch from the runtime workspace */
-  MLC_TIR_SCOPE_LOCAL = 1   /* private to one thread (stack when small) */
+  MLC_TIR_SCOPE_LOCAL = 1,  /* private to one thread (stack when small) */
+  MLC_TIR_SCOPE_SHARED = 2  /* shared by a GPU thread block; CPU code treats it as global */
 } mlc_tir_scope;
 
 /* A multi-dimensional array of |dtype|, compact row-major.  |shape| holds
 ** |rank| int64 expressions, which may use scalar parameters.  |id| is unique
-** in the module. */
+** in the module.  A view (|view_of| set) names the memory of a parameter
+** with another shape: lowering's flattened 1-D view of an N-D parameter,
+** declared in the function's |views|. */
 struct mlc_tir_buffer {
   const char *name;
   mlc_dtype dtype;
@@ -85,6 +89,7 @@ struct mlc_tir_buffer {
   mlc_tir_expr **shape;
   mlc_tir_scope scope;
   int id;
+  mlc_tir_buffer *view_of; /* NULL, or the parameter whose memory this buffer views */
 };
 
 /* ---- expressions -------------------------------------------------------- */
@@ -277,6 +282,8 @@ struct mlc_tir_stmt {
       mlc_tir_for_kind kind;
       const char *thread; /* thread tag, e.g. "blockIdx.x" (THREAD_BINDING only) */
       mlc_tir_stmt *body;
+      int nannots; /* annotations (keys unique), printed annotations={...} */
+      mlc_tir_attr *annots;
     } loop;
     struct {
       int n;
@@ -308,6 +315,8 @@ struct mlc_tir_stmt {
       mlc_tir_region *reads, *writes;
       mlc_tir_stmt *init; /* NULL, or run when every reduce iter var == its min */
       mlc_tir_stmt *body;
+      int nannots; /* annotations (keys unique), printed T.block_attr({...}) */
+      mlc_tir_attr *annots;
     } block;
     /* A check of model data (an index read from a tensor): when |cond| is
     ** false the kernel stops and returns an error (also from inside a
@@ -332,18 +341,30 @@ typedef struct mlc_tir_scalar_param {
   int param, dim;
 } mlc_tir_scalar_param;
 
-typedef enum mlc_tir_attr_kind { MLC_TIR_ATTR_STR, MLC_TIR_ATTR_INT, MLC_TIR_ATTR_BOOL } mlc_tir_attr_kind;
+/* A key and a value: function attributes, and the annotations of loops and
+** blocks (schedule hints such as "pragma_unroll_explicit": 4; codegen
+** ignores keys it does not know). */
+typedef enum mlc_tir_attr_kind {
+  MLC_TIR_ATTR_STR,
+  MLC_TIR_ATTR_INT,
+  MLC_TIR_ATTR_BOOL,
+  MLC_TIR_ATTR_FLOAT /* |f|; annotations only */
+} mlc_tir_attr_kind;
 
-typedef struct mlc_tir_attr {
+struct mlc_tir_attr {
   const char *key;
   mlc_tir_attr_kind kind;
   const char *s;
   int64_t i;
-} mlc_tir_attr;
+  double f;
+};
 
 /* A prim function.  Attributes the code generator reads: "global_symbol"
 ** (the kernel's symbol; default: |name|) and "tir.noalias" (parameters
-** do not overlap). */
+** do not overlap).  "tir.lowered" marks the plain form of tir_lower.h (no
+** blocks, 1-D accesses); |views| then declares the flat views of
+** parameters the body accesses (printed `A_1 = T.Buffer((16384,),
+** "float32", data=A.data)`). */
 struct mlc_tir_func {
   const char *name;
   int nparams;
@@ -353,6 +374,8 @@ struct mlc_tir_func {
   mlc_tir_stmt *body;
   int nattrs;
   mlc_tir_attr *attrs;
+  int nviews;
+  mlc_tir_buffer **views; /* each with view_of one of |params| */
 };
 
 struct mlc_tir_module {
@@ -392,6 +415,10 @@ mlc_tir_buffer *mlc_tir_buffer_new(mlc_tir_module *m, const char *name, mlc_dtyp
 /* A buffer of constant shape |dims|. */
 mlc_tir_buffer *mlc_tir_buffer_new_c(mlc_tir_module *m, const char *name, mlc_dtype dtype,
                                      int rank, const int64_t *dims, mlc_tir_scope scope);
+/* A view of |base|'s memory (same name, dtype and scope) with shape
+** |shape| (|rank| expressions). */
+mlc_tir_buffer *mlc_tir_buffer_view(mlc_tir_module *m, mlc_tir_buffer *base, int rank,
+                                    mlc_tir_expr *const *shape);
 
 mlc_tir_expr *mlc_tir_int(mlc_tir_module *m, mlc_dtype dtype, int64_t v);
 mlc_tir_expr *mlc_tir_i64(mlc_tir_module *m, int64_t v);
@@ -460,6 +487,8 @@ mlc_tir_func *mlc_tir_func_new(mlc_tir_module *m, const char *name, int nparams,
 /* Binds scalar |var| = shape[dim] of params[param]. */
 MLC_MUST_USE mlc_status mlc_tir_func_add_scalar(mlc_tir_module *m, mlc_tir_func *f,
                                                 mlc_tir_var *var, int param, int dim);
+/* Declares |view| (a view of one of |f|'s parameters) in |f|'s views. */
+MLC_MUST_USE mlc_status mlc_tir_func_add_view(mlc_tir_module *m, mlc_tir_func *f, mlc_tir_buffer *view);
 /* Sets attribute |key| (replacing).  Strings copied. */
 MLC_MUST_USE mlc_status mlc_tir_func_set_attr_str(mlc_tir_module *m, mlc_tir_func *f,
                                                   const char *key, const char *value);
@@ -471,6 +500,17 @@ MLC_MUST_USE mlc_status mlc_tir_func_set_attr_bool(mlc_tir_module *m, mlc_tir_fu
 const mlc_tir_attr *mlc_tir_func_attr(const mlc_tir_func *f, const char *key);
 /* The kernel symbol: the "global_symbol" attribute, else the name. Borrowed. */
 const char *mlc_tir_func_symbol(const mlc_tir_func *f);
+
+/* The annotation |key| of a loop or block |st|, or NULL.  Borrowed. */
+const mlc_tir_attr *mlc_tir_stmt_annot(const mlc_tir_stmt *st, const char *key);
+/* Sets annotation |a| (key and string copied) on a loop or block |st|,
+** replacing one of the same key; the array is rebuilt, so copies sharing
+** the old one keep it.  Returns |st|, or NULL on oom or when |st| is not a
+** loop or block. */
+mlc_tir_stmt *mlc_tir_stmt_set_annot(mlc_tir_module *m, mlc_tir_stmt *st, const mlc_tir_attr *a);
+/* Removes annotation |key| of a loop or block |st| (the array is rebuilt);
+** 1 if it was there, 0 if not, -1 on oom. */
+int mlc_tir_stmt_remove_annot(mlc_tir_module *m, mlc_tir_stmt *st, const char *key);
 
 /* ---- copying and substitution ------------------------------------------- */
 
@@ -506,12 +546,17 @@ mlc_tir_stmt *mlc_tir_stmt_copy(mlc_tir_module *m, const mlc_tir_stmt *s, const 
 */
 MLC_MUST_USE mlc_status mlc_tir_vectorize_func(mlc_tir_module *m, mlc_tir_func *f);
 #define MLC_TIR_HAVE_VECTORIZE 1 /* for the lowering pipeline (tir_lower.c) */
-/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed); else
-** 0 with the reason appended to |why| (NULL: not wanted). */
-int mlc_tir_vectorize_check(const mlc_tir_stmt *loop, mlc_strbuf *why);
+/* Nonzero if mlc_tir_vectorize_func would vectorize |loop| (borrowed), a
+** loop of |f| (borrowed; NULL: parameters do not overlap); else 0 with the
+** reason appended to |why| (NULL: not wanted). */
+int mlc_tir_vectorize_check(const mlc_tir_func *f, const mlc_tir_stmt *loop, mlc_strbuf *why);
 
 /* Nonzero if |e| is the constant |v|. */
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v);
+/* Nonzero if |a| and |b| are the same tree: same kinds, dtypes, lanes,
+** operators and constants (floats bit for bit), the same variables and
+** buffers (by identity).  Te reductions are never equal. */
+int mlc_tir_expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b);
 /* Nonzero if |e| reads variable |v| / any buffer. */
 int mlc_tir_expr_uses_var(const mlc_tir_expr *e, const mlc_tir_var *v);
 int mlc_tir_expr_has_load(const mlc_tir_expr *e);

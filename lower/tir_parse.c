@@ -13,11 +13,13 @@
 ** folding (`x + 0` stays an addition, `/` on integers stays DIV), and the
 ** forms the printer derives are undone (a T.grid is a nest of serial loops
 ** from 0, `range(a, b)` has extent b - a, the statements after
-** `Y = T.alloc_buffer(...)` are its body, a scalar parameter's binding
-** comes from its `# A.shape[0]` comment).  Loop and block iteration
-** variables take the dtype of their extent (int64 unless it is another
-** integer type).  Names are scoped as the printer scopes them; a suffixed
-** name (i_1) is kept as the variable's name, which prints the same.
+** `Y = T.alloc_buffer(...)` are its body up to another buffer of that name,
+** a scalar parameter's binding comes from its `# A.shape[0]` comment).
+** Every node gets the lanes the builders would give it (T.Ramp,
+** T.Broadcast and "float32x16" casts make vectors).  Loop and block
+** iteration variables take the dtype of their extent (int64 unless it is
+** another integer type).  Names are scoped as the printer scopes them; a
+** suffixed name (i_1) is kept as the variable's name, which prints the same.
 **
 ** Errors are values naming SRC:LINE:COL and what was expected; the first
 ** one stops the parse.  Nesting (brackets, indentation, expression and
@@ -25,7 +27,6 @@
 ** limit.  Tokens, names and scratch arrays live in a scratch arena freed at
 ** the end; nodes live in the module's arena.
 */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -569,43 +570,11 @@ static mlc_tir_expr *mk_bin(parser *p, mlc_tir_binop op, mlc_tir_expr *a, mlc_ti
 
 static int int_dtype(mlc_dtype t) { return mlc_dtype_is_int(t); }
 
-/* Structural equality (variables and buffers by identity). */
-static int expr_equal(const mlc_tir_expr *a, const mlc_tir_expr *b) {
-  if (a == b) return 1;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->lanes != b->lanes) return 0;
-  switch (a->kind) {
-    case MLC_TIR_INT_IMM: return a->int_value == b->int_value;
-    case MLC_TIR_FLOAT_IMM: return memcmp(&a->float_value, &b->float_value, sizeof(double)) == 0;
-    case MLC_TIR_VAR_REF: return a->var == b->var;
-    case MLC_TIR_BINARY:
-      return a->bin.op == b->bin.op && expr_equal(a->bin.a, b->bin.a) && expr_equal(a->bin.b, b->bin.b);
-    case MLC_TIR_NOT:
-    case MLC_TIR_CAST:
-    case MLC_TIR_BROADCAST: return expr_equal(a->un.a, b->un.a);
-    case MLC_TIR_RAMP: return expr_equal(a->ramp.base, b->ramp.base) && expr_equal(a->ramp.stride, b->ramp.stride);
-    case MLC_TIR_SELECT:
-      return expr_equal(a->select.c, b->select.c) && expr_equal(a->select.t, b->select.t) &&
-             expr_equal(a->select.f, b->select.f);
-    case MLC_TIR_LOAD:
-      if (a->load.buffer != b->load.buffer || a->load.n != b->load.n) return 0;
-      for (int i = 0; i < a->load.n; i++)
-        if (!expr_equal(a->load.indices[i], b->load.indices[i])) return 0;
-      return 1;
-    case MLC_TIR_CALL:
-      if (a->call.op != b->call.op || a->call.n != b->call.n) return 0;
-      for (int i = 0; i < a->call.n; i++)
-        if (!expr_equal(a->call.args[i], b->call.args[i])) return 0;
-      return 1;
-    case MLC_TIR_REDUCE: return 0;
-  }
-  return 0;
-}
-
 /* The extent of [mn, end): undoes the printer's "min, min + extent" (or
 ** the constant it folds to: of one dtype in ranges, of the extent's in
 ** regions, |any_dtype|); otherwise end - mn. */
 static mlc_tir_expr *range_extent(parser *p, mlc_tir_expr *mn, mlc_tir_expr *end, int any_dtype) {
-  if (end->kind == MLC_TIR_BINARY && end->bin.op == MLC_TIR_ADD && expr_equal(end->bin.a, mn)) return end->bin.b;
+  if (end->kind == MLC_TIR_BINARY && end->bin.op == MLC_TIR_ADD && mlc_tir_expr_equal(end->bin.a, mn)) return end->bin.b;
   if (mn->kind == MLC_TIR_INT_IMM && end->kind == MLC_TIR_INT_IMM && (any_dtype || mn->dtype == end->dtype))
     return mk_int(p, end->dtype, (int64_t)((uint64_t)end->int_value - (uint64_t)mn->int_value));
   return mk_bin(p, MLC_TIR_SUB, end, mn);
@@ -700,7 +669,6 @@ static mlc_tir_expr *typed_const(parser *p, const tok *name, mlc_dtype t) {
       if (lit->kind != T_INT && lit->kind != T_FLOAT) return expected(p, lit, "a number");
       char buf[MAX_NUMBER_CHARS + 2];
       snprintf(buf, sizeof buf, "%s%.*s", neg ? "-" : "", (int)lit->len, lit->s);
-      errno = 0;
       v = strtod(buf, NULL);
       if (isinf(v)) return fail(p, lit, "number %.32s is out of range of float64", buf);
       advance(p);
@@ -1195,7 +1163,7 @@ static mlc_tir_var *new_var(parser *p, const tok *name, const mlc_tir_expr *exte
 static int loop_range(parser *p, mlc_tir_expr **mn, mlc_tir_expr **ext) {
   mlc_tir_expr *a = expr1(p);
   if (!a) return -1;
-  if (is_op(cur(p), ",") && !is_kw(at(p, 1), "thread")) {
+  if (is_op(cur(p), ",") && !is_kw(at(p, 1), "thread") && !is_kw(at(p, 1), "annotations")) {
     advance(p);
     mlc_tir_expr *b = expr1(p);
     if (!b) return -1;
@@ -1206,6 +1174,70 @@ static int loop_range(parser *p, mlc_tir_expr **mn, mlc_tir_expr **ext) {
     *mn = mk_int(p, int_dtype(a->dtype) ? a->dtype : MLC_DTYPE_I64, 0);
   }
   return *mn && *ext ? 0 : -1;
+}
+
+/* Annotations {"key": value, ...} of a loop (annotations=...) or a block
+** (T.block_attr(...)), set on |st|: values are strings, True / False,
+** integers, floats and T.float64("nan" / "inf" / "-inf"). */
+static int annotations(parser *p, mlc_tir_stmt *st) {
+  if (!expect_op(p, "{", "to open the annotations")) return -1;
+  while (!accept_op(p, "}")) {
+    const tok *kt = cur(p);
+    if (kt->kind != T_STR) {
+      expected(p, kt, "an annotation key string");
+      return -1;
+    }
+    if (mlc_tir_stmt_annot(st, kt->str)) {
+      fail(p, kt, "duplicate annotation \"%.32s\"", kt->str);
+      return -1;
+    }
+    advance(p);
+    if (!expect_op(p, ":", "after the annotation key")) return -1;
+    mlc_tir_attr a = {kt->str, MLC_TIR_ATTR_INT, NULL, 0, 0};
+    const tok *vt = cur(p);
+    if (vt->kind == T_STR) {
+      a.kind = MLC_TIR_ATTR_STR;
+      a.s = vt->str;
+      advance(p);
+    } else if (is_kw(vt, "True") || is_kw(vt, "False")) {
+      a.kind = MLC_TIR_ATTR_BOOL;
+      a.i = is_kw(vt, "True");
+      advance(p);
+    } else if (is_t(p, 0, "float64")) {
+      const tok *nt = t_member_at(p, 0);
+      skip_t(p);
+      mlc_tir_expr *e = typed_const(p, nt, MLC_DTYPE_F64);
+      if (!e) return -1;
+      a.kind = MLC_TIR_ATTR_FLOAT;
+      a.f = e->float_value;
+    } else {
+      int neg = accept_op(p, "-");
+      const tok *lit = cur(p);
+      if (lit->kind == T_FLOAT) {
+        char buf[MAX_NUMBER_CHARS + 2];
+        snprintf(buf, sizeof buf, "%s%.*s", neg ? "-" : "", (int)lit->len, lit->s);
+        a.kind = MLC_TIR_ATTR_FLOAT;
+        a.f = strtod(buf, NULL);
+        if (isinf(a.f)) {
+          fail(p, lit, "number %.32s is out of range of float64", buf);
+          return -1;
+        }
+        advance(p);
+      } else if (lit->kind == T_INT) {
+        if (lit->ovf || !int_fits(MLC_DTYPE_I64, neg, lit->ival, &a.i)) {
+          fail(p, lit, "annotation \"%.32s\": integer out of range for int64", kt->str);
+          return -1;
+        }
+        advance(p);
+      } else {
+        expected(p, lit, "a string, True, False, an integer or a float");
+        return -1;
+      }
+    }
+    if (!chk(p, mlc_tir_stmt_set_annot(p->m, st, &a))) return -1;
+    if (!is_op(cur(p), "}") && !expect_op(p, ",", "or '}' between annotations")) return -1;
+  }
+  return 0;
 }
 
 static mlc_tir_stmt *for_stmt(parser *p) {
@@ -1250,10 +1282,11 @@ static mlc_tir_stmt *for_stmt(parser *p) {
     advance(p);
   } else {
     static const mlc_tir_for_kind kinds[] = {MLC_TIR_FOR_PARALLEL, MLC_TIR_FOR_VECTORIZED, MLC_TIR_FOR_UNROLLED,
-                                             MLC_TIR_FOR_THREAD_BINDING};
+                                             MLC_TIR_FOR_THREAD_BINDING, MLC_TIR_FOR_SERIAL};
     size_t i = 0;
-    while (i < 4 && !is_t(p, 0, mlc_tir_for_kind_name(kinds[i]))) i++;
-    if (i == 4) return expected(p, kt, "range, T.grid, T.parallel, T.vectorized, T.unroll or T.thread_binding");
+    while (i < 5 && !is_t(p, 0, mlc_tir_for_kind_name(kinds[i]))) i++;
+    if (i == 5)
+      return expected(p, kt, "range, T.grid, T.parallel, T.vectorized, T.unroll, T.thread_binding or T.serial");
     kind = kinds[i];
     skip_t(p);
   }
@@ -1271,13 +1304,24 @@ static mlc_tir_stmt *for_stmt(parser *p) {
     thread = cur(p)->str;
     advance(p);
   }
+  mlc_tir_stmt held = {.kind = MLC_TIR_FOR}; /* the annotations until the loop exists */
+  if (accept_op(p, ",")) {
+    if (!is_kw(cur(p), "annotations")) return expected(p, cur(p), "annotations=");
+    advance(p);
+    if (!expect_op(p, "=", "after annotations") || annotations(p, &held)) return NULL;
+  }
   if (!expect_op(p, ")", "after the loop range")) return NULL;
   mlc_tir_var *v = new_var(p, names[0], ext);
   if (!v) return NULL;
   mlc_tir_stmt *body = suite(p);
   p->nsyms = mark;
   if (!body) return NULL;
-  return chk(p, mlc_tir_for(p->m, v, mn, ext, kind, thread, body));
+  mlc_tir_stmt *r = chk(p, mlc_tir_for(p->m, v, mn, ext, kind, thread, body));
+  if (r) {
+    r->loop.nannots = held.loop.nannots;
+    r->loop.annots = held.loop.annots;
+  }
+  return r;
 }
 
 /* Regions of T.reads / T.writes (the '(' consumed). */
@@ -1404,6 +1448,13 @@ static mlc_tir_stmt *block_stmt(parser *p) {
     if (!expect_op(p, "(", "after T.writes") || regions(p, &writes, &nwrites) || !end_line(p)) return NULL;
     have_regions = 1;
   }
+  mlc_tir_stmt held = {.kind = MLC_TIR_BLOCK}; /* the annotations until the block exists */
+  if (is_t(p, 0, "block_attr")) {
+    skip_t(p);
+    if (!expect_op(p, "(", "after T.block_attr") || annotations(p, &held) ||
+        !expect_op(p, ")", "after the block attributes") || !end_line(p))
+      return NULL;
+  }
   mlc_tir_stmt *init = NULL;
   if (is_kw(cur(p), "with") && is_t(p, 1, "init")) {
     p->pos += 4;
@@ -1418,6 +1469,8 @@ static mlc_tir_stmt *block_stmt(parser *p) {
   if (!s) return NULL;
   mlc_tir_block_set_predicate(s, pred);
   if (have_regions && !chk(p, mlc_tir_block_set_regions(p->m, s, nreads, reads, nwrites, writes))) return NULL;
+  s->block.nannots = held.block.nannots;
+  s->block.annots = held.block.annots;
   return s;
 }
 
@@ -1473,7 +1526,7 @@ static int shape(parser *p, mlc_tir_expr ***out, int *rank) {
   return 0;
 }
 
-/* NAME = T.alloc_buffer(shape, "dtype"[, scope="local"]): the buffer. */
+/* NAME = T.alloc_buffer(shape, "dtype"[, scope="local" / "shared"]): the buffer. */
 static mlc_tir_buffer *alloc_header(parser *p) {
   const tok *name = cur(p);
   p->pos += 2;
@@ -1492,6 +1545,7 @@ static mlc_tir_buffer *alloc_header(parser *p) {
     const tok *st = cur(p);
     if (st->kind != T_STR) return expected(p, st, "a scope string");
     if (strcmp(st->str, "local") == 0) scope = MLC_TIR_SCOPE_LOCAL;
+    else if (strcmp(st->str, "shared") == 0) scope = MLC_TIR_SCOPE_SHARED;
     else if (strcmp(st->str, "global") != 0) return fail(p, st, "unknown scope \"%.32s\"", st->str);
     advance(p);
   }
@@ -1528,9 +1582,11 @@ static mlc_tir_stmt *stmt(parser *p) {
     return chk(p, mlc_tir_evaluate(p->m, e));
   }
   if (t->kind == T_NAME && is_op(at(p, 1), "[")) return store_stmt(p);
-  if (is_t(p, 0, "where") || is_t(p, 0, "reads") || is_t(p, 0, "writes") ||
-      (t->kind == T_NAME && is_op(at(p, 1), "=") && is_t(p, 2, "axis")))
-    return fail(p, t, "%.*s belongs at the start of a block, before its body", (int)t->len, t->s);
+  if (is_t(p, 0, "where") || is_t(p, 0, "reads") || is_t(p, 0, "writes") || is_t(p, 0, "block_attr"))
+    return fail(p, t, "T.%.*s belongs at the start of a block, before its body", (int)at(p, 2)->len, at(p, 2)->s);
+  if (t->kind == T_NAME && is_op(at(p, 1), "=") && is_t(p, 2, "axis"))
+    return fail(p, t, "T.axis (of %.*s) belongs at the start of a block, before its body", (int)(t->len < 64 ? t->len : 64),
+                t->s);
   if (is_kw(t, "else")) return fail(p, t, "'else' without 'if'");
   return expected(p, t, "a statement");
 }
@@ -1659,6 +1715,8 @@ static mlc_tir_func *func(parser *p) {
   int nattrs = 0, capa = 0;
   pending_scalar *sc = NULL;
   int nsc = 0, caps = 0;
+  mlc_tir_buffer **views = NULL;
+  int nviews = 0, capv = 0;
   for (;;) {
     const tok *t = cur(p);
     if (is_t(p, 0, "func_attr")) {
@@ -1724,6 +1782,42 @@ static mlc_tir_func *func(parser *p) {
       if (define(p, b->name, SYM_BUF, b)) return NULL;
       continue;
     }
+    if (t->kind == T_NAME && is_op(at(p, 1), "=") && m && text_is(m, "Buffer")) {
+      /* NAME = T.Buffer(shape, "dtype", data=PARAM.data): a view of a
+      ** parameter's memory (a lowered function's flat view) */
+      p->pos += 5;
+      mlc_tir_expr **shp;
+      int rank;
+      if (!expect_op(p, "(", "after T.Buffer") || shape(p, &shp, &rank) || !expect_op(p, ",", "after the shape"))
+        return NULL;
+      mlc_dtype vt = dtype_of_str(p, cur(p));
+      if (vt == MLC_DTYPE_INVALID || !expect_op(p, ",", "after the dtype")) return NULL;
+      if (cur(p)->kind != T_NAME || !text_is(cur(p), "data")) return expected(p, cur(p), "data=PARAM.data");
+      advance(p);
+      if (!expect_op(p, "=", "after data")) return NULL;
+      const tok *bt = cur(p);
+      if (bt->kind != T_NAME) return expected(p, bt, "the name of a parameter");
+      mlc_tir_buffer *base = lookup_buffer(p, bt);
+      if (!base) return NULL;
+      int is_param = 0;
+      for (int i = 0; i < np; i++) is_param |= params[i] == base;
+      if (!is_param) return fail(p, bt, "a view names a parameter's memory; '%.*s' is not a parameter", (int)(bt->len < 64 ? bt->len : 64), bt->s);
+      advance(p);
+      if (!expect_op(p, ".", "after the parameter")) return NULL;
+      if (cur(p)->kind != T_NAME || !text_is(cur(p), "data")) return expected(p, cur(p), "data");
+      advance(p);
+      if (!expect_op(p, ")", "after data=PARAM.data") || !end_line(p)) return NULL;
+      if (vt != base->dtype)
+        return fail(p, t, "view of %s: dtype %s, the parameter's is %s", base->name, mlc_dtype_name(vt),
+                    mlc_dtype_name(base->dtype));
+      char *nm = tok_name(p, t);
+      mlc_tir_buffer *v = nm ? chk(p, mlc_tir_buffer_view(p->m, base, rank, shp)) : NULL;
+      if (!v || !(v->name = chk(p, mlc_arena_strdup(p->m->arena, nm)))) return NULL;
+      if (define(p, v->name, SYM_BUF, v)) return NULL;
+      if (grow(p, (void **)&views, &capv, nviews + 1, sizeof *views)) return NULL;
+      views[nviews++] = v;
+      continue;
+    }
     mlc_dtype dt = MLC_DTYPE_INVALID;
     if (t->kind == T_NAME && is_op(at(p, 1), "=") && m && m->len < 16 && is_op(at(p, 5), "(") && is_op(at(p, 6), ")")) {
       char nm[16];
@@ -1757,6 +1851,13 @@ static mlc_tir_func *func(parser *p) {
     mlc_status s = attrs[i].kind == MLC_TIR_ATTR_STR    ? mlc_tir_func_set_attr_str(p->m, f, attrs[i].key, attrs[i].s)
                    : attrs[i].kind == MLC_TIR_ATTR_BOOL ? mlc_tir_func_set_attr_bool(p->m, f, attrs[i].key, (int)attrs[i].i)
                                                         : mlc_tir_func_set_attr_int(p->m, f, attrs[i].key, attrs[i].i);
+    if (s) {
+      p->err = s;
+      return NULL;
+    }
+  }
+  for (int i = 0; i < nviews; i++) {
+    mlc_status s = mlc_tir_func_add_view(p->m, f, views[i]);
     if (s) {
       p->err = s;
       return NULL;

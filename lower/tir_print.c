@@ -256,8 +256,40 @@ static void prange(printer *p, const mlc_tir_expr *mn, const mlc_tir_expr *ext) 
 }
 
 static int is_grid_loop(const mlc_tir_stmt *s) {
-  return s && s->kind == MLC_TIR_FOR && s->loop.kind == MLC_TIR_FOR_SERIAL &&
+  return s && s->kind == MLC_TIR_FOR && s->loop.kind == MLC_TIR_FOR_SERIAL && s->loop.nannots == 0 &&
          mlc_tir_is_const(s->loop.min, 0);
+}
+
+/* An attribute value: "string", True / False, an integer, a float (always
+** with a '.' or an exponent, so it reads back as a float). */
+static void pattr_value(printer *p, const mlc_tir_attr *a) {
+  switch (a->kind) {
+    case MLC_TIR_ATTR_STR: mlc_sb_json_str(p->out, a->s ? a->s : ""); break;
+    case MLC_TIR_ATTR_BOOL: mlc_sb_puts(p->out, a->i ? "True" : "False"); break;
+    case MLC_TIR_ATTR_INT: mlc_sb_printf(p->out, "%lld", (long long)a->i); break;
+    case MLC_TIR_ATTR_FLOAT: {
+      if (isnan(a->f) || isinf(a->f)) {
+        mlc_sb_printf(p->out, "T.float64(\"%s\")", isnan(a->f) ? "nan" : a->f > 0 ? "inf" : "-inf");
+        break;
+      }
+      size_t at = p->out->len;
+      mlc_sb_double(p->out, a->f);
+      if (!p->out->oom && !strpbrk(p->out->data + at, ".eE")) mlc_sb_puts(p->out, ".0");
+      break;
+    }
+  }
+}
+
+/* {"key": value, ...} of annotations. */
+static void pannots(printer *p, int n, const mlc_tir_attr *a) {
+  mlc_sb_putc(p->out, '{');
+  for (int i = 0; i < n; i++) {
+    if (i) mlc_sb_puts(p->out, ", ");
+    mlc_sb_json_str(p->out, a[i].key);
+    mlc_sb_puts(p->out, ": ");
+    pattr_value(p, &a[i]);
+  }
+  mlc_sb_putc(p->out, '}');
 }
 
 static void pfor(printer *p, const mlc_tir_stmt *s, int ind) {
@@ -295,7 +327,7 @@ static void pfor(printer *p, const mlc_tir_stmt *s, int ind) {
   const char *name = define(p, s->loop.var, s->loop.var->name);
   mlc_sb_printf(p->out, "for %s in ", name);
   switch (s->loop.kind) {
-    case MLC_TIR_FOR_SERIAL: mlc_sb_puts(p->out, "range("); break;
+    case MLC_TIR_FOR_SERIAL: mlc_sb_puts(p->out, s->loop.nannots ? "T.serial(" : "range("); break;
     case MLC_TIR_FOR_PARALLEL:
     case MLC_TIR_FOR_VECTORIZED:
     case MLC_TIR_FOR_UNROLLED:
@@ -307,6 +339,10 @@ static void pfor(printer *p, const mlc_tir_stmt *s, int ind) {
   if (s->loop.kind == MLC_TIR_FOR_THREAD_BINDING) {
     mlc_sb_puts(p->out, ", thread=");
     mlc_sb_json_str(p->out, s->loop.thread ? s->loop.thread : "");
+  }
+  if (s->loop.nannots) {
+    mlc_sb_puts(p->out, ", annotations=");
+    pannots(p, s->loop.nannots, s->loop.annots);
   }
   mlc_sb_puts(p->out, "):\n");
   pstmt(p, s->loop.body, ind + 1);
@@ -371,6 +407,12 @@ static void pblock(printer *p, const mlc_tir_stmt *s, int ind) {
     pregions(p, "reads", s->block.nreads, s->block.reads, ind + 1);
     pregions(p, "writes", s->block.nwrites, s->block.writes, ind + 1);
   }
+  if (s->block.nannots) {
+    indent(p, ind + 1);
+    mlc_sb_puts(p->out, "T.block_attr(");
+    pannots(p, s->block.nannots, s->block.annots);
+    mlc_sb_puts(p->out, ")\n");
+  }
   if (s->block.init) {
     indent(p, ind + 1);
     mlc_sb_puts(p->out, "with T.init():\n");
@@ -431,6 +473,7 @@ static void pstmt(printer *p, const mlc_tir_stmt *s, int ind) {
       pshape(p, b->rank, b->shape);
       mlc_sb_printf(out, ", \"%s\"", mlc_dtype_name(b->dtype));
       if (b->scope == MLC_TIR_SCOPE_LOCAL) mlc_sb_puts(out, ", scope=\"local\"");
+      if (b->scope == MLC_TIR_SCOPE_SHARED) mlc_sb_puts(out, ", scope=\"shared\"");
       mlc_sb_puts(out, ")\n");
       pstmt(p, s->alloc.body, ind);
       pop_to(p, mark);
@@ -497,9 +540,7 @@ static void pfunc(printer *p, const mlc_tir_func *f) {
       if (i) mlc_sb_puts(out, ", ");
       mlc_sb_json_str(out, a->key);
       mlc_sb_puts(out, ": ");
-      if (a->kind == MLC_TIR_ATTR_STR) mlc_sb_json_str(out, a->s);
-      else if (a->kind == MLC_TIR_ATTR_BOOL) mlc_sb_puts(out, a->i ? "True" : "False");
-      else mlc_sb_printf(out, "%lld", (long long)a->i);
+      pattr_value(p, a);
     }
     mlc_sb_puts(out, "})\n");
   }
@@ -518,6 +559,14 @@ static void pfunc(printer *p, const mlc_tir_func *f) {
     mlc_sb_printf(out, "%s = T.match_buffer(var_%s, ", pnames[i], pnames[i]);
     pshape(p, b->rank, b->shape);
     mlc_sb_printf(out, ", \"%s\")\n", mlc_dtype_name(b->dtype));
+  }
+  for (int i = 0; i < f->nviews; i++) {
+    const mlc_tir_buffer *b = f->views[i];
+    indent(p, 1);
+    mlc_sb_printf(out, "%s = T.Buffer(", define(p, b, b->name));
+    pshape(p, b->rank, b->shape);
+    mlc_sb_printf(out, ", \"%s\", data=%s.data)\n", mlc_dtype_name(b->dtype),
+                  b->view_of ? buf_name(p, b->view_of) : "?");
   }
   pstmt(p, f->body, 1);
   pop_to(p, mark);

@@ -517,6 +517,25 @@ mlc_status mlc_tir_verify_func(const mlc_tir_func *f) {
     }
     if (mlc_vec_push(&v.bufs, b)) v.oom = 1;
   }
+  for (int i = 0; i < f->nviews; i++) {
+    const mlc_tir_buffer *b = f->views[i];
+    if (!b) {
+      report(&v, NULL, NULL, "missing view");
+      continue;
+    }
+    int of_param = 0;
+    for (int k = 0; k < f->nparams; k++)
+      if (b->view_of && b->view_of == f->params[k]) of_param = 1;
+    if (!of_param) report(&v, NULL, NULL, "view %s is not a view of a parameter", b->name);
+    else if (b->dtype != b->view_of->dtype) report(&v, NULL, NULL, "view %s has another dtype than its parameter", b->name);
+    if (buf_defined(&v, b)) report(&v, NULL, NULL, "view %s is declared twice", b->name);
+    for (int d = 0; d < b->rank; d++) {
+      vexpr(&v, b->shape[d], NULL);
+      if (b->shape[d] && !mlc_dtype_is_int(b->shape[d]->dtype))
+        report(&v, b->shape[d], NULL, "extent of %s is not an integer", b->name);
+    }
+    if (mlc_vec_push(&v.bufs, b)) v.oom = 1;
+  }
   vstmt(&v, f->body);
   mlc_status st = NULL;
   if (v.oom || v.msg.oom) {

@@ -18,7 +18,7 @@ builddir=${MLC_BUILDDIR:-.}
 runs_cap=${FAULT_RUNS:-24}
 tmo=${FAULT_TIMEOUT:-60}
 progs="$*"
-[ -n "$progs" ] || progs="test_base test_onnx test_graph test_infer test_frontend test_tir test_vectorize test_legalize test_runtime"
+[ -n "$progs" ] || progs="test_base test_onnx test_graph test_infer test_frontend test_tir test_arith test_visit test_vectorize test_legalize test_runtime"
 # test_legalize compiles and runs kernels with LLVM (a second or more a
 # run): only these of its tests run here.  Slow tests (its legalize_numeric
 # ones, the fuzz corpus of test_onnx, and test_runtime's loader/flipped_so,

@@ -17,6 +17,7 @@
 #include "codegen/codegen.h"
 #include "lower/lower.h"
 #include "lower/tir.h"
+#include "lower/tir_lower.h"
 #include "runtime/rt_abi.h"
 #include "tests/testutil.h"
 
@@ -183,6 +184,7 @@ static char *tmpdir;
 static mlc_target *target;
 static int nbuilt;
 static int print_tir;
+static int vectorize_all; /* MLC_TEST_VECTORIZE: see load_module */
 
 int mlc_th_kernel_init(void) {
   tmpdir = mlc_test_tmpdir();
@@ -191,6 +193,8 @@ int mlc_th_kernel_init(void) {
   mlc_status_free(s);
   const char *p = getenv("MLC_TEST_PRINT_TIR");
   print_tir = p && *p && strcmp(p, "0") != 0;
+  p = getenv("MLC_TEST_VECTORIZE");
+  vectorize_all = p && *p && strcmp(p, "0") != 0;
   return tmpdir && target ? 0 : 1;
 }
 
@@ -210,14 +214,61 @@ static void print_module(const mlc_tir_module *tm) {
   mlc_sb_fini(&sb);
 }
 
-/* Compiles |tm| and loads it; the dlopen handle, or NULL after a failed
-** assertion. */
-static void *load_module(const mlc_tir_module *tm, const char *name) {
+/* Marks every serial innermost loop of |s| with a constant extent of 2 to
+** MLC_TIR_MAX_LANES vectorized; nonzero if |s| holds a loop. */
+static int mark_innermost(mlc_tir_stmt *s) {
+  if (!s) return 0;
+  int r = 0;
+  switch (s->kind) {
+    case MLC_TIR_FOR:
+      if (!mark_innermost(s->loop.body) && s->loop.kind == MLC_TIR_FOR_SERIAL &&
+          s->loop.extent->kind == MLC_TIR_INT_IMM && s->loop.extent->int_value >= 2 &&
+          s->loop.extent->int_value <= MLC_TIR_MAX_LANES)
+        s->loop.kind = MLC_TIR_FOR_VECTORIZED;
+      return 1;
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++) r |= mark_innermost(s->seq.stmts[i]);
+      return r;
+    case MLC_TIR_IF: return mark_innermost(s->if_.then_s) | mark_innermost(s->if_.else_s);
+    case MLC_TIR_ALLOCATE: return mark_innermost(s->alloc.body);
+    case MLC_TIR_BLOCK: return mark_innermost(s->block.init) | mark_innermost(s->block.body);
+    case MLC_TIR_STORE:
+    case MLC_TIR_EVALUATE:
+    case MLC_TIR_ASSERT: return 0;
+  }
+  return 0;
+}
+
+/* With MLC_TEST_VECTORIZE=1, the innermost loops of every lowered function
+** of |tm| are marked vectorized and the vectorize pass runs on them: the
+** cases then check explicitly vectorized kernels (where the pass takes the
+** loop) against their references. */
+static mlc_status vectorize_innermost(mlc_tir_module *tm) {
+  for (int i = 0; i < tm->nfuncs; i++) {
+    mark_innermost(tm->funcs[i]->body);
+    MLC_RETURN_IF_ERROR(mlc_tir_vectorize_func(tm, tm->funcs[i]));
+    MLC_RETURN_IF_ERROR(mlc_tir_verify_func(tm->funcs[i]));
+  }
+  return NULL;
+}
+
+/* Lowers |tm| (verifying after every pass), compiles it and loads it; the
+** dlopen handle, or NULL after a failed assertion. */
+static void *load_module(mlc_tir_module *tm, const char *name) {
   char obj[4200], so[4200], cmd[9000];
   int k = nbuilt++;
   snprintf(obj, sizeof obj, "%s/k%d.o", tmpdir, k);
   snprintf(so, sizeof so, "%s/k%d.so", tmpdir, k);
-  mlc_status s = mlc_cg_build(tm, target, obj);
+  mlc_tir_lower_options lo = {0, 0, 1};
+  mlc_status s = mlc_tir_lower_module(tm, &lo);
+  if (!s && vectorize_all) s = vectorize_innermost(tm);
+  if (s) {
+    fprintf(stderr, "\n%s: lower: %s\n", name, mlc_status_message(s));
+    print_module(tm);
+  } else if (print_tir) {
+    print_module(tm);
+  }
+  if (!s) s = mlc_cg_build(tm, target, obj);
   if (s) {
     fprintf(stderr, "\n%s: codegen: %s\n", name, mlc_status_message(s));
     print_module(tm);
@@ -374,7 +425,7 @@ void mlc_th_kernel_case(const tcase *tc) {
   mlc_binding *b = out ? out->def : NULL;
   if (!s && b) {
     MLC_TEST_OK_FATAL(mlc_func_add_ret(f, out));
-    mlc_lower_options opt = {0, 1};
+    mlc_lower_options opt = {0, 1, 0};
     s = mlc_lower_legalize(gm, tm, &opt);
     if (s) fprintf(stderr, "\n%s: legalize: %s\n", tc->name, mlc_status_message(s));
     CU_ASSERT_PTR_NULL(s);
@@ -484,6 +535,6 @@ int mlc_th_any_zero(const int64_t *dims, int rank) {
 }
 /* ---- for other harnesses -------------------------------------------------------- */
 
-void *mlc_th_load_tir(const mlc_tir_module *tm, const char *name) { return load_module(tm, name); }
+void *mlc_th_load_tir(mlc_tir_module *tm, const char *name) { return load_module(tm, name); }
 mlc_rt_ctx *mlc_th_rt_ctx(void) { return &rt_ctx; }
 const char *mlc_th_rt_error(void) { return rt_error; }

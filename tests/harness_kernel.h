@@ -138,9 +138,10 @@ int mlc_th_any_zero(const int64_t *dims, int rank);
 
 struct mlc_tir_module;
 struct mlc_rt_ctx;
-/* Compiles |tm| to a shared object and dlopens it; the handle, or NULL after
-** a failed CUnit assertion (messages name |name|). */
-void *mlc_th_load_tir(const struct mlc_tir_module *tm, const char *name);
+/* Lowers |tm| (in place), compiles it to a shared object and dlopens it;
+** the handle, or NULL after a failed CUnit assertion (messages name
+** |name|). */
+void *mlc_th_load_tir(struct mlc_tir_module *tm, const char *name);
 /* The serial runtime context kernels are called with; its last error text. */
 struct mlc_rt_ctx *mlc_th_rt_ctx(void);
 const char *mlc_th_rt_error(void);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower/schedule/schedule.h"
 #include "runtime/rt_abi.h"
 #include "tests/harness_kernel.h"
 
@@ -199,4 +200,32 @@ mlc_tir_func *mlc_th_mm_relu(mlc_tir_module *m, int64_t n) {
       mlc_tir_func_set_attr_bool(m, f, "tir.noalias", 1))
     return NULL;
   return f;
+}
+
+/* ---- text helpers ------------------------------------------------------------------ */
+
+mlc_tir_module *mlc_th_tir_module(void) {
+  mlc_tir_module *m = NULL;
+  mlc_status s = mlc_tir_module_create(mlc_allocator_default(), &m);
+  CU_ASSERT_PTR_NULL(s);
+  mlc_status_free(s);
+  return m;
+}
+
+char *mlc_th_print_func(const mlc_tir_func *f) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_func(f, &b);
+  CU_ASSERT(!b.oom);
+  char *s = strdup(b.len ? mlc_sb_str(&b) : "");
+  mlc_sb_fini(&b);
+  return s;
+}
+
+char *mlc_th_print_trace(const mlc_sch *s) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_sch_print_trace(s, &b);
+  CU_ASSERT(!b.oom);
+  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
+  mlc_sb_fini(&b);
+  return t;
 }

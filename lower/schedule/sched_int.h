@@ -21,11 +21,30 @@
 ** Rewriting: statements may be changed in place (a loop's kind, a block's
 ** bindings: handles stay valid), or replaced: build the new statement with
 ** the tir.h builders and put it where the old one was with sch_replace.
+**
+** Notes from writing the loop primitives:
+**   - messages: mlc_sch_apply prefixes "NAME: "; say what (sch_desc: "loop
+**     j", "block "Y"") and why, and use the most specific error class;
+**   - a primitive that replaces loops by new ones (split, fuse) rewrites
+**     the old loop variables under them in place with sch_subst_inplace
+**     (subst.c), after sch_bind_loops_above and binding the new variables
+**     in an analyzer, so bindings come out simplified and the handles of
+**     everything under the loops stay valid; relinking existing loop
+**     statements (reorder) keeps every handle;
+**   - sch_child_blocks(st) lists the blocks *under* |st|: for a loop whose
+**     body is a block, pass the loop (or test body->kind), not the block;
+**   - typed entry points build keyword arguments (key set on each) and,
+**     for lists, an MLC_SCH_ARG_LIST whose items have no key; sampling
+**     primitives read in->forced and set in->decision;
+**   - test refusals by applying a whole trace text (handle names are those
+**     of the text) and checking the class, the message, that the function
+**     is as before the refused line and that the trace did not grow.
 */
 #ifndef MLC_LOWER_SCHEDULE_SCHED_INT_H
 #define MLC_LOWER_SCHEDULE_SCHED_INT_H
 
 #include "base/arena.h"
+#include "lower/arith.h"
 #include "lower/schedule/schedule.h"
 
 /* The special compute locations a LOOP handle can stand for. */
@@ -156,6 +175,21 @@ int sch_contains(const mlc_tir_stmt *st, const mlc_tir_stmt *target);
 const char *sch_unique_block_name(mlc_sch *s, const char *base);
 /* Allocates |b| at the top of the function (around its body). */
 MLC_MUST_USE mlc_status sch_add_alloc(mlc_sch *s, mlc_tir_buffer *b);
+
+/* ---- rewriting loop variables (subst.c) ------------------------------------------ */
+
+/* Binds in |an| the domains of the loops and block iteration variables
+** around |st| (not |st| itself). */
+MLC_MUST_USE mlc_status sch_bind_loops_above(mlc_sch *s, mlc_arith *an, const mlc_tir_stmt *st);
+/* Replaces in place, in the expressions of |st|'s subtree, variable
+** vars[i] by values[i] (borrowed), simplifying each rewritten expression
+** with |an| (bind the new loop variables and those above |st| first).
+** Statements are kept, so their handles stay valid; an out-of-memory may
+** leave the subtree partly rewritten. */
+MLC_MUST_USE mlc_status sch_subst_inplace(mlc_sch *s, mlc_arith *an, mlc_tir_stmt *st, int nvars,
+                                          mlc_tir_var *const *vars, mlc_tir_expr *const *values);
+/* |e| printed, in the schedule's arena (for messages; "?" on oom). */
+const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e);
 
 /* ---- sampling ---------------------------------------------------------------- */
 

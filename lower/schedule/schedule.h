@@ -205,17 +205,162 @@ MLC_MUST_USE mlc_status mlc_sch_bind(mlc_sch *s, mlc_sch_rv loop, const char *th
 
 /* ---- loop transformations (split.c, fuse.c, reorder.c) ---------------------- */
 
+/* Splits |loop| into |nfactors| nested loops (outermost first, handles in
+** |out|, room for |nfactors|) whose extents are |factors|: integers
+** (MLC_SCH_INT_ARG), sampled integer handles (MLC_SCH_RV_ARG) or one
+** MLC_SCH_NONE_ARG, inferred as ceil(extent / product of the others).  A
+** product above the extent adds a predicate to the blocks under the loop.
+** Refused (FACTORS): a product below the extent, a factor < 1, two None,
+** no None for a symbolic extent; (STRUCTURE) a loop that is not serial or
+** is annotated.  The split loop's handle is retired. */
+MLC_MUST_USE mlc_status mlc_sch_split(mlc_sch *s, mlc_sch_rv loop, int nfactors, const mlc_sch_arg *factors,
+                                      mlc_sch_rv *out);
+/* Fuses |nloops| loops, outermost first, each the only statement of the one
+** before, into one loop (*|out|) over the product of their extents.
+** Refused (LOOP_NEST): loops not directly nested, given twice;
+** (DEPENDENCE) a range that uses an outer loop of the group; (STRUCTURE) a
+** loop that is not serial or is annotated.  The fused loops' handles are
+** retired. */
+MLC_MUST_USE mlc_status mlc_sch_fuse(mlc_sch *s, int nloops, const mlc_sch_rv *loops, mlc_sch_rv *out);
+/* Puts |nloops| loops of one nest in the given order (outermost first);
+** loops between them that are not named keep their places.  Handles stay
+** valid.  Refused (LOOP_NEST): loops not in one nest, given twice;
+** (DEPENDENCE) a statement other than a loop between them, a loop range
+** that would use a loop put inside it, blocks under the loops whose
+** results depend on the order of their iterations (see reorder.c). */
+MLC_MUST_USE mlc_status mlc_sch_reorder(mlc_sch *s, int nloops, const mlc_sch_rv *loops);
+
 /* ---- annotations (annotate.c) ----------------------------------------------- */
+
+/* Sets annotation |key| of a loop or block to |value| (MLC_SCH_INT_ARG,
+** MLC_SCH_FLOAT_ARG, MLC_SCH_STR_ARG or a sampled integer handle),
+** replacing its value; printed as TVMScript does (annotations={...},
+** T.block_attr).  Codegen ignores keys it does not know. */
+MLC_MUST_USE mlc_status mlc_sch_annotate(mlc_sch *s, mlc_sch_rv block_or_loop, const char *key, mlc_sch_arg value);
+/* Removes annotation |key| (refused when absent). */
+MLC_MUST_USE mlc_status mlc_sch_unannotate(mlc_sch *s, mlc_sch_rv block_or_loop, const char *key);
 
 /* ---- compute locations (compute_at.c, reverse_compute_at.c, compute_inline.c,
 **      reverse_compute_inline.c) ---------------------------------------------- */
 
+/* Removes |block| (one store B[v0, v1, ...] = value of an allocated buffer,
+** spatial, each index a distinct iteration variable) and puts its value in
+** every load of B; B's allocation goes.  Refused (NOT_INLINABLE) for a
+** reduction, a parameter, several statements, other indices, a block that
+** reads B or is not its only writer; (DEPENDENCE) when a block between it
+** and B's readers writes what the value reads. */
+MLC_MUST_USE mlc_status mlc_sch_compute_inline(mlc_sch *s, mlc_sch_rv block);
+/* Folds the elementwise consumer |block| into its one producer, which then
+** stores the consumer's expression of its value to the consumer's output
+** (the producer must be a complete single store: not a reduction). */
+MLC_MUST_USE mlc_status mlc_sch_reverse_compute_inline(mlc_sch *s, mlc_sch_rv block);
+/* Moves the producer |block| under |loop| (which encloses all its
+** consumers), with new loops covering the region the consumers read in one
+** iteration of |loop| (LOCATION, REGION, DEPENDENCE, STRUCTURE refusals).
+** New loops of extent 1 are kept only with |preserve_unit_loops|.  |loop|
+** may be the "root" location (nothing happens) or "inline" (compute_inline)
+** of sample_compute_location. */
+MLC_MUST_USE mlc_status mlc_sch_compute_at(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv loop, int preserve_unit_loops);
+/* Moves the consumer |block| under |loop| (which encloses all its
+** producers), after them, covering the region they write in one iteration
+** ("inline": reverse_compute_inline). */
+MLC_MUST_USE mlc_status mlc_sch_reverse_compute_at(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv loop,
+                                                   int preserve_unit_loops);
+
 /* ---- caches, layouts and reductions (cache_read.c, cache_write.c,
 **      transform_layout.c, decompose_reduction.c) ----------------------------- */
 
+/*
+** Buffer indices.  cache_read's read_buffer_index, cache_write's
+** write_buffer_index and transform_layout's buffer_index count the buffers
+** a block reads / writes in order of first access: the init before the
+** body, a store's indices before its value, operands left to right.  A
+** reduction block (one with an init) does not count among its reads a
+** buffer it writes (as TVM's T.reads).  In mm_relu, block "Y" reads A (0)
+** and B (1) and writes Y (0).
+**
+** Storage scopes: "global", "local" (private to a thread; small constant
+** buffers live on the stack) and "shared" (shared by a GPU thread block;
+** the CPU code generator treats it as global).
+*/
+
+/* Separates the init of the reduction |block| into a block NAME_init (the
+** spatial iteration variables only) in copies of the loops from |loop|
+** inward that it needs, placed just before |loop|; |block| (renamed
+** NAME_update) keeps the update.  *|out| (may be NULL): the init block.
+** Refused when |block| has no init, |loop| is not around it, |loop| is
+** inside a loop that binds a reduce iteration variable of the block. */
+MLC_MUST_USE mlc_status mlc_sch_decompose_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv loop, mlc_sch_rv *out);
+
+/* A cache of the |index|-th buffer |block| reads: a new buffer BUF_SCOPE
+** in |scope| and a block of that name that copies the region |block| reads
+** (over every iteration of the block), placed at the top level of the
+** block's scope just before the loop nest holding |block|; |block| then
+** reads the cache.  *|out| (may be NULL): the copy block.  Refused when
+** another block of that nest writes the buffer, or the region has no
+** bound. */
+MLC_MUST_USE mlc_status mlc_sch_cache_read(mlc_sch *s, mlc_sch_rv block, int index, const char *scope,
+                                           mlc_sch_rv *out);
+/* A cache of the |index|-th buffer |block| writes: |block| writes (and
+** reads) a new buffer BUF_SCOPE in |scope|, and a block of that name,
+** placed just after the loop nest holding |block|, copies the region it
+** writes back.  *|out| (may be NULL): the copy block.  Refused when the
+** region written is not exactly a box (every element of the box written
+** once: each index an iteration variable plus a constant) and the buffer
+** may hold other data there, or when another block of the nest reads or
+** writes the buffer. */
+MLC_MUST_USE mlc_status mlc_sch_cache_write(mlc_sch *s, mlc_sch_rv block, int index, const char *scope,
+                                            mlc_sch_rv *out);
+
+/*
+** Changes the layout of the |index|-th buffer |block| reads (|kind|
+** "read") or writes ("write") through |index_map|, a text of the form
+** "lambda n, c, h, w: (n, c // 16, h, w, c % 16)" (integers, the lambda's
+** variables, + - * // %, parentheses): the buffer gets the shape the map
+** gives its old shape and every access in the function is rewritten.  The
+** map must be a bijection from the old shape onto the new one (no padding)
+** over a buffer of constant shape.  When the buffer is a parameter, the
+** function's signature changes: its caller must then pass the data in the
+** new layout.
+*/
+MLC_MUST_USE mlc_status mlc_sch_transform_layout(mlc_sch *s, mlc_sch_rv block, int index, const char *kind,
+                                                 const char *index_map);
+
 /* ---- blockize and tensorize (blockize.c, tensorize.c, intrin.c) --------------- */
 
+/* The subtree under |loop| (a nest of loops around one block "NAME")
+** becomes an outer block "NAME_o" whose iteration variables are the outer
+** parts of the block's bindings; the block stays inside with the inner
+** parts (see blockize.c).  *|out| (may be NULL) gets the outer block.
+** Refused when the subtree is not a loop nest around one block
+** (STRUCTURE) or a binding does not divide into a part of the loops
+** outside and a part of the loops inside (NOT_AFFINE). */
+MLC_MUST_USE mlc_status mlc_sch_blockize(mlc_sch *s, mlc_sch_rv loop, mlc_sch_rv *out);
+/* Replaces the computation of |block_or_loop| (a block, or a loop that is
+** blockized first) by the implementation of the tensor intrinsic
+** |intrin| (intrin.h) after matching it against the intrinsic's
+** description; a mismatch is a TENSORIZE error that says what differs. */
+MLC_MUST_USE mlc_status mlc_sch_tensorize(mlc_sch *s, mlc_sch_rv block_or_loop, const char *intrin);
+
 /* ---- sampling (sample.c) ---------------------------------------------------- */
+
+/* |n| integers (handles in |out|, room for |n|) whose product is the
+** constant extent of |loop|, the innermost <= |max_innermost_factor| (-1:
+** no bound), drawn uniformly among such tilings with the schedule's
+** generator, or |decision| (n factors, checked: SAMPLE) when not NULL. */
+MLC_MUST_USE mlc_status mlc_sch_sample_perfect_tile(mlc_sch *s, mlc_sch_rv loop, int n, int max_innermost_factor,
+                                                    const int64_t *decision, mlc_sch_rv *out);
+/* One of |n| |candidates| (an integer handle in *|out|) drawn with weights
+** |probs|, or candidates[*decision] when |decision| is not NULL. */
+MLC_MUST_USE mlc_status mlc_sch_sample_categorical(mlc_sch *s, int n, const int64_t *candidates, const double *probs,
+                                                   const int64_t *decision, mlc_sch_rv *out);
+/* A compute location of |block| (sample_compute_location.c): -2 "inline"
+** (when compute_inline is legal), -1 "root", or i, the i-th loop around its
+** first consumer where compute_at is legal; drawn with the schedule's seed
+** unless |decision| (borrowed; NULL: sample) gives it (SAMPLE refusal when
+** not a candidate).  *|out|: a loop handle for compute_at. */
+MLC_MUST_USE mlc_status mlc_sch_sample_compute_location(mlc_sch *s, mlc_sch_rv block, const int64_t *decision,
+                                                        mlc_sch_rv *out);
 
 /* ---- generic application ---------------------------------------------------- */
 

@@ -40,12 +40,16 @@ mlc_status mlc_sch_create(mlc_tir_module *m, const mlc_tir_func *f, uint64_t see
   mlc_status st = g ? NULL : mlc_oom();
   for (int i = 0; !st && i < f->nscalars; i++)
     st = mlc_tir_func_add_scalar(m, g, f->scalars[i].var, f->scalars[i].param, f->scalars[i].dim);
+  for (int i = 0; !st && i < f->nviews; i++) st = mlc_tir_func_add_view(m, g, f->views[i]);
   for (int i = 0; !st && i < f->nattrs; i++) {
     const mlc_tir_attr *a = &f->attrs[i];
     switch (a->kind) {
       case MLC_TIR_ATTR_STR: st = mlc_tir_func_set_attr_str(m, g, a->key, a->s); break;
       case MLC_TIR_ATTR_INT: st = mlc_tir_func_set_attr_int(m, g, a->key, a->i); break;
       case MLC_TIR_ATTR_BOOL: st = mlc_tir_func_set_attr_bool(m, g, a->key, (int)a->i); break;
+      case MLC_TIR_ATTR_FLOAT: /* annotations only: no function has one */
+        st = mlc_make_status(MLC_INVALID_ARGUMENT, "schedule: float function attribute %s", a->key);
+        break;
     }
   }
   if (st) {
@@ -106,6 +110,14 @@ const char *sch_desc(mlc_sch *s, const mlc_tir_stmt *st) {
     r = mlc_arena_printf(s->arena, "block \"%s\"", st->block.name);
   else
     r = "statement";
+  return r ? r : "?";
+}
+
+const char *sch_expr_str(mlc_sch *s, const mlc_tir_expr *e) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_expr(e, &b);
+  const char *r = b.oom ? NULL : mlc_arena_strdup(s->arena, b.len ? mlc_sb_str(&b) : "");
+  mlc_sb_fini(&b);
   return r ? r : "?";
 }
 

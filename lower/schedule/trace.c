@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "lower/arith.h"
+#include "lower/tir_visit.h"
 #include "lower/schedule/sched_int.h"
 
 static const char *const inst_names[] = {
@@ -85,6 +87,22 @@ static mlc_status record(mlc_sch *s, const mlc_sch_inst *in) {
   return NULL;
 }
 
+static int region_pre(void *ctx, const mlc_tir_stmt *st) {
+  if (st->kind == MLC_TIR_BLOCK && (st->block.nreads || st->block.nwrites)) {
+    *(int *)ctx = 1;
+    return MLC_TIR_VISIT_STOP;
+  }
+  return MLC_TIR_VISIT_CONTINUE;
+}
+
+/* Nonzero if a block of |body| carries access regions. */
+static int has_regions(const mlc_tir_stmt *body) {
+  int found = 0;
+  mlc_tir_visitor v = {&found, NULL, NULL, region_pre, NULL, NULL, 0};
+  mlc_tir_visit_stmt(&v, body);
+  return found;
+}
+
 mlc_status mlc_sch_apply(mlc_sch *s, mlc_sch_inst_kind kind, int nargs, const mlc_sch_arg *args, mlc_sch_rv *outs,
                          int *nouts) {
   if ((unsigned)kind >= MLC_SCH_INST_COUNT)
@@ -107,11 +125,15 @@ mlc_status mlc_sch_apply(mlc_sch *s, mlc_sch_inst_kind kind, int nargs, const ml
   in->args = filtered;
   s->last_error = MLC_SCH_OK;
   s->cur_prim = inst_names[kind];
+  int had_regions = has_regions(s->func->body);
   mlc_status st = inst_fns[kind](s, in);
   if (st) {
     if (s->last_error == MLC_SCH_OK && mlc_status_code(st) == MLC_INVALID_ARGUMENT)
       s->last_error = MLC_SCH_ERR_ARGUMENT;
     st = mlc_status_annotate(st, "%s", inst_names[kind]);
+  } else if (had_regions && kind > MLC_SCH_INST_GET_CONSUMERS &&
+             (st = mlc_tir_func_compute_regions(s->m, s->func))) {
+    /* a function that carries access regions keeps them current */
   } else if ((st = mlc_tir_verify_func(s->func))) {
     mlc_status v = mlc_make_status(MLC_INTERNAL, "%s left an ill-formed function: %s", inst_names[kind],
                                    mlc_status_message(st));

@@ -82,6 +82,11 @@ nk=$(grep -c '^def ' "$tmp/dump/11_schedule.tir.txt")
 [ "$(ls "$tmp/dump/11_schedule/"*.tir | wc -l)" -eq "$nk" ] && ok || fail "--dump-ir: not one .tir per kernel"
 [ "$(ls "$tmp/dump/11_schedule/"*.trace | wc -l)" -eq "$nk" ] && ok || fail "--dump-ir: not one .trace per kernel"
 grep -l 'sch.parallel(loop=' "$tmp/dump/11_schedule/"*.trace >/dev/null && ok || fail "--dump-ir: no trace applies parallel"
+# a conv's default schedule makes explicit vectors: in its trace, and as
+# T.Ramp accesses in the lowered TIR
+check "compile cnn --dump-ir" "$cli" compile "$models/cnn.onnx" -o "$tmp/cnn_d.so" -q --dump-ir "$tmp/cdump"
+grep -q 'sch.vectorize(loop=' "$tmp/cdump/11_schedule/conv.trace" && ok || fail "--dump-ir: the conv's trace has no vectorize"
+awk -v RS= '/def conv\(/' "$tmp/cdump/12_lowered.tir.txt" | grep -q 'T.Ramp(' && ok || fail "--dump-ir: the lowered conv has no vector access"
 check "compile -v" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp_v.so" -v
 for step in setup load import 'pass fold_constant' 'pass dce' legalize schedule plan_memory codegen archive; do
   grep -q "^ *$step.* ms" "$tmp/err" && ok || fail "compile -v: no line for $step"

@@ -30,6 +30,12 @@ for m in cnn encoder; do
     n=$((n + 1))
   done
   [ "$n" -gt 3 ] && ok || fail "$m: only $n kernels replayed"
+  # the lowered kernels (flat views of the parameters) read back as printed
+  for k in $(sed -n 's/^def \([A-Za-z0-9_]*\)(.*/\1/p' "$tmp/$m/12_lowered.tir.txt"); do
+    awk -v RS= -v k="def $k(" 'index($0, k) { print; exit }' "$tmp/$m/12_lowered.tir.txt" >"$tmp/want"
+    "$cli" schedule "$tmp/$m/12_lowered.tir.txt" --func "$k" >"$tmp/got" 2>"$tmp/err" || { fail "$m/$k: the lowered kernel does not parse"; head -3 "$tmp/err"; continue; }
+    cmp -s "$tmp/want" "$tmp/got" && ok || { fail "$m/$k: the lowered kernel does not print back the same"; diff "$tmp/want" "$tmp/got" | head -5; }
+  done
 done
 
 # ---- the command ---------------------------------------------------------------------
@@ -66,6 +72,9 @@ has 'no block named "nope"' "$tmp/err" "unknown block: unclear message"
 printf '@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = B[0]\n' >"$tmp/bad.tir"
 exit_is 1 "a TIR syntax error" "$cli" schedule "$tmp/bad.tir"
 has 'bad.tir:3:' "$tmp/err" "TIR error: no line number"
+printf '@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    Y = T.alloc_buffer((4,), "float32")\n    V = T.Buffer((4,), "float32", data=Y.data)\n    A[0] = V[0]\n' >"$tmp/badview.tir"
+exit_is 1 "a view of a non-parameter" "$cli" schedule "$tmp/badview.tir"
+has "expected" "$tmp/err" "view of a non-parameter: no message"
 exit_is 1 "a missing file" "$cli" schedule "$tmp/none.tir"
 exit_is 2 "no file" "$cli" schedule
 exit_is 2 "two files" "$cli" schedule "$k" "$k"

@@ -24,6 +24,7 @@
 #include "codegen/codegen.h"
 #include "codegen/target.h"
 #include "lower/te.h"
+#include "lower/tir_lower.h"
 #include "lower/tir.h"
 #include "runtime/rt_abi.h"
 #include "tests/testutil.h"
@@ -701,6 +702,10 @@ static int suite_init(void) {
   mlc_status st = build_kernels(km);
   if (!st) st = build_par_alloc(km);
   if (!st) st = build_par_assert(km);
+  /* code generation reads the lowered form; without compaction, so the
+  ** small scratch buffers these tests allocate stay workspace allocations */
+  mlc_tir_lower_options lo = {1, 0, 1};
+  if (!st) st = mlc_tir_lower_module(km, &lo);
   if (st) {
     printf("building kernels: %s\n", mlc_status_message(st));
     mlc_status_free(st);

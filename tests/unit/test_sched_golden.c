@@ -28,22 +28,6 @@
 
 #define OK(expr) MLC_TEST_OK(expr)
 
-static char *print_func(const mlc_tir_func *f) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_func(f, &b);
-  char *s = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return s;
-}
-
-static char *print_trace(const mlc_sch *s) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sch_print_trace(s, &b);
-  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return t;
-}
-
 static char *read_case(const char *name, const char *ext) {
   char rel[512];
   snprintf(rel, sizeof rel, "tests/schedule/%s.%s", name, ext);
@@ -69,7 +53,9 @@ static int run_case(const char *name) {
   mlc_tir_func *f = NULL;
   mlc_sch *s = NULL;
   CHECK(src && trace, "missing .tir or .trace");
-  CHECK(!!expected != !!error, "needs exactly one of .expected and .error");
+  const char *upd_env = getenv("MLC_UPDATE_GOLDEN");
+  int updating = upd_env && strcmp(upd_env, "1") == 0;
+  CHECK(!(expected && error) && (expected || error || updating), "needs exactly one of .expected and .error");
   if (fails) goto done;
   if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) goto done;
   mlc_status st = mlc_tir_parse_func(m, src, strlen(src), name, &f);
@@ -98,13 +84,13 @@ static int run_case(const char *name) {
             mlc_sch_error_name(mlc_sch_last_error(s)), cls);
       /* the refused instruction changed nothing: replaying what was
       ** recorded gives the same function */
-      char *t = print_trace(s);
+      char *t = mlc_th_print_trace(s);
       mlc_sch *r = NULL;
       if (OK(mlc_sch_create(m, f, 42, &r))) {
         mlc_status rs = mlc_sch_apply_trace(r, t, strlen(t), "recorded");
         CHECK(rs == NULL, "replay of the recorded part: %s", rs ? mlc_status_message(rs) : "");
         mlc_status_free(rs);
-        char *a = print_func(mlc_sch_func(s)), *b = print_func(mlc_sch_func(r));
+        char *a = mlc_th_print_func(mlc_sch_func(s)), *b = mlc_th_print_func(mlc_sch_func(r));
         CHECK(strcmp(a, b) == 0, "the refused instruction changed the function:\n%s", a);
         free(a);
         free(b);
@@ -120,9 +106,8 @@ static int run_case(const char *name) {
     mlc_status_free(st);
     goto done;
   }
-  char *got = print_func(mlc_sch_func(s));
-  const char *upd = getenv("MLC_UPDATE_GOLDEN");
-  if (upd && strcmp(upd, "1") == 0) {
+  char *got = mlc_th_print_func(mlc_sch_func(s));
+  if (updating) {
     char rel[512];
     snprintf(rel, sizeof rel, "tests/schedule/%s.expected", name);
     CHECK(mlc_test_write_file(mlc_test_src_path(rel), got, strlen(got)) == 0, "cannot write %s", rel);
@@ -136,18 +121,18 @@ static int run_case(const char *name) {
   CHECK(st == NULL, "the scheduled function does not parse: %s", st ? mlc_status_message(st) : "");
   mlc_status_free(st);
   if (back) {
-    char *again = print_func(back);
+    char *again = mlc_th_print_func(back);
     CHECK(strcmp(again, got) == 0, "print -> parse -> print differs:\n%s", again);
     free(again);
   }
   /* the printed trace replays to the same function */
-  char *t = print_trace(s);
+  char *t = mlc_th_print_trace(s);
   mlc_sch *r = NULL;
   if (OK(mlc_sch_create(m, f, 7, &r))) {
     st = mlc_sch_apply_trace(r, t, strlen(t), "printed trace");
     CHECK(st == NULL, "the printed trace does not replay: %s\n%s", st ? mlc_status_message(st) : "", t);
     mlc_status_free(st);
-    char *again = print_func(mlc_sch_func(r));
+    char *again = mlc_th_print_func(mlc_sch_func(r));
     CHECK(strcmp(again, got) == 0, "replaying the printed trace gives\n%s", again);
     free(again);
     mlc_sch_destroy(r);

@@ -14,41 +14,10 @@
 #define OK(expr) MLC_TEST_OK(expr)
 #define ERR(expr, ...) MLC_TEST_ERR((expr), MLC_INVALID_ARGUMENT, __VA_ARGS__)
 
-static mlc_tir_module *new_module(void) {
-  mlc_tir_module *m = NULL;
-  if (!OK(mlc_tir_module_create(mlc_allocator_default(), &m))) return NULL;
-  return m;
-}
-
-static char *print_func(const mlc_tir_func *f) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_tir_print_func(f, &b);
-  CU_ASSERT(!b.oom);
-  char *s = strdup(mlc_sb_str(&b));
-  mlc_sb_fini(&b);
-  return s;
-}
-
-static char *print_trace(const mlc_sch *s) {
-  mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_sch_print_trace(s, &b);
-  CU_ASSERT(!b.oom);
-  char *t = strdup(b.len ? mlc_sb_str(&b) : "");
-  mlc_sb_fini(&b);
-  return t;
-}
-
-#define EXPECT_STR(got, want)                                              \
-  do {                                                                     \
-    const char *g_ = (got), *w_ = (want);                                  \
-    if (strcmp(g_, w_) != 0) printf("\n--- expected\n%s--- got\n%s", w_, g_); \
-    CU_ASSERT_STRING_EQUAL(g_, w_);                                        \
-  } while (0)
-
 /* ---- lookups and handles ------------------------------------------------------------ */
 
 static void test_lookups(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 8);
   mlc_sch *s = NULL;
@@ -91,7 +60,7 @@ static void test_lookups(void) {
   CU_ASSERT_EQUAL(mlc_sch_last_error(s), MLC_SCH_ERR_HANDLE);
   MLC_TEST_ERR(mlc_sch_get_loops(s, y, 2, blocks, &n), MLC_OUT_OF_RANGE, "3 results, room for 2");
   /* the function is unchanged, and the original is untouched */
-  char *a = print_func(f), *b = print_func(mlc_sch_func(s));
+  char *a = mlc_th_print_func(f), *b = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_STRING_EQUAL(a, b);
   free(a);
   free(b);
@@ -100,7 +69,7 @@ static void test_lookups(void) {
 }
 
 static void test_ambiguous(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 4);
   /* rename block C to Y: two blocks named Y */
@@ -118,7 +87,7 @@ static void test_ambiguous(void) {
 /* ---- loop kinds ------------------------------------------------------------------- */
 
 static void test_for_kind(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 16);
   mlc_sch *s = NULL;
@@ -152,10 +121,10 @@ static void test_for_kind(void) {
       "sch.vectorize(loop=l6)\n"
       "sch.parallel(loop=l5)\n"
       "sch.bind(loop=l3, thread_axis=\"threadIdx.x\")\n";
-  char *t = print_trace(s);
-  EXPECT_STR(t, want);
+  char *t = mlc_th_print_trace(s);
+  MLC_TH_EXPECT_STR(t, want);
   free(t);
-  char *p = print_func(mlc_sch_func(s));
+  char *p = mlc_th_print_func(mlc_sch_func(s));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "for i in T.parallel(16):"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "for k in T.unroll(16):"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p, "for j in T.vectorized(16):"));
@@ -183,7 +152,7 @@ static void test_for_kind(void) {
 /* ---- the trace ---------------------------------------------------------------------- */
 
 static void test_trace_replay(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 16);
   mlc_sch *s = NULL, *r = NULL;
@@ -194,10 +163,10 @@ static void test_trace_replay(void) {
   CU_ASSERT(OK(mlc_sch_get_loops(s, c, 2, lc, &n)));
   CU_ASSERT(OK(mlc_sch_parallel(s, lc[0])));
   CU_ASSERT(OK(mlc_sch_vectorize(s, lc[1])));
-  char *t = print_trace(s);
+  char *t = mlc_th_print_trace(s);
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 2, &r)));
   CU_ASSERT(OK(mlc_sch_apply_trace(r, t, strlen(t), "t.trace")));
-  char *a = print_func(mlc_sch_func(s)), *b = print_func(mlc_sch_func(r)), *t2 = print_trace(r);
+  char *a = mlc_th_print_func(mlc_sch_func(s)), *b = mlc_th_print_func(mlc_sch_func(r)), *t2 = mlc_th_print_trace(r);
   CU_ASSERT_STRING_EQUAL(a, b);
   CU_ASSERT_STRING_EQUAL(t, t2);
   free(a);
@@ -211,8 +180,8 @@ static void test_trace_replay(void) {
                      "i, j = sch.get_loops(block=blk)\nsch.parallel(loop=i)\r\n";
   CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 2, &r)));
   CU_ASSERT(OK(mlc_sch_apply_trace(r, text, strlen(text), "hand.trace")));
-  t = print_trace(r);
-  EXPECT_STR(t, "b0 = sch.get_block(name=\"C\")\nl1, l2 = sch.get_loops(block=b0)\nsch.parallel(loop=l1)\n");
+  t = mlc_th_print_trace(r);
+  MLC_TH_EXPECT_STR(t, "b0 = sch.get_block(name=\"C\")\nl1, l2 = sch.get_loops(block=b0)\nsch.parallel(loop=l1)\n");
   free(t);
   mlc_sch_destroy(r);
   mlc_sch_destroy(s);
@@ -246,7 +215,7 @@ static void test_trace_replay(void) {
 
 /* Arbitrary bytes as a trace: an error or success, never a crash. */
 static void test_trace_garbage(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 4);
   const char *base = "b0 = sch.get_block(name=\"Y\")\nl1, l2, l3 = sch.get_loops(block=b0)\nsch.parallel(loop=l1)\n";
@@ -268,7 +237,7 @@ static void test_trace_garbage(void) {
 }
 
 static void test_module_replace(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 4);
   CU_ASSERT_FATAL(OK(mlc_tir_module_add(m, f)));
@@ -283,7 +252,7 @@ static void test_module_replace(void) {
 
 /* The numerical check sees a changed result. */
 static void test_check_can_fail(void) {
-  mlc_tir_module *m = new_module();
+  mlc_tir_module *m = mlc_th_tir_module();
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_tir_func *f = mlc_th_mm_relu(m, 8);
   mlc_sch *s = NULL;

@@ -613,12 +613,39 @@ static void test_verify(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* Structural equality: built twice, the same tree; any one difference, not. */
+static void test_expr_equal(void) {
+  mlc_tir_module *m = new_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  const int64_t d[1] = {8};
+  mlc_tir_buffer *A = mlc_tir_buffer_new_c(m, "A", MLC_DTYPE_F32, 1, d, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_buffer *B = mlc_tir_buffer_new_c(m, "A", MLC_DTYPE_F32, 1, d, MLC_TIR_SCOPE_GLOBAL);
+  mlc_tir_var *i = mlc_tir_var_new(m, "i", MLC_DTYPE_I64), *j = mlc_tir_var_new(m, "i", MLC_DTYPE_I64);
+#define LD(buf, v) mlc_tir_load(m, (buf), IDX(mlc_tir_add(m, REF(v), I64(1))))
+#define F(x) mlc_tir_float(m, MLC_DTYPE_F32, (x))
+  mlc_tir_expr *a = mlc_tir_mul(m, LD(A, i), F(2)), *b = mlc_tir_mul(m, LD(A, i), F(2));
+  CU_ASSERT(mlc_tir_expr_equal(a, b));
+  CU_ASSERT(!mlc_tir_expr_equal(a, mlc_tir_add(m, LD(A, i), F(2))));  /* operator */
+  CU_ASSERT(!mlc_tir_expr_equal(a, mlc_tir_mul(m, LD(B, i), F(2))));  /* buffer of the same name */
+  CU_ASSERT(!mlc_tir_expr_equal(a, mlc_tir_mul(m, LD(A, j), F(2))));  /* variable of the same name */
+  CU_ASSERT(!mlc_tir_expr_equal(a, mlc_tir_mul(m, LD(A, i), F(3))));  /* constant */
+  CU_ASSERT(!mlc_tir_expr_equal(F(0), F(-0.0)));                      /* floats bit for bit */
+  CU_ASSERT(!mlc_tir_expr_equal(I64(1), mlc_tir_int(m, MLC_DTYPE_I32, 1))); /* dtype */
+  CU_ASSERT(!mlc_tir_expr_equal(mlc_tir_broadcast(m, F(1), 4), mlc_tir_broadcast(m, F(1), 8))); /* lanes */
+  CU_ASSERT(mlc_tir_expr_equal(mlc_tir_ramp(m, REF(i), I64(1), 4), mlc_tir_ramp(m, REF(i), I64(1), 4)));
+  CU_ASSERT(!mlc_tir_expr_equal(a, NULL));
+  CU_ASSERT(mlc_tir_expr_equal(NULL, NULL));
+#undef LD
+#undef F
+  mlc_tir_module_destroy(m);
+}
+
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {
       {"folding", test_folding},   {"mm_relu", test_mm_relu}, {"te_symbolic", test_te_symbolic},
       {"te_errors", test_te_errors}, {"copy", test_copy},
       {"copy_oom", test_copy_oom}, {"printer", test_printer},
-      {"verify", test_verify},     {"assert", test_assert},   {NULL, NULL}};
+      {"verify", test_verify},     {"expr_equal", test_expr_equal},     {"assert", test_assert},   {NULL, NULL}};
   mlc_test_add_suite("tir", tests);
 }
 

@@ -21,6 +21,7 @@
 #include "codegen/codegen.h"
 #include "codegen/target.h"
 #include "lower/tir.h"
+#include "lower/tir_lower.h"
 #include "runtime/rt_abi.h"
 #include "tests/testutil.h"
 
@@ -428,13 +429,13 @@ static void test_pass_golden(void) {
 /* Each refused loop: the reason, and the pass keeps the loop as it was. */
 static void expect_kept(mlc_tir_module *m, mlc_tir_stmt *loop, const char *reason) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(loop);
+  mlc_tir_func *f = mlc_tir_func_new(m, "kept", 0, NULL, loop);
+  CU_ASSERT_FATAL(f != NULL);
   mlc_strbuf why = MLC_STRBUF_INIT;
-  CU_ASSERT_FALSE(mlc_tir_vectorize_check(loop, &why));
+  CU_ASSERT_FALSE(mlc_tir_vectorize_check(f, loop, &why));
   if (!strstr(mlc_sb_str(&why), reason)) printf("\n  reason: %s\n", mlc_sb_str(&why));
   CU_ASSERT_PTR_NOT_NULL(strstr(mlc_sb_str(&why), reason));
   mlc_sb_fini(&why);
-  mlc_tir_func *f = mlc_tir_func_new(m, "kept", 0, NULL, loop);
-  CU_ASSERT_FATAL(f != NULL);
   CU_ASSERT(OK(mlc_tir_vectorize_func(m, f)));
   CU_ASSERT_PTR_EQUAL(f->body, loop);
 }
@@ -485,27 +486,65 @@ static void test_pass_refused(void) {
   mlc_tir_stmt *inner = VLOOP(I64(8), mlc_tir_store(m, Y, IDX(ij), mlc_tir_load(m, X, IDX(ij))));
   mlc_tir_stmt *outer = mlc_tir_for(m, K.i, I64(0), I64(8), MLC_TIR_FOR_VECTORIZED, NULL, inner);
   mlc_tir_func *f = mlc_tir_func_new(m, "nested", 2, (mlc_tir_buffer *[]){X, Y}, outer);
-  CU_ASSERT_FATAL(f != NULL);
+  CU_ASSERT_FATAL(f && OK(mlc_tir_func_set_attr_bool(m, f, "tir.noalias", 1)));
   CU_ASSERT(OK(mlc_tir_vectorize_func(m, f)));
   MLC_TEST_OK(mlc_tir_verify_func(f));
   CU_ASSERT(f->body->kind == MLC_TIR_FOR && f->body->loop.body->kind == MLC_TIR_STORE);
   mlc_strbuf why = MLC_STRBUF_INIT;
-  CU_ASSERT_FALSE(mlc_tir_vectorize_check(f->body, &why));
+  CU_ASSERT_FALSE(mlc_tir_vectorize_check(f, f->body, &why));
   CU_ASSERT_STRING_EQUAL(mlc_sb_str(&why), "the body holds vector expressions already");
   mlc_sb_fini(&why);
   EXPECT_TEXT(print_func(f),
               "@T.prim_func\n"
               "def nested(X: T.Buffer((64,), \"float32\"), Y: T.Buffer((64,), \"float32\")):\n"
+              "    T.func_attr({\"tir.noalias\": True})\n"
               "    for i in T.vectorized(8):\n"
               "        Y[T.Ramp(i * 8, 1, 8)] = X[T.Ramp(i * 8, 1, 8)]\n");
   /* a loop of extent 1 is its body at the start */
   f = mlc_tir_func_new(m, "one", 2, (mlc_tir_buffer *[]){X, Y},
                        mlc_tir_for(m, j, I64(5), I64(1), MLC_TIR_FOR_VECTORIZED, NULL, copy));
-  CU_ASSERT(f && OK(mlc_tir_vectorize_func(m, f)));
+  CU_ASSERT_FATAL(f && OK(mlc_tir_func_set_attr_bool(m, f, "tir.noalias", 1)));
+  CU_ASSERT(OK(mlc_tir_vectorize_func(m, f)));
   EXPECT_TEXT(print_func(f), "@T.prim_func\ndef one(X: T.Buffer((64,), \"float32\"), Y: T.Buffer((64,), \"float32\")):\n"
+                             "    T.func_attr({\"tir.noalias\": True})\n"
                              "    Y[5] = X[5]\n");
   EXPECT_ERR(mlc_tir_vectorize_func(m, NULL), "vectorize: missing module or prim func");
 #undef VLOOP
+}
+
+/* Y[j] = X[j + 1]: vectorized when the parameters do not overlap; kept
+** when they may (no tir.noalias), and when a view and its parameter are
+** accessed at different indices */
+static void test_pass_alias(void) {
+  kern K;
+  if (!kern_init(&K)) return;
+  mlc_tir_module *m = K.m;
+  mlc_tir_var *j = K.j;
+  mlc_tir_stmt *shift = mlc_tir_store(m, K.Y, IDX(REF(j)), mlc_tir_load(m, K.X, IDX(mlc_tir_add(m, REF(j), I64(1)))));
+  mlc_tir_stmt *loop = mlc_tir_for(m, j, I64(0), I64(16), MLC_TIR_FOR_VECTORIZED, NULL, shift);
+  mlc_tir_func *f = mlc_tir_func_new(m, "shift", 2, (mlc_tir_buffer *[]){K.X, K.Y}, loop);
+  CU_ASSERT_FATAL(f != NULL);
+  mlc_strbuf why = MLC_STRBUF_INIT;
+  CU_ASSERT_FALSE(mlc_tir_vectorize_check(f, loop, &why));
+  CU_ASSERT_STRING_EQUAL(mlc_sb_str(&why), "a load reads other indices than a store writes of Y");
+  mlc_sb_fini(&why);
+  CU_ASSERT(mlc_tir_vectorize_check(NULL, loop, NULL));
+  CU_ASSERT(OK(mlc_tir_vectorize_func(m, f)));
+  CU_ASSERT_PTR_EQUAL(f->body, loop);
+  CU_ASSERT(OK(mlc_tir_func_set_attr_bool(m, f, "tir.noalias", 1)));
+  CU_ASSERT(mlc_tir_vectorize_check(f, loop, NULL));
+  CU_ASSERT(OK(mlc_tir_vectorize_func(m, f)));
+  CU_ASSERT(f->body->kind == MLC_TIR_STORE && f->body->store.value->lanes == 16);
+  /* Yv, a view of Y: Yv[j] = Y[j + 1] reads what another lane writes */
+  mlc_tir_buffer *Yv = mlc_tir_buffer_view(m, K.Y, 1, (mlc_tir_expr *[]){I64(64)});
+  loop = mlc_tir_for(m, j, I64(0), I64(16), MLC_TIR_FOR_VECTORIZED, NULL,
+                     mlc_tir_store(m, Yv, IDX(REF(j)), mlc_tir_load(m, K.Y, IDX(mlc_tir_add(m, REF(j), I64(1))))));
+  f = mlc_tir_func_new(m, "view", 1, (mlc_tir_buffer *[]){K.Y}, loop);
+  CU_ASSERT_FATAL(f && OK(mlc_tir_func_set_attr_bool(m, f, "tir.noalias", 1)));
+  why = (mlc_strbuf)MLC_STRBUF_INIT;
+  CU_ASSERT_FALSE(mlc_tir_vectorize_check(f, loop, &why));
+  CU_ASSERT_STRING_EQUAL(mlc_sb_str(&why), "a load reads other indices than a store writes of Y");
+  mlc_sb_fini(&why);
 }
 
 /* a vectorized loop inside a sequence, an if, an allocation and a parallel
@@ -704,14 +743,36 @@ static int same_f32(const float *a, const float *b, size_t n) {
   return 1;
 }
 
-/* Builds kernel |which| twice (plain and through the pass), runs both on
-** the same random arguments and compares every argument afterwards. */
+/* |f| through the lowering pipeline (verified after each pass), with the
+** vectorize pass (its last) when |vec|.  Nonzero on success. */
+static int lower(mlc_tir_module *m, mlc_tir_func *f, int vec) {
+  mlc_tir_lower_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.no_vectorize = !vec;
+  opt.verify = 1;
+  return OK(mlc_tir_lower_func(m, f, &opt));
+}
+
+/* Nonzero if |s| holds a vector expression. */
+static int has_vectors(const mlc_tir_stmt *s) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_stmt(s, 0, &b);
+  int r = strstr(mlc_sb_str(&b), "T.Ramp(") != NULL;
+  mlc_sb_fini(&b);
+  return r;
+}
+
+/* Builds kernel |which| twice (lowered without and with the vectorize
+** pass), runs both on the same random arguments and compares every
+** argument afterwards. */
 static void run_kernel(int which) {
   kern K0, K1;
   if (!kern_init(&K0) || !kern_init(&K1)) return;
   mlc_tir_func *f0 = kernel(&K0, which), *f1 = kernel(&K1, which);
   CU_ASSERT_FATAL(f0 && f1);
-  CU_ASSERT_FATAL(OK(mlc_tir_vectorize_func(K1.m, f1)));
+  CU_ASSERT_FATAL(lower(K0.m, f0, 0) && lower(K1.m, f1, 1));
+  CU_ASSERT(!has_vectors(f0->body));
+  CU_ASSERT(has_vectors(f1->body) == (which != K_MATMUL_K));
   void *h0 = load(K0.m, f0), *h1 = h0 ? load(K1.m, f1) : NULL;
   if (!h0 || !h1) {
     if (h0) dlclose(h0);
@@ -794,8 +855,7 @@ static char *llvm_ir(int which, int vec) {
   mlc_tir_func *f = kernel(&K, which);
   mlc_target *t;
   char *ir = NULL;
-  if (!f || (vec && !OK(mlc_tir_vectorize_func(K.m, f))) || !OK(mlc_tir_module_add(K.m, f)) ||
-      !OK(mlc_target_host(&t)))
+  if (!f || !lower(K.m, f, vec) || !OK(mlc_tir_module_add(K.m, f)) || !OK(mlc_target_host(&t)))
     return NULL;
   int ok = OK(mlc_cg_emit_llvm_ir(K.m, t, 0, &ir));
   mlc_target_destroy(t);
@@ -860,6 +920,7 @@ static void register_tests(void) {
                                       {"vector_verify", test_vector_verify},
                                       {"pass_golden", test_pass_golden},
                                       {"pass_refused", test_pass_refused},
+                                      {"pass_alias", test_pass_alias},
                                       {"pass_nesting", test_pass_nesting},
                                       {NULL, NULL}};
   mlc_test_add_suite("vectorize", tests);
