@@ -122,8 +122,10 @@ static void loop_end(cg_func *cf, cg_loop *l, LLVMMetadataRef md) {
 
 static LLVMMetadataRef md_str(cg_module *cm, const char *s) { return LLVMMDStringInContext2(cm->ctx, s, strlen(s)); }
 
-/* The self-referencing llvm.loop node for |kind| (NULL for plain loops). */
-static LLVMMetadataRef loop_md(cg_module *cm, mlc_tir_for_kind kind, unsigned width) {
+/* The self-referencing llvm.loop node for |kind| (NULL for plain loops);
+** a serial loop with |unroll| > 1 (its "pragma_unroll_explicit"
+** annotation) is unrolled |unroll| times. */
+static LLVMMetadataRef loop_md(cg_module *cm, mlc_tir_for_kind kind, unsigned width, int64_t unroll) {
   LLVMMetadataRef ops[3], e[2];
   int n = 1;
   if (kind == MLC_TIR_FOR_VECTORIZED) {
@@ -138,6 +140,10 @@ static LLVMMetadataRef loop_md(cg_module *cm, mlc_tir_for_kind kind, unsigned wi
   } else if (kind == MLC_TIR_FOR_UNROLLED) {
     e[0] = md_str(cm, "llvm.loop.unroll.full");
     ops[n++] = LLVMMDNodeInContext2(cm->ctx, e, 1);
+  } else if (kind == MLC_TIR_FOR_SERIAL && unroll > 1) {
+    e[0] = md_str(cm, "llvm.loop.unroll.count");
+    e[1] = LLVMValueAsMetadata(LLVMConstInt(cm->t_i32, (unsigned long long)(unroll < 1024 ? unroll : 1024), 0));
+    ops[n++] = LLVMMDNodeInContext2(cm->ctx, e, 2);
   } else {
     return NULL;
   }
@@ -345,7 +351,8 @@ static void cg_for(cg_func *cf, const mlc_tir_stmt *s) {
     unsigned bits = store_bits(s->loop.body);
     width = cm->target->vector_bits / (bits ? bits : 32);
   }
-  loop_end(cf, &l, loop_md(cm, s->loop.kind, width));
+  const mlc_tir_attr *ua = mlc_tir_stmt_annot(s, "pragma_unroll_explicit");
+  loop_end(cf, &l, loop_md(cm, s->loop.kind, width, ua && ua->kind == MLC_TIR_ATTR_INT ? ua->i : 0));
   cf->vars[v->id] = saved;
 }
 

@@ -152,7 +152,7 @@ static mlc_tir_stmt *lower(lb_ctx *c, mlc_tir_stmt *s, size_t perfect_from) {
       if (!b) return NULL;
       mlc_tir_stmt *r = s;
       if (b != s->loop.body) {
-        r = mlc_tir_for(c->m, s->loop.var, s->loop.min, s->loop.extent, s->loop.kind, s->loop.thread, b);
+        r = mlc_tir_for_like(c->m, s, s->loop.min, s->loop.extent, b);
         if (r) r->origin = s->origin;
       }
       if (r && c->pending && c->pending_loop == s) {

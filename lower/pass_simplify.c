@@ -43,8 +43,7 @@ static mlc_tir_stmt *own_exprs(simp_ctx *c, mlc_tir_stmt *s) {
   mlc_tir_stmt *r = s;
   switch (s->kind) {
     case MLC_TIR_FOR:
-      r = mlc_tir_for(m, s->loop.var, sx(c, s->loop.min), sx(c, s->loop.extent), s->loop.kind, s->loop.thread,
-                      s->loop.body);
+      r = mlc_tir_for_like(m, s, sx(c, s->loop.min), sx(c, s->loop.extent), s->loop.body);
       break;
     case MLC_TIR_STORE:
       r = mlc_tir_store(m, s->store.buffer, s->store.n, sxs(c, s->store.n, s->store.indices), sx(c, s->store.value));

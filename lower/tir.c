@@ -537,6 +537,17 @@ mlc_tir_stmt *mlc_tir_for(mlc_tir_module *m, mlc_tir_var *var, mlc_tir_expr *min
   return s;
 }
 
+mlc_tir_stmt *mlc_tir_for_like(mlc_tir_module *m, const mlc_tir_stmt *loop, mlc_tir_expr *min, mlc_tir_expr *extent,
+                              mlc_tir_stmt *body) {
+  mlc_tir_stmt *s = mlc_tir_for(m, loop->loop.var, min, extent, loop->loop.kind, NULL, body);
+  if (s) {
+    s->loop.thread = loop->loop.thread; /* arena strings: shared */
+    s->loop.nannots = loop->loop.nannots;
+    s->loop.annots = loop->loop.annots;
+  }
+  return s;
+}
+
 mlc_tir_stmt *mlc_tir_seq(mlc_tir_module *m, int n, mlc_tir_stmt *const *stmts) {
   int total = 0;
   for (int i = 0; i < n; i++) {

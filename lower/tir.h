@@ -456,6 +456,11 @@ mlc_tir_expr *mlc_tir_reduce_identity(mlc_tir_module *m, mlc_tir_reduce_op op, m
 mlc_tir_stmt *mlc_tir_for(mlc_tir_module *m, mlc_tir_var *var, mlc_tir_expr *min,
                           mlc_tir_expr *extent, mlc_tir_for_kind kind, const char *thread,
                           mlc_tir_stmt *body);
+/* A loop like |loop| (its variable, kind, thread tag and annotations,
+** shared) over [min, min + extent) around |body|: what passes that
+** rebuild a loop use, so that nothing of it is lost. */
+mlc_tir_stmt *mlc_tir_for_like(mlc_tir_module *m, const mlc_tir_stmt *loop, mlc_tir_expr *min, mlc_tir_expr *extent,
+                               mlc_tir_stmt *body);
 /* Flattens nested sequences; one statement gives that statement.  NULL
 ** entries make the result NULL. */
 mlc_tir_stmt *mlc_tir_seq(mlc_tir_module *m, int n, mlc_tir_stmt *const *stmts);

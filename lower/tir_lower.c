@@ -102,7 +102,7 @@ mlc_tir_stmt *mlc_tir_lw_map_children(mlc_tir_module *m, mlc_tir_stmt *s, mlc_ti
     case MLC_TIR_FOR: {
       mlc_tir_stmt *b = fn(ctx, s->loop.body);
       if (b != s->loop.body)
-        r = mlc_tir_for(m, s->loop.var, s->loop.min, s->loop.extent, s->loop.kind, s->loop.thread, b);
+        r = mlc_tir_for_like(m, s, s->loop.min, s->loop.extent, b);
       break;
     }
     case MLC_TIR_SEQ: {
@@ -232,7 +232,7 @@ mlc_tir_stmt *mlc_tir_lw_map_own_exprs(mlc_tir_module *m, mlc_tir_stmt *s, mlc_t
       mlc_tir_expr *mn = mlc_tir_lw_map_expr(m, s->loop.min, fn, ctx);
       mlc_tir_expr *ext = mlc_tir_lw_map_expr(m, s->loop.extent, fn, ctx);
       if (mn != s->loop.min || ext != s->loop.extent)
-        r = mlc_tir_for(m, s->loop.var, mn, ext, s->loop.kind, s->loop.thread, s->loop.body);
+        r = mlc_tir_for_like(m, s, mn, ext, s->loop.body);
       break;
     }
     case MLC_TIR_STORE: {

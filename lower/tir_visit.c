@@ -275,7 +275,7 @@ static mlc_tir_stmt *mu_stmt_children(mlc_tir_mutator *mu, const mlc_tir_stmt *s
       mlc_tir_stmt *body = ext ? mlc_tir_mutate_stmt(mu, s->loop.body) : NULL;
       if (!body) return NULL;
       if (mn == s->loop.min && ext == s->loop.extent && body == s->loop.body) return self;
-      return mlc_tir_for(m, s->loop.var, mn, ext, s->loop.kind, s->loop.thread, body);
+      return mlc_tir_for_like(m, s, mn, ext, body);
     }
     case MLC_TIR_SEQ: {
       mlc_tir_stmt **v = NULL;

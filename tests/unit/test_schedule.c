@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/codegen.h"
 #include "lower/schedule/schedule.h"
+#include "lower/tir_lower.h"
 #include "tests/harness_kernel.h"
 #include "tests/harness_sched.h"
 #include "tests/testutil.h"
@@ -267,6 +269,35 @@ static void test_check_can_fail(void) {
   mlc_tir_module_destroy(m);
 }
 
+/* A loop's "pragma_unroll_explicit" annotation survives lowering and asks
+** LLVM to unroll the loop that many times. */
+static void test_unroll_pragma(void) {
+  mlc_tir_module *m = mlc_th_tir_module();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_tir_func *f = mlc_th_mm_relu(m, 16);
+  mlc_sch *s = NULL;
+  CU_ASSERT_FATAL(OK(mlc_sch_create(m, f, 1, &s)));
+  mlc_sch_rv c, lc[2];
+  int n;
+  CU_ASSERT(OK(mlc_sch_get_block(s, "C", &c)));
+  CU_ASSERT(OK(mlc_sch_get_loops(s, c, 2, lc, &n)));
+  CU_ASSERT(OK(mlc_sch_annotate(s, lc[1], "pragma_unroll_explicit", MLC_SCH_INT_ARG(4))));
+  CU_ASSERT(OK(mlc_tir_module_add(m, mlc_sch_func(s))));
+  CU_ASSERT(OK(mlc_tir_lower_module(m, NULL)));
+  char *low = mlc_th_print_func(mlc_sch_func(s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(low, "T.serial(16, annotations={\"pragma_unroll_explicit\": 4})"));
+  free(low);
+  mlc_target *t = NULL;
+  char *ir = NULL;
+  if (OK(mlc_target_host(&t)) && OK(mlc_cg_emit_llvm_ir(m, t, 0, &ir))) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(ir, "!\"llvm.loop.unroll.count\", i32 4}"));
+    mlc_cg_free(ir);
+  }
+  mlc_target_destroy(t);
+  mlc_sch_destroy(s);
+  mlc_tir_module_destroy(m);
+}
+
 static void register_tests(void) {
   static const CU_TestInfo tests[] = {{"lookups", test_lookups},
                                       {"ambiguous", test_ambiguous},
@@ -275,6 +306,7 @@ static void register_tests(void) {
                                       {"trace_garbage", test_trace_garbage},
                                       {"module_replace", test_module_replace},
                                       {"check_can_fail", test_check_can_fail},
+                                      {"unroll_pragma", test_unroll_pragma},
                                       {NULL, NULL}};
   CU_pSuite suite = CU_add_suite("schedule", mlc_th_kernel_init, mlc_th_kernel_clean);
   for (int i = 0; suite && tests[i].pName; i++) CU_add_test(suite, tests[i].pName, tests[i].pTestFunc);
