@@ -607,6 +607,32 @@ mlc_status sch_refresh_regions(mlc_sch *s, mlc_tir_stmt *st, const mlc_tir_buffe
   return NULL;
 }
 
+/* Buffers a block may list for the cache primitives. */
+#define CACHE_MAX_BUFS 256
+
+mlc_status sch_cache_args(mlc_sch *s, const mlc_sch_inst *in, int writes, mlc_tir_stmt **blk, mlc_tir_buffer **buf,
+                          mlc_tir_stmt **nest, int *scope, const char **scope_name) {
+  int64_t index;
+  MLC_RETURN_IF_ERROR(sch_arg_block(s, in, "block", blk));
+  MLC_RETURN_IF_ERROR(sch_arg_int(s, in, writes ? "write_buffer_index" : "read_buffer_index", &index));
+  MLC_RETURN_IF_ERROR(sch_arg_str(s, in, "storage_scope", scope_name));
+  const char *bd = sch_desc(s, *blk), *verb = writes ? "writes" : "reads";
+  *scope = sch_storage_scope(*scope_name);
+  if (*scope < 0)
+    return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "unknown storage scope \"%s\" (global, local or shared)", *scope_name);
+  mlc_tir_buffer *bufs[CACHE_MAX_BUFS];
+  int nb = sch_block_buffers(*blk, writes, bufs, CACHE_MAX_BUFS);
+  if (nb < 0) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s %s more than %d buffers", bd, verb, CACHE_MAX_BUFS);
+  if (index < 0 || index >= nb)
+    return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "%s %s %d buffer%s: no %s buffer %lld", bd, verb, nb, nb == 1 ? "" : "s",
+                    writes ? "write" : "read", (long long)index);
+  *buf = bufs[index];
+  *nest = sch_scope_nest(s, *blk);
+  if (!*nest)
+    return mlc_make_status(MLC_INTERNAL, "%s: %s is not in the function", writes ? "cache_write" : "cache_read", bd);
+  return NULL;
+}
+
 mlc_status sch_cache_stage(mlc_sch *s, mlc_sch_inst *in, mlc_tir_stmt *blk, mlc_tir_stmt *nest, mlc_tir_buffer *buf,
                            int scope, const char *scope_name, int writes) {
   mlc_tir_module *m = s->m;

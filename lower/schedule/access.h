@@ -87,6 +87,13 @@ mlc_tir_stmt *sch_copy_stage(mlc_sch *s, const char *name, mlc_tir_buffer *dst, 
 ** stay so. */
 MLC_MUST_USE mlc_status sch_refresh_regions(mlc_sch *s, mlc_tir_stmt *st, const mlc_tir_buffer *b);
 
+/* The arguments cache_read (|writes| 0) and cache_write (1) share,
+** resolved and checked: the block, the |index|-th buffer it reads (writes)
+** (key read_buffer_index / write_buffer_index), the loop nest holding the
+** block, the storage scope and its name. */
+MLC_MUST_USE mlc_status sch_cache_args(mlc_sch *s, const mlc_sch_inst *in, int writes, mlc_tir_stmt **blk,
+                                       mlc_tir_buffer **buf, mlc_tir_stmt **nest, int *scope,
+                                       const char **scope_name);
 /* The rewrite cache_read (|writes| 0) and cache_write (1) share, after
 ** their checks: a buffer BUF_SCOPE of |buf|'s shape in |scope|, a copy
 ** block of that name over the region |blk| reads (writes) placed just

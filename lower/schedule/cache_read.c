@@ -26,28 +26,13 @@
 #include "lower/arith.h"
 #include "lower/schedule/access.h"
 
-#define MAX_BUFS 256
-
 mlc_status mlc_sch_apply_cache_read(mlc_sch *s, mlc_sch_inst *in) {
-  mlc_tir_stmt *blk;
-  int64_t index;
+  mlc_tir_stmt *blk, *nest;
+  mlc_tir_buffer *buf;
+  int scope;
   const char *scope_name;
-  MLC_RETURN_IF_ERROR(sch_arg_block(s, in, "block", &blk));
-  MLC_RETURN_IF_ERROR(sch_arg_int(s, in, "read_buffer_index", &index));
-  MLC_RETURN_IF_ERROR(sch_arg_str(s, in, "storage_scope", &scope_name));
+  MLC_RETURN_IF_ERROR(sch_cache_args(s, in, 0, &blk, &buf, &nest, &scope, &scope_name));
   const char *bd = sch_desc(s, blk);
-  int scope = sch_storage_scope(scope_name);
-  if (scope < 0)
-    return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "unknown storage scope \"%s\" (global, local or shared)", scope_name);
-  mlc_tir_buffer *bufs[MAX_BUFS];
-  int nb = sch_block_buffers(blk, 0, bufs, MAX_BUFS);
-  if (nb < 0) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s reads more than %d buffers", bd, MAX_BUFS);
-  if (index < 0 || index >= nb)
-    return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "%s reads %d buffer%s: no read buffer %lld", bd, nb, nb == 1 ? "" : "s",
-                    (long long)index);
-  mlc_tir_buffer *buf = bufs[index];
-  mlc_tir_stmt *nest = sch_scope_nest(s, blk);
-  if (!nest) return mlc_make_status(MLC_INTERNAL, "cache_read: %s is not in the function", bd);
   if (sch_accesses_outside(nest, buf, 1, NULL))
     return sch_fail(s, MLC_SCH_ERR_DEPENDENCE, "%s, the loop nest holding %s, writes %s, which %s reads: a copy made "
                     "before the nest would miss those writes", sch_desc(s, nest), bd, buf->name, bd);
