@@ -1,9 +1,9 @@
 /*
 ** compile.c: mlc_compile_file, the whole compile path in order.
 **
-**   load .onnx -> import (frontend) -> graph pipeline (fold_constant, dce)
-**   -> materialize outputs -> legalize (call_tir) -> default schedule
-**   -> plan_memory -> codegen (LLVM, object) -> archive (model.so + model.h)
+**   load .onnx -> import (frontend) -> the one pipeline (graph/pipeline.c:
+**   graph passes, fuse_tir, legalize, schedule, lower_tir, plan_memory)
+**   -> codegen (LLVM, object) -> archive (model.so + model.h)
 **
 ** Each stage reports progress and, with a dump directory, writes the IR it
 ** produced.  Scratch files live in a private temporary directory that is
@@ -38,6 +38,8 @@ void mlc_compile_options_init(mlc_compile_options *o) { memset(o, 0, sizeof *o);
 typedef struct cstate {
   const mlc_compile_options *o;
   double step_wall, step_cpu; /* start of the current step (verbose) */
+  double t_stage;             /* start of the current stage (progress) */
+  mlc_lower_traces *traces;
 } cstate;
 
 static double clock_ms(clockid_t id) {
@@ -143,33 +145,6 @@ static mlc_status dump_schedules(cstate *c, const mlc_tir_module *m, const mlc_l
   return NULL;
 }
 
-/* Every returned value must be a distinct computed value: parameters,
-** constants and repeats get a copy. */
-static mlc_status materialize_outputs(mlc_module *m, mlc_func *f) {
-  int nids = m->next_value_id > 0 ? m->next_value_id : 1;
-  char *seen = calloc((size_t)nids, 1); /* by value id: returned already */
-  if (!seen) return mlc_oom();
-  int fold = m->fold;
-  m->fold = 0;
-  mlc_status s = NULL;
-  for (int i = 0; i < f->nrets && !s; i++) {
-    mlc_value *v = f->rets[i];
-    int dup = v->id >= 0 && v->id < nids && seen[v->id];
-    if (v->id >= 0 && v->id < nids) seen[v->id] = 1;
-    if (v->kind == MLC_VALUE_VAR && !dup) continue;
-    mlc_value *copy;
-    mlc_origin o = {"", "Identity", 0, -1};
-    s = mlc_graph_emit1(f, MLC_OP_COPY, &v, 1, NULL, 0, &o, &copy);
-    if (!s) {
-      copy->name = v->name;
-      f->rets[i] = copy;
-    }
-  }
-  m->fold = fold;
-  free(seen);
-  return s;
-}
-
 static const char *base_name(const char *p) {
   const char *s = strrchr(p, '/');
   return s ? s + 1 : p;
@@ -270,14 +245,39 @@ static mlc_status name_kernels(mlc_tir_module *tm) {
   return NULL;
 }
 
+/* After each pass of the pipeline: the stage's progress line, and the
+** dumps of the prim functions after legalize (10_), schedule (11_) and
+** lower_tir (12_). */
+static mlc_status after_pass(void *user, const char *pass, mlc_module *m) {
+  cstate *c = user;
+  if (!strcmp(pass, "materialize_outputs")) {
+    progress(c, "[2/6] graph passes (%.0f ms)", now_ms() - c->t_stage);
+    c->t_stage = now_ms();
+    return NULL;
+  }
+  if (!m->prims) return NULL;
+  if (!strcmp(pass, "legalize")) {
+    MLC_RETURN_IF_ERROR(name_kernels(m->prims));
+    MLC_RETURN_IF_ERROR(dump_graph(c, "10_legalize.graph.txt", m));
+    return dump_tir(c, "10_legalize.tir.txt", m->prims);
+  }
+  if (!strcmp(pass, "schedule")) {
+    MLC_RETURN_IF_ERROR(dump_tir(c, "11_schedule.tir.txt", m->prims));
+    return c->traces ? dump_schedules(c, m->prims, c->traces) : NULL;
+  }
+  if (!strcmp(pass, "lower_tir")) return dump_tir(c, "12_lowered.tir.txt", m->prims);
+  return NULL;
+}
+
 mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc_compile_options *opts) {
   mlc_compile_options dflt;
   mlc_compile_options_init(&dflt);
-  cstate c = {opts ? opts : &dflt, now_ms(), cpu_ms()};
+  cstate c = {opts ? opts : &dflt, now_ms(), cpu_ms(), 0, NULL};
   if (!onnx_path || !out_so) return mlc_make_status(MLC_INVALID_ARGUMENT, "no input or output path");
   mlc_onnx_model *om = NULL;
   mlc_module *gm = NULL;
-  mlc_tir_module *tm = NULL;
+  mlc_tir_module *tm = NULL; /* the module's prim functions (owned by gm) */
+  mlc_func *main_fn = NULL;
   mlc_lower_traces traces = {0, NULL, NULL};
   mlc_target *target = NULL;
   char *workdir = NULL;
@@ -319,44 +319,22 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if (c.o->dump_ir_dir) step_done(&c, "dump");
 
   t = now_ms();
-  mlc_pass_ctx pctx = {0, c.o->dump_ir_dir, "all", NULL};
+  mlc_pipeline_options popt = {c.o->no_fold, c.o->no_layout, c.o->no_fuse, c.o->params_as_inputs, 0, 0, 0,
+                               (int)target->vector_bits, c.o->dump_ir_dir ? &traces : NULL};
+  mlc_pass_ctx pctx = {0, c.o->dump_ir_dir, "all", NULL, &popt, after_pass, &c};
   if (c.o->verbose && c.o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
-  if ((s = mlc_graph_pipeline(gm, &pctx))) goto done;
-  step_done(&c, "graph passes");
+  c.t_stage = t;
+  c.traces = &traces;
+  if ((s = mlc_pipeline_run(gm, &pctx))) goto done;
+  step_done(&c, "pipeline");
   if (pass_log_f && fflush(pass_log_f) == 0) forward_pass_log(&c, pass_log);
-  pctx.log = NULL; /* plan_memory is a step of its own */
-  mlc_func *main_fn = mlc_module_func(gm, "main");
-  if (!main_fn) {
-    s = mlc_make_status(MLC_INTERNAL, "no main function");
+  tm = gm->prims;
+  main_fn = mlc_module_func(gm, "main");
+  if (!tm || !main_fn) {
+    s = mlc_make_status(MLC_INTERNAL, "the pipeline left no prim functions or no main function");
     goto done;
   }
-  if ((s = materialize_outputs(gm, main_fn))) goto done;
-  step_done(&c, "outputs");
-  progress(&c, "[2/6] graph passes (%.0f ms)", now_ms() - t);
-
-  t = now_ms();
-  mlc_lower_options lopt = {0, 0, 0};
-  if ((s = mlc_tir_module_create(mlc_allocator_default(), &tm))) goto done;
-  if ((s = mlc_lower_legalize(gm, tm, &lopt))) goto done;
-  if ((s = name_kernels(tm))) goto done;
-  step_done(&c, "legalize");
-  if ((s = dump_graph(&c, "10_legalize.graph.txt", gm)) || (s = dump_tir(&c, "10_legalize.tir.txt", tm)))
-    goto done;
-  if (c.o->dump_ir_dir) step_done(&c, "dump");
-  s = mlc_lower_default_schedule(tm, &lopt, c.o->dump_ir_dir ? &traces : NULL);
-  if (s) goto done;
-  step_done(&c, "schedule");
-  if ((s = dump_tir(&c, "11_schedule.tir.txt", tm)) || (s = dump_schedules(&c, tm, &traces))) goto done;
-  if (c.o->dump_ir_dir) step_done(&c, "dump");
-  if ((s = mlc_tir_lower_module(tm, NULL))) goto done;
-  step_done(&c, "lower tir");
-  if ((s = dump_tir(&c, "12_lowered.tir.txt", tm))) goto done;
-  if (c.o->dump_ir_dir) step_done(&c, "dump");
-  mlc_pass plan[] = {{"plan_memory", mlc_pass_plan_memory}};
-  pctx.dump_filter = "plan_memory";
-  if ((s = mlc_pass_run(gm, plan, 1, &pctx))) goto done;
-  step_done(&c, "plan_memory");
-  progress(&c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - t);
+  progress(&c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - c.t_stage);
 
   t = now_ms();
   const char *tmp = getenv("TMPDIR");
@@ -414,7 +392,6 @@ done:
   free(pass_log);
   mlc_target_destroy(target);
   mlc_lower_traces_free(&traces);
-  mlc_tir_module_destroy(tm);
   mlc_module_destroy(gm);
   mlc_onnx_model_destroy(om);
   return s ? mlc_status_annotate(s, "%s", base_name(onnx_path)) : NULL;

@@ -147,6 +147,7 @@ static void free_func(mlc_module *m, mlc_func *f) {
 
 void mlc_module_destroy(mlc_module *m) {
   if (!m) return;
+  if (m->prims && m->prims_free) m->prims_free(m->prims);
   for (int i = 0; i < m->nfuncs; i++) free_func(m, m->funcs[i]);
   for (int i = 0; i < m->nconsts; i++) mlc_const_free(m, m->consts[i].data, m->consts[i].nbytes);
   mlc_free(m->alloc, m->funcs, sizeof(void *) * (size_t)m->cap_funcs);
@@ -308,6 +309,7 @@ mlc_status mlc_func_create(mlc_module *m, const char *name, mlc_func **out) {
   f->name = mlc_arena_strdup(m->arena, name);
   if (!f->name) return mlc_oom();
   f->mod = m;
+  f->ins_block = -1;
   m->funcs[m->nfuncs++] = f;
   *out = f;
   return NULL;
@@ -342,9 +344,151 @@ static mlc_block *current_block(mlc_func *f) {
 }
 
 static mlc_status append_binding(mlc_func *f, mlc_binding *b) {
+  if (f->ins_block >= 0 && f->ins_block < f->nblocks) {
+    mlc_block *blk = &f->blocks[f->ins_block];
+    int at = f->ins_index < 0 ? 0 : f->ins_index > blk->n ? blk->n : f->ins_index;
+    if (GROW(f->mod, blk->bindings, blk->cap, blk->n + 1)) return mlc_oom();
+    memmove(&blk->bindings[at + 1], &blk->bindings[at], sizeof(void *) * (size_t)(blk->n - at));
+    blk->bindings[at] = b;
+    blk->n++;
+    f->ins_index = at + 1;
+    return NULL;
+  }
   mlc_block *blk = current_block(f);
   if (!blk || GROW(f->mod, blk->bindings, blk->cap, blk->n + 1)) return mlc_oom();
   blk->bindings[blk->n++] = b;
+  return NULL;
+}
+
+/* ---- rewriting ------------------------------------------------------------ */
+
+void mlc_func_insert_at(mlc_func *f, int block, int index) {
+  f->ins_block = block;
+  f->ins_index = index;
+}
+
+void mlc_func_append_at_end(mlc_func *f) { f->ins_block = -1; }
+
+mlc_status mlc_func_append_binding(mlc_func *f, mlc_binding *b) { return append_binding(f, b); }
+
+void mlc_func_remove_binding(mlc_func *f, int block, int index) {
+  if (block < 0 || block >= f->nblocks) return;
+  mlc_block *blk = &f->blocks[block];
+  if (index < 0 || index >= blk->n) return;
+  memmove(&blk->bindings[index], &blk->bindings[index + 1], sizeof(void *) * (size_t)(blk->n - index - 1));
+  blk->n--;
+  if (f->ins_block == block && f->ins_index > index) f->ins_index--;
+}
+
+void mlc_func_compact(mlc_func *f) {
+  int nb = 0;
+  for (int bi = 0; bi < f->nblocks; bi++) {
+    mlc_block *blk = &f->blocks[bi];
+    if (blk->n == 0) {
+      mlc_free(f->mod->alloc, blk->bindings, sizeof(void *) * (size_t)blk->cap);
+      continue;
+    }
+    f->blocks[nb++] = *blk;
+  }
+  for (int bi = nb; bi < f->nblocks; bi++) memset(&f->blocks[bi], 0, sizeof f->blocks[bi]);
+  f->nblocks = nb;
+  f->ins_block = -1;
+}
+
+void mlc_module_remove_func(mlc_module *m, mlc_func *f) {
+  for (int i = 0; i < m->nfuncs; i++)
+    if (m->funcs[i] == f) {
+      free_func(m, f);
+      memmove(&m->funcs[i], &m->funcs[i + 1], sizeof(void *) * (size_t)(m->nfuncs - i - 1));
+      m->nfuncs--;
+      return;
+    }
+}
+
+static mlc_origin copy_origin(mlc_module *m, const mlc_origin *o);
+
+mlc_status mlc_binding_set_call(mlc_module *m, mlc_binding *b, mlc_call_kind kind, const char *callee,
+                                mlc_value *const *args, int nargs) {
+  mlc_value **a = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
+  const char *c = callee ? mlc_arena_strdup(m->arena, callee) : NULL;
+  if (!a || (callee && !c)) return mlc_oom();
+  b->kind = kind;
+  b->callee = c;
+  b->args = a;
+  b->nargs = nargs;
+  if (kind != MLC_CALL_OP) b->op = MLC_OP_COUNT;
+  return NULL;
+}
+
+mlc_status mlc_binding_add_covered(mlc_module *m, mlc_binding *b, const mlc_origin *o) {
+  mlc_origin *c = MLC_ARENA_ARRAY(m->arena, (size_t)b->ncovered + 1, mlc_origin);
+  if (!c) return mlc_oom();
+  if (b->ncovered) memcpy(c, b->covered, sizeof *c * (size_t)b->ncovered);
+  c[b->ncovered] = copy_origin(m, o);
+  if (mlc_arena_oom(m->arena)) return mlc_oom();
+  b->covered = c;
+  b->ncovered++;
+  return NULL;
+}
+
+const mlc_origin *mlc_binding_nodes(const mlc_binding *b, int *n) {
+  if (b->ncovered > 0) {
+    *n = b->ncovered;
+    return b->covered;
+  }
+  *n = b->origin.op_type ? 1 : 0;
+  return &b->origin;
+}
+
+mlc_status mlc_subst_init(mlc_subst *s, const mlc_module *m) {
+  s->alloc = m->alloc;
+  s->n = m->next_value_id;
+  s->to = s->n > 0 ? mlc_calloc(m->alloc, (size_t)s->n, sizeof *s->to) : NULL;
+  return s->n > 0 && !s->to ? mlc_oom() : NULL;
+}
+
+int mlc_subst_set(mlc_subst *s, const mlc_value *from, mlc_value *to) {
+  if (!from || from->id < 0 || from->id >= s->n || from == to) return 0;
+  s->to[from->id] = to;
+  return 1;
+}
+
+mlc_value *mlc_subst_get(const mlc_subst *s, mlc_value *v) {
+  for (int hops = 0; v && v->id >= 0 && v->id < s->n && s->to[v->id] && hops < s->n; hops++) v = s->to[v->id];
+  return v;
+}
+
+void mlc_subst_apply(const mlc_subst *s, mlc_func *f) {
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int j = 0; j < f->blocks[bi].n; j++) {
+      mlc_binding *b = f->blocks[bi].bindings[j];
+      for (int a = 0; a < b->nargs; a++) b->args[a] = mlc_subst_get(s, b->args[a]);
+    }
+  for (int i = 0; i < f->nrets; i++) f->rets[i] = mlc_subst_get(s, f->rets[i]);
+}
+
+void mlc_subst_fini(mlc_subst *s) {
+  mlc_free(s->alloc, s->to, sizeof *s->to * (size_t)s->n);
+  s->to = NULL;
+  s->n = 0;
+}
+
+mlc_status mlc_module_use_counts(const mlc_module *m, int **out) {
+  int n = m->next_value_id > 0 ? m->next_value_id : 1;
+  int *c = mlc_calloc(m->alloc, (size_t)n, sizeof *c);
+  if (!c) return mlc_oom();
+  for (int fi = 0; fi < m->nfuncs; fi++) {
+    const mlc_func *f = m->funcs[fi];
+    for (int bi = 0; bi < f->nblocks; bi++)
+      for (int j = 0; j < f->blocks[bi].n; j++) {
+        const mlc_binding *b = f->blocks[bi].bindings[j];
+        for (int a = 0; a < b->nargs; a++)
+          if (b->args[a] && b->args[a]->id >= 0 && b->args[a]->id < n) c[b->args[a]->id]++;
+      }
+    for (int i = 0; i < f->nrets; i++)
+      if (f->rets[i] && f->rets[i]->id >= 0 && f->rets[i]->id < n) c[f->rets[i]->id]++;
+  }
+  *out = c;
   return NULL;
 }
 
@@ -500,6 +644,7 @@ mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int na
   if (!b) return mlc_oom();
   b->kind = MLC_CALL_OP;
   b->op = op;
+  b->pattern = mlc_op_pattern[op];
   b->nargs = nargs;
   b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
   b->nattrs = nattrs;
@@ -544,6 +689,7 @@ mlc_status mlc_graph_emit_call(mlc_func *f, mlc_call_kind kind, const char *call
   if (!b) return mlc_oom();
   b->kind = kind;
   b->op = MLC_OP_COUNT;
+  b->pattern = MLC_PATTERN_OPAQUE;
   b->callee = mlc_arena_strdup(m->arena, callee);
   b->nargs = nargs;
   b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));

@@ -10,6 +10,13 @@
 **                                                        R.call_tir(f, args, out_sinfo)
 **   MLC_CALL_DPS_PACKED  an external function by name, destination-passing
 **                                                        R.call_dps_packed("f", args, out_sinfo)
+**   MLC_CALL_FUNC        a graph function of the module  cls.fused_conv_relu(args)
+**                        (a fused group: a function marked primitive, which
+**                        fuse_tir turns into one prim function)
+**
+** The module is the one IRModule of every level: graph functions, the prim
+** functions that legalization and fuse_tir add (|prims|, a TensorIR module
+** owned by the module) and the constant table.
 **
 ** Every value has struct info (mlc_type): dtype and shape.  A dimension is an
 ** int64: >= 0 is a known extent, < 0 encodes a symbolic variable of the
@@ -169,7 +176,8 @@ typedef struct mlc_origin {
 typedef enum mlc_call_kind {
   MLC_CALL_OP,
   MLC_CALL_TIR,
-  MLC_CALL_DPS_PACKED
+  MLC_CALL_DPS_PACKED,
+  MLC_CALL_FUNC
 } mlc_call_kind;
 
 struct mlc_binding {
@@ -183,6 +191,14 @@ struct mlc_binding {
   int nouts;
   mlc_value **outs;
   mlc_origin origin;
+  /* MLC_CALL_OP: fusion pattern kind of this call, the op table's unless
+  ** annotate_pattern refined it from the shapes (a broadcast whose shapes
+  ** are equal is elementwise). */
+  mlc_pattern pattern;
+  /* The ONNX nodes this call computes when it stands for several (a fused
+  ** group, then its call_tir); 0: just |origin|.  Arena memory. */
+  int ncovered;
+  const mlc_origin *covered;
 };
 
 typedef struct mlc_block {
@@ -201,6 +217,11 @@ struct mlc_func {
   int nrets, cap_rets;
   mlc_value **rets;
   int nstorages;       /* memory plan: storage ids in use (plan_memory) */
+  int primitive;       /* 1: a fused group (Relax's attr Primitive), called by
+                       ** MLC_CALL_FUNC bindings and lowered to one prim
+                       ** function by fuse_tir; holds only MLC_CALL_OP bindings */
+  int ins_block, ins_index; /* insertion point of new bindings (mlc_func_insert_at);
+                       ** ins_block < 0: append to the current dataflow block */
 };
 
 /* A constant: tensor data owned by the module (64-byte aligned). */
@@ -223,6 +244,12 @@ struct mlc_module {
   const char **syms; /* names of symbolic dims */
   int next_value_id;
   int fold; /* emit folds calls whose args are all constants (default 1) */
+  /* The prim functions (a TensorIR module, lower/tir.h), NULL until
+  ** legalization creates them; owned, freed by |prims_free|. */
+  struct mlc_tir_module *prims;
+  void (*prims_free)(struct mlc_tir_module *);
+  /* Appends the prim functions' text to a string buffer (the printer). */
+  void (*prims_print)(const struct mlc_tir_module *, mlc_strbuf *);
 };
 
 /* Creates an empty module. |out| is transferred to the caller. */
@@ -270,6 +297,58 @@ MLC_MUST_USE mlc_status mlc_func_add_param(mlc_func *f, const char *name, const 
 /* Appends |v| to the values |f| returns. */
 MLC_MUST_USE mlc_status mlc_func_add_ret(mlc_func *f, mlc_value *v);
 
+/* ---- rewriting (passes and stages change functions only through these) -- */
+
+/*
+** Makes new bindings of |f| (mlc_graph_emit*, mlc_func_append_binding) go
+** before binding |index| of block |block| (index == block length: at its
+** end), each one after the previous, until mlc_func_append_at_end.
+*/
+void mlc_func_insert_at(mlc_func *f, int block, int index);
+void mlc_func_append_at_end(mlc_func *f);
+/* Moves the existing binding |b| into |f| at the insertion point; the caller
+** removes it from where it was (mlc_func_remove_binding). */
+MLC_MUST_USE mlc_status mlc_func_append_binding(mlc_func *f, mlc_binding *b);
+/* Removes binding |index| of block |block| now (blocks left empty stay
+** until mlc_func_compact). */
+void mlc_func_remove_binding(mlc_func *f, int block, int index);
+/* Drops empty blocks. */
+void mlc_func_compact(mlc_func *f);
+/* Removes the function |f| from its module (its IR stays in the arena). */
+void mlc_module_remove_func(mlc_module *m, mlc_func *f);
+
+/* Rewrites binding |b| in place into a call of |kind| to |callee| on |args|
+** (copied), keeping its outputs, origin and attributes (legalization:
+** R.conv(...) -> R.call_tir(cls.conv, ...)). */
+MLC_MUST_USE mlc_status mlc_binding_set_call(mlc_module *m, mlc_binding *b, mlc_call_kind kind,
+                                             const char *callee, mlc_value *const *args, int nargs);
+/* Appends |o| (copied) to the ONNX nodes |b| covers. */
+MLC_MUST_USE mlc_status mlc_binding_add_covered(mlc_module *m, mlc_binding *b, const mlc_origin *o);
+/* The ONNX nodes |b| covers: its covered list, or its origin alone.
+** *|n| receives the count; borrowed. */
+const mlc_origin *mlc_binding_nodes(const mlc_binding *b, int *n);
+
+/* A value substitution: uses of |from| become |to|. */
+typedef struct mlc_subst {
+  mlc_allocator alloc;
+  int n;
+  mlc_value **to; /* by value id */
+} mlc_subst;
+MLC_MUST_USE mlc_status mlc_subst_init(mlc_subst *s, const mlc_module *m);
+/* |from| must be a value that existed at mlc_subst_init, or the call is a
+** no-op returning 0 (1 on success). */
+int mlc_subst_set(mlc_subst *s, const mlc_value *from, mlc_value *to);
+/* What |v| becomes (following chains); |v| itself when not substituted. */
+mlc_value *mlc_subst_get(const mlc_subst *s, mlc_value *v);
+/* Rewrites every argument of |f|'s bindings and its returned values. */
+void mlc_subst_apply(const mlc_subst *s, mlc_func *f);
+void mlc_subst_fini(mlc_subst *s);
+
+/* The number of uses of each value of |m| (args of bindings of every
+** function and returned values), by id: *|out| (|m|->next_value_id ints)
+** transferred, free with mlc_free(m->alloc, ...). */
+MLC_MUST_USE mlc_status mlc_module_use_counts(const mlc_module *m, int **out);
+
 /* Everything needed to infer, fold or describe one op call. */
 typedef struct mlc_call_info {
   mlc_module *mod;
@@ -300,7 +379,8 @@ MLC_MUST_USE mlc_status mlc_graph_emit1(mlc_func *f, mlc_op op, mlc_value *const
                                         const mlc_origin *origin, mlc_value **out);
 /*
 ** Emits `outs = call_tir(callee, args)` or `call_dps_packed` with the given
-** output types (destination-passing: outputs are allocated by the caller).
+** output types (destination-passing: outputs are allocated by the caller),
+** or MLC_CALL_FUNC `outs = callee(args)` of a graph function of the module.
 */
 MLC_MUST_USE mlc_status mlc_graph_emit_call(mlc_func *f, mlc_call_kind kind, const char *callee,
                                             mlc_value *const *args, int nargs,

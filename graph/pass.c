@@ -15,10 +15,18 @@
 #include "graph/pass.h"
 
 const mlc_pass mlc_passes[] = {
-    {"fold_constant", mlc_pass_fold_constant},
-    {"dce", mlc_pass_dce},
-    {"plan_memory", mlc_pass_plan_memory},
-    {NULL, NULL},
+    {"bind_params", mlc_pass_bind_params, NULL},
+    {"fold_constant", mlc_pass_fold_constant, NULL},
+    {"fold_scale_shift", mlc_pass_fold_scale_shift, "fold"},
+    {"simplify", mlc_pass_simplify, "fold"},
+    {"cse", mlc_pass_cse, "fold"},
+    {"dce", mlc_pass_dce, NULL},
+    {"alter_layout", mlc_pass_alter_layout, "layout"},
+    {"annotate_pattern", mlc_pass_annotate_pattern, "fuse"},
+    {"fuse_ops", mlc_pass_fuse_ops, "fuse"},
+    {"materialize_outputs", mlc_pass_materialize_outputs, NULL},
+    {"plan_memory", mlc_pass_plan_memory, NULL},
+    {NULL, NULL, NULL},
 };
 
 /* The registered pass named |name| (borrowed), or NULL; static storage. */
@@ -75,12 +83,16 @@ static double now_ms(void) {
 ** NULL: quiet, no verification).  The first error is returned, transferred,
 ** prefixed with the pass name. */
 mlc_status mlc_pass_run(mlc_module *m, const mlc_pass *passes, int n, const mlc_pass_ctx *ctx) {
-  static const mlc_pass_ctx quiet = {0, NULL, NULL, NULL};
+  static const mlc_pass_ctx quiet = {0, NULL, NULL, NULL, NULL, NULL, NULL};
   if (!ctx) ctx = &quiet;
   for (int i = 0; i < n; i++) {
     const mlc_pass *p = &passes[i];
     const char *name = p->name ? p->name : "?";
     if (!p->fn) return mlc_make_status(MLC_INTERNAL, "pass %s: no function", name);
+    if (p->group && ctx->opt &&
+        ((!strcmp(p->group, "fold") && ctx->opt->no_fold) || (!strcmp(p->group, "fuse") && ctx->opt->no_fuse) ||
+         (!strcmp(p->group, "layout") && ctx->opt->no_layout)))
+      continue;
     int dumping = ctx->dump_dir && filter_match(ctx->dump_filter, name);
     if (dumping)
       MLC_RETURN_IF_ERROR(mlc_status_annotate(dump(m, ctx->dump_dir, i + 1, name, "before"),
@@ -100,6 +112,7 @@ mlc_status mlc_pass_run(mlc_module *m, const mlc_pass *passes, int n, const mlc_
       s = mlc_graph_verify(m);
       if (s) return mlc_status_annotate(s, "after pass %s", name);
     }
+    if (ctx->after) MLC_RETURN_IF_ERROR(ctx->after(ctx->after_user, name, m));
   }
   return NULL;
 }

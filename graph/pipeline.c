@@ -1,26 +1,69 @@
 /*
-** pipeline.c: the default order of the graph passes (STYLE R16).
+** pipeline.c: the one pipeline, from the imported graph to prim functions
+** ready for code generation, in the order the passes run (STYLE R16).
 **
-** The list is spelled out here, in the order the passes run.  Builds
-** configured with --enable-debug (MLC_DEBUG) verify the module after every
-** pass even when the context does not ask for it.
+** Graph passes rewrite the graph functions; fuse_tir and legalize turn op
+** calls into call_tir of prim functions of the same module; schedule and
+** lower_tir rewrite the prim functions; plan_memory assigns storages.  A
+** pass of a group that the options switch off (mlc_pipeline_options) does
+** not run.  Builds configured with --enable-debug (MLC_DEBUG) verify the
+** module after every pass even when the context does not ask for it.
 */
 #include "config.h"
 
 #include "graph/pass.h"
+#include "lower/lower.h"
 
-static const mlc_pass pipeline[] = {
-    {"fold_constant", mlc_pass_fold_constant},
-    {"dce", mlc_pass_dce},
+/* Up to materialize_outputs: the graph-level passes. */
+static const mlc_pass graph_passes[] = {
+    {"bind_params", mlc_pass_bind_params, NULL},
+    {"fold_constant", mlc_pass_fold_constant, NULL},
+    {"simplify", mlc_pass_simplify, "fold"},
+    {"fold_scale_shift", mlc_pass_fold_scale_shift, "fold"},
+    {"cse", mlc_pass_cse, "fold"},
+    {"dce", mlc_pass_dce, NULL},
+    {"alter_layout", mlc_pass_alter_layout, "layout"},
+    {"fold_constant", mlc_pass_fold_constant, "layout"},
+    {"dce", mlc_pass_dce, "layout"},
+    {"annotate_pattern", mlc_pass_annotate_pattern, "fuse"},
+    {"fuse_ops", mlc_pass_fuse_ops, "fuse"},
+    {"materialize_outputs", mlc_pass_materialize_outputs, NULL},
 };
 
-/* Runs the default passes on |m| (modified in place); |ctx| is borrowed
-** (NULL: quiet).  Errors are transferred to the caller. */
-mlc_status mlc_graph_pipeline(mlc_module *m, const mlc_pass_ctx *ctx) {
-  mlc_pass_ctx c = {0, NULL, NULL, NULL};
+/* Then lowering to TensorIR and the memory plan. */
+static const mlc_pass lower_passes[] = {
+    {"fuse_tir", mlc_lower_pass_fuse_tir, "fuse"},
+    {"legalize", mlc_lower_pass_legalize, NULL},
+    {"schedule", mlc_lower_pass_schedule, NULL},
+    {"lower_tir", mlc_lower_pass_lower_tir, NULL},
+    {"plan_memory", mlc_pass_plan_memory, NULL},
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
+
+static mlc_pass_ctx context(const mlc_pass_ctx *ctx) {
+  mlc_pass_ctx c = {0, NULL, NULL, NULL, NULL, NULL, NULL};
   if (ctx) c = *ctx;
 #ifdef MLC_DEBUG
   c.verify = 1;
 #endif
-  return mlc_pass_run(m, pipeline, (int)(sizeof pipeline / sizeof pipeline[0]), &c);
+  return c;
+}
+
+/* The graph-level passes on |m| (modified in place); |ctx| is borrowed
+** (NULL: quiet, every group on).  Errors are transferred to the caller. */
+mlc_status mlc_graph_pipeline(mlc_module *m, const mlc_pass_ctx *ctx) {
+  mlc_pass_ctx c = context(ctx);
+  return mlc_pass_run(m, graph_passes, COUNT(graph_passes), &c);
+}
+
+/* The whole pipeline: the graph passes, then lowering and the memory plan.
+** Dumps are numbered in one sequence across both lists. */
+mlc_status mlc_pipeline_run(mlc_module *m, const mlc_pass_ctx *ctx) {
+  mlc_pass all[COUNT(graph_passes) + COUNT(lower_passes)];
+  int n = 0;
+  for (int i = 0; i < COUNT(graph_passes); i++) all[n++] = graph_passes[i];
+  for (int i = 0; i < COUNT(lower_passes); i++) all[n++] = lower_passes[i];
+  mlc_pass_ctx c = context(ctx);
+  return mlc_pass_run(m, all, n, &c);
 }

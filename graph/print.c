@@ -436,10 +436,26 @@ static void put_binding(printer *p, const mlc_binding *bd, int indent) {
       put_attrs(p, bd);
       mlc_sb_putc(b, ')');
       break;
+    case MLC_CALL_FUNC:
+      mlc_sb_printf(b, "cls.%s(", bd->callee ? bd->callee : "?");
+      put_args(p, bd);
+      mlc_sb_putc(b, ')');
+      break;
     default:
       mlc_sb_printf(b, "R.invalid_call_%d()", (int)bd->kind);
   }
   put_origin(&bd->origin, b);
+  if (bd->ncovered > 0) {
+    mlc_sb_puts(b, "  # covers");
+    for (int i = 0; i < bd->ncovered; i++) {
+      mlc_sb_puts(b, i ? ", " : " ");
+      mlc_sb_puts(b, bd->covered[i].op_type ? bd->covered[i].op_type : "?");
+      if (bd->covered[i].node && *bd->covered[i].node) {
+        mlc_sb_putc(b, ' ');
+        mlc_sb_json_str(b, bd->covered[i].node);
+      }
+    }
+  }
   mlc_sb_putc(b, '\n');
 }
 
@@ -498,7 +514,7 @@ static void put_func(printer *p, const mlc_func *f) {
   mlc_strbuf *b = p->b;
   name_values(p, f);
   find_escapes(p, f);
-  mlc_sb_printf(b, "    @R.function\n    def %s(", f->name ? f->name : "?");
+  mlc_sb_printf(b, "    @R.function%s\n    def %s(", f->primitive ? "(private=True)" : "", f->name ? f->name : "?");
   for (int i = 0; i < f->nparams; i++) {
     if (i) mlc_sb_puts(b, ", ");
     put_value(p, f->params[i]);
@@ -508,6 +524,7 @@ static void put_func(printer *p, const mlc_func *f) {
   mlc_sb_puts(b, ") -> ");
   put_types(p->m, f->rets, f->nrets, b);
   mlc_sb_puts(b, ":\n");
+  if (f->primitive) mlc_sb_puts(b, "        R.func_attr({\"Primitive\": 1})\n");
   for (int bi = 0; bi < f->nblocks; bi++) put_block(p, &f->blocks[bi]);
   mlc_sb_puts(b, "        return ");
   if (f->nrets != 1) mlc_sb_putc(b, '(');
@@ -549,6 +566,10 @@ void mlc_graph_print(const mlc_module *m, mlc_strbuf *b) {
   for (int i = 0; i < m->nfuncs; i++) {
     if (i) mlc_sb_putc(b, '\n');
     put_func(&p, m->funcs[i]);
+  }
+  if (m->prims && m->prims_print) {
+    mlc_sb_puts(b, "\n# prim functions of the module (TensorIR)\n");
+    m->prims_print(m->prims, b);
   }
   if (mlc_arena_oom(p.ar)) b->oom = 1;
   mlc_arena_destroy(p.ar);

@@ -53,8 +53,9 @@ static const char *where(const mlc_func *f, int k, const mlc_binding *b, char *b
   const char *what = "?";
   if (b && b->kind == MLC_CALL_OP)
     what = (unsigned)b->op < MLC_OP_COUNT ? mlc_op_name[b->op] : "invalid op";
-  else if (b && (b->kind == MLC_CALL_TIR || b->kind == MLC_CALL_DPS_PACKED))
-    what = b->callee ? b->callee : (b->kind == MLC_CALL_TIR ? "call_tir" : "call_dps_packed");
+  else if (b && (b->kind == MLC_CALL_TIR || b->kind == MLC_CALL_DPS_PACKED || b->kind == MLC_CALL_FUNC))
+    what = b->callee ? b->callee
+                     : (b->kind == MLC_CALL_TIR ? "call_tir" : b->kind == MLC_CALL_FUNC ? "call" : "call_dps_packed");
   char org[300] = "";
   if (b && b->origin.op_type) {
     char tmp[280];
@@ -210,6 +211,33 @@ static void check_binding(verifier *vf, const mlc_func *f, int fi, int k, const 
         ok = 0;
       }
       break;
+    case MLC_CALL_FUNC: {
+      const mlc_func *g = b->callee ? mlc_module_func(vf->m, b->callee) : NULL;
+      if (!g) {
+        problem(vf, "%s: calls \"%s\", which is not a function of the module", ctx,
+                b->callee ? b->callee : "");
+        ok = 0;
+      } else if (g == f) {
+        problem(vf, "%s: calls its own function", ctx);
+        ok = 0;
+      } else if (g->nparams != b->nargs || g->nrets != b->nouts) {
+        problem(vf, "%s: %d args and %d outputs, \"%s\" takes %d and returns %d", ctx, b->nargs, b->nouts,
+                g->name, g->nparams, g->nrets);
+        ok = 0;
+      } else {
+        for (int i = 0; i < b->nargs; i++)
+          if (b->args[i] && g->params[i] && !mlc_type_equal(&b->args[i]->type, &g->params[i]->type)) {
+            problem(vf, "%s: arg %d's type differs from parameter %d of \"%s\"", ctx, i, i, g->name);
+            ok = 0;
+          }
+        for (int i = 0; b->outs && i < b->nouts; i++)
+          if (b->outs[i] && g->rets[i] && !mlc_type_equal(&b->outs[i]->type, &g->rets[i]->type)) {
+            problem(vf, "%s: output %d's type differs from what \"%s\" returns", ctx, i, g->name);
+            ok = 0;
+          }
+      }
+      break;
+    }
     default:
       problem(vf, "%s: invalid call kind %d", ctx, (int)b->kind);
       ok = 0;

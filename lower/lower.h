@@ -61,4 +61,25 @@ MLC_MUST_USE mlc_status mlc_lower_default_schedule(mlc_tir_module *tm, const mlc
                                                    mlc_lower_traces *traces);
 void mlc_lower_traces_free(mlc_lower_traces *t);
 
+/*
+** The lowering passes of the one pipeline (graph/pipeline.c), with the
+** graph passes' signature.  They work on the module's prim functions
+** (m->prims, created by the first of them that needs it):
+**   fuse_tir   every call of a primitive graph function (a fused group)
+**              becomes call_tir of one prim function built from all its ops
+**              (lower/fuse_tir.c); the primitive functions leave the module
+**   legalize   every remaining op call becomes call_tir (mlc_lower_legalize)
+**   schedule   the default schedule of every prim function (traces into
+**              ctx->opt->traces when asked)
+**   lower_tir  the TIR lowering passes (lower/tir_lower.h): flat loops and
+**              buffers, what codegen reads
+*/
+struct mlc_pass_ctx;
+MLC_MUST_USE mlc_status mlc_lower_pass_fuse_tir(mlc_module *m, const struct mlc_pass_ctx *ctx);
+MLC_MUST_USE mlc_status mlc_lower_pass_legalize(mlc_module *m, const struct mlc_pass_ctx *ctx);
+MLC_MUST_USE mlc_status mlc_lower_pass_schedule(mlc_module *m, const struct mlc_pass_ctx *ctx);
+MLC_MUST_USE mlc_status mlc_lower_pass_lower_tir(mlc_module *m, const struct mlc_pass_ctx *ctx);
+/* The module's prim functions, created empty when it has none yet. */
+MLC_MUST_USE mlc_status mlc_lower_prims(mlc_module *m, mlc_tir_module **out);
+
 #endif /* MLC_LOWER_LOWER_H */

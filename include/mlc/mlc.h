@@ -91,6 +91,14 @@ typedef struct mlc_compile_options {
   ** load, import, each graph pass, legalize, schedule, plan_memory,
   ** codegen, archive) with its wall-clock and CPU time. */
   int verbose;
+  /* Nonzero: the model's weights (ONNX initializers) stay inputs of the
+  ** compiled model's API instead of constants bound into it, so one library
+  ** serves several weight sets (no folding into them, no packing). */
+  int params_as_inputs;
+  /* Nonzero: switch a group of graph passes off, to measure what it brings:
+  ** fold (BatchNormalization into convolutions, simplify, cse), fuse
+  ** (fused kernels), layout (blocked NCHW[x]c convolutions). */
+  int no_fold, no_fuse, no_layout;
 } mlc_compile_options;
 
 /* Fills |o| with the defaults (host target, no dumps, header next to the .so). */

@@ -88,7 +88,7 @@ check "compile cnn --dump-ir" "$cli" compile "$models/cnn.onnx" -o "$tmp/cnn_d.s
 grep -q 'sch.vectorize(loop=' "$tmp/cdump/11_schedule/conv.trace" && ok || fail "--dump-ir: the conv's trace has no vectorize"
 awk -v RS= '/def conv\(/' "$tmp/cdump/12_lowered.tir.txt" | grep -q 'T.Ramp(' && ok || fail "--dump-ir: the lowered conv has no vector access"
 check "compile -v" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp_v.so" -v
-for step in setup load import 'pass fold_constant' 'pass dce' legalize schedule plan_memory codegen archive; do
+for step in setup load import 'pass fold_constant' 'pass dce' 'pass fuse_ops' 'pass legalize' 'pass schedule' 'pass plan_memory' codegen archive; do
   grep -q "^ *$step.* ms" "$tmp/err" && ok || fail "compile -v: no line for $step"
 done
 grep -q '(cpu .* ms)' "$tmp/err" && ok || fail "compile -v: no CPU times"

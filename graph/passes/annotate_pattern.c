@@ -1,0 +1,10 @@
+/*
+** annotate_pattern.c: (being written; a no-op until then).
+*/
+#include "graph/pass.h"
+
+mlc_status mlc_pass_annotate_pattern(mlc_module *m, const mlc_pass_ctx *ctx) {
+  (void)m;
+  (void)ctx;
+  return NULL;
+}
