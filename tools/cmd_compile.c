@@ -9,6 +9,7 @@
 const char compile_help[] =
     "usage: " PROG " compile MODEL.onnx -o OUTPUT.so [--target TARGET] [--dump-ir DIR]\n"
     "                        [--header FILE | --no-header] [-q | -v]\n"
+    "                        [--no-fold] [--no-fuse] [--no-layout]\n"
     "\n"
     "Compiles the ONNX model into one shared library: generated kernels, the\n"
     "weights (embedded, read-only), the execution plan and the runtime.  Any\n"
@@ -33,6 +34,12 @@ const char compile_help[] =
     "  -q, --quiet        no progress lines on standard error\n"
     "  -v, --verbose      also a line per step within the stages, with its\n"
     "                     wall-clock and CPU time in milliseconds\n"
+    "  --no-fold          skip the folding passes: BatchNormalization into the\n"
+    "                     convolution before it, simplify, cse\n"
+    "  --no-fuse          one kernel per op: no fused kernels\n"
+    "  --no-layout        convolutions stay in the model's NCHW layout (no\n"
+    "                     blocked NCHW[x]c kernels)\n"
+    "                     (these three measure what each pass group brings)\n"
     "  -h, --help         show this help and exit\n"
     "\n"
     "Each output replaces its file atomically (a temporary file renamed over it;\n"
@@ -88,6 +95,9 @@ int cmd_compile(int argc, char **argv) {
       else if (is_opt(a, "--dump-ir")) rc = opt_value(argc, argv, &i, "--dump-ir", &o.dump_ir_dir);
       else if (is_opt(a, "--header")) rc = opt_value(argc, argv, &i, "--header", &o.header_path);
       else if (!strcmp(a, "--no-header")) no_header = 1;
+      else if (!strcmp(a, "--no-fold")) o.no_fold = 1;
+      else if (!strcmp(a, "--no-fuse")) o.no_fuse = 1;
+      else if (!strcmp(a, "--no-layout")) o.no_layout = 1;
       else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
       else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
       else return cli_usage_error("compile", "compile: unknown option '%s'", a);
