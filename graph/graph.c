@@ -406,6 +406,7 @@ void mlc_module_remove_func(mlc_module *m, mlc_func *f) {
 }
 
 static mlc_origin copy_origin(mlc_module *m, const mlc_origin *o);
+static mlc_attr *copy_attrs(mlc_module *m, const mlc_attr *attrs, int n);
 
 mlc_status mlc_binding_set_call(mlc_module *m, mlc_binding *b, mlc_call_kind kind, const char *callee,
                                 mlc_value *const *args, int nargs) {
@@ -416,7 +417,14 @@ mlc_status mlc_binding_set_call(mlc_module *m, mlc_binding *b, mlc_call_kind kin
   b->callee = c;
   b->args = a;
   b->nargs = nargs;
-  if (kind != MLC_CALL_OP) b->op = MLC_OP_COUNT;
+  return NULL;
+}
+
+mlc_status mlc_binding_set_attrs(mlc_module *m, mlc_binding *b, const mlc_attr *attrs, int nattrs) {
+  mlc_attr *c = copy_attrs(m, attrs, nattrs);
+  if (nattrs && !c) return mlc_oom();
+  b->attrs = c;
+  b->nattrs = nattrs;
   return NULL;
 }
 

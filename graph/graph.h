@@ -318,10 +318,13 @@ void mlc_func_compact(mlc_func *f);
 void mlc_module_remove_func(mlc_module *m, mlc_func *f);
 
 /* Rewrites binding |b| in place into a call of |kind| to |callee| on |args|
-** (copied), keeping its outputs, origin and attributes (legalization:
-** R.conv(...) -> R.call_tir(cls.conv, ...)). */
+** (copied), keeping its outputs, origin, attributes and the op it came
+** from (legalization: R.conv(...) -> R.call_tir(cls.conv, ...)). */
 MLC_MUST_USE mlc_status mlc_binding_set_call(mlc_module *m, mlc_binding *b, mlc_call_kind kind,
                                              const char *callee, mlc_value *const *args, int nargs);
+/* Replaces |b|'s attributes by a copy of |attrs|. */
+MLC_MUST_USE mlc_status mlc_binding_set_attrs(mlc_module *m, mlc_binding *b, const mlc_attr *attrs,
+                                              int nattrs);
 /* Appends |o| (copied) to the ONNX nodes |b| covers. */
 MLC_MUST_USE mlc_status mlc_binding_add_covered(mlc_module *m, mlc_binding *b, const mlc_origin *o);
 /* The ONNX nodes |b| covers: its covered list, or its origin alone.

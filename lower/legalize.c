@@ -455,13 +455,11 @@ static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {
   mlc_sb_fini(&key);
   if (s) return s;
   /* Rewrite in place: call_tir(name, tensor args). */
+  mlc_value *args[64];
   int n = 0;
   for (int i = 0; i < b->nargs; i++)
-    if (!inl[i]) b->args[n++] = b->args[i];
-  b->nargs = n;
-  b->kind = MLC_CALL_TIR;
-  b->callee = mlc_arena_strdup(st->gm->arena, name);
-  return b->callee ? NULL : mlc_oom();
+    if (!inl[i]) args[n++] = b->args[i];
+  return mlc_binding_set_call(st->gm, b, MLC_CALL_TIR, name, args, n);
 }
 
 mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm, const mlc_lower_options *opt) {

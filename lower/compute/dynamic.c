@@ -90,8 +90,7 @@ mlc_status mlc_lg_builtin(mlc_module *gm, mlc_binding *b, int *done) {
   *done = 0;
   if (b->kind != MLC_CALL_OP) return NULL;
   if (b->op == MLC_OP_DEFINE_DIMS) {
-    b->kind = MLC_CALL_DPS_PACKED;
-    b->callee = MLC_LOWER_BIND_SYMS;
+    MLC_RETURN_IF_ERROR(mlc_binding_set_call(gm, b, MLC_CALL_DPS_PACKED, MLC_LOWER_BIND_SYMS, b->args, b->nargs));
     *done = 1;
     return NULL;
   }
@@ -99,14 +98,11 @@ mlc_status mlc_lg_builtin(mlc_module *gm, mlc_binding *b, int *done) {
     const builtin *bi = &builtins[i];
     if (bi->op != b->op) continue;
     int n = 0;
-    mlc_attr *attrs = MLC_ARENA_ARRAY(gm->arena, 2, mlc_attr);
-    if (!attrs) return mlc_oom();
+    mlc_attr attrs[2];
     for (int k = 0; k < 2 && bi->attrs[k]; k++)
       attrs[n++] = mlc_attr_int(bi->attrs[k], mlc_attrs_int(b->attrs, b->nattrs, bi->attrs[k], bi->dflt[k]));
-    b->attrs = attrs;
-    b->nattrs = n;
-    b->kind = MLC_CALL_DPS_PACKED;
-    b->callee = bi->name;
+    MLC_RETURN_IF_ERROR(mlc_binding_set_attrs(gm, b, attrs, n));
+    MLC_RETURN_IF_ERROR(mlc_binding_set_call(gm, b, MLC_CALL_DPS_PACKED, bi->name, b->args, b->nargs));
     *done = 1;
     return NULL;
   }
