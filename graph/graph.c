@@ -467,6 +467,39 @@ void mlc_subst_apply(const mlc_subst *s, mlc_func *f) {
   for (int i = 0; i < f->nrets; i++) f->rets[i] = mlc_subst_get(s, f->rets[i]);
 }
 
+mlc_status mlc_subst_apply_keep_names(const mlc_subst *s, mlc_func *f) {
+  mlc_module *m = f->mod;
+  int n = f->nrets;
+  mlc_value **old = n ? mlc_calloc(m->alloc, (size_t)n, sizeof *old) : NULL;
+  if (n && !old) return mlc_oom();
+  for (int i = 0; i < n; i++) old[i] = f->rets[i];
+  mlc_subst_apply(s, f);
+  mlc_status st = NULL;
+  int fold = m->fold;
+  m->fold = 0;
+  for (int i = 0; i < n && !st; i++) {
+    mlc_value *v = f->rets[i];
+    if (v == old[i]) continue;
+    int elsewhere = 0;
+    for (int j = 0; j < n && !elsewhere; j++) elsewhere = j != i && f->rets[j] == v;
+    if (v->kind == MLC_VALUE_VAR && !elsewhere) {
+      v->name = old[i]->name;
+      continue;
+    }
+    mlc_value *copy;
+    mlc_origin o = {"", "Identity", 0, -1};
+    mlc_func_append_at_end(f);
+    st = mlc_graph_emit1(f, MLC_OP_COPY, &v, 1, NULL, 0, &o, &copy);
+    if (!st) {
+      copy->name = old[i]->name;
+      f->rets[i] = copy;
+    }
+  }
+  m->fold = fold;
+  mlc_free(m->alloc, old, sizeof *old * (size_t)n);
+  return st;
+}
+
 void mlc_subst_fini(mlc_subst *s) {
   mlc_free(s->alloc, s->to, sizeof *s->to * (size_t)s->n);
   s->to = NULL;

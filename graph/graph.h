@@ -343,6 +343,15 @@ mlc_value *mlc_subst_get(const mlc_subst *s, mlc_value *v);
 /* Rewrites every argument of |f|'s bindings and its returned values. */
 void mlc_subst_apply(const mlc_subst *s, mlc_func *f);
 void mlc_subst_fini(mlc_subst *s);
+/*
+** mlc_subst_apply that keeps the names of the values |f| returns (the names
+** of a model's outputs): a returned value that the substitution replaces
+** hands its name to the replacement when that is a computed value (a VAR)
+** that |f| returns nowhere else; otherwise (a parameter, a constant, a value
+** returned twice) the replacement is returned through a new R.copy, with
+** the old name, appended to |f|'s last dataflow block.
+*/
+MLC_MUST_USE mlc_status mlc_subst_apply_keep_names(const mlc_subst *s, mlc_func *f);
 
 /* The number of uses of each value of |m| (args of bindings of every
 ** function and returned values), by id: *|out| (|m|->next_value_id ints)
