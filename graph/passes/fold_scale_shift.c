@@ -218,9 +218,49 @@ static mlc_status fold_conv(folder *fd, mlc_binding *p, int *n) {
 }
 
 /*
-** Folds what follows the matmul |p| into it: multiplies into W's columns,
-** also through one bias add, which is scaled along and stays (it takes over
-** the multiply's output).  *n counts the folds.
+** After matmul |p| and its bias add |add| (add(y, c), c per channel along
+** |axis|): folds the multiplies and adds that follow into W's columns and
+** c.  *n counts the folds.
+*/
+static mlc_status fold_bias_chain(folder *fd, mlc_binding *p, mlc_binding *add, int axis, int *n) {
+  mlc_module *m = fd->m;
+  mlc_value *y = p->outs[0];
+  for (;;) {
+    int first = 0;
+    const mlc_const *c = other_const(fd, add, y, &first), *k;
+    mlc_value *z = add->outs[0];
+    mlc_binding *u = single_user(fd, add, z);
+    k = u ? other_const(fd, u, z, &first) : NULL;
+    int64_t cs, ks;
+    if (!c || !k || !per_channel(c, &y->type, axis, &cs) || !per_channel(k, &y->type, axis, &ks)) return NULL;
+    const mlc_const *w = mlc_value_const(m, p->args[1]);
+    int64_t dims[1] = {w->type.dims[1]};
+    mlc_type bt;
+    mlc_value *nb;
+    MLC_RETURN_IF_ERROR(mlc_module_type(m, w->type.dtype, dims, 1, &bt));
+    if (u->op == MLC_OP_MUL) {
+      mlc_value *nw;
+      MLC_RETURN_IF_ERROR(scale_weight(m, w, 1, k, ks, &nw));
+      mlc_value *args[2] = {p->args[0], nw};
+      MLC_RETURN_IF_ERROR(mlc_binding_set_call(m, p, MLC_CALL_OP, NULL, args, 2));
+      MLC_RETURN_IF_ERROR(affine_vector(m, &bt, c, cs, k, ks, NULL, 0, 0, &nb));
+    } else if (u->op == MLC_OP_ADD || (u->op == MLC_OP_SUB && first)) {
+      MLC_RETURN_IF_ERROR(affine_vector(m, &bt, c, cs, NULL, 0, k, ks, u->op == MLC_OP_SUB, &nb));
+    } else {
+      return NULL;
+    }
+    mlc_value *na[2] = {y, nb};
+    MLC_RETURN_IF_ERROR(mlc_binding_set_call(m, add, MLC_CALL_OP, NULL, na, 2));
+    MLC_RETURN_IF_ERROR(absorb(fd, add, u));
+    ++*n;
+  }
+}
+
+/*
+** Folds what follows the matmul |p| into it: multiplies into W's columns;
+** after a bias add (which stays, for fusion to put in the matmul's
+** epilogue), multiplies and adds into W's columns and the bias.  *n
+** counts the folds.
 */
 static mlc_status fold_matmul(folder *fd, mlc_binding *p, int *n) {
   mlc_module *m = fd->m;
@@ -235,36 +275,14 @@ static mlc_status fold_matmul(folder *fd, mlc_binding *p, int *n) {
     const mlc_const *c = u ? other_const(fd, u, y, &y_first) : NULL;
     int64_t cs;
     if (!c || !per_channel(c, &y->type, axis, &cs)) return NULL;
-    mlc_binding *add = NULL, *mul = u;
-    const mlc_const *s = c;
-    int64_t ss = cs;
-    if (u->op == MLC_OP_ADD) { /* a bias add, then the multiply */
-      add = u;
-      mul = single_user(fd, add, add->outs[0]);
-      s = mul ? other_const(fd, mul, add->outs[0], &y_first) : NULL;
-      if (!s || !per_channel(s, &y->type, axis, &ss)) return NULL;
-    }
-    if (mul->op != MLC_OP_MUL) return NULL;
+    if (u->op == MLC_OP_ADD) return fold_bias_chain(fd, p, u, axis, n);
+    if (u->op != MLC_OP_MUL) return NULL;
     mlc_value *nw;
-    MLC_RETURN_IF_ERROR(scale_weight(m, w, 1, s, ss, &nw));
+    MLC_RETURN_IF_ERROR(scale_weight(m, w, 1, c, cs, &nw));
     mlc_value *args[2] = {p->args[0], nw};
     MLC_RETURN_IF_ERROR(mlc_binding_set_call(m, p, MLC_CALL_OP, NULL, args, 2));
-    if (!add) {
-      MLC_RETURN_IF_ERROR(absorb(fd, p, mul));
-      ++*n;
-      continue;
-    }
-    /* add(y, c) becomes add(y, c * s) and computes the multiply's output. */
-    int64_t dims[1] = {w->type.dims[1]};
-    mlc_type bt;
-    mlc_value *nb;
-    MLC_RETURN_IF_ERROR(mlc_module_type(m, w->type.dtype, dims, 1, &bt));
-    MLC_RETURN_IF_ERROR(affine_vector(m, &bt, c, cs, s, ss, NULL, 0, 0, &nb));
-    mlc_value *na[2] = {y, nb};
-    MLC_RETURN_IF_ERROR(mlc_binding_set_call(m, add, MLC_CALL_OP, NULL, na, 2));
-    MLC_RETURN_IF_ERROR(absorb(fd, add, mul));
+    MLC_RETURN_IF_ERROR(absorb(fd, p, u));
     ++*n;
-    return NULL; /* an add follows the matmul now: nothing more folds into it */
   }
 }
 
