@@ -146,6 +146,18 @@ static int is_noop(const mlc_binding *b) {
   return 0;
 }
 
+/* 1 when |b|'s op, args and attributes infer the type of its output (a
+** rewritten call must compute a value of the same type). */
+static int infers_same(mlc_module *m, const mlc_binding *b) {
+  mlc_call_info ci = {m, b->op, b->nargs, b->args, b->nattrs, b->attrs, &b->origin};
+  mlc_type t[MLC_MAX_OUTS];
+  int n = 0;
+  mlc_status s = mlc_graph_infer(&ci, t, &n);
+  int same = !s && n == 1 && mlc_type_equal(&t[0], &b->outs[0]->type);
+  mlc_status_free(s);
+  return same;
+}
+
 /* permute_dims(permute_dims(x, p), q): |b| (the outer call) takes the
 ** composed perm r[i] = p[q[i]]. */
 static mlc_status compose_perm(mlc_module *m, const mlc_binding *in, mlc_binding *b, int *ok) {
@@ -177,14 +189,22 @@ static mlc_status collapse(mlc_module *m, mlc_binding *b, int *changed) {
   if (b->nargs != 1 || (op != MLC_OP_RESHAPE && op != MLC_OP_CAST && op != MLC_OP_TRANSPOSE)) return NULL;
   mlc_binding *in = def_of(b->args[0], op);
   if (!in || in->nargs != 1) return NULL;
-  mlc_value *x = in->args[0];
+  mlc_value *x = in->args[0], *old = b->args[0];
   if (op == MLC_OP_CAST && !cast_exact(x->type.dtype, in->outs[0]->type.dtype)) return NULL;
+  const mlc_attr *perm = mlc_attrs_find(b->attrs, b->nattrs, "perm");
+  const int64_t *old_perm = perm ? perm->ints : NULL;
   if (op == MLC_OP_TRANSPOSE) {
     int ok;
     MLC_RETURN_IF_ERROR(compose_perm(m, in, b, &ok));
     if (!ok) return NULL;
   }
   b->args[0] = x;
+  if (!infers_same(m, b)) { /* e.g. a reshape the symbolic dims cannot check: undo */
+    b->args[0] = old;
+    for (int i = 0; i < b->nattrs; i++)
+      if (strcmp(b->attrs[i].name, "perm") == 0) b->attrs[i].ints = old_perm;
+    return NULL;
+  }
   *changed = 1;
   return NULL;
 }

@@ -611,6 +611,27 @@ static void test_output_names(void) {
   mlc_module_destroy(m);
 }
 
+/* Chains over symbolic dims: rewritten only where inference agrees. */
+static void test_symbolic_chains(void) {
+  mlc_module *m = new_module();
+  if (!m) return;
+  int64_t n;
+  mlc_func *f;
+  mlc_value *x, *v, *t;
+  MLC_TEST_OK_FATAL(mlc_module_sym(m, "n", &n));
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, n, 2, 2), &x));
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_RESHAPE, ARGS(x), ATTRS(INTS("shape", n, 4)), NULL, &v));
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_RESHAPE, ARGS(v), ATTRS(INTS("shape", n, 2, 2)), NULL, &v));
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_TRANSPOSE, ARGS(v), ATTRS(INTS("perm", 1, 0, 2)), NULL, &t));
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_TRANSPOSE, ARGS(t), ATTRS(INTS("perm", 1, 0, 2)), NULL, &t));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, t));
+  MLC_TEST_OK_FATAL(run_passes(m, "simplify,dce", NULL));
+  CU_ASSERT_EQUAL(count_bindings(f), 1); /* the returned x's copy */
+  CU_ASSERT(f->rets[0]->def && f->rets[0]->def->op == MLC_OP_COPY && f->rets[0]->def->args[0] == x);
+  mlc_module_destroy(m);
+}
+
 /* bind_params binds known values unless the weights stay inputs. */
 static void test_bind_params(void) {
   for (int keep = 0; keep < 2; keep++) {
@@ -753,6 +774,7 @@ static void register_passes(void) {
   static const CU_TestInfo tests[] = {
       {"golden", test_golden},
       {"output_names", test_output_names},
+      {"symbolic_chains", test_symbolic_chains},
       {"bind_params", test_bind_params},
       {"fold_group", test_fold_group},
       {"import_params_as_inputs", test_import_params},
