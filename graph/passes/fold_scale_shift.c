@@ -14,17 +14,19 @@
 **                                        matmul: W'[:, n] = W[:, n] * s[n]
 **   add(y, t) / add(t, y), subtract(y, t)
 **                                        conv:   b' = b + t (or -t; b = 0 when absent)
-**                                        matmul: not folded (the add stays: fusion
-**                                        puts it in the matmul's epilogue)
+**                                        matmul: the add stays (a bias: fusion puts
+**                                        it in the matmul's epilogue), and what
+**                                        follows it folds into W and its constant
 ** where s and t are constants of the output's float dtype (float32, float64)
 ** that vary along the channel axis alone (every other dim 1: [C,1,1],
 ** [1,C,1,1], [C] when C is the last axis, a scalar) and leave the output's
 ** shape as it is.  The producer then computes the user's output (it takes
 ** over the user's output value, so its name stays) and the user goes.  The
 ** same is repeated on the new single user, so conv -> multiply -> add
-** becomes one conv.  For matmul, a bias add between the matmul and a
-** multiply is scaled with the matmul: matmul -> add(c) -> multiply(s)
-** becomes matmul(x, W*s) -> add(c*s).  A weight that is a parameter
+** becomes one conv.  For matmul, the multiplies and adds after its bias
+** add fold into W's columns and the bias: matmul -> add(c) -> multiply(s)
+** -> add(t) (Gemm + BatchNormalization on [N, C]) becomes matmul(x, W*s)
+** -> add(c*s + t).  A weight that is a parameter
 ** (--params-as-inputs) is never folded into.  The new weights are new
 ** constants (computed in double); the old ones are left for dce.
 **
@@ -82,8 +84,8 @@ static int per_channel(const mlc_const *c, const mlc_type *y, int axis, int64_t 
   return 1;
 }
 
-/* A new constant of |t| computed by |fn| (element i of the result from the
-** old data), in |*out|. */
+/* Storage for the data of a new constant of |t| (from mlc_const_alloc,
+** transferred: adopt() or mlc_const_free). */
 static mlc_status new_const(mlc_module *m, const mlc_type *t, void **data, size_t *nbytes) {
   int64_t n = mlc_type_numel(t);
   if (n < 0) return mlc_make_status(MLC_INTERNAL, "fold_scale_shift: a weight of unknown size");
