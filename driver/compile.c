@@ -310,7 +310,8 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   step_done(&c, "setup");
   if ((s = mlc_onnx_load_file(onnx_path, &om))) goto done;
   step_done(&c, "load");
-  if ((s = mlc_fe_import(om, NULL, &gm))) goto done;
+  mlc_fe_options fopt = {0, c.o->params_as_inputs};
+  if ((s = mlc_fe_import(om, &fopt, &gm))) goto done;
   mlc_onnx_model_destroy(om);
   om = NULL;
   step_done(&c, "import");

@@ -20,6 +20,15 @@
 
 typedef struct mlc_fe_options {
   int no_fold; /* 1: keep calls on constants (default folds them) */
+  /* 1: floating-point initializers become parameters of main (after the
+  ** graph inputs, in initializer order; one a graph input names stays at
+  ** that input's place), named by the initializer, each with its data as
+  ** the parameter's known value (mlc_func_set_param_value), so nothing
+  ** folds through them until bind_params binds them or leaves them inputs.
+  ** Integer and bool initializers (shapes, axes, indices), and float ones
+  ** a node reads to size its output (Resize's roi and scales, Upsample's
+  ** scales, Range's inputs), stay constants. */
+  int params_as_inputs;
 } mlc_fe_options;
 
 /*

@@ -5,6 +5,8 @@
 **   2. initializers -> constants, graph inputs -> parameters of "main"
 **      (dim_value -> extent, dim_param -> named symbol, neither -> fresh
 **      symbol); inputs that are also initializers (old opsets) are constants;
+**      with params_as_inputs, floating-point initializers that size no
+**      output are parameters with a known value instead (weights_as_params);
 **   3. nodes sorted topologically (Kahn, smallest index first, so a file in
 **      order keeps its order); a cycle is an error listing its nodes;
 **   4. each node through its converter (convert_table.c), with its origin
@@ -20,6 +22,8 @@
 #include "frontend/frontend_int.h"
 
 typedef struct importer {
+  int params_as_inputs; /* mlc_fe_options */
+  mlc_hash weights;     /* initializer name -> index + 1: made a parameter */
   const mlc_onnx_model *om;
   const mlc_onnx_graph *g;
   mlc_module *m;
@@ -53,17 +57,55 @@ static mlc_status node_error(const importer *im, const mlc_onnx_node *n, mlc_cod
 
 /* ---- constants and parameters ------------------------------------------- */
 
+/* 1 when a node of the main graph reads |name| as an input that sizes its
+** output (so it must stay a constant for the shapes to stay static). */
+static int sizes_output(const importer *im, const char *name) {
+  for (int i = 0; i < im->g->nnodes; i++) {
+    const mlc_onnx_node *n = &im->g->nodes[i];
+    if (!mlc_fe_is_default_domain(n->domain)) continue;
+    for (int k = 0; k < n->ninputs; k++) {
+      if (strcmp(n->inputs[k], name) != 0) continue;
+      if (strcmp(n->op_type, "Range") == 0) return 1;
+      if (strcmp(n->op_type, "Resize") == 0 && (k == 1 || k == 2)) return 1;
+      if (strcmp(n->op_type, "Upsample") == 0 && k == 1) return 1;
+    }
+  }
+  return 0;
+}
+
+/* 1 when initializer |t| becomes a parameter (params_as_inputs). */
+static int weight_param(const importer *im, const mlc_onnx_tensor *t) {
+  return im->params_as_inputs && mlc_dtype_is_float(t->dtype) && !sizes_output(im, t->name);
+}
+
 static mlc_status add_initializers(importer *im) {
   for (int i = 0; i < im->g->ninitializers; i++) {
     const mlc_onnx_tensor *t = &im->g->initializers[i];
+    if (mlc_hash_get(&im->values, t->name) || mlc_hash_get(&im->weights, t->name))
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "initializer \"%s\" is defined twice", t->name);
+    if (weight_param(im, t)) { /* a parameter, added by add_params */
+      if (mlc_hash_put(&im->weights, t->name, (void *)(intptr_t)(i + 1))) return mlc_oom();
+      continue;
+    }
     mlc_type ty = {t->dtype, t->rank, t->dims};
     mlc_value *v;
     MLC_RETURN_IF_ERROR(mlc_module_add_const(im->m, t->name, &ty, t->data, t->nbytes, &v));
-    if (mlc_hash_get(&im->values, t->name))
-      return mlc_make_status(MLC_INVALID_ARGUMENT, "initializer \"%s\" is defined twice", t->name);
     if (mlc_hash_put(&im->values, v->name, v)) return mlc_oom();
   }
   return NULL;
+}
+
+/* Initializer |t| as a parameter of main whose known value is its data. */
+static mlc_status add_weight_param(importer *im, const mlc_onnx_tensor *t) {
+  mlc_type ty = {t->dtype, t->rank, t->dims};
+  if (!mlc_type_size_ok(&ty))
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "initializer \"%s\": the byte size of its shape overflows int64",
+                           t->name);
+  mlc_value *c, *v;
+  MLC_RETURN_IF_ERROR(mlc_module_add_const(im->m, t->name, &ty, t->data, t->nbytes, &c));
+  MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, t->name, &ty, &v));
+  MLC_RETURN_IF_ERROR(mlc_func_set_param_value(im->f, im->f->nparams - 1, c));
+  return mlc_hash_put(&im->values, v->name, v) ? mlc_oom() : NULL;
 }
 
 static mlc_status add_params(importer *im) {
@@ -71,6 +113,11 @@ static mlc_status add_params(importer *im) {
     const mlc_onnx_value_info *vi = &im->g->inputs[i];
     if (mlc_hash_get(&im->values, vi->name)) {
       /* An input that is also an initializer: a constant with a default. */
+      continue;
+    }
+    intptr_t w = (intptr_t)mlc_hash_get(&im->weights, vi->name);
+    if (w > 0) { /* the same, kept an input: here, with its default */
+      MLC_RETURN_IF_ERROR(add_weight_param(im, &im->g->initializers[w - 1]));
       continue;
     }
     if (vi->kind != MLC_ONNX_VALUE_TENSOR || vi->dtype == MLC_DTYPE_INVALID || !vi->has_shape)
@@ -93,6 +140,12 @@ static mlc_status add_params(importer *im) {
     mlc_value *v;
     MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, vi->name, &ty, &v));
     if (mlc_hash_put(&im->values, v->name, v)) return mlc_oom();
+  }
+  /* Then the other weights, in initializer order. */
+  for (int i = 0; i < im->g->ninitializers; i++) {
+    const mlc_onnx_tensor *t = &im->g->initializers[i];
+    if (mlc_hash_get(&im->weights, t->name) && !mlc_hash_get(&im->values, t->name))
+      MLC_RETURN_IF_ERROR(add_weight_param(im, t));
   }
   return NULL;
 }
@@ -275,6 +328,8 @@ mlc_status mlc_fe_import(const mlc_onnx_model *om, const mlc_fe_options *opt, ml
   mlc_hash h0 = MLC_HASH_INIT;
   im.values = h0;
   im.producers = h0;
+  im.weights = h0;
+  im.params_as_inputs = opt && opt->params_as_inputs;
   mlc_status s = mlc_module_create(mlc_allocator_default(), &im.m);
   if (s) return s;
   im.m->fold = !(opt && opt->no_fold);
@@ -282,6 +337,7 @@ mlc_status mlc_fe_import(const mlc_onnx_model *om, const mlc_fe_options *opt, ml
   s = im.work ? run(&im) : mlc_oom();
   mlc_hash_fini(&im.values);
   mlc_hash_fini(&im.producers);
+  mlc_hash_fini(&im.weights);
   mlc_arena_destroy(im.work);
   if (s) {
     mlc_module_destroy(im.m);

@@ -327,6 +327,37 @@ mlc_status mlc_func_add_param(mlc_func *f, const char *name, const mlc_type *typ
   return NULL;
 }
 
+mlc_status mlc_func_set_param_value(mlc_func *f, int i, mlc_value *c) {
+  if (i < 0 || i >= f->nparams)
+    return mlc_make_status(MLC_INTERNAL, "function \"%s\" has no parameter %d", f->name, i);
+  if (c && (c->kind != MLC_VALUE_CONST || !mlc_type_equal(&c->type, &f->params[i]->type)))
+    return mlc_make_status(MLC_INTERNAL, "the value of parameter %d of \"%s\" is not a constant of its type", i,
+                           f->name);
+  if (i >= f->nparam_values) {
+    mlc_value **a = MLC_ARENA_ARRAY(f->mod->arena, (size_t)f->nparams, mlc_value *);
+    if (!a) return mlc_oom();
+    if (f->nparam_values) memcpy(a, f->param_values, sizeof *a * (size_t)f->nparam_values);
+    f->param_values = a;
+    f->nparam_values = f->nparams;
+  }
+  f->param_values[i] = c;
+  return NULL;
+}
+
+mlc_value *mlc_func_param_value(const mlc_func *f, int i) {
+  return i >= 0 && i < f->nparam_values ? f->param_values[i] : NULL;
+}
+
+void mlc_func_remove_param(mlc_func *f, int i) {
+  if (i < 0 || i >= f->nparams) return;
+  memmove(&f->params[i], &f->params[i + 1], sizeof(void *) * (size_t)(f->nparams - i - 1));
+  f->nparams--;
+  if (i < f->nparam_values) {
+    memmove(&f->param_values[i], &f->param_values[i + 1], sizeof(void *) * (size_t)(f->nparam_values - i - 1));
+    f->nparam_values--;
+  }
+}
+
 mlc_status mlc_func_add_ret(mlc_func *f, mlc_value *v) {
   if (GROW(f->mod, f->rets, f->cap_rets, f->nrets + 1)) return mlc_oom();
   f->rets[f->nrets++] = v;
@@ -473,6 +504,39 @@ void mlc_subst_apply(const mlc_subst *s, mlc_func *f) {
       for (int a = 0; a < b->nargs; a++) b->args[a] = mlc_subst_get(s, b->args[a]);
     }
   for (int i = 0; i < f->nrets; i++) f->rets[i] = mlc_subst_get(s, f->rets[i]);
+}
+
+mlc_status mlc_subst_apply_keep_names(const mlc_subst *s, mlc_func *f) {
+  mlc_module *m = f->mod;
+  int n = f->nrets;
+  mlc_value **old = n ? mlc_calloc(m->alloc, (size_t)n, sizeof *old) : NULL;
+  if (n && !old) return mlc_oom();
+  for (int i = 0; i < n; i++) old[i] = f->rets[i];
+  mlc_subst_apply(s, f);
+  mlc_status st = NULL;
+  int fold = m->fold;
+  m->fold = 0;
+  for (int i = 0; i < n && !st; i++) {
+    mlc_value *v = f->rets[i];
+    if (v == old[i]) continue;
+    int elsewhere = 0;
+    for (int j = 0; j < n && !elsewhere; j++) elsewhere = j != i && f->rets[j] == v;
+    if (v->kind == MLC_VALUE_VAR && !elsewhere) {
+      v->name = old[i]->name;
+      continue;
+    }
+    mlc_value *copy;
+    mlc_origin o = {"", "Identity", 0, -1};
+    mlc_func_append_at_end(f);
+    st = mlc_graph_emit1(f, MLC_OP_COPY, &v, 1, NULL, 0, &o, &copy);
+    if (!st) {
+      copy->name = old[i]->name;
+      f->rets[i] = copy;
+    }
+  }
+  m->fold = fold;
+  mlc_free(m->alloc, old, sizeof *old * (size_t)n);
+  return st;
 }
 
 void mlc_subst_fini(mlc_subst *s) {

@@ -222,6 +222,11 @@ struct mlc_func {
                        ** function by fuse_tir; holds only MLC_CALL_OP bindings */
   int ins_block, ins_index; /* insertion point of new bindings (mlc_func_insert_at);
                        ** ins_block < 0: append to the current dataflow block */
+  /* By parameter index (|nparam_values| entries, arena memory): the known
+  ** value of a parameter (a weight imported as an input), which
+  ** bind_params binds; NULL: none.  mlc_func_set_param_value. */
+  int nparam_values;
+  mlc_value **param_values;
 };
 
 /* A constant: tensor data owned by the module (64-byte aligned). */
@@ -294,6 +299,15 @@ MLC_MUST_USE mlc_status mlc_func_create(mlc_module *m, const char *name, mlc_fun
 /* Appends a parameter. */
 MLC_MUST_USE mlc_status mlc_func_add_param(mlc_func *f, const char *name, const mlc_type *type,
                                            mlc_value **out);
+/* Records that parameter |i| of |f| has the known value |c| (a constant of
+** the module with the parameter's type; NULL clears it): bind_params may
+** bind the parameter to it (an ONNX initializer imported as an input). */
+MLC_MUST_USE mlc_status mlc_func_set_param_value(mlc_func *f, int i, mlc_value *c);
+/* The known value of parameter |i| of |f|, or NULL. Borrowed. */
+mlc_value *mlc_func_param_value(const mlc_func *f, int i);
+/* Removes parameter |i| of |f| (and its known value); the caller has
+** replaced its uses. */
+void mlc_func_remove_param(mlc_func *f, int i);
 /* Appends |v| to the values |f| returns. */
 MLC_MUST_USE mlc_status mlc_func_add_ret(mlc_func *f, mlc_value *v);
 
@@ -346,6 +360,15 @@ mlc_value *mlc_subst_get(const mlc_subst *s, mlc_value *v);
 /* Rewrites every argument of |f|'s bindings and its returned values. */
 void mlc_subst_apply(const mlc_subst *s, mlc_func *f);
 void mlc_subst_fini(mlc_subst *s);
+/*
+** mlc_subst_apply that keeps the names of the values |f| returns (the names
+** of a model's outputs): a returned value that the substitution replaces
+** hands its name to the replacement when that is a computed value (a VAR)
+** that |f| returns nowhere else; otherwise (a parameter, a constant, a value
+** returned twice) the replacement is returned through a new R.copy, with
+** the old name, appended to |f|'s last dataflow block.
+*/
+MLC_MUST_USE mlc_status mlc_subst_apply_keep_names(const mlc_subst *s, mlc_func *f);
 
 /* The number of uses of each value of |m| (args of bindings of every
 ** function and returned values), by id: *|out| (|m|->next_value_id ints)

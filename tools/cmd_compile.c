@@ -8,7 +8,7 @@
 
 const char compile_help[] =
     "usage: " PROG " compile MODEL.onnx -o OUTPUT.so [--target TARGET] [--dump-ir DIR]\n"
-    "                        [--header FILE | --no-header] [-q | -v]\n"
+    "                        [--header FILE | --no-header] [--params-as-inputs] [-q | -v]\n"
     "                        [--no-fold] [--no-fuse] [--no-layout]\n"
     "\n"
     "Compiles the ONNX model into one shared library: generated kernels, the\n"
@@ -31,6 +31,12 @@ const char compile_help[] =
     "                     DIR is created if missing\n"
     "  --header FILE      write the C header to FILE\n"
     "  --no-header        do not write a C header\n"
+    "  --params-as-inputs the model's floating-point weights (initializers) are\n"
+    "                     inputs of the library, after the graph inputs and named\n"
+    "                     by the initializer, instead of constants embedded in\n"
+    "                     it: one library serves several weight sets (nothing is\n"
+    "                     folded into them; integer initializers such as shapes\n"
+    "                     stay constants)\n"
     "  -q, --quiet        no progress lines on standard error\n"
     "  -v, --verbose      also a line per step within the stages, with its\n"
     "                     wall-clock and CPU time in milliseconds\n"
@@ -95,6 +101,7 @@ int cmd_compile(int argc, char **argv) {
       else if (is_opt(a, "--dump-ir")) rc = opt_value(argc, argv, &i, "--dump-ir", &o.dump_ir_dir);
       else if (is_opt(a, "--header")) rc = opt_value(argc, argv, &i, "--header", &o.header_path);
       else if (!strcmp(a, "--no-header")) no_header = 1;
+      else if (!strcmp(a, "--params-as-inputs")) o.params_as_inputs = 1;
       else if (!strcmp(a, "--no-fold")) o.no_fold = 1;
       else if (!strcmp(a, "--no-fuse")) o.no_fuse = 1;
       else if (!strcmp(a, "--no-layout")) o.no_layout = 1;

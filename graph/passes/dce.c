@@ -58,7 +58,8 @@ static void dce_func(mlc_module *m, mlc_func *f, char *live, int nids) {
   f->nblocks = nb;
 }
 
-/* Calls |fn| on every constant value that an arg or a return refers to. */
+/* Calls |fn| on every constant value that an arg, a return or a
+** parameter's known value refers to. */
 static void for_each_const_use(mlc_module *m, void (*fn)(void *ud, mlc_value *v), void *ud) {
   for (int fi = 0; fi < m->nfuncs; fi++) {
     mlc_func *f = m->funcs[fi];
@@ -70,6 +71,8 @@ static void for_each_const_use(mlc_module *m, void (*fn)(void *ud, mlc_value *v)
       }
     for (int i = 0; i < f->nrets; i++)
       if (f->rets[i] && f->rets[i]->kind == MLC_VALUE_CONST) fn(ud, f->rets[i]);
+    for (int i = 0; i < f->nparam_values; i++) /* known values of parameters (bind_params) */
+      if (f->param_values[i] && f->param_values[i]->kind == MLC_VALUE_CONST) fn(ud, f->param_values[i]);
   }
 }
 
