@@ -54,7 +54,9 @@
 **
 ** The runtime sizes an arena storage for the largest of its tensors and
 ** points each tensor at it, so an input and an output sharing a storage at
-** one step need nothing more.
+** one step need nothing more; a storage sized as the run goes (computed
+** dims) never grows at such a step, as both have one type, and should it,
+** the runtime copies the input along (runtime/session.c).
 */
 #include <stdint.h>
 #include <stdlib.h>
