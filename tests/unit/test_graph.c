@@ -1257,9 +1257,8 @@ static void test_plan_memory_not_in_place(void) {
     mlc_value *x, *t = NULL, *u = NULL, *outs[2] = {NULL, NULL};
     MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
     MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 4, 4), &x));
-    mlc_type ty = TY(F32, 4, 4);
-    if (c == DTYPE) ty = TY(I32, 4, 4);
-    if (c == SHAPE) ty = TY(F32, 16);
+    static const int64_t d44[] = {4, 4}, d16[] = {16};
+    mlc_type ty = {c == DTYPE ? MLC_DTYPE_I32 : MLC_DTYPE_F32, c == SHAPE ? 1 : 2, c == SHAPE ? d16 : d44};
     mlc_pattern pat = c == INJECTIVE ? MLC_PATTERN_INJECTIVE
                       : c == REDUCE  ? MLC_PATTERN_REDUCE
                       : c == OPAQUE  ? MLC_PATTERN_OPAQUE
