@@ -294,6 +294,8 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
       mlc_sb_printf(b, "arena: %lld bytes (intermediates %lld bytes)\n", arena, inter);
     else if (arena >= 0)
       mlc_sb_printf(b, "arena: %lld bytes\n", arena);
+    else if (!man)
+      mlc_sb_puts(b, "arena: not recorded (no readable manifest)\n");
     else if (nshape)
       mlc_sb_puts(b, "arena: depends on input or run-time dims\n");
     else

@@ -151,6 +151,10 @@ if case == "control": assert "control character" in d["manifest_error"]
 ' "$tmp/out" "$case"
   check "inspect bad_$case (text)" "$cli" inspect "$tmp/bad_$case.so"
   grep -q '^steps (' "$tmp/out" && ok || fail "inspect bad_$case: no steps"
+  if [ "$case" != kernel ]; then
+    grep -q '^manifest: (unreadable: invalid JSON at byte' "$tmp/out" && ok || fail "inspect bad_$case: manifest line"
+    grep -q '^arena: not recorded' "$tmp/out" && ok || fail "inspect bad_$case: arena line"
+  fi
   check "run bad_$case" "$cli" run "$tmp/bad_$case.so" --seed 1
 done
 
