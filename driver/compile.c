@@ -214,9 +214,39 @@ static void target_spec(const mlc_target *t, char *buf, size_t n) {
     snprintf(buf, n, "%s -mcpu=%s", t->spec, t->cpu);
 }
 
+/* The bytes of every intermediate tensor of |f| (each binding output that
+** |f| does not return), as if none shared memory; -1 when one has a
+** symbolic dim. */
+static int64_t intermediate_bytes(const mlc_func *f) {
+  int64_t total = 0;
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int k = 0; k < f->blocks[bi].n; k++) {
+      const mlc_binding *bd = f->blocks[bi].bindings[k];
+      for (int j = 0; j < bd->nouts; j++) {
+        const mlc_value *v = bd->outs[j];
+        int ret = 0;
+        for (int r = 0; r < f->nrets && !ret; r++) ret = f->rets[r] == v;
+        if (ret) continue;
+        int64_t n = mlc_type_numel(&v->type);
+        int64_t size = (int64_t)mlc_dtype_size(v->type.dtype);
+        if (n < 0 || (size && n > (INT64_MAX - total) / size)) return -1;
+        total += n * size;
+      }
+    }
+  return total;
+}
+
+/*
+** The manifest: one JSON object that inspect shows.  Besides the options
+** and the memory plan's sizes it has "plan", one entry per step of the
+** plan in order, {"kernel": the function it calls, "nodes": the ONNX nodes
+** it computes, [{"name", "op_type"}, ...]} (a fused kernel's member nodes;
+** a plain op's node).  Names from the model are written only as JSON
+** strings (mlc_sb_json_str), never as code.
+*/
 static mlc_status build_manifest(const char *onnx_path, const char *hash, const mlc_target *t,
                                  const mlc_tir_module *tm, const mlc_func *f, int64_t arena,
-                                 mlc_strbuf *b) {
+                                 int64_t inter, mlc_strbuf *b) {
   char spec[512];
   target_spec(t, spec, sizeof spec);
   mlc_sb_puts(b, "{\"compiler\": \"mlc-onnx " PACKAGE_VERSION "\", \"model\": ");
@@ -225,13 +255,33 @@ static mlc_status build_manifest(const char *onnx_path, const char *hash, const 
   mlc_sb_json_str(b, spec);
   mlc_sb_printf(b, ", \"vector_bits\": %u, \"options\": {\"target\": ", t->vector_bits);
   mlc_sb_json_str(b, spec);
-  mlc_sb_printf(b, ", \"extern\": \"none\"}, \"arena_bytes\": %lld, \"steps\": %d, \"kernels\": [",
-                (long long)arena, count_kernels(f));
+  mlc_sb_printf(b, ", \"extern\": \"none\"}, \"arena_bytes\": %lld, \"intermediate_bytes\": %lld, "
+                "\"steps\": %d, \"kernels\": [",
+                (long long)arena, (long long)inter, count_kernels(f));
   for (int i = 0; i < tm->nfuncs; i++) {
     if (i) mlc_sb_puts(b, ", ");
     mlc_sb_json_str(b, tm->funcs[i]->name);
   }
-  mlc_sb_puts(b, "], \"extern_calls\": []}");
+  mlc_sb_puts(b, "], \"extern_calls\": [], \"plan\": [");
+  int step = 0;
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int k = 0; k < f->blocks[bi].n; k++, step++) {
+      const mlc_binding *bd = f->blocks[bi].bindings[k];
+      int n = 0;
+      const mlc_origin *nodes = mlc_binding_nodes(bd, &n);
+      mlc_sb_puts(b, step ? ", {\"kernel\": " : "{\"kernel\": ");
+      mlc_sb_json_str(b, bd->callee ? bd->callee : "");
+      mlc_sb_puts(b, ", \"nodes\": [");
+      for (int j = 0; j < n; j++) {
+        mlc_sb_puts(b, j ? ", {\"name\": " : "{\"name\": ");
+        mlc_sb_json_str(b, nodes[j].node ? nodes[j].node : "");
+        mlc_sb_puts(b, ", \"op_type\": ");
+        mlc_sb_json_str(b, nodes[j].op_type ? nodes[j].op_type : "");
+        mlc_sb_putc(b, '}');
+      }
+      mlc_sb_puts(b, "]}");
+    }
+  mlc_sb_puts(b, "]}");
   return b->oom ? mlc_oom() : NULL;
 }
 
@@ -368,8 +418,8 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   progress(&c, "[4/6] generated code for %s (%.0f ms)", spec, now_ms() - t);
 
   t = now_ms();
-  int64_t arena = mlc_drv_arena_bytes(main_fn);
-  if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, &manifest))) goto done;
+  int64_t arena = mlc_drv_arena_bytes(main_fn), inter = intermediate_bytes(main_fn);
+  if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, inter, &manifest))) goto done;
   char name[256];
   snprintf(name, sizeof name, "%s", base_name(onnx_path));
   char *dot = strrchr(name, '.');
@@ -378,8 +428,11 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if ((s = mlc_drv_archive(&aa))) goto done;
   step_done(&c, "archive");
   progress(&c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
-  char arena_text[64];
-  if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes", (long long)arena);
+  char arena_text[96];
+  if (arena >= 0 && inter >= 0)
+    snprintf(arena_text, sizeof arena_text, "arena %lld bytes (intermediates %lld bytes)", (long long)arena,
+             (long long)inter);
+  else if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes", (long long)arena);
   else snprintf(arena_text, sizeof arena_text, "arena depends on input or run-time dims");
   progress(&c, "[6/6] done in %.0f ms: %d steps, %d kernels, %s", now_ms() - t_all,
            count_kernels(main_fn), tm->nfuncs, arena_text);

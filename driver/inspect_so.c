@@ -7,7 +7,11 @@
 ** not even its constructors.  Shown: the I/O signature, symbolic dims, the
 ** steps and kernels (and which calls go to external libraries), storages,
 ** weights, and the manifest the compiler embedded (compiler version,
-** source model hash, target, options, arena bytes).
+** source model hash, target, options, arena and intermediate bytes), and
+** for every step of the plan the ONNX nodes it computes (the manifest's
+** "plan": a fused kernel lists all its member nodes).  The manifest is
+** parsed (json.h) and written again, escaped, so a damaged or hostile one
+** is reported as unreadable, never copied into the report.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +19,12 @@
 
 #include "base/strbuf.h"
 #include "driver/driver_int.h"
+#include "driver/json.h"
 #include "runtime/rt_blob.h"
 #include "runtime/rt_so.h"
+
+/* |s| as a JSON string, valid UTF-8 whatever bytes it holds. */
+static void jstr(mlc_strbuf *b, const char *s) { mlc_json_write_str(b, s ? s : "", s ? strlen(s) : 0); }
 
 static const char *dl_name(DLDataType t, char *buf, size_t n) {
   const char *base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
@@ -34,7 +42,7 @@ static void shape_of(const mlc_rt_model_desc *d, const mlc_rt_tensor_desc *t, in
     if (v >= 0)
       mlc_sb_printf(b, "%lld", (long long)v);
     else if (json)
-      mlc_sb_json_str(b, -1 - v < d->nsyms ? d->sym_names[-1 - v] : "?");
+      jstr(b, -1 - v < d->nsyms ? d->sym_names[-1 - v] : "?");
     else
       mlc_sb_puts(b, -1 - v < d->nsyms ? d->sym_names[-1 - v] : "?");
   }
@@ -42,12 +50,114 @@ static void shape_of(const mlc_rt_model_desc *d, const mlc_rt_tensor_desc *t, in
   mlc_sb_puts(b, json ? "]" : ")");
 }
 
-/* Value of a top-level numeric key in the manifest, or -1. */
-static long long manifest_int(const char *m, const char *key) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\": ", key);
-  const char *p = m ? strstr(m, pat) : NULL;
-  return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+/* Value of the top-level integer |key| of the manifest, or -1. */
+static long long manifest_int(const mlc_json *m, const char *key) {
+  int64_t v;
+  return mlc_json_int(mlc_json_get(m, key), &v) ? (long long)v : -1;
+}
+
+/* Longest part of a node name the text report shows. */
+#define TEXT_NAME_MAX 200
+
+/* |s| for a terminal, in quotes when |quote|: '"' (quoted) and '\\'
+** escaped, control bytes as \xNN, a name longer than TEXT_NAME_MAX bytes
+** cut and marked with its length. */
+static void put_name(mlc_strbuf *b, const char *s, int quote) {
+  size_t n = strlen(s);
+  if (quote) mlc_sb_putc(b, '"');
+  for (size_t i = 0; i < n && i < TEXT_NAME_MAX; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c == '"' && quote) || c == '\\') mlc_sb_printf(b, "\\%c", c);
+    else if (c == '\n') mlc_sb_puts(b, "\\n");
+    else if (c < 0x20 || c == 0x7f) mlc_sb_printf(b, "\\x%02x", c);
+    else mlc_sb_putc(b, (char)c);
+  }
+  if (quote) mlc_sb_putc(b, '"');
+  if (n > TEXT_NAME_MAX) mlc_sb_printf(b, "... (%zu bytes)", n);
+}
+
+/*
+** The manifest's "plan" when it describes the steps of |d|: an array with
+** one entry per step, each {"kernel": the step's function name, "nodes":
+** [{"name": string, "op_type": string}, ...]}; NULL otherwise (a model
+** compiled before plans were recorded, or a manifest that does not agree
+** with the description).
+*/
+static const mlc_json *manifest_plan(const mlc_rt_model_desc *d, const mlc_json *m) {
+  const mlc_json *plan = mlc_json_get(m, "plan");
+  if (!plan || plan->kind != MLC_JSON_ARRAY || plan->n != d->nsteps) return NULL;
+  for (int i = 0; i < plan->n; i++) {
+    const mlc_json *e = plan->items[i], *nodes = mlc_json_get(e, "nodes");
+    const char *k = mlc_json_str(mlc_json_get(e, "kernel"));
+    if (!k || strcmp(k, d->steps[i].name ? d->steps[i].name : "") != 0) return NULL;
+    if (!nodes || nodes->kind != MLC_JSON_ARRAY) return NULL;
+    for (int j = 0; j < nodes->n; j++)
+      if (!mlc_json_str(mlc_json_get(nodes->items[j], "name")) ||
+          !mlc_json_str(mlc_json_get(nodes->items[j], "op_type")))
+        return NULL;
+  }
+  return plan;
+}
+
+static const char *step_kind(const mlc_rt_step_desc *st) {
+  return st->kind == MLC_RT_STEP_KERNEL ? "kernel" : st->kind == MLC_RT_STEP_EXTERN ? "extern" : "bind_syms";
+}
+
+/* "steps": one object per step of the plan, with the ONNX nodes it covers
+** (null when the manifest does not record them). */
+static void steps_json(const mlc_rt_model_desc *d, const mlc_json *plan, mlc_strbuf *b) {
+  mlc_sb_puts(b, "[");
+  for (int i = 0; i < d->nsteps; i++) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    const char *name = st->name ? st->name : "";
+    mlc_sb_printf(b, "%s{\"step\": %d, \"kind\": \"%s\", \"kernel\": ", i ? ", " : "", i, step_kind(st));
+    mlc_json_write_str(b, name, strlen(name));
+    mlc_sb_puts(b, ", \"nodes\": ");
+    const mlc_json *nodes = plan ? mlc_json_get(plan->items[i], "nodes") : NULL;
+    if (!nodes) {
+      mlc_sb_puts(b, "null}");
+      continue;
+    }
+    mlc_sb_putc(b, '[');
+    for (int j = 0; j < nodes->n; j++) {
+      const mlc_json *nd = nodes->items[j], *nm = mlc_json_get(nd, "name"), *op = mlc_json_get(nd, "op_type");
+      mlc_sb_puts(b, j ? ", {\"name\": " : "{\"name\": ");
+      mlc_json_write_str(b, nm->str, nm->len);
+      mlc_sb_puts(b, ", \"op_type\": ");
+      mlc_json_write_str(b, op->str, op->len);
+      mlc_sb_putc(b, '}');
+    }
+    mlc_sb_puts(b, "]}");
+  }
+  mlc_sb_putc(b, ']');
+}
+
+/* The text list of steps: `  3    fused_conv2d_add_relu: "conv1" (Conv), "relu1" (Relu)` */
+static void steps_text(const mlc_rt_model_desc *d, const mlc_json *plan, mlc_strbuf *b) {
+  mlc_sb_printf(b, "steps (%d)%s:\n", d->nsteps,
+                plan || !d->nsteps ? "" : " (the ONNX nodes of each are not recorded in this model)");
+  for (int i = 0; i < d->nsteps; i++) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    mlc_sb_printf(b, "  %-4d ", i);
+    put_name(b, st->name ? st->name : "", 0);
+    const mlc_json *nodes = plan ? mlc_json_get(plan->items[i], "nodes") : NULL;
+    if (!nodes) {
+      mlc_sb_puts(b, " (node ");
+      put_name(b, st->label ? st->label : "", 1);
+      mlc_sb_puts(b, ")\n");
+      continue;
+    }
+    mlc_sb_puts(b, ":");
+    for (int j = 0; j < nodes->n; j++) {
+      mlc_sb_puts(b, j ? ", " : " ");
+      put_name(b, mlc_json_get(nodes->items[j], "name")->str, 1);
+      mlc_sb_puts(b, " (");
+      put_name(b, mlc_json_get(nodes->items[j], "op_type")->str, 0);
+      mlc_sb_putc(b, ')');
+    }
+    if (!nodes->n) mlc_sb_puts(b, " (no ONNX node)");
+    mlc_sb_putc(b, '\n');
+  }
 }
 
 static void io_list(const mlc_rt_model_desc *d, int out, int json, mlc_strbuf *b) {
@@ -58,7 +168,7 @@ static void io_list(const mlc_rt_model_desc *d, int out, int json, mlc_strbuf *b
     const mlc_rt_tensor_desc *t = &d->tensors[io[i].tensor];
     if (json) {
       mlc_sb_puts(b, i ? ", {\"name\": " : "{\"name\": ");
-      mlc_sb_json_str(b, io[i].name);
+      jstr(b, io[i].name);
       mlc_sb_printf(b, ", \"dtype\": \"%s\", \"shape\": ", dl_name(t->dtype, nb, sizeof nb));
       shape_of(d, t, 1, b);
       mlc_sb_putc(b, '}');
@@ -92,12 +202,23 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     nshape += shape;
     next += !shape && d->steps[i].kind == MLC_RT_STEP_EXTERN;
   }
-  long long arena = manifest_int(d->manifest, "arena_bytes");
+  /* The manifest is text from the file: parsed, and shown only as JSON
+  ** written again (escaped), never copied as it is. */
+  mlc_json_doc *doc = NULL;
+  mlc_status ms = d->manifest && *d->manifest ? mlc_json_parse(d->manifest, strlen(d->manifest), &doc) : NULL;
+  if (ms && mlc_status_code(ms) == MLC_RESOURCE_EXHAUSTED) {
+    mlc_rt_desc_free(d);
+    return ms;
+  }
+  const mlc_json *man = mlc_json_root(doc);
+  if (man && man->kind != MLC_JSON_OBJECT) man = NULL;
+  const mlc_json *plan = manifest_plan(d, man);
+  long long arena = manifest_int(man, "arena_bytes"), inter = manifest_int(man, "intermediate_bytes");
   if (json) {
     mlc_sb_puts(b, "{\"file\": ");
-    mlc_sb_json_str(b, path);
+    jstr(b, path);
     mlc_sb_puts(b, ", \"name\": ");
-    mlc_sb_json_str(b, d->name);
+    jstr(b, d->name);
     mlc_sb_puts(b, ", \"inputs\": [");
     io_list(d, 0, 1, b);
     mlc_sb_puts(b, "], \"outputs\": [");
@@ -105,44 +226,57 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     mlc_sb_puts(b, "], \"symbols\": [");
     for (int i = 0; i < d->nsyms; i++) {
       if (i) mlc_sb_puts(b, ", ");
-      mlc_sb_json_str(b, d->sym_names[i]);
+      jstr(b, d->sym_names[i]);
     }
-    mlc_sb_printf(b, "], \"steps\": %d, \"kernels\": [", d->nsteps);
+    mlc_sb_printf(b, "], \"nsteps\": %d, \"steps\": ", d->nsteps);
+    steps_json(d, plan, b);
+    mlc_sb_puts(b, ", \"kernels\": [");
     for (int i = 0; i < d->nkernels; i++) {
       if (i) mlc_sb_puts(b, ", ");
-      mlc_sb_json_str(b, d->kernel_names[i]);
+      jstr(b, d->kernel_names[i]);
     }
     mlc_sb_puts(b, "], \"extern_calls\": [");
     for (int i = 0, k = 0; i < d->nsteps; i++) {
       if (d->steps[i].kind != MLC_RT_STEP_EXTERN || is_shape_step(&d->steps[i])) continue;
       mlc_sb_puts(b, k++ ? ", {\"function\": " : "{\"function\": ");
-      mlc_sb_json_str(b, d->steps[i].name);
+      jstr(b, d->steps[i].name);
       mlc_sb_puts(b, ", \"node\": ");
-      mlc_sb_json_str(b, d->steps[i].label);
+      jstr(b, d->steps[i].label);
       mlc_sb_putc(b, '}');
     }
     mlc_sb_puts(b, "], \"shape_steps\": [");
     for (int i = 0, k = 0; i < d->nsteps; i++) {
       if (!is_shape_step(&d->steps[i])) continue;
       mlc_sb_puts(b, k++ ? ", {\"function\": " : "{\"function\": ");
-      mlc_sb_json_str(b, d->steps[i].name);
+      jstr(b, d->steps[i].name);
       mlc_sb_puts(b, ", \"node\": ");
-      mlc_sb_json_str(b, d->steps[i].label);
+      jstr(b, d->steps[i].label);
       mlc_sb_putc(b, '}');
     }
-    mlc_sb_printf(b, "], \"arena_bytes\": %lld, \"storages\": %d, \"weights_bytes\": %llu, \"manifest\": %s",
-                  arena, d->nstorages, (unsigned long long)d->weights_size,
-                  d->manifest && *d->manifest ? d->manifest : "null");
+    mlc_sb_printf(b, "], \"arena_bytes\": %lld, \"intermediate_bytes\": %lld, \"storages\": %d, "
+                  "\"weights_bytes\": %llu, \"manifest\": ",
+                  arena, inter, d->nstorages, (unsigned long long)d->weights_size);
+    /* the plan is "steps" above */
+    if (man) mlc_json_write(b, man, "plan");
+    else mlc_sb_puts(b, "null");
+    if (ms) {
+      mlc_sb_puts(b, ", \"manifest_error\": ");
+      jstr(b, mlc_status_message(ms));
+    }
     /* "options" at the top level too, as the command line documents. */
-    const char *opt = d->manifest ? strstr(d->manifest, "\"options\": ") : NULL;
+    const mlc_json *opt = mlc_json_get(man, "options");
     if (opt) {
-      const char *end = strchr(opt, '}');
-      if (end) mlc_sb_printf(b, ", %.*s", (int)(end - opt + 1), opt);
+      mlc_sb_puts(b, ", \"options\": ");
+      mlc_json_write(b, opt, NULL);
     }
     mlc_sb_puts(b, "}\n");
   } else {
     mlc_sb_printf(b, "compiled model %s (%s)\n", d->name, path);
-    mlc_sb_printf(b, "manifest: %s\n", d->manifest ? d->manifest : "(none)");
+    mlc_sb_puts(b, "manifest: ");
+    if (man) mlc_json_write(b, man, "plan");
+    else if (ms) mlc_sb_printf(b, "(unreadable: %s)", mlc_status_message(ms));
+    else mlc_sb_puts(b, "(none)");
+    mlc_sb_putc(b, '\n');
     mlc_sb_printf(b, "inputs (%d):\n", d->ninputs);
     io_list(d, 0, 0, b);
     mlc_sb_printf(b, "outputs (%d):\n", d->noutputs);
@@ -156,8 +290,12 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
                   d->nsteps - next - nshape, next);
     if (nshape) mlc_sb_printf(b, ", %d run-time shape steps", nshape);
     mlc_sb_printf(b, "), %d tensors, %d arena storages\n", d->ntensors, d->nstorages);
-    if (arena >= 0)
+    if (arena >= 0 && inter >= 0)
+      mlc_sb_printf(b, "arena: %lld bytes (intermediates %lld bytes)\n", arena, inter);
+    else if (arena >= 0)
       mlc_sb_printf(b, "arena: %lld bytes\n", arena);
+    else if (!man)
+      mlc_sb_puts(b, "arena: not recorded (no readable manifest)\n");
     else if (nshape)
       mlc_sb_puts(b, "arena: depends on input or run-time dims\n");
     else
@@ -194,7 +332,10 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
         mlc_sb_printf(b, " (node \"%s\")\n", st->label);
       }
     }
+    steps_text(d, plan, b);
   }
+  mlc_json_free(doc);
+  mlc_status_free(ms);
   mlc_rt_desc_free(d);
   return NULL;
 }

@@ -30,9 +30,11 @@
 ** and each later step that names a tensor with such dims first refreshes
 ** that tensor's shape and, at the step that writes it, sizes its memory.
 ** Those tensors live in storages of their own kept outside the arena
-** (grown, never copied: the plan guarantees that a storage's previous
-** tensor is dead when the next one is written), or, for outputs, in the
-** output buffers, grown the same way.
+** (grown, not copied: the plan guarantees that a storage's previous
+** tensor is dead when the next one is written, except at a step that
+** writes its output in place of an input of the same type, which never
+** needs to grow it; should one grow, the input is copied over), or, for
+** outputs, in the output buffers, grown the same way.
 */
 #include "config.h"
 #include "runtime/rt_int.h"
@@ -636,12 +638,31 @@ static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
     void **buf = out ? &s->out_buf[td->loc] : &s->late_buf[td->loc];
     uint64_t *cap = out ? &s->out_cap[td->loc] : &s->late_cap[td->loc];
     if (!*buf || nbytes > *cap) {
-      mlc_rt_free_aligned(ALLOC(s), *buf); /* the storage's previous tensor is dead: no copy */
-      *cap = 0;
-      *buf = alloc_aligned(s, nbytes);
-      if (!*buf)
+      /* The storage's previous tensor is dead unless this step reads it
+      ** (an output written in place of an input): then it is copied over
+      ** and every tensor of this step in the storage moves along. */
+      int32_t reads = -1;
+      for (int32_t r = 0; !out && *buf && r < st->nargs && reads < 0; r++) {
+        int32_t u = (int32_t)st->args[r].value;
+        if (st->args[r].kind == MLC_RT_ARG_TENSOR && u != t && d->tensors[u].storage == MLC_RT_STORAGE_ARENA &&
+            d->tensors[u].loc == td->loc && m->tensor_first[u] < i)
+          reads = u;
+      }
+      void *p = alloc_aligned(s, nbytes);
+      if (!p)
         return SERR(s, MLC_RT_OUT_OF_MEMORY, "step %d (node \"%s\"): out of memory (%llu bytes)", i,
                     st->label ? st->label : "", (unsigned long long)nbytes);
+      if (reads >= 0) {
+        memcpy(p, *buf, (size_t)*cap);
+        for (int32_t r = 0; r < st->nargs; r++) {
+          int32_t u = (int32_t)st->args[r].value;
+          if (st->args[r].kind == MLC_RT_ARG_TENSOR && d->tensors[u].storage == MLC_RT_STORAGE_ARENA &&
+              d->tensors[u].loc == td->loc)
+            s->tensors[u].data = p;
+        }
+      }
+      mlc_rt_free_aligned(ALLOC(s), *buf);
+      *buf = p;
       *cap = round_up(nbytes ? nbytes : 1);
     }
     dt->data = *buf;

@@ -1,11 +1,12 @@
 /*
-** plan_memory.c: static memory planning by liveness (StaticPlanBlockMemory).
+** plan_memory.c: static memory planning by liveness (StaticPlanBlockMemory),
+** with outputs written in place where that is legal.
 **
 ** Every intermediate value (a binding output that the function does not
 ** return) gets a storage id; values whose lifetimes do not overlap share a
 ** storage.  A value is live from the binding that defines it to the last
 ** binding that reads it.  A binding's outputs are placed before its dead
-** inputs are released, so no kernel ever writes over one of its own inputs.
+** inputs are released, so in general no kernel writes over its own inputs.
 ** A storage is sized for its largest value (at run time, when symbolic dims
 ** are bound), so when choosing a free storage for a value of known size the
 ** pass takes the smallest one that is large enough (best fit), else the
@@ -14,6 +15,48 @@
 ** takes O(n log n) for n values, however many storages are free at once.
 ** Returned values get no storage: they live in the output buffers the
 ** runtime owns.
+**
+** In place.  A binding `y = call_tir(k, args)` writes y into the storage of
+** an argument a (the first that qualifies) when
+**   - the call's pattern kind (binding->pattern: the op's, kept by
+**     legalize; a fused call's is its group's highest member pattern) is
+**     elementwise or broadcast, and the call has one output;
+**   - a is an intermediate with a storage (not a parameter, a constant or
+**     a returned value) whose last use is this binding;
+**   - a has exactly y's type: dtype and shape (symbolic dims the same
+**     symbols), so the storage, already sized for a, holds y.
+** y then takes a's storage and a's storage is not released.  For example
+** (s: storage ids)
+**
+**   before:  t1 = relu(x)   s0        after:  t1 = relu(x)   s0
+**            t2 = exp(t1)   s1                t2 = exp(t1)   s0 (in place)
+**            t3 = add(t2,z) s0                t3 = add(t2,z) s0 (in place)
+**            y  = neg(t3)   (returned)        y  = neg(t3)   (returned)
+**
+** Why the kernel computes the same thing: a kernel of an elementwise or
+** broadcast call reads each argument of the output's shape at the output
+** element's own index: out[i] = f(a[i], b[bcast(i)], ...), and a fused
+** group of such ops is a composition of such maps.  Broadcasting only
+** grows shapes, so every member on the path from a (of the output's shape)
+** to the output has that shape, and a is read at index i only.  A loop
+** nest may be split, reordered, vectorized or parallelized, and a fused
+** kernel may compute a member into a buffer of its own first, but each
+** out[i] is written once, after every read of a[i] that feeds it (its
+** value depends on them), and no read of a[j] feeds any out[i], i != j.
+** So when out and a are the same memory, the write of out[i] lands where
+** only a[i] was, which nothing reads afterwards.  The same holds for the
+** code generator's alias scopes ("tir.noalias"): moving a load of a[i]
+** below the store of out[i] would break the data dependency, and the
+** loads of other elements are unaffected by it.  An injective op (a
+** transpose, a gather), a reduction, an opaque kernel, an external
+** function or a call with several outputs may read a[j] after writing
+** out[i] = a[j]'s memory, and is never planned in place.
+**
+** The runtime sizes an arena storage for the largest of its tensors and
+** points each tensor at it, so an input and an output sharing a storage at
+** one step need nothing more; a storage sized as the run goes (computed
+** dims) never grows at such a step, as both have one type, and should it,
+** the runtime copies the input along (runtime/session.c).
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -120,6 +163,22 @@ static int pick(const storage *st, int root, int64_t need) {
   return lower_bound(st, root, st[t].bytes);
 }
 
+/* The argument of |b| (at position |pos|) whose storage its output may
+** take (see the header), or NULL. */
+static mlc_value *in_place_arg(const mlc_binding *b, int pos, const int *last_use,
+                               const char *released) {
+  if (b->kind != MLC_CALL_TIR || b->nouts != 1) return NULL;
+  if (b->pattern != MLC_PATTERN_ELEMWISE && b->pattern != MLC_PATTERN_BROADCAST) return NULL;
+  const mlc_value *out = b->outs[0];
+  for (int a = 0; a < b->nargs; a++) {
+    mlc_value *v = b->args[a];
+    if (v->kind == MLC_VALUE_VAR && v->storage >= 0 && last_use[v->id] == pos && !released[v->id] &&
+        mlc_type_equal(&v->type, &out->type))
+      return v;
+  }
+  return NULL;
+}
+
 static mlc_status plan_func(mlc_module *m, mlc_func *f) {
   int nv = m->next_value_id;
   int *last_use = mlc_mem_alloc(sizeof(int) * (size_t)(nv ? nv : 1));
@@ -148,6 +207,12 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
         mlc_value *v = b->outs[o];
         v->storage = -1;
         if (is_ret[v->id]) continue;
+        mlc_value *in = in_place_arg(b, pos, last_use, released);
+        if (in) {
+          v->storage = in->storage;
+          released[in->id] = 1; /* its storage now holds v */
+          continue;
+        }
         int64_t need = value_bytes(v);
         int id = pick(st, root, need);
         if (id >= 0) take(st, &root, id);

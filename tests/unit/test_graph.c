@@ -1212,6 +1212,88 @@ done:
   mlc_module_destroy(m);
 }
 
+/* A call_tir of pattern |pat| on |args| with one output of |t|. */
+static mlc_value *kcall(mlc_func *f, mlc_pattern pat, mlc_value *const *args, int nargs, const mlc_type *t) {
+  mlc_value *out = NULL;
+  if (!OK(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", args, nargs, NOATTRS, t, 1, NULL, &out))) return NULL;
+  out->def->pattern = pat;
+  return out;
+}
+
+/* relu -> exp -> add -> neg of one shape, elementwise and broadcast calls:
+** exp and add write over their dying argument; relu reads a parameter
+** and neg's output is returned, so neither has a storage to take. */
+static void test_plan_memory_in_place(void) {
+  mlc_module *m = new_module();
+  if (!m) return;
+  mlc_func *f;
+  mlc_value *x, *z, *r, *e, *a, *y;
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2, 8), &x));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "z", &TY(F32, 8), &z));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r = kcall(f, MLC_PATTERN_ELEMWISE, ARGS(x), &TY(F32, 2, 8)));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(e = kcall(f, MLC_PATTERN_ELEMWISE, ARGS(r), &TY(F32, 2, 8)));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a = kcall(f, MLC_PATTERN_BROADCAST, ARGS(z, e), &TY(F32, 2, 8)));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(y = kcall(f, MLC_PATTERN_ELEMWISE, ARGS(a), &TY(F32, 2, 8)));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, y));
+  MLC_TEST_OK_FATAL(mlc_pass_plan_memory(m, NULL));
+  CU_ASSERT_EQUAL(r->storage, 0);
+  CU_ASSERT_EQUAL(e->storage, 0);
+  CU_ASSERT_EQUAL(a->storage, 0);
+  CU_ASSERT_EQUAL(y->storage, -1);
+  CU_ASSERT_EQUAL(f->nstorages, 1);
+  mlc_module_destroy(m);
+}
+
+/* Where in place must not fire: each case is `t = k0(x); u = k(t, ...)`
+** with a second use, a type or a call kind that forbids it; u then gets
+** a storage of its own (t's is still live or u is not allowed to take it). */
+static void test_plan_memory_not_in_place(void) {
+  enum { LATER, PARAM, DTYPE, SHAPE, INJECTIVE, REDUCE, OPAQUE, MULTI, PACKED, RETURNED, NCASES };
+  for (int c = 0; c < NCASES; c++) {
+    mlc_module *m = new_module();
+    if (!m) return;
+    mlc_func *f;
+    mlc_value *x, *t = NULL, *u = NULL, *outs[2] = {NULL, NULL};
+    MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+    MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 4, 4), &x));
+    static const int64_t d44[] = {4, 4}, d16[] = {16};
+    mlc_type ty = {c == DTYPE ? MLC_DTYPE_I32 : MLC_DTYPE_F32, c == SHAPE ? 1 : 2, c == SHAPE ? d16 : d44};
+    mlc_pattern pat = c == INJECTIVE ? MLC_PATTERN_INJECTIVE
+                      : c == REDUCE  ? MLC_PATTERN_REDUCE
+                      : c == OPAQUE  ? MLC_PATTERN_OPAQUE
+                                     : MLC_PATTERN_ELEMWISE;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t = kcall(f, MLC_PATTERN_ELEMWISE, ARGS(x), &TY(F32, 4, 4)));
+    mlc_value *src = c == PARAM ? x : t;
+    if (c == MULTI) {
+      mlc_type two[2] = {TY(F32, 4, 4), TY(F32, 4, 4)};
+      MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k2", ARGS(t), NOATTRS, two, 2, NULL, outs));
+      outs[0]->def->pattern = MLC_PATTERN_ELEMWISE;
+      u = outs[0];
+    } else if (c == PACKED) {
+      MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_DPS_PACKED, "ext", ARGS(t), NOATTRS, &ty, 1, NULL, &u));
+      u->def->pattern = MLC_PATTERN_ELEMWISE;
+    } else {
+      CU_ASSERT_PTR_NOT_NULL_FATAL(u = kcall(f, pat, ARGS(src), &ty));
+    }
+    mlc_value *last = u;
+    if (c == LATER || c == PARAM) /* t lives on */
+      CU_ASSERT_PTR_NOT_NULL_FATAL(last = kcall(f, MLC_PATTERN_BROADCAST, ARGS(u, t), &TY(F32, 4, 4)));
+    if (c == MULTI) CU_ASSERT_PTR_NOT_NULL_FATAL(last = kcall(f, MLC_PATTERN_BROADCAST, ARGS(outs[0], outs[1]), &TY(F32, 4, 4)));
+    mlc_value *y;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y = kcall(f, MLC_PATTERN_OPAQUE, ARGS(last), &TY(F32, 1)));
+    MLC_TEST_OK_FATAL(mlc_func_add_ret(f, y));
+    if (c == RETURNED) MLC_TEST_OK_FATAL(mlc_func_add_ret(f, t));
+    MLC_TEST_OK_FATAL(mlc_pass_plan_memory(m, NULL));
+    if (u->storage < 0 || u->storage == t->storage) {
+      fprintf(stderr, "\ncase %d: t in storage %d, u in storage %d\n", c, t->storage, u->storage);
+      CU_FAIL("in place where it must not be");
+    }
+    if (c == LATER) CU_ASSERT_EQUAL(last->storage, u->storage); /* the add may: u and t die there */
+    mlc_module_destroy(m);
+  }
+}
+
 static void register_graph(void) {
   static const CU_TestInfo tests[] = {{"module_build", test_module_build}, CU_TEST_INFO_NULL};
   mlc_test_add_suite("graph", tests);
@@ -1246,6 +1328,8 @@ static void register_pass(void) {
                                       {"fold", test_fold},
                                       {"plan_memory_small", test_plan_memory_small},
                                       {"plan_memory_many", test_plan_memory_many},
+                                      {"plan_memory_in_place", test_plan_memory_in_place},
+                                      {"plan_memory_not_in_place", test_plan_memory_not_in_place},
                                       CU_TEST_INFO_NULL};
   mlc_test_add_suite("pass", tests);
 }

@@ -1368,6 +1368,91 @@ static void register_loader(void) {
   mlc_test_add_suite("loader", tests);
 }
 
+/* Whether k_inc's last call found a and b at one address. */
+static int inc_same_memory;
+
+/* b[i] = a[i] + 1 where a has an element i, else 1: args a, b (float32). */
+static int k_inc(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  (void)codes;
+  if (nargs != 2) return ctx->api->set_error(ctx, "k_inc: bad args");
+  const DLTensor *a = args[0], *b = args[1];
+  inc_same_memory = a->data == b->data;
+  for (int64_t i = 0; i < b->shape[0]; i++)
+    ((float *)b->data)[i] = (i < a->shape[0] ? ((const float *)a->data)[i] : 0) + 1;
+  return 0;
+}
+
+/*
+** An output written in place of its input (one storage) where the storage
+** must grow at that step: the sizes are computed (run-bound symbols k, j),
+** so the storage is allocated step by step, and the step that reads A[k]
+** and writes B[j], j > k, finds the storage too small.  A's values must
+** survive the growth: out = [2] * k + [1] * (j - k).
+*/
+static void test_in_place_growth(void) {
+  static const int64_t dims_2[] = {2}, dims_k[] = {-1}, dims_j[] = {-2};
+  static const char *const syms[] = {"k", "j"};
+  const DLDataType f = {kDLFloat, 32, 1}, i64 = {kDLInt, 64, 1};
+  mlc_rt_tensor_desc t[5] = {{i64, 1, dims_2, MLC_RT_STORAGE_INPUT, 0}, {i64, 1, dims_2, MLC_RT_STORAGE_ARENA, 1},
+                             {f, 1, dims_k, MLC_RT_STORAGE_ARENA, 0},   {f, 1, dims_j, MLC_RT_STORAGE_ARENA, 0},
+                             {f, 1, dims_j, MLC_RT_STORAGE_OUTPUT, 0}};
+  mlc_rt_io_desc in[1] = {{"v", 0}}, out[1] = {{"out", 4}};
+  mlc_rt_arg_desc a_bind[5] = {{MLC_RT_ARG_TENSOR, 0}, {MLC_RT_ARG_TENSOR, 1}, {MLC_RT_ARG_IMM, 0},
+                               {MLC_RT_ARG_SYM, 0}, {MLC_RT_ARG_SYM, 1}};
+  mlc_rt_arg_desc a_fill[3] = {{MLC_RT_ARG_TENSOR, 0}, {MLC_RT_ARG_TENSOR, 0}, {MLC_RT_ARG_TENSOR, 2}};
+  mlc_rt_arg_desc a_inc[2] = {{MLC_RT_ARG_TENSOR, 2}, {MLC_RT_ARG_TENSOR, 3}};
+  mlc_rt_arg_desc a_copy[2] = {{MLC_RT_ARG_TENSOR, 3}, {MLC_RT_ARG_TENSOR, 4}};
+  mlc_rt_step_desc st[4] = {{MLC_RT_STEP_BIND_SYMS, "mlc.define_dims", NULL, "Shape", 5, a_bind, -1},
+                            {MLC_RT_STEP_EXTERN, "fill", NULL, "Fill", 3, a_fill, -1},
+                            {MLC_RT_STEP_EXTERN, "inc", NULL, "Inc", 2, a_inc, -1},
+                            {MLC_RT_STEP_EXTERN, "copy", NULL, "Copy", 2, a_copy, -1}};
+  mlc_rt_extern_desc ex[3] = {{"fill", k_fill, 0}, {"inc", k_inc, 1}, {"copy", k_copy, 2}};
+  mlc_rt_model_desc d;
+  memset(&d, 0, sizeof d);
+  d.abi_version = MLC_RT_DESC_VERSION;
+  d.kernel_abi = MLC_RT_ABI_VERSION;
+  d.name = "grow";
+  d.nsyms = 2;
+  d.sym_names = syms;
+  d.ntensors = 5;
+  d.tensors = t;
+  d.ninputs = 1;
+  d.inputs = in;
+  d.noutputs = 1;
+  d.outputs = out;
+  d.nstorages = 2;
+  d.nsteps = 4;
+  d.steps = st;
+  d.nexterns = 3;
+  d.externs = ex;
+  d.weights = v_weights;
+  d.weights_size = sizeof v_weights;
+  mlc_rt_model *m = NULL;
+  char err[256] = "";
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_model_open(&d, &m, err, sizeof err), MLC_RT_OK);
+  mlc_rt_session *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 1, &s, err, sizeof err), MLC_RT_OK);
+  /* k = 3 (12 bytes: one 64-byte block), then j = 40 (160 bytes): B grows the storage */
+  for (int run = 0; run < 2; run++) {
+    int64_t v[2] = {3 + run, 40 + 40 * run}, vs[1] = {2};
+    DLTensor x = {v, {kDLCPU, 0}, 1, {kDLInt, 64, 1}, vs, NULL, 0};
+    CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &x), MLC_RT_OK);
+    if (mlc_rt_session_run(s) != MLC_RT_OK) {
+      fprintf(stderr, "\nrun: %s\n", mlc_rt_session_last_error(s));
+      CU_FAIL("run failed");
+      continue;
+    }
+    const DLTensor *o = NULL;
+    CU_ASSERT_EQUAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+    CU_ASSERT(inc_same_memory); /* A moved with the storage, not left in freed memory */
+    int good = o && o->shape[0] == v[1];
+    for (int64_t i = 0; good && i < v[1]; i++) good = ((const float *)o->data)[i] == (i < v[0] ? 2.0f : 1.0f);
+    CU_ASSERT(good);
+  }
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+}
+
 static void register_session(void) {
   static const CU_TestInfo tests[] = {{"run_batches", test_run_batches},
                                       {"no_realloc_same_shapes", test_no_realloc_same_shapes},
@@ -1375,6 +1460,7 @@ static void register_session(void) {
                                       {"kernel_error", test_kernel_error},
                                       {"size_overflow", test_size_overflow},
                                       {"shapefn_overflow", test_shapefn_overflow},
+                                      {"in_place_growth", test_in_place_growth},
                                       {NULL, NULL}};
   mlc_test_add_suite("session", tests);
 }
