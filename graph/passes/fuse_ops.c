@@ -417,18 +417,20 @@ static int heap_pop(const fuser *fz, int *heap, int *n) {
 }
 
 /*
-** Refills block |bi| of main with its groups in an order where each comes
-** after the groups it reads (Kahn's algorithm, taking next the ready group
-** whose last member came first), a call for each group of two or more
-** (|calls|, by group id) and the binding itself for the others.
+** The groups of the block in an order where each comes after the groups it
+** reads (Kahn's algorithm, taking next the ready group whose last member
+** came first): *|out| (arena) receives the ids of the live groups, *|nout|
+** their number.  Reads the members' args as they are in main, so it runs
+** before build_func moves them.
 */
-static mlc_status rewrite_block(fuser *fz, int bi, const fused_call *calls) {
+static mlc_status order_groups(fuser *fz, int **out, int *nout) {
   int ng = fz->ng, nedges = 0;
   int *indeg = MLC_ARENA_ARRAY(fz->ar, (size_t)ng + 1, int);
   int *first = MLC_ARENA_ARRAY(fz->ar, (size_t)ng + 2, int);
   int *fill = MLC_ARENA_ARRAY(fz->ar, (size_t)ng + 1, int);
   int *heap = MLC_ARENA_ARRAY(fz->ar, (size_t)ng + 1, int);
-  if (!indeg || !first || !fill || !heap) return mlc_oom();
+  int *order = MLC_ARENA_ARRAY(fz->ar, (size_t)ng + 1, int);
+  if (!indeg || !first || !fill || !heap || !order) return mlc_oom();
   /* Edges producer group -> reader group, one per arg read across groups,
   ** stored by producer. */
   for (int x = 0; x < fz->n; x++)
@@ -448,25 +450,36 @@ static mlc_status rewrite_block(fuser *fz, int bi, const fused_call *calls) {
       int q = producer(fz, fz->b[x]->args[a]);
       if (q >= 0 && fz->grp[q] != fz->grp[x]) succ[fill[fz->grp[q]]++] = fz->grp[x];
     }
-  mlc_block *blk = &fz->f->blocks[bi];
-  while (blk->n > 0) mlc_func_remove_binding(fz->f, bi, blk->n - 1);
-  mlc_func_insert_at(fz->f, bi, 0);
-  int nh = 0, done = 0;
-  mlc_status s = NULL;
+  int nh = 0, k = 0, done = 0;
   for (int h = 0; h < ng; h++)
     if (fz->g[h].alive && indeg[h] == 0) heap_push(fz, heap, &nh, h);
-  while (nh > 0 && !s) {
+  while (nh > 0) {
     int h = heap_pop(fz, heap, &nh);
-    const group *g = &fz->g[h];
-    done += g->n;
-    s = g->n >= 2 ? emit_call(fz, g, &calls[h]) : mlc_func_append_binding(fz->f, fz->b[g->mem[0]]);
+    order[k++] = h;
+    done += fz->g[h].n;
     for (int e = first[h]; e < first[h + 1]; e++)
       if (--indeg[succ[e]] == 0) heap_push(fz, heap, &nh, succ[e]);
   }
+  if (done != fz->n)
+    return mlc_make_status(MLC_INTERNAL, "fuse_ops: the groups of function \"%s\" form a cycle", fz->f->name);
+  *out = order;
+  *nout = k;
+  return NULL;
+}
+
+/* Refills block |bi| of main with the groups in |order| (|n|): a call for
+** each group of two or more (|calls|, by group id), the binding itself for
+** the others. */
+static mlc_status rewrite_block(fuser *fz, int bi, const int *order, int n, const fused_call *calls) {
+  mlc_block *blk = &fz->f->blocks[bi];
+  while (blk->n > 0) mlc_func_remove_binding(fz->f, bi, blk->n - 1);
+  mlc_func_insert_at(fz->f, bi, 0);
+  mlc_status s = NULL;
+  for (int k = 0; k < n && !s; k++) {
+    const group *g = &fz->g[order[k]];
+    s = g->n >= 2 ? emit_call(fz, g, &calls[order[k]]) : mlc_func_append_binding(fz->f, fz->b[g->mem[0]]);
+  }
   mlc_func_append_at_end(fz->f);
-  if (!s && done != fz->n)
-    s = mlc_make_status(MLC_INTERNAL, "fuse_ops: the groups of block %d of function \"%s\" form a cycle", bi,
-                        fz->f->name);
   return s;
 }
 
@@ -491,12 +504,12 @@ static mlc_status fuse_block(fuser *fz, int bi) {
       if (valid(fz, fz->b[x]->outs[o])) fz->defpos[fz->b[x]->outs[o]->id] = x;
   mlc_status s = NULL;
   for (int x = 0; x < n && !s; x++) s = place(fz, x);
-  /* The functions, in the order of their groups' last members. */
-  for (int x = 0; x < n && !s; x++) {
-    const group *g = &fz->g[fz->grp[x]];
-    if (g->alive && g->n >= 2 && g->maxpos == x) s = build_func(fz, g, &calls[fz->grp[x]]);
-  }
-  if (!s) s = rewrite_block(fz, bi, calls);
+  int *order = NULL, norder = 0;
+  if (!s) s = order_groups(fz, &order, &norder);
+  /* The functions, in the order of their calls. */
+  for (int k = 0; k < norder && !s; k++)
+    if (fz->g[order[k]].n >= 2) s = build_func(fz, &fz->g[order[k]], &calls[order[k]]);
+  if (!s) s = rewrite_block(fz, bi, order, norder, calls);
   for (int x = 0; x < n; x++)
     for (int o = 0; o < fz->b[x]->nouts; o++)
       if (valid(fz, fz->b[x]->outs[o])) fz->defpos[fz->b[x]->outs[o]->id] = -1;
