@@ -342,6 +342,15 @@ static void call_key(const mlc_module *gm, const mlc_binding *b, const int *inl,
   }
 }
 
+int mlc_lg_inline_scalar(const mlc_module *gm, const mlc_binding *b, int i, double *out) {
+  return inline_scalar(gm, b, i, out);
+}
+
+void mlc_lg_call_key(const mlc_module *gm, const mlc_binding *b, const int *inl, const double *scalar,
+                     mlc_strbuf *k) {
+  call_key(gm, b, inl, scalar, k);
+}
+
 typedef struct lg_state {
   mlc_module *gm;
   mlc_tir_module *tm;

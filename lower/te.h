@@ -19,6 +19,8 @@
 ** outputs become scratch buffers allocated around the body.  Shapes may use
 ** scalar variables (a symbolic extent `n`); each one is bound to the first
 ** parameter dimension that is exactly that variable.
+** A name given twice in one builder (two ops' stages built into one prim
+** function) is made unique with a suffix: T_add, T_add_1, ...
 **
 ** A check stage (mlc_te_check) computes no tensor: it runs asserts of the
 ** inputs (an index read from a tensor lies in its range) over a loop nest
