@@ -388,7 +388,12 @@ static mlc_status emit_call(fuser *fz, const group *g, const fused_call *call) {
     const mlc_origin *o = mlc_binding_nodes(fz->b[g->mem[k]], &nn);
     for (int i = 0; i < nn; i++) MLC_RETURN_IF_ERROR(mlc_binding_add_covered(fz->m, cb, &o[i]));
   }
-  for (int i = 0; i < fn->nrets; i++) mlc_subst_set(&fz->outs, fn->rets[i], outs[i]);
+  /* The call's outputs keep the values' source names (a model output's
+  ** name is what the API shows). */
+  for (int i = 0; i < fn->nrets; i++) {
+    outs[i]->name = fn->rets[i]->name;
+    mlc_subst_set(&fz->outs, fn->rets[i], outs[i]);
+  }
   return NULL;
 }
 

@@ -563,7 +563,8 @@ static void test_fuse_bound(void) {
   mlc_module_destroy(m);
 }
 
-/* A member that covers several ONNX nodes passes them all to the call. */
+/* A member that covers several ONNX nodes passes them all to the call; a
+** value returned by main keeps its name through the call. */
 static void test_fuse_covered(void) {
   mlc_module *m = new_module();
   if (!m) return;
@@ -572,9 +573,12 @@ static void test_fuse_covered(void) {
   mlc_binding *c = find_op(f, MLC_OP_CONV);
   MLC_TEST_OK_FATAL(mlc_binding_add_covered(m, c, ORG("Conv", "conv")));
   MLC_TEST_OK_FATAL(mlc_binding_add_covered(m, c, ORG("BatchNormalization", "bn")));
+  f->rets[0]->name = "y"; /* the model's output name */
   MLC_TEST_OK_FATAL(run_fusion(m));
   mlc_binding *call = f->blocks[0].bindings[0];
   CU_ASSERT_EQUAL(call->kind, MLC_CALL_FUNC);
+  CU_ASSERT_PTR_EQUAL(f->rets[0], call->outs[0]);
+  CU_ASSERT(call->outs[0]->name && strcmp(call->outs[0]->name, "y") == 0);
   CU_ASSERT_STRING_EQUAL(call->origin.node, "conv");
   int n;
   const mlc_origin *o = mlc_binding_nodes(call, &n);
