@@ -353,7 +353,8 @@ typedef struct mlc_subst {
 } mlc_subst;
 MLC_MUST_USE mlc_status mlc_subst_init(mlc_subst *s, const mlc_module *m);
 /* |from| must be a value that existed at mlc_subst_init, or the call is a
-** no-op returning 0 (1 on success). */
+** no-op returning 0 (1 on success).  |to| NULL clears |from|'s entry (the
+** map can then be reused). */
 int mlc_subst_set(mlc_subst *s, const mlc_value *from, mlc_value *to);
 /* What |v| becomes (following chains); |v| itself when not substituted. */
 mlc_value *mlc_subst_get(const mlc_subst *s, mlc_value *v);

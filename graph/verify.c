@@ -14,6 +14,9 @@
 **   - symbol scope: every symbol in an output's type is bound by a dim of
 **     a parameter or defined by an earlier define_dims (which defines each
 **     of its symbols once, and only fresh ones);
+**   - primitive functions (fused groups): they hold only op calls, are not
+**     main, and are called only by MLC_CALL_FUNC bindings of other
+**     functions (never through call_tir or call_dps_packed);
 ** and for the constant table: data present and nbytes = numel * dtype size.
 ** Problems are collected (up to a limit) and returned as one MLC_INTERNAL
 ** status whose message names the function, binding index, op and problem.
@@ -205,12 +208,18 @@ static void check_binding(verifier *vf, const mlc_func *f, int fi, int k, const 
       }
       break;
     case MLC_CALL_TIR:
-    case MLC_CALL_DPS_PACKED:
+    case MLC_CALL_DPS_PACKED: {
+      const mlc_func *g = b->callee ? mlc_module_func(vf->m, b->callee) : NULL;
       if (!b->callee || !*b->callee) {
         problem(vf, "%s: no callee name", ctx);
         ok = 0;
+      } else if (g && g->primitive) {
+        problem(vf, "%s: calls the primitive function \"%s\" with %s; it is called with a function call", ctx,
+                g->name, b->kind == MLC_CALL_TIR ? "call_tir" : "call_dps_packed");
+        ok = 0;
       }
       break;
+    }
     case MLC_CALL_FUNC: {
       const mlc_func *g = b->callee ? mlc_module_func(vf->m, b->callee) : NULL;
       if (!g) {
@@ -366,8 +375,23 @@ static void check_scope(verifier *vf, const mlc_func *f, int k, const mlc_bindin
   }
 }
 
+/* A primitive function holds op calls only and is not the entry. */
+static void check_primitive(verifier *vf, const mlc_func *f) {
+  const char *fname = f->name ? f->name : "?";
+  if (!strcmp(fname, "main")) problem(vf, "function \"main\": the entry cannot be primitive");
+  int k = 0;
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int j = 0; j < f->blocks[bi].n; j++, k++) {
+      const mlc_binding *b = f->blocks[bi].bindings[j];
+      char ctx[512];
+      if (b && b->kind != MLC_CALL_OP)
+        problem(vf, "%s: a primitive function holds op calls only", where(f, k, b, ctx, sizeof ctx));
+    }
+}
+
 static void check_func(verifier *vf, const mlc_func *f, int fi) {
   collect_defs(vf, f, fi);
+  if (f->primitive) check_primitive(vf, f);
   if (vf->bound) {
     memset(vf->bound, 0, (size_t)vf->m->nsyms);
     for (int i = 0; i < f->nparams; i++)

@@ -51,9 +51,12 @@ typedef struct mlc_lower_traces {
 
 /*
 ** The default CPU schedule of every prim function of |tm|, applied as
-** schedule primitives (lower/schedule/schedule.h): the outermost spatial
-** loop nest of each stage with enough work runs in parallel on the
-** runtime's thread pool.  Each function is replaced by its scheduled copy.
+** schedule primitives (lower/schedule/schedule.h; rules in
+** lower/schedule_default.c): stages of a kernel read once are inlined into
+** their reader, a reduction's epilogue moves under its outer spatial loop,
+** innermost loops become vectors, and the outermost spatial loop nest of
+** each stage with enough work runs in parallel on the runtime's thread
+** pool.  Each function is replaced by its scheduled copy.
 ** |traces| (may be NULL) receives the traces; free with
 ** mlc_lower_traces_free (also after an error).
 */

@@ -1,5 +1,6 @@
 /*
-** lower_int.h: private to legalization (lower/legalize.c, lower/compute/).
+** lower_int.h: private to legalization (lower/legalize.c, lower/compute/,
+** lower/fuse_tir.c).
 **
 ** A lowering rule gets one graph op call (struct info of its args and
 ** outputs, attributes, origin) and a te builder with one placeholder per
@@ -94,6 +95,23 @@ mlc_tir_stmt *mlc_lg_assert_range(mlc_lg_call *c, mlc_tir_expr *v, mlc_tir_expr 
 mlc_status mlc_lg_check_indices(mlc_lg_call *c, int arg, int axis, int nd);
 mlc_status mlc_lg_check_values(mlc_lg_call *c, int arg, mlc_tir_expr *lo, mlc_tir_expr *hi, const char *what,
                                const char *where);
+
+/*
+** Shared with fuse_tir (lower/fuse_tir.c), which builds one prim function
+** from several op calls with the same rules:
+**
+** mlc_lg_inline_scalar: 1 when argument |i| of op call |b| is a scalar
+** constant that legalization folds into the kernel as an immediate (its
+** value to *|out|); such an argument leaves the call.
+**
+** mlc_lg_call_key: appends to |k| the canonical text of op call |b| with
+** the arguments |inl| marks inlined (values |scalar|): op, ONNX op type of
+** the ops whose kernels check data, argument and output types, attributes.
+** Equal keys give equal kernels.
+*/
+int mlc_lg_inline_scalar(const mlc_module *gm, const mlc_binding *b, int i, double *out);
+void mlc_lg_call_key(const mlc_module *gm, const mlc_binding *b, const int *inl, const double *scalar,
+                     mlc_strbuf *k);
 
 /* Attribute access (defaults when absent). */
 int64_t mlc_lg_int(mlc_lg_call *c, const char *name, int64_t dflt);

@@ -21,6 +21,7 @@ struct mlc_te_builder {
   mlc_status err; /* sticky, first error wins */
   MLC_VEC(mlc_te_tensor *) tensors;
   MLC_VEC(raxis) raxes;
+  int unique; /* mlc_te_unique_names */
 };
 
 typedef MLC_VEC(mlc_tir_var *) var_vec;
@@ -58,12 +59,31 @@ static mlc_status take_error(mlc_te_builder *b, int ok) {
   return st;
 }
 
+void mlc_te_unique_names(mlc_te_builder *b) { b->unique = 1; }
+
+/* |name|, or with mlc_te_unique_names |name|_1, |name|_2, ... when a
+** tensor of |b| has it already.  Arena memory. */
+static const char *unique_name(mlc_te_builder *b, const char *name) {
+  char buf[256];
+  if (!b->unique) return mlc_arena_strdup(b->m->arena, name);
+  snprintf(buf, sizeof buf, "%s", name);
+  for (int k = 1;; k++) {
+    int taken = 0;
+    for (size_t i = 0; i < b->tensors.len && !taken; i++) taken = strcmp(b->tensors.data[i]->name, buf) == 0;
+    if (!taken) break;
+    snprintf(buf, sizeof buf, "%s_%d", name, k);
+  }
+  return mlc_arena_strdup(b->m->arena, buf);
+}
+
 static mlc_status new_tensor(mlc_te_builder *b, const char *name, int rank, mlc_tir_expr *const *shape,
                              mlc_dtype dtype, mlc_te_tensor **out) {
   mlc_tir_module *m = b->m;
   mlc_te_tensor *t = MLC_ARENA_NEW(m->arena, mlc_te_tensor);
   if (!t) return mlc_oom();
-  t->name = mlc_arena_strdup(m->arena, name);
+  name = unique_name(b, name);
+  if (!name) return mlc_oom();
+  t->name = name;
   t->buffer = mlc_tir_buffer_new(m, name, dtype, rank, shape, MLC_TIR_SCOPE_GLOBAL);
   if (!t->name || !t->buffer) return mlc_oom();
   t->dtype = dtype;
@@ -196,7 +216,7 @@ mlc_status mlc_te_check(mlc_te_builder *b, const char *name, int rank, mlc_tir_e
     if (!shape[i]) return take_error(b, 0);
   mlc_te_tensor *t = MLC_ARENA_NEW(m->arena, mlc_te_tensor);
   if (!t) return mlc_oom();
-  t->name = mlc_arena_strdup(m->arena, name);
+  t->name = unique_name(b, name);
   t->shape = rank ? MLC_ARENA_ARRAY(m->arena, (size_t)rank, mlc_tir_expr *) : NULL;
   t->axes = rank ? MLC_ARENA_ARRAY(m->arena, (size_t)rank, mlc_tir_var *) : NULL;
   if (!t->name || (rank && (!t->shape || !t->axes))) return mlc_oom();
