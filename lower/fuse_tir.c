@@ -246,6 +246,7 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
   mlc_status s = NULL;
   if (!val || !ins || !outs || !syms) s = mlc_oom();
   if (!s) s = mlc_te_builder_create(st->tm, &tb);
+  if (!s) mlc_te_unique_names(tb);
   /* placeholders: the parameters, then the tensor constants */
   for (int i = 0; i < nin && !s; i++) {
     mlc_value *v = i < g->nparams ? g->params[i] : gr->consts[i - g->nparams];

@@ -155,7 +155,13 @@ mlc_tir_expr *mlc_lg_arg_bcast(mlc_lg_call *c, int i, int rank, mlc_tir_expr *co
     return mlc_te_fail(c->b, mlc_lg_error(c, MLC_INTERNAL, "argument %d of rank %d read at rank %d", i,
                                           t->rank, rank));
   int off = rank - t->rank;
-  for (int d = 0; d < t->rank; d++) ix[d] = t->dims[d] == 1 ? mlc_tir_i64(c->tm, 0) : idx[off + d];
+  /* a dim of extent 1 is read at 0, unless the output's dim is 1 too: then
+  ** the index is the output's (the same element), and a consumer reads its
+  ** producer through its own iteration variables, as the schedule's
+  ** compute_at and reverse_compute_inline of fused kernels need */
+  const mlc_type *o = c->nouts > 0 && c->out_types[0].rank == rank ? &c->out_types[0] : NULL;
+  for (int d = 0; d < t->rank; d++)
+    ix[d] = t->dims[d] == 1 && !(o && o->dims[off + d] == 1) ? mlc_tir_i64(c->tm, 0) : idx[off + d];
   return mlc_te_load(c->b, c->in[i], t->rank, ix);
 }
 

@@ -21,8 +21,41 @@
 **    so that a batch-1 conv parallelizes over its channels.  Loops bound to
 **    a reduce iteration variable never run in parallel.
 **
-** A primitive that refuses a step of rule 1 (its legality check is the
-** judge) makes the function fall back to rule 2 alone.
+** Before them, two rules for kernels of several stages (fuse_tir's fused
+** groups, and ops that lower to several stages):
+**
+** F1. Inline.  A spatial stage (no reduction) writing a scratch buffer that
+**     exactly one other stage reads is inlined into it (sch.compute_inline):
+**     a bias add and a relu after a conv become one stage reading the
+**     conv's result; a scale before a softmax is folded into its loads.
+**     A stage read by several stages stays (inlining would compute it
+**     once per reader).
+** F2. Epilogue.  The one spatial consumer E of a reduction R (the
+**     epilogue of a conv or matmul: bias, relu, residual add, after F1) is
+**     folded into R where legal (sch.reverse_compute_inline), else moved
+**     under R's loop just outside R's innermost spatial loop
+**     (sch.reverse_compute_at): E then reads R's row of results while it
+**     is still in cache, and lowering's compaction shrinks R's scratch
+**     buffer to that row (on the stack, one per thread).
+**
+**     for c, h:                         for c, h:
+**       for w, rc, kh, kw: conv[..]        for w, rc, kh, kw: conv[..] = ...
+**     for c, h, w: y = relu(conv + b)      for w: y = relu(conv[..] + b)
+**
+**     Rules 1 and 2 then apply to R and E where they sit (E's vector loop
+**     is its own; the parallel loop of R also runs E).
+** A primitive that refuses a step of F1 or F2 is skipped; one that refuses
+** a step of rule 1 (its legality check is the judge) makes the function
+** fall back to rules F1, F2 and 2 alone.
+**
+**     F1 and F2 before (a conv with bias and relu fused), after:
+**
+**       conv = T.alloc_buffer((1, 16, 12, 12))   conv = T.alloc_buffer(...)
+**       T_add = T.alloc_buffer((1, 16, 12, 12))  for i0, i1, i2:
+**       block conv (reduction)                       for i3, rc, rk0, rk1:
+**       block T_add = conv + bias                        block conv
+**       block T_relu = max(T_add, 0)                 for ax0: block T_relu =
+**                                                         max(conv + bias, 0)
 */
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +179,84 @@ static mlc_status schedule_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_o
   return NULL;
 }
 
+/* ---- rules F1 and F2: stages of one kernel together ---------------------- */
+
+static int is_reduction(const mlc_tir_stmt *blk) {
+  if (blk->block.init) return 1;
+  for (int i = 0; i < blk->block.niters; i++)
+    if (blk->block.iters[i].kind == MLC_TIR_ITER_REDUCE) return 1;
+  return 0;
+}
+
+/* Nonzero when |buf| is a parameter of |f| (an input or output). */
+static int is_param(const mlc_tir_func *f, const mlc_tir_buffer *buf) {
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i] == buf) return 1;
+  return 0;
+}
+
+/* The buffer the one store of |blk| writes (NULL for another body). */
+static const mlc_tir_buffer *stored(const mlc_tir_stmt *blk) {
+  const mlc_tir_stmt *b = blk->block.body;
+  return b && b->kind == MLC_TIR_STORE ? b->store.buffer : NULL;
+}
+
+/* Runs a step that may be refused: a refusal (the schedule is unchanged)
+** gives 0, success 1, any other error stays in *|st|. */
+static int attempt(mlc_sch *s, mlc_status r, mlc_status *st) {
+  if (!r) return 1;
+  if (mlc_sch_last_error(s) != MLC_SCH_OK) {
+    mlc_status_free(r);
+    return 0;
+  }
+  *st = r;
+  return 0;
+}
+
+/* Rule F1 over the blocks |blocks| (root children, program order). */
+static mlc_status inline_stages(mlc_sch *s, int n, const mlc_sch_rv *blocks, int *changed) {
+  mlc_status st = NULL;
+  const mlc_tir_func *f = mlc_sch_func(s);
+  for (int i = 0; i < n && !st; i++) {
+    const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, blocks[i]);
+    if (!blk || blk->block.niters == 0 || is_reduction(blk) || !stored(blk) || is_param(f, stored(blk))) continue;
+    mlc_sch_rv cons[MLC_SCH_MAX_OUTS];
+    int nc = 0;
+    MLC_RETURN_IF_ERROR(mlc_sch_get_consumers(s, blocks[i], MLC_SCH_MAX_OUTS, cons, &nc));
+    if (nc == 1) *changed |= attempt(s, mlc_sch_compute_inline(s, blocks[i]), &st);
+  }
+  return st;
+}
+
+/* Rule F2 for the reduction |r|. */
+static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
+  mlc_status st = NULL;
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, r);
+  if (!blk || !is_reduction(blk) || !stored(blk)) return NULL;
+  mlc_sch_rv cons[MLC_SCH_MAX_OUTS], loops[MLC_SCH_MAX_OUTS];
+  int nc = 0, nl = 0;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_consumers(s, r, MLC_SCH_MAX_OUTS, cons, &nc));
+  if (nc != 1) return NULL;
+  const mlc_tir_stmt *e = mlc_sch_rv_stmt(s, cons[0]);
+  if (!e || e->block.niters == 0 || is_reduction(e) || !stored(e)) return NULL;
+  if (attempt(s, mlc_sch_reverse_compute_inline(s, cons[0]), &st) || st) {
+    *changed = 1;
+    return st;
+  }
+  /* the loop outside R's innermost spatial loop */
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, r, MLC_SCH_MAX_OUTS, loops, &nl));
+  int last = -1, at = -1;
+  for (int i = 0; i < nl; i++) {
+    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
+    if (binds_reduce(blk, l->loop.var)) continue;
+    at = last;
+    last = i;
+  }
+  if (at < 0 || mlc_sch_rv_stmt(s, loops[at])->loop.kind != MLC_TIR_FOR_SERIAL) return NULL;
+  *changed |= attempt(s, mlc_sch_reverse_compute_at(s, cons[0], loops[at], 0), &st);
+  return st;
+}
+
 /* Applies the rules (rule 1 only with |vectors|) to a new schedule of |f|. */
 static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_lower_options *opt, int vectors,
                               mlc_sch **out) {
@@ -153,6 +264,15 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
   int n = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_create(tm, f, 0, out));
   mlc_status st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
+  int changed = 0;
+  if (!st && n > 1) st = inline_stages(*out, n, blocks, &changed);
+  if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
+  for (int i = 0, moved = 0; !st && n > 1 && i < n; i++) {
+    st = epilogue(*out, blocks[i], &moved);
+    changed |= moved;
+  }
+  if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
+  /* every block, an epilogue under its reduction's loops too */
   for (int i = 0; !st && vectors && i < n; i++) st = vectorize_stage(*out, blocks[i]);
   for (int i = 0; !st && i < n; i++) st = schedule_stage(*out, blocks[i], opt);
   return st;

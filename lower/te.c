@@ -21,6 +21,7 @@ struct mlc_te_builder {
   mlc_status err; /* sticky, first error wins */
   MLC_VEC(mlc_te_tensor *) tensors;
   MLC_VEC(raxis) raxes;
+  int unique; /* mlc_te_unique_names */
 };
 
 typedef MLC_VEC(mlc_tir_var *) var_vec;
@@ -58,11 +59,13 @@ static mlc_status take_error(mlc_te_builder *b, int ok) {
   return st;
 }
 
-/* |name|, or |name|_1, |name|_2, ... when a tensor of |b| has it already
-** (a prim function built from several ops, each naming its own stages):
-** block and buffer names stay unique in the function.  Arena memory. */
+void mlc_te_unique_names(mlc_te_builder *b) { b->unique = 1; }
+
+/* |name|, or with mlc_te_unique_names |name|_1, |name|_2, ... when a
+** tensor of |b| has it already.  Arena memory. */
 static const char *unique_name(mlc_te_builder *b, const char *name) {
   char buf[256];
+  if (!b->unique) return mlc_arena_strdup(b->m->arena, name);
   snprintf(buf, sizeof buf, "%s", name);
   for (int k = 1;; k++) {
     int taken = 0;

@@ -19,8 +19,9 @@
 ** outputs become scratch buffers allocated around the body.  Shapes may use
 ** scalar variables (a symbolic extent `n`); each one is bound to the first
 ** parameter dimension that is exactly that variable.
-** A name given twice in one builder (two ops' stages built into one prim
-** function) is made unique with a suffix: T_add, T_add_1, ...
+** After mlc_te_unique_names, a name given twice in the builder (two ops'
+** stages built into one prim function) is made unique with a suffix:
+** T_add, T_add_1, ...
 **
 ** A check stage (mlc_te_check) computes no tensor: it runs asserts of the
 ** inputs (an index read from a tensor lies in its range) over a loop nest
@@ -66,6 +67,9 @@ typedef mlc_tir_expr *(*mlc_te_body_fn)(mlc_te_builder *b, mlc_tir_expr *const *
 /* A builder adding nodes to |m| (borrowed; must outlive the builder).
 ** *|out| transferred (destroy with mlc_te_builder_destroy). */
 MLC_MUST_USE mlc_status mlc_te_builder_create(mlc_tir_module *m, mlc_te_builder **out);
+/* Makes the names of the tensors |b| creates from now on unique among its
+** tensors (fuse_tir: one prim function from several ops' rules). */
+void mlc_te_unique_names(mlc_te_builder *b);
 /* NULL-safe. Tensors stay valid (they live in the module's arena). */
 void mlc_te_builder_destroy(mlc_te_builder *b);
 /* The module the builder adds to. Borrowed. */

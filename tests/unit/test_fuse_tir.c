@@ -303,7 +303,7 @@ static void *lower_and_load(const char *name, built *bt, int fused, int sched, m
   if (!MLC_TEST_OK(mlc_lower_prims(gm, &tm))) return NULL;
   if (!MLC_TEST_OK(mlc_tir_verify_module(tm))) return NULL;
   if (sched) {
-    mlc_lower_options opt = {1, 1, 0};
+    mlc_lower_options opt = {0, 0, 0};
     mlc_lower_traces tr = {0};
     int ok = MLC_TEST_OK(mlc_lower_default_schedule(tm, &opt, &tr));
     if (ok && text) {
@@ -322,7 +322,14 @@ static void *lower_and_load(const char *name, built *bt, int fused, int sched, m
     printf("\n%s (%s):\n%s\n", name, fused ? "fused" : "unfused", mlc_sb_str(&b));
     mlc_sb_fini(&b);
   }
-  return mlc_th_load_tir(tm, name);
+  void *h = mlc_th_load_tir(tm, name);
+  if (print_tir) {
+    mlc_strbuf b = MLC_STRBUF_INIT;
+    mlc_tir_print_module(tm, &b);
+    printf("\n%s (%s), lowered:\n%s\n", name, fused ? "fused" : "unfused", mlc_sb_str(&b));
+    mlc_sb_fini(&b);
+  }
+  return h;
 }
 
 static void run_case(const fcase *fc) {
