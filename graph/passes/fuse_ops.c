@@ -267,7 +267,8 @@ static mlc_status new_group(fuser *fz, int x) {
 static void merge_into(fuser *fz, int to, int from) {
   group *a = &fz->g[to], *b = &fz->g[from];
   int mem[MAX_GROUP], n = 0, i = 0, j = 0;
-  while (i < a->n || j < b->n) mem[n++] = j >= b->n || (i < a->n && a->mem[i] < b->mem[j]) ? a->mem[i++] : b->mem[j++];
+  while (i < a->n || j < b->n)
+    mem[n++] = j >= b->n || (i < a->n && a->mem[i] < b->mem[j]) ? a->mem[i++] : b->mem[j++];
   memcpy(a->mem, mem, sizeof *mem * (size_t)n);
   a->n = n;
   for (int k = 0; k < b->n; k++) fz->grp[b->mem[k]] = to;
