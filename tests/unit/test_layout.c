@@ -318,6 +318,23 @@ static mlc_status build_blocks(mlc_module *m) {
   return mlc_func_add_ret(f, a);
 }
 
+/* A lone conv between NCHW edges: blocked when it does enough work per
+** element the two transforms move (3x3, 64 to 64 channels: 288), not when
+** it does little (1x1, 16 to 32 channels: 11). */
+static mlc_status build_lone(mlc_module *m, int64_t c, int64_t k, int64_t ks) {
+  mlc_func *f;
+  mlc_value *x, *w, *v;
+  mlc_attr a[2] = {mlc_attr_ints("pads", (int64_t[]){ks / 2, ks / 2, ks / 2, ks / 2}, 4), INTS("strides", 1, 1)};
+  TRY(mlc_func_create(m, "main", &f));
+  TRY(mlc_func_add_param(f, "x", &TY(F32, 1, c, 8, 8), &x));
+  TRY(cst(m, "w", TY(F32, k, c, ks, ks), &w));
+  TRY(mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){x, w}, 2, a, 2, ORG("Conv", "lone"), &v));
+  TRY(mlc_graph_emit1(f, MLC_OP_RELU, &v, 1, NULL, 0, ORG("Relu", "relu"), &v));
+  return mlc_func_add_ret(f, v);
+}
+static mlc_status build_lone_heavy(mlc_module *m) { return build_lone(m, 64, 64, 3); }
+static mlc_status build_lone_cheap(mlc_module *m) { return build_lone(m, 16, 32, 1); }
+
 /* A symbolic batch: the conv stays NCHW. */
 static mlc_status build_symbolic(mlc_module *m) {
   mlc_func *f;
@@ -345,6 +362,8 @@ static const golden_case cases[] = {
     {"odd_channels", build_odd_channels, 0, 0, 1},
     {"groups2", build_groups2, 0, 0, 1},
     {"symbolic", build_symbolic, 0, 0, 1},
+    {"lone_heavy", build_lone_heavy, 1, 2, 0},
+    {"lone_cheap", build_lone_cheap, 0, 0, 1},
     {NULL, NULL, 0, 0, 0},
 };
 
