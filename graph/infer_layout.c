@@ -204,7 +204,11 @@ mlc_status mlc_infer_conv2d_nchwc(const mlc_call_info *ci, mlc_type *outs, int *
   for (int i = 0; i < 2; i++) {
     if (st[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[2 + i] < 0)
       return ERR("bad window attributes on spatial axis %d", i);
-    int64_t ek = dil[i] * (w->dims[2 + i] - 1) + 1, padded = x->dims[2 + i] + pads[i] + pads[2 + i];
+    int64_t ek, padded;
+    if (__builtin_mul_overflow(dil[i], w->dims[2 + i] - 1, &ek) || __builtin_add_overflow(ek, 1, &ek) ||
+        __builtin_add_overflow(x->dims[2 + i], pads[i], &padded) ||
+        __builtin_add_overflow(padded, pads[2 + i], &padded))
+      return ERR("spatial axis %d: window arithmetic overflows", i);
     if (padded < ek) return ERR("spatial axis %d: kernel extent %lld exceeds padded input extent %lld", i, LL(ek), LL(padded));
     dims[2 + i] = (padded - ek) / st[i] + 1;
   }

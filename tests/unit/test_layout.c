@@ -15,6 +15,7 @@
 **   pass        the cases where the pass must not fire leave the module
 **               unchanged
 */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,10 @@ static void test_infer_conv(void) {
   MLC_TEST_ERR(nchwc(m, (mlc_value *[]){x, dw}, 2, 16, 1, &t), MLC_INVALID_ARGUMENT, "groups 16");
   MLC_TEST_ERR(nchwc(m, (mlc_value *[]){w, x}, 2, 1, 1, &t), MLC_INVALID_ARGUMENT, "rank 6 and weight rank 5");
   MLC_TEST_ERR(nchwc(m, (mlc_value *[]){xi, wi}, 2, 1, 1, &t), MLC_UNIMPLEMENTED, "int32");
+  mlc_attr huge[2] = {INTS("dilations", INT64_MAX / 2 + 1, 1), INTS("pads", 0, 0, 0, 0)};
+  MLC_TEST_ERR(infer(m, MLC_OP_CONV2D_NCHWC, (mlc_value *[]){x, w}, 2, huge, 2, &t), MLC_INVALID_ARGUMENT, "overflows");
+  mlc_attr neg[1] = {INTS("strides", 0, 1)};
+  MLC_TEST_ERR(infer(m, MLC_OP_CONV2D_NCHWC, (mlc_value *[]){x, w}, 2, neg, 1, &t), MLC_INVALID_ARGUMENT, "bad window");
   mlc_module_destroy(m);
 }
 
