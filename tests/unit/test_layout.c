@@ -340,6 +340,26 @@ static mlc_status build_lone(mlc_module *m, int64_t c, int64_t k, int64_t ks) {
 static mlc_status build_lone_heavy(mlc_module *m) { return build_lone(m, 64, 64, 3); }
 static mlc_status build_lone_cheap(mlc_module *m) { return build_lone(m, 16, 32, 1); }
 
+/* A residual add of a concat in block 8 (8 + 24 channels) and a conv in
+** block 16: the conv's result moves to block 8 directly ("NCHW16c" ->
+** "NCHW8c"), never through NCHW. */
+static mlc_status build_convert_block(mlc_module *m) {
+  mlc_func *f;
+  mlc_value *x, *wa, *wb, *wc, *a, *b, *c, *v;
+  TRY(mlc_func_create(m, "main", &f));
+  TRY(mlc_func_add_param(f, "x", &TY(F32, 1, 16, 8, 8), &x));
+  TRY(cst(m, "wa", TY(F32, 8, 16, 3, 3), &wa));
+  TRY(cst(m, "wb", TY(F32, 24, 16, 3, 3), &wb));
+  TRY(cst(m, "wc", TY(F32, 32, 16, 3, 3), &wc));
+  TRY(conv(f, x, wa, NULL, 1, "a", &a));
+  TRY(conv(f, x, wb, NULL, 1, "b", &b));
+  TRY(conv(f, x, wc, NULL, 1, "c", &c));
+  mlc_attr ax = mlc_attr_int("axis", 1);
+  TRY(mlc_graph_emit1(f, MLC_OP_CONCAT, (mlc_value *[]){a, b}, 2, &ax, 1, ORG("Concat", "cat"), &v));
+  TRY(mlc_graph_emit1(f, MLC_OP_ADD, (mlc_value *[]){v, c}, 2, NULL, 0, ORG("Add", "sum"), &v));
+  return mlc_func_add_ret(f, v);
+}
+
 /* A symbolic batch: the conv stays NCHW. */
 static mlc_status build_symbolic(mlc_module *m) {
   mlc_func *f;
@@ -369,6 +389,7 @@ static const golden_case cases[] = {
     {"symbolic", build_symbolic, 0, 0, 1},
     {"lone_heavy", build_lone_heavy, 1, 2, 0},
     {"lone_cheap", build_lone_cheap, 0, 0, 1},
+    {"convert_block", build_convert_block, 3, 3, 0},
     {NULL, NULL, 0, 0, 0},
 };
 
