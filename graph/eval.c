@@ -930,6 +930,9 @@ static mlc_status dispatch(EVAL_PARAMS) {
   case MLC_OP_MAX_UNPOOL: case MLC_OP_NMS_COUNT: case MLC_OP_NMS: case MLC_OP_UNIQUE_COUNT:
   case MLC_OP_UNIQUE:
     break;
+  /* blocked layouts: transforms fold (packed weights), convs never */
+  case MLC_OP_LAYOUT_TRANSFORM: return mlc_graph_eval_layout(ci, ot, in, out);
+  case MLC_OP_CONV2D_NCHWC: break;
   }
   return ERR(MLC_UNIMPLEMENTED, "no evaluator");
 }

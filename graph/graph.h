@@ -426,6 +426,41 @@ MLC_MUST_USE mlc_status mlc_graph_infer(const mlc_call_info *ci, mlc_type *outs,
 MLC_MUST_USE mlc_status mlc_graph_eval(const mlc_call_info *ci, const mlc_type *out_types,
                                        int nouts, const void *const *in, void **out);
 
+/* ---- data layouts (graph/infer_layout.c) -------------------------------- */
+
+/*
+** A data layout string, as TVM writes them: one upper-case letter per
+** primal axis ("NCHW", "OIHW"), and a block of a primal axis as a factor
+** and the axis' lower-case letter after it ("NCHW16c": channels split into
+** C = channel / 16 and c = channel % 16; "OIHW16i16o").  Each primal axis
+** appears once, each block at most once and only after its primal axis.
+*/
+#define MLC_LAYOUT_MAX_RANK 16
+typedef struct mlc_layout {
+  int rank;
+  char axis[MLC_LAYOUT_MAX_RANK];      /* 'A'..'Z' primal, 'a'..'z' block */
+  int64_t factor[MLC_LAYOUT_MAX_RANK]; /* block extent; 0 for a primal axis */
+} mlc_layout;
+
+/* Parses |s| into *|out|; 0 on success, -1 when |s| is no valid layout. */
+int mlc_layout_parse(const char *s, mlc_layout *out);
+
+/*
+** How layout_transform reads its input: for output index y (|dst| dims),
+** input dim i reads ((y[outer[i]] * mul[i] + (inner[i] >= 0 ? y[inner[i]] : 0))
+** / div[i]) % mod[i] (mod[i] == 0: no modulo), i.e. the primal coordinate
+** rebuilt from |dst|'s axes, then split as |src| splits it.
+*/
+typedef struct mlc_layout_map {
+  int src_rank;
+  int outer[MLC_LAYOUT_MAX_RANK], inner[MLC_LAYOUT_MAX_RANK];
+  int64_t mul[MLC_LAYOUT_MAX_RANK], div[MLC_LAYOUT_MAX_RANK], mod[MLC_LAYOUT_MAX_RANK];
+} mlc_layout_map;
+
+/* The map from |dst| back to |src| (both parsed, with the same primal
+** axes); 0 on success, -1 when their primal axes differ. */
+int mlc_layout_map_make(const mlc_layout *src, const mlc_layout *dst, mlc_layout_map *out);
+
 /* "node \"conv1\" (Conv, opset 13)" for messages; "" for a NULL origin. */
 const char *mlc_origin_str(const mlc_origin *o, char *buf, size_t size);
 

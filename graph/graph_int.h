@@ -33,6 +33,11 @@ mlc_status mlc_graph_eval_misc(const mlc_call_info *ci, const mlc_type *ot, cons
 mlc_status mlc_graph_eval_image(const mlc_call_info *ci, const mlc_type *ot, const void *const *in,
                                 void **out);
 
+/* Evaluator of layout_transform (graph/eval_layout.c), the same contract as
+** mlc_graph_eval_misc. */
+mlc_status mlc_graph_eval_layout(const mlc_call_info *ci, const mlc_type *ot, const void *const *in,
+                                 void **out);
+
 /* ---- helpers of the inference rules (graph/infer_util.c) ---------------
 ** They take the call |ci| (borrowed) and report errors through
 ** mlc_graph_call_error, so messages name the node and the op. */

@@ -84,6 +84,9 @@ static const mlc_lg_fn rules[MLC_OP_COUNT] = {
     [MLC_OP_ROI_ALIGN] = mlc_lg_roi_align, [MLC_OP_DET] = mlc_lg_det,
     [MLC_OP_MAX_UNPOOL] = mlc_lg_max_unpool, [MLC_OP_UNIQUE_COUNT] = mlc_lg_unique_count,
     [MLC_OP_UNIQUE] = mlc_lg_unique,
+    /* ---- blocked layouts ---- */
+    [MLC_OP_LAYOUT_TRANSFORM] = mlc_lg_layout_transform,
+    [MLC_OP_CONV2D_NCHWC] = mlc_lg_conv2d_nchwc,
 };
 
 mlc_lg_fn mlc_lg_rule(mlc_op op) { return (unsigned)op < MLC_OP_COUNT ? rules[op] : NULL; }

@@ -173,5 +173,8 @@ mlc_status mlc_lg_det(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_max_unpool(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_unique_count(mlc_lg_call *c, mlc_te_tensor **out);
 mlc_status mlc_lg_unique(mlc_lg_call *c, mlc_te_tensor **out);
+/* ---- blocked layouts (lower/compute/layout.c) ---- */
+mlc_status mlc_lg_layout_transform(mlc_lg_call *c, mlc_te_tensor **out);
+mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out);
 
 #endif /* MLC_LOWER_LOWER_INT_H */

@@ -39,10 +39,23 @@ for m in cnn encoder; do
 done
 
 # ---- the command ---------------------------------------------------------------------
-# the kernel that writes the first relu (1, 8, 32, 32): the relu alone, or
-# fused after the conv; its block T_unary has the same loops either way
-k=$(grep -l 'T_unary: T.Buffer((1, 8, 32, 32)' "$tmp/cnn/11_schedule/"*.tir | head -1)
-k=${k:-$tmp/cnn/11_schedule/relu.tir}
+# a 4-d relu kernel as the compiler writes it (the CNN's own relus run in the
+# blocked layout since alter_layout)
+k=$tmp/relu.tir
+cat >"$k" <<'T'
+@T.prim_func
+def relu(A: T.Buffer((1, 8, 32, 32), "float32"), T_unary: T.Buffer((1, 8, 32, 32), "float32")):
+    T.func_attr({"global_symbol": "mlc_k_relu", "tir.noalias": True})
+    for i0, i1, i2, i3 in T.grid(1, 8, 32, 32):
+        with T.block("T_unary"):
+            vi0 = T.axis.spatial(1, i0)
+            vi1 = T.axis.spatial(8, i1)
+            vi2 = T.axis.spatial(32, i2)
+            vi3 = T.axis.spatial(32, i3)
+            T.reads(A[vi0, vi1, vi2, vi3])
+            T.writes(T_unary[vi0, vi1, vi2, vi3])
+            T_unary[vi0, vi1, vi2, vi3] = T.max(A[vi0, vi1, vi2, vi3], T.float32(0))
+T
 cat >"$tmp/par.trace" <<'T'
 # the relu in parallel, its inner loop a vector
 b0 = sch.get_block(name="T_unary")

@@ -1,0 +1,164 @@
+/*
+** layout.c: lowering rules of the blocked-layout ops (TOPI's
+** layout_transform and x86 conv2d_NCHWc).
+**
+** layout_transform is one injective stage: each output element loads the
+** input element that mlc_layout_map names, e.g. "NCHW" -> "NCHW16c":
+**
+**   y[n, C, h, w, c] = x[n, C*16 + c, h, w]
+**
+** conv2d_nchwc is one reduction stage over (input channel block, kh, kw,
+** input channel in the block), the output's channel block innermost:
+**
+**   y[n, K, oh, ow, k] = sum over C, kh, kw, c of
+**       x[n, C, oh*s - p + kh*d, ow*s - p + kw*d, c] * w[K, C, kh, kw, c, k]
+**
+** (depthwise: the input block K itself, y[..k] = sum over kh, kw of
+** x[n, K, .., .., k] * w[K, 0, kh, kw, 0, k]), then the bias [K/k, k] added
+** in a second stage.  The default schedule's vector rule makes k (16 or 8
+** lanes) the vector loop inside the reduction: every output pixel
+** accumulates one vector with contiguous weight loads.  Padded positions are
+** a select, as in the NCHW conv (lower/compute/nn.c).
+*/
+#include <string.h>
+
+#include "lower/lower_int.h"
+
+#define M (c->tm)
+
+static mlc_tir_expr *i64(mlc_lg_call *c, int64_t v) { return mlc_tir_i64(M, v); }
+
+/* ---- layout_transform ------------------------------------------------------- */
+
+typedef struct lt_ctx {
+  mlc_lg_call *c;
+  mlc_layout_map map;
+} lt_ctx;
+
+static mlc_tir_expr *lt_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  lt_ctx *l = user;
+  mlc_lg_call *c = l->c;
+  mlc_tir_expr *xi[MLC_LAYOUT_MAX_RANK];
+  for (int i = 0; i < l->map.src_rank; i++) {
+    mlc_tir_expr *v = idx[l->map.outer[i]];
+    if (l->map.mul[i] != 1) v = mlc_tir_mul(M, v, i64(c, l->map.mul[i]));
+    if (l->map.inner[i] >= 0) v = mlc_tir_add(M, v, idx[l->map.inner[i]]);
+    if (l->map.div[i] != 1) v = mlc_tir_binary(M, MLC_TIR_FLOORDIV, v, i64(c, l->map.div[i]));
+    if (l->map.mod[i]) v = mlc_tir_binary(M, MLC_TIR_FLOORMOD, v, i64(c, l->map.mod[i]));
+    xi[i] = v;
+  }
+  return mlc_te_load(b, c->in[0], l->map.src_rank, xi);
+}
+
+/* y = x moved from layout src to dst (attrs, see mlc_layout_map) */
+mlc_status mlc_lg_layout_transform(mlc_lg_call *c, mlc_te_tensor **out) {
+  mlc_layout src, dst;
+  lt_ctx l = {c, {0}};
+  if (mlc_layout_parse(mlc_attrs_str(c->attrs, c->nattrs, "src", NULL), &src) ||
+      mlc_layout_parse(mlc_attrs_str(c->attrs, c->nattrs, "dst", NULL), &dst) ||
+      mlc_layout_map_make(&src, &dst, &l.map) || src.rank != c->arg_types[0].rank ||
+      dst.rank != c->out_types[0].rank)
+    return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "bad layouts");
+  if (!c->in[0]) return mlc_lg_error(c, MLC_INTERNAL, "input inlined");
+  mlc_tir_expr **shape = mlc_lg_shape(c, &c->out_types[0]);
+  if (!shape) return mlc_oom();
+  return mlc_te_compute(c->b, "T_layout_trans", c->out_types[0].rank, shape, NULL, lt_body, &l, out);
+}
+
+/* ---- conv2d_nchwc ------------------------------------------------------------- */
+
+typedef struct nc_ctx {
+  mlc_lg_call *c;
+  int64_t stride[2], pad[4], dil[2];
+  int depthwise;
+  mlc_dtype acc;
+  mlc_te_tensor *stage;
+} nc_ctx;
+
+/* An ints attribute of |n| entries (|dflt| when absent or of another length). */
+static void ints_attr(mlc_lg_call *c, const char *name, int n, int64_t dflt, int64_t *out) {
+  const mlc_attr *a = mlc_lg_attr(c, name);
+  int ok = a && a->kind == MLC_ATTR_INTS && a->n == n;
+  for (int i = 0; i < n; i++) out[i] = ok ? a->ints[i] : dflt;
+}
+
+static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  nc_ctx *n = user;
+  mlc_lg_call *c = n->c;
+  const mlc_type *x = &c->arg_types[0], *wt = &c->arg_types[1];
+  mlc_tir_expr *axes[4], *xi[5], *wi[6], *cond = NULL;
+  int na = 0;
+  mlc_tir_expr *rco = n->depthwise ? NULL : mlc_te_reduce_axis(b, i64(c, wt->dims[1]), "rco");
+  if (rco) axes[na++] = rco;
+  mlc_tir_expr *rk[2];
+  rk[0] = mlc_te_reduce_axis(b, i64(c, wt->dims[2]), "rkh");
+  rk[1] = mlc_te_reduce_axis(b, i64(c, wt->dims[3]), "rkw");
+  axes[na++] = rk[0];
+  axes[na++] = rk[1];
+  mlc_tir_expr *rci = n->depthwise ? NULL : mlc_te_reduce_axis(b, i64(c, wt->dims[4]), "rci");
+  if (rci) axes[na++] = rci;
+  xi[0] = idx[0];
+  xi[1] = n->depthwise ? idx[1] : rco;
+  xi[4] = n->depthwise ? idx[4] : rci;
+  for (int i = 0; i < 2; i++) {
+    mlc_tir_expr *p = mlc_tir_mul(M, idx[2 + i], i64(c, n->stride[i]));
+    if (n->pad[i]) p = mlc_tir_sub(M, p, i64(c, n->pad[i]));
+    p = mlc_tir_add(M, p, n->dil[i] == 1 ? rk[i] : mlc_tir_mul(M, rk[i], i64(c, n->dil[i])));
+    xi[2 + i] = p;
+    if (n->pad[i] > 0) cond = cond ? mlc_tir_binary(M, MLC_TIR_AND, cond, mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0)))
+                                   : mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0));
+    if (n->pad[2 + i] > 0) {
+      mlc_tir_expr *lt = mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, x->dims[2 + i]));
+      cond = cond ? mlc_tir_binary(M, MLC_TIR_AND, cond, lt) : lt;
+    }
+  }
+  wi[0] = idx[1];
+  wi[1] = n->depthwise ? i64(c, 0) : rco;
+  wi[2] = rk[0];
+  wi[3] = rk[1];
+  wi[4] = n->depthwise ? i64(c, 0) : rci;
+  wi[5] = idx[4];
+  mlc_tir_expr *p = mlc_tir_mul(M, mlc_tir_cast(M, n->acc, mlc_lg_arg_load(c, 0, xi)),
+                                mlc_tir_cast(M, n->acc, mlc_lg_arg_load(c, 1, wi)));
+  if (cond) p = mlc_tir_select(M, cond, p, mlc_lg_imm(c, n->acc, 0));
+  return mlc_te_sum(b, p, axes, na);
+}
+
+/* The accumulator plus bias[K, k] (argument 2, when present), converted. */
+static mlc_tir_expr *nc_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  nc_ctx *n = user;
+  mlc_lg_call *c = n->c;
+  mlc_tir_expr *v = mlc_te_load(b, n->stage, n->stage->rank, idx);
+  if (c->nargs > 2) {
+    mlc_tir_expr *bi[2] = {idx[1], idx[4]};
+    v = mlc_tir_add(M, v, mlc_tir_cast(M, n->acc, mlc_lg_arg_load(c, 2, bi)));
+  }
+  return mlc_tir_cast(M, c->out_types[0].dtype, v);
+}
+
+/* y[n, K, oh, ow, k] = sum over C, kh, kw, c of x[n, C, oh*s - p + kh*d, ow*s - p + kw*d, c]
+** * w[K, C, kh, kw, c, k] (+ bias[K, k]); depthwise: C = K, c = k */
+mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
+  const mlc_type *x = &c->arg_types[0], *wt = &c->arg_types[1];
+  nc_ctx n;
+  memset(&n, 0, sizeof n);
+  n.c = c;
+  if (x->rank != 5 || wt->rank != 6 || !mlc_dtype_is_float(x->dtype))
+    return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "input [N, C, H, W, c] and weight [K, C, KH, KW, c, k] of floats expected");
+  for (int d = 1; d < 5; d++)
+    if (MLC_DIM_IS_SYM(x->dims[d])) return mlc_lg_error(c, MLC_UNIMPLEMENTED, "symbolic extent on axis %d", d);
+  if (!c->in[0] || !c->in[1]) return mlc_lg_error(c, MLC_INTERNAL, "input inlined");
+  ints_attr(c, "strides", 2, 1, n.stride);
+  ints_attr(c, "pads", 4, 0, n.pad);
+  ints_attr(c, "dilations", 2, 1, n.dil);
+  n.depthwise = mlc_lg_int(c, "groups", 1) != 1;
+  n.acc = x->dtype == MLC_DTYPE_F16 || x->dtype == MLC_DTYPE_BF16 ? MLC_DTYPE_F32 : x->dtype;
+  const mlc_type *ot = &c->out_types[0];
+  mlc_tir_expr **shape = mlc_lg_shape(c, ot);
+  if (!shape) return mlc_oom();
+  static const char *const names[5] = {"n", "oc_chunk", "oh", "ow", "oc_block"};
+  if (c->nargs < 3 && n.acc == ot->dtype)
+    return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, names, nc_body, &n, out);
+  MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, shape, names, nc_body, &n, &n.stage));
+  return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, NULL, nc_bias_body, &n, out);
+}

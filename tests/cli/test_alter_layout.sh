@@ -1,0 +1,56 @@
+#!/bin/sh
+# test_alter_layout.sh: blocked convolutions end to end on the bundled CNN:
+# alter_layout rewrites every conv to conv2d_nchwc, only the model's edges
+# keep a layout_transform after the dce that follows it, the blocked convs'
+# kernels are vector loops over the channel block, and the outputs still
+# match ONNX Runtime's.  With --no-layout (when the CLI has it) nothing is
+# blocked and the outputs match too.
+# Env: MLC_CLI (the built mlc-onnx), MLC_SRCDIR, PYTHON_ONNX.
+set -u
+cli=${MLC_CLI:?}
+src=${MLC_SRCDIR:?}
+py=${PYTHON_ONNX:-/usr/bin/python3}
+models=$src/models
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0; failed=0
+ok() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+check() { desc=$1; shift; if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else fail "$desc"; head -5 "$tmp/err"; fi; }
+count() { grep -o -- "$1" "$2" | wc -l | tr -d ' '; }
+close() { # close OUT.npy REF.npy: rtol 1e-3, atol 1e-4
+  "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' "$1" "$2"
+}
+
+check "compile cnn --dump-ir" "$cli" compile "$models/cnn.onnx" -o "$tmp/cnn.so" -q --dump-ir "$tmp/d"
+after=$(ls "$tmp/d/"*_alter_layout.after.txt 2>/dev/null | head -1)
+if [ -z "$after" ]; then
+  fail "no alter_layout dump"
+else
+  # the four convs of the CNN (stem, res1a, res1b, down) are all blocked
+  n=$(count 'R.conv2d_nchwc(' "$after"); [ "$n" -eq 4 ] && ok || fail "alter_layout: $n blocked convs, expected 4"
+  n=$(count ' R.conv(' "$after"); [ "$n" -eq 0 ] && ok || fail "alter_layout: $n NCHW convs left"
+  # after fold_constant and dce: the input's transform and the one before the flatten
+  num=${after##*/}; num=${num%%_*}
+  dce=$(ls "$tmp/d/"*_dce.after.txt | awk -F/ -v n="$num" '{ f = $NF; split(f, p, "_"); if (p[1] + 0 > n + 0) { print; exit } }')
+  n=$(count 'R.layout_transform(' "$dce"); [ "$n" -eq 2 ] && ok || fail "after dce: $n layout transforms, expected 2"
+  grep -q 'layout_transform(x, src="NCHW", dst="NCHW3c")' "$dce" && ok || fail "the input is not transformed to NCHW3c"
+fi
+# the blocked convs' accumulation runs on vectors of the channel block
+grep 'T_conv2d_nchwc' "$tmp/d/12_lowered.tir.txt" | grep -q 'T.Ramp(' && ok || fail "no vector loop in the blocked convs"
+check "run cnn" "$cli" run "$tmp/cnn.so" --input "$models/cnn.input_0.npy" --output-dir "$tmp/out1"
+if "$py" -c 'import numpy' 2>/dev/null; then
+  close "$tmp/out1/output_0.npy" "$models/cnn.output_0.npy" && ok || fail "blocked cnn: output differs from ONNX Runtime's"
+fi
+
+# without the layout group (once the command line has --no-layout)
+if "$cli" compile "$models/cnn.onnx" -o "$tmp/nl.so" -q --no-layout --dump-ir "$tmp/nl" 2>/dev/null; then
+  ! grep -q 'conv2d_nchwc' "$tmp/nl/12_lowered.tir.txt" && ok || fail "--no-layout: blocked convs"
+  check "run cnn --no-layout" "$cli" run "$tmp/nl.so" --input "$models/cnn.input_0.npy" --output-dir "$tmp/out2"
+  if "$py" -c 'import numpy' 2>/dev/null; then
+    close "$tmp/out2/output_0.npy" "$models/cnn.output_0.npy" && ok || fail "--no-layout cnn: output differs"
+  fi
+fi
+
+echo "test_alter_layout.sh: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
