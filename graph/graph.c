@@ -460,6 +460,8 @@ mlc_status mlc_binding_set_attrs(mlc_module *m, mlc_binding *b, const mlc_attr *
 }
 
 mlc_status mlc_binding_add_covered(mlc_module *m, mlc_binding *b, const mlc_origin *o) {
+  for (int i = 0; i < b->ncovered; i++) /* one ONNX node lowered to several ops: listed once */
+    if (o->index >= 0 && b->covered[i].index == o->index) return NULL;
   mlc_origin *c = MLC_ARENA_ARRAY(m->arena, (size_t)b->ncovered + 1, mlc_origin);
   if (!c) return mlc_oom();
   if (b->ncovered) memcpy(c, b->covered, sizeof *c * (size_t)b->ncovered);

@@ -363,7 +363,7 @@ static void check_scope(verifier *vf, const mlc_func *f, int k, const mlc_bindin
               where(f, k, b, ctx, sizeof ctx), o, i, mlc_module_sym_name(vf->m, d));
     }
   }
-  if (b->kind != MLC_CALL_OP || b->op != MLC_OP_DEFINE_DIMS) return;
+  if (b->op != MLC_OP_DEFINE_DIMS) return; /* also once legalized: the call keeps its op */
   const mlc_attr *a = mlc_attrs_find(b->attrs, b->nattrs, "dims");
   for (int i = 0; a && a->kind == MLC_ATTR_INTS && i < a->n; i++) {
     int64_t d = a->ints[i];
