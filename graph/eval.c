@@ -10,10 +10,14 @@
 ** not look at dtypes at all.
 **
 ** The output types come from the op's inference rule (graph/infer.c); the
-** evaluator reads the same attributes with the same defaults, so a folded
-** constant always has exactly the inferred type.  Ops and dtypes without an
-** evaluator return MLC_UNIMPLEMENTED before allocating anything, and the
-** builder keeps the call.
+** evaluator reads the same attributes with the same defaults (the op's
+** attribute schema where it has them), so a folded constant always has
+** exactly the inferred type.  The evaluator of an op is the family its
+** ops.def row names (eval column; the table at the end of this file is
+** generated from it); ops whose row says NONE, and ops or dtypes a family
+** has no semantics for, return MLC_UNIMPLEMENTED before allocating
+** anything, and the builder keeps the call.  No family folds an op it does
+** not know as anything else (identity included).
 */
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /*
-** graph.c: the graph IR's op tables, module, constants, functions and the
-** builder (mlc_graph_emit) that infers struct info and folds constants.
+** graph.c: the graph IR's inference table (the other op tables: ops.c),
+** module, constants, functions and the builder (mlc_graph_emit) that
+** checks the op's dtype class, infers struct info and folds constants.
 */
 #include <stdarg.h>
 #include <stdio.h>
