@@ -483,7 +483,7 @@ mlc_status mlc_graph_eval_binary(EVAL_PARAMS) {
   iter_bcast(&it, 0, a);
   iter_bcast(&it, 1, b);
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
-  int fl = (int)mlc_attrs_int(ci->attrs, ci->nattrs, flag, 0);
+  int fl = (int)mlc_op_attr_int(ci->op, ci->attrs, ci->nattrs, flag);
   bin c = {ci->op, a, b, ot, in[0], in[1], *out, fl};
   for (int64_t i = 0; i < n; i++, iter_next(&it))
     if (binary_elem(&c, &it, i))

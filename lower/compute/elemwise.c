@@ -177,7 +177,7 @@ static mlc_tir_expr *binary_expr(mlc_lg_call *c, mlc_tir_expr *a, mlc_tir_expr *
     case MLC_OP_MUL: return mlc_tir_mul(M, a, b);
     case MLC_OP_DIV: return isf ? mlc_tir_binary(M, MLC_TIR_DIV, a, b) : int_divmod(c, a, b, 0, 0, dt);
     case MLC_OP_MOD: {
-      int fmod = (int)mlc_lg_int(c, "fmod", 0);
+      int fmod = (int)attr_f(c, "fmod");
       if (isf) { /* a - b * trunc(a / b) (fmod) or with floor (sign of divisor) */
         mlc_tir_expr *q = call1(c, fmod ? MLC_TIR_INTRIN_TRUNC : MLC_TIR_INTRIN_FLOOR,
                                 mlc_tir_binary(M, MLC_TIR_DIV, a, b));
@@ -207,7 +207,7 @@ static mlc_tir_expr *binary_expr(mlc_lg_call *c, mlc_tir_expr *a, mlc_tir_expr *
     case MLC_OP_BITSHIFT: {
       /* a << b == a * 2^b and a >> b == a // 2^b for unsigned a; shifts of
       ** the full width or more give 0. */
-      int right = (int)mlc_lg_int(c, "right", 0);
+      int right = (int)attr_f(c, "right");
       int bits = (int)mlc_dtype_size(dt) * 8;
       mlc_tir_expr *p = mlc_tir_cast(M, dt, mlc_tir_call(M, MLC_TIR_INTRIN_POW, 2,
                                      (mlc_tir_expr *[]){mlc_tir_float(M, MLC_DTYPE_F64, 2.0),
