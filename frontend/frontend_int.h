@@ -204,153 +204,25 @@ MLC_MUST_USE mlc_status mlc_fe_dim_product(const mlc_fe_ctx *cx, const int64_t *
 ** string is borrowed from cx->scratch. */
 const char *mlc_fe_shape_str(mlc_fe_ctx *cx, const mlc_type *t);
 
-/* ---- converters (the files under frontend/ops/); one per row of the table */
+/* ---- converters (the files under frontend/ops/); one per row of the table
+**      (convert.def) ---------------------------------------------------- */
 
 #define MLC_FE_CVT(name)                                                                     \
   mlc_status mlc_fe_cvt_##name(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *const *in, \
                                int nin, mlc_value **out, int nout)
 #define MLC_FE_CHECK(name) void mlc_fe_chk_##name(mlc_fe_problems *p, const mlc_onnx_node *n, int opset)
 
-/* math.c */
-/* Emits binary |op| on the node's two inputs, with the legacy (opset < 7)
+/* Every converter and check the table names (convert.def); a row naming
+** one that is defined nowhere fails to link.  (mlc_fe_chk_NONE, declared
+** for rows without a check, is never defined or used.) */
+#define R(op, since, fn, attrs, chk) MLC_FE_CVT(fn); MLC_FE_CHECK(chk);
+#include "frontend/convert.def"
+#undef R
+
+/* math.c: emits binary |op| on the node's two inputs, with the legacy (opset < 7)
 ** broadcast/axis attributes applied. */
 MLC_MUST_USE mlc_status mlc_fe_binary_node(mlc_fe_ctx *cx, const mlc_onnx_node *n,
                                            mlc_value *const *in, mlc_op op, mlc_value **out);
-MLC_FE_CVT(add);
-MLC_FE_CVT(sub);
-MLC_FE_CVT(mul);
-MLC_FE_CVT(div);
-MLC_FE_CVT(pow);
-MLC_FE_CVT(sqrt);
-MLC_FE_CVT(exp);
-MLC_FE_CVT(log);
-MLC_FE_CVT(neg);
-MLC_FE_CVT(abs);
-MLC_FE_CVT(reciprocal);
-MLC_FE_CVT(floor);
-MLC_FE_CVT(ceil);
-MLC_FE_CVT(erf);
-MLC_FE_CVT(relu);
-MLC_FE_CVT(sigmoid);
-MLC_FE_CVT(tanh);
-MLC_FE_CVT(leaky_relu);
-MLC_FE_CVT(clip_v1);
-MLC_FE_CVT(clip_v11);
-MLC_FE_CVT(max);
-MLC_FE_CVT(min);
-MLC_FE_CVT(sum);
-MLC_FE_CVT(gemm);
-MLC_FE_CVT(matmul);
-MLC_FE_CVT(softmax_v1);
-MLC_FE_CVT(softmax_v13);
-MLC_FE_CVT(sin);
-MLC_FE_CVT(cos);
-MLC_FE_CVT(tan);
-MLC_FE_CVT(asin);
-MLC_FE_CVT(acos);
-MLC_FE_CVT(atan);
-MLC_FE_CVT(sinh);
-MLC_FE_CVT(cosh);
-MLC_FE_CVT(asinh);
-MLC_FE_CVT(acosh);
-MLC_FE_CVT(atanh);
-MLC_FE_CVT(round);
-MLC_FE_CVT(sign);
-MLC_FE_CVT(isnan);
-MLC_FE_CVT(softplus);
-MLC_FE_CVT(softsign);
-MLC_FE_CVT(hard_swish);
-MLC_FE_CVT(log_softmax_v1);
-MLC_FE_CVT(log_softmax_v13);
-MLC_FE_CVT(elu);
-MLC_FE_CVT(selu);
-MLC_FE_CVT(celu);
-MLC_FE_CVT(hard_sigmoid);
-MLC_FE_CVT(thresholded_relu);
-MLC_FE_CVT(shrink);
-MLC_FE_CVT(isinf);
-MLC_FE_CVT(mod);
-MLC_FE_CVT(bitshift);
-MLC_FE_CVT(prelu);
-MLC_FE_CVT(mean);
-MLC_FE_CHECK(bitshift);
-/* nn.c */
-MLC_FE_CVT(conv);
-MLC_FE_CVT(max_pool);
-MLC_FE_CVT(average_pool);
-MLC_FE_CVT(global_average_pool);
-MLC_FE_CVT(global_max_pool);
-MLC_FE_CVT(batch_norm);
-MLC_FE_CVT(flatten);
-MLC_FE_CVT(dropout);
-MLC_FE_CVT(conv_transpose);
-MLC_FE_CVT(layer_norm);
-MLC_FE_CVT(instance_norm);
-MLC_FE_CHECK(conv_transpose);
-MLC_FE_CHECK(layer_norm);
-MLC_FE_CHECK(conv);
-MLC_FE_CHECK(max_pool);
-MLC_FE_CHECK(average_pool);
-MLC_FE_CHECK(batch_norm);
-/* reduce.c */
-MLC_FE_CVT(reduce_mean_v1);
-MLC_FE_CVT(reduce_mean_v18);
-MLC_FE_CVT(reduce_sum_v1);
-MLC_FE_CVT(reduce_sum_v13);
-MLC_FE_CVT(reduce_max_v1);
-MLC_FE_CVT(reduce_max_v18);
-MLC_FE_CVT(reduce_min_v1);
-MLC_FE_CVT(reduce_min_v18);
-MLC_FE_CVT(reduce_prod_v1);
-MLC_FE_CVT(reduce_prod_v18);
-MLC_FE_CVT(reduce_sum_square_v1);
-MLC_FE_CVT(reduce_sum_square_v18);
-MLC_FE_CVT(reduce_l1_v1);
-MLC_FE_CVT(reduce_l1_v18);
-MLC_FE_CVT(reduce_l2_v1);
-MLC_FE_CVT(reduce_l2_v18);
-MLC_FE_CVT(reduce_log_sum_v1);
-MLC_FE_CVT(reduce_log_sum_v18);
-MLC_FE_CVT(reduce_log_sum_exp_v1);
-MLC_FE_CVT(reduce_log_sum_exp_v18);
-MLC_FE_CVT(argmax);
-MLC_FE_CVT(argmin);
-/* tensor.c */
-MLC_FE_CVT(identity);
-MLC_FE_CVT(constant);
-MLC_FE_CVT(cast);
-MLC_FE_CVT(concat);
-MLC_FE_CVT(reshape_v1);
-MLC_FE_CVT(reshape_v5);
-MLC_FE_CVT(transpose);
-MLC_FE_CVT(slice_v1);
-MLC_FE_CVT(slice_v10);
-MLC_FE_CVT(gather);
-MLC_FE_CVT(shape);
-MLC_FE_CVT(squeeze_v1);
-MLC_FE_CVT(squeeze_v13);
-MLC_FE_CVT(unsqueeze_v1);
-MLC_FE_CVT(unsqueeze_v13);
-MLC_FE_CVT(where);
-MLC_FE_CVT(cast_like);
-MLC_FE_CVT(constant_of_shape);
-MLC_FE_CVT(expand);
-MLC_FE_CVT(size);
-MLC_FE_CVT(split_v1);
-MLC_FE_CVT(split_v13);
-MLC_FE_CVT(split_v18);
-MLC_FE_CVT(tile_v1);
-MLC_FE_CVT(tile_v6);
-MLC_FE_CVT(pad_v1);
-MLC_FE_CVT(pad_v11);
-MLC_FE_CVT(range);
-MLC_FE_CVT(depth_to_space);
-MLC_FE_CVT(space_to_depth);
-MLC_FE_CHECK(depth_to_space);
-MLC_FE_CHECK(constant_of_shape);
-MLC_FE_CHECK(pad);
-MLC_FE_CHECK(constant);
-MLC_FE_CHECK(cast);
 /* dynamic.c: run-time shape forms, used when the shape-defining input is not
 ** a constant (args borrowed; *out owned by the module) */
 MLC_MUST_USE mlc_status mlc_fe_dyn_reshape(mlc_fe_ctx *cx, mlc_value *x, mlc_value *shape,
@@ -383,75 +255,6 @@ MLC_MUST_USE mlc_status mlc_fe_dyn_range(mlc_fe_ctx *cx, mlc_value *start, mlc_v
 MLC_MUST_USE mlc_status mlc_fe_dyn_reduce(mlc_fe_ctx *cx, mlc_value *x, mlc_value *axes,
                                           const char *kind, int keepdims, int noop_empty,
                                           mlc_value **out);
-MLC_FE_CVT(nonzero);
-MLC_FE_CVT(compress);
-/* logical.c */
-MLC_FE_CVT(equal);
-MLC_FE_CVT(less);
-MLC_FE_CVT(less_equal);
-MLC_FE_CVT(greater);
-MLC_FE_CVT(greater_equal);
-MLC_FE_CVT(and);
-MLC_FE_CVT(or);
-MLC_FE_CVT(xor);
-MLC_FE_CVT(not);
-/* misc.c */
-MLC_FE_CVT(nll_loss);
-MLC_FE_CVT(sce_loss);
-MLC_FE_CVT(trilu);
-MLC_FE_CVT(cumsum);
-MLC_FE_CVT(hardmax_v1);
-MLC_FE_CVT(hardmax_v13);
-MLC_FE_CVT(one_hot);
-MLC_FE_CVT(eye_like);
-MLC_FE_CVT(topk);
-MLC_FE_CVT(einsum);
-MLC_FE_CVT(batch_norm_v14);
-MLC_FE_CVT(lrn);
-MLC_FE_CVT(mvn);
-MLC_FE_CVT(reverse_sequence);
-MLC_FE_CHECK(loss);
-MLC_FE_CHECK(eye_like);
-MLC_FE_CHECK(batch_norm_v14);
-/* image.c */
-MLC_FE_CVT(resize_v10);
-MLC_FE_CVT(resize_v11);
-MLC_FE_CVT(upsample);
-MLC_FE_CVT(gather_elements);
-MLC_FE_CVT(gather_nd);
-MLC_FE_CVT(scatter_elements);
-MLC_FE_CVT(scatter_nd);
-MLC_FE_CHECK(resize);
-MLC_FE_CHECK(scatter);
-/* rnn.c: recurrent ops, the time loop unrolled */
-MLC_FE_CVT(rnn);
-MLC_FE_CVT(lstm);
-MLC_FE_CVT(gru);
-MLC_FE_CHECK(rnn);
-/* quant.c: quantization ops, decomposed */
-MLC_FE_CVT(quantize_linear);
-MLC_FE_CVT(dequantize_linear);
-MLC_FE_CVT(dynamic_quantize_linear);
-MLC_FE_CVT(matmul_integer);
-MLC_FE_CVT(conv_integer);
-MLC_FE_CVT(qlinear_matmul);
-MLC_FE_CVT(qlinear_conv);
-/* signal.c: signal and vision ops */
-MLC_FE_CVT(dft_v17);
-MLC_FE_CVT(dft_v20);
-MLC_FE_CVT(stft);
-MLC_FE_CVT(hann_window);
-MLC_FE_CVT(hamming_window);
-MLC_FE_CVT(blackman_window);
-MLC_FE_CVT(mel_weight_matrix);
-MLC_FE_CVT(grid_sample);
-MLC_FE_CVT(roi_align);
-MLC_FE_CVT(det);
-MLC_FE_CVT(max_unpool);
-MLC_FE_CVT(nms);
-MLC_FE_CVT(unique);
-MLC_FE_CHECK(grid_sample);
-MLC_FE_CHECK(roi_align);
 /* subgraph.c: control flow, its subgraphs inlined into the function */
 /* A name scope: ONNX value names -> values (|values| borrowed), with the
 ** enclosing scope searched after it. */
@@ -482,12 +285,5 @@ MLC_MUST_USE mlc_status mlc_fe_convert_node(const mlc_fe_ctx *base, mlc_hash *va
 */
 MLC_MUST_USE mlc_status mlc_fe_inline_graph(mlc_fe_ctx *cx, const mlc_onnx_graph *g, const char *what,
                                             mlc_value *const *args, int nargs, mlc_value **outs);
-MLC_FE_CVT(if);
-MLC_FE_CVT(loop);
-MLC_FE_CVT(scan_v8);
-MLC_FE_CVT(scan_v9);
-/* text.c */
-MLC_FE_CVT(tfidf);
-MLC_FE_CHECK(tfidf);
 
 #endif /* MLC_FRONTEND_FRONTEND_INT_H */

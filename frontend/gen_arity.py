@@ -2,7 +2,7 @@
 """gen_arity.py: writes frontend/arity.def, the input and output counts ONNX
 allows for every (op, since_version) row of the converter table.
 
-The rows are read from frontend/convert_table.c (R(...) rows and the row
+The rows are read from frontend/convert.def (R(...) rows and the row
 macros UNARY3, ARITH, VARIADIC); the counts come from the operator schemas
 of the onnx package.  Versions newer than the package knows are written from
 the ONNX operator documentation in NEWER below; a row that matches neither
@@ -21,7 +21,7 @@ import onnx
 import onnx.defs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TABLE = os.path.join(HERE, "convert_table.c")
+TABLE = os.path.join(HERE, "convert.def")
 OUT = os.path.join(HERE, "arity.def")
 VAR = -1
 
@@ -49,12 +49,12 @@ NEWER = {
 
 
 def table_rows(text):
-    """The (op, since) pairs of the table in convert_table.c."""
+    """The (op, since) pairs of the table in convert.def."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     macros = {}
     for m in re.finditer(r"#define (\w+)\(op, fn\)((?:[^\n]*\\\n)*[^\n]*)", text):
         macros[m.group(1)] = [int(v) for v in re.findall(r"R\(op, (\d+),", m.group(2))]
-    body = text[text.index("static const mlc_fe_row table[]"):]
-    body = body[:body.index("};")]
+    body = re.sub(r"#define (?:[^\n]*\\\n)*[^\n]*", "", text)
     rows = []
     for m in re.finditer(r"\b(\w+)\(\"(\w+)\", ?(\w+)", body):
         kind, op, arg = m.groups()

@@ -10,10 +10,14 @@
 ** not look at dtypes at all.
 **
 ** The output types come from the op's inference rule (graph/infer.c); the
-** evaluator reads the same attributes with the same defaults, so a folded
-** constant always has exactly the inferred type.  Ops and dtypes without an
-** evaluator return MLC_UNIMPLEMENTED before allocating anything, and the
-** builder keeps the call.
+** evaluator reads the same attributes with the same defaults (the op's
+** attribute schema where it has them), so a folded constant always has
+** exactly the inferred type.  The evaluator of an op is the family its
+** ops.def row names (eval column; the table at the end of this file is
+** generated from it); ops whose row says NONE, and ops or dtypes a family
+** has no semantics for, return MLC_UNIMPLEMENTED before allocating
+** anything, and the builder keeps the call.  No family folds an op it does
+** not know as anything else (identity included).
 */
 #include <math.h>
 #include <stdint.h>
@@ -30,9 +34,11 @@
 #define ERR(code, ...) mlc_graph_call_error(ci, (code), __VA_ARGS__)
 #define LL(x) ((long long)(x))
 
-/* The arguments every per-op evaluator takes. */
+/* The arguments every evaluator family takes (graph_int.h). */
 #define EVAL_PARAMS \
   const mlc_call_info *ci, const mlc_type *ot, const void *const *in, void **out
+
+typedef mlc_status (*mlc_eval_fn)(EVAL_PARAMS);
 
 static const mlc_type *arg(const mlc_call_info *ci, int i) { return &ci->args[i]->type; }
 
@@ -192,24 +198,16 @@ typedef struct uparams {
   double alpha, beta, gamma, lambd, bias, lo, hi;
 } uparams;
 
-static double default_alpha(mlc_op op) {
-  switch (op) {
-  case MLC_OP_LEAKY_RELU: return 0.01;
-  case MLC_OP_SELU: return 1.67326319217681884765625;
-  case MLC_OP_HARD_SIGMOID: return 0.2;
-  default: return 1.0;
-  }
-}
-
+/* The float attributes of the unary ops; defaults from the op's schema. */
 static uparams read_uparams(const mlc_call_info *ci) {
   const mlc_attr *a = ci->attrs;
   int n = ci->nattrs;
   uparams p;
-  p.alpha = mlc_attrs_float(a, n, "alpha", default_alpha(ci->op));
-  p.beta = mlc_attrs_float(a, n, "beta", 0.5);
-  p.gamma = mlc_attrs_float(a, n, "gamma", 1.05070102214813232421875);
-  p.lambd = mlc_attrs_float(a, n, "lambd", 0.5);
-  p.bias = mlc_attrs_float(a, n, "bias", 0.0);
+  p.alpha = mlc_op_attr_float(ci->op, a, n, "alpha");
+  p.beta = mlc_op_attr_float(ci->op, a, n, "beta");
+  p.gamma = mlc_op_attr_float(ci->op, a, n, "gamma");
+  p.lambd = mlc_op_attr_float(ci->op, a, n, "lambd");
+  p.bias = mlc_op_attr_float(ci->op, a, n, "bias");
   p.lo = mlc_attrs_float(a, n, "min", -INFINITY);
   p.hi = mlc_attrs_float(a, n, "max", INFINITY);
   return p;
@@ -218,83 +216,98 @@ static uparams read_uparams(const mlc_call_info *ci) {
 static double softplus(double x) { return x > 30 ? x + log1p(exp(-x)) : log1p(exp(x)); }
 static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-/* y = f(x) in floating point. */
-static double unary_f(mlc_op op, double x, const uparams *p) {
+/* *y = f(x) in floating point; 0 when |op| has no float semantics here. */
+static int unary_f(mlc_op op, double x, const uparams *p, double *y) {
+  double r;
   switch (op) {
-  case MLC_OP_ABS: return fabs(x);
-  case MLC_OP_NEG: return -x;
-  case MLC_OP_RELU: return x < 0 ? 0 : x;
-  case MLC_OP_SIGMOID: return 1 / (1 + exp(-x));
-  case MLC_OP_TANH: return tanh(x);
-  case MLC_OP_EXP: return exp(x);
-  case MLC_OP_LOG: return log(x);
-  case MLC_OP_SQRT: return sqrt(x);
-  case MLC_OP_RECIPROCAL: return 1 / x;
-  case MLC_OP_ERF: return erf(x);
-  case MLC_OP_FLOOR: return floor(x);
-  case MLC_OP_CEIL: return ceil(x);
-  case MLC_OP_ROUND: return nearbyint(x);
-  case MLC_OP_SIGN: return x > 0 ? 1 : x < 0 ? -1 : x;
-  case MLC_OP_SIN: return sin(x);
-  case MLC_OP_COS: return cos(x);
-  case MLC_OP_TAN: return tan(x);
-  case MLC_OP_ASIN: return asin(x);
-  case MLC_OP_ACOS: return acos(x);
-  case MLC_OP_ATAN: return atan(x);
-  case MLC_OP_SINH: return sinh(x);
-  case MLC_OP_COSH: return cosh(x);
-  case MLC_OP_ASINH: return asinh(x);
-  case MLC_OP_ACOSH: return acosh(x);
-  case MLC_OP_ATANH: return atanh(x);
-  case MLC_OP_SOFTPLUS: return softplus(x);
-  case MLC_OP_SOFTSIGN: return x / (1 + fabs(x));
-  case MLC_OP_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
-  case MLC_OP_ELU: return x >= 0 ? x : p->alpha * expm1(x);
-  case MLC_OP_SELU: return p->gamma * (x > 0 ? x : p->alpha * expm1(x));
-  case MLC_OP_CELU: return fmax(0, x) + fmin(0, p->alpha * expm1(x / p->alpha));
-  case MLC_OP_HARD_SIGMOID: return clampd(p->alpha * x + p->beta, 0, 1);
-  case MLC_OP_HARD_SWISH: return x * clampd(x / 6 + 0.5, 0, 1);
-  case MLC_OP_THRESHOLDED_RELU: return x > p->alpha ? x : 0;
-  case MLC_OP_SHRINK: return x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0;
-  case MLC_OP_CLIP: return x < p->lo ? p->lo : x > p->hi ? p->hi : x;
-  default: return x; /* copy */
+  case MLC_OP_ABS: r = fabs(x); break;
+  case MLC_OP_NEG: r = -x; break;
+  case MLC_OP_RELU: r = x < 0 ? 0 : x; break;
+  case MLC_OP_SIGMOID: r = 1 / (1 + exp(-x)); break;
+  case MLC_OP_TANH: r = tanh(x); break;
+  case MLC_OP_EXP: r = exp(x); break;
+  case MLC_OP_LOG: r = log(x); break;
+  case MLC_OP_SQRT: r = sqrt(x); break;
+  case MLC_OP_RECIPROCAL: r = 1 / x; break;
+  case MLC_OP_ERF: r = erf(x); break;
+  case MLC_OP_FLOOR: r = floor(x); break;
+  case MLC_OP_CEIL: r = ceil(x); break;
+  case MLC_OP_ROUND: r = nearbyint(x); break;
+  case MLC_OP_SIGN: r = x > 0 ? 1 : x < 0 ? -1 : x; break;
+  case MLC_OP_SIN: r = sin(x); break;
+  case MLC_OP_COS: r = cos(x); break;
+  case MLC_OP_TAN: r = tan(x); break;
+  case MLC_OP_ASIN: r = asin(x); break;
+  case MLC_OP_ACOS: r = acos(x); break;
+  case MLC_OP_ATAN: r = atan(x); break;
+  case MLC_OP_SINH: r = sinh(x); break;
+  case MLC_OP_COSH: r = cosh(x); break;
+  case MLC_OP_ASINH: r = asinh(x); break;
+  case MLC_OP_ACOSH: r = acosh(x); break;
+  case MLC_OP_ATANH: r = atanh(x); break;
+  case MLC_OP_SOFTPLUS: r = softplus(x); break;
+  case MLC_OP_SOFTSIGN: r = x / (1 + fabs(x)); break;
+  case MLC_OP_LEAKY_RELU: r = x >= 0 ? x : p->alpha * x; break;
+  case MLC_OP_ELU: r = x >= 0 ? x : p->alpha * expm1(x); break;
+  case MLC_OP_SELU: r = p->gamma * (x > 0 ? x : p->alpha * expm1(x)); break;
+  case MLC_OP_CELU: r = fmax(0, x) + fmin(0, p->alpha * expm1(x / p->alpha)); break;
+  case MLC_OP_HARD_SIGMOID: r = clampd(p->alpha * x + p->beta, 0, 1); break;
+  case MLC_OP_HARD_SWISH: r = x * clampd(x / 6 + 0.5, 0, 1); break;
+  case MLC_OP_THRESHOLDED_RELU: r = x > p->alpha ? x : 0; break;
+  case MLC_OP_SHRINK: r = x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0; break;
+  case MLC_OP_CLIP: r = x < p->lo ? p->lo : x > p->hi ? p->hi : x; break;
+  default: return 0;
   }
+  *y = r;
+  return 1;
 }
 
-/* y = f(x) on integers and bool (|uns|: uint64 bits). */
-static int64_t unary_i(mlc_op op, int64_t x, int uns, const uparams *p) {
+/* *y = f(x) on integers and bool (|uns|: uint64 bits); 0 when |op| has no
+** integer semantics here. */
+static int unary_i(mlc_op op, int64_t x, int uns, const uparams *p, int64_t *y) {
   double xd = uns ? (double)(uint64_t)x : (double)x;
   switch (op) {
-  case MLC_OP_ABS: return uns || x >= 0 ? x : (int64_t)(0 - (uint64_t)x);
-  case MLC_OP_NEG: return (int64_t)(0 - (uint64_t)x);
-  case MLC_OP_RELU: return uns || x >= 0 ? x : 0;
-  case MLC_OP_SIGN: return uns ? x != 0 : (x > 0) - (x < 0);
-  case MLC_OP_LOGICAL_NOT: return !x;
+  case MLC_OP_ABS: *y = uns || x >= 0 ? x : (int64_t)(0 - (uint64_t)x); return 1;
+  case MLC_OP_NEG: *y = (int64_t)(0 - (uint64_t)x); return 1;
+  case MLC_OP_RELU: *y = uns || x >= 0 ? x : 0; return 1;
+  case MLC_OP_SIGN: *y = uns ? x != 0 : (x > 0) - (x < 0); return 1;
+  case MLC_OP_LOGICAL_NOT: *y = !x; return 1;
   case MLC_OP_CLIP:
-    return xd < p->lo ? f2i(ceil(p->lo), uns) : xd > p->hi ? f2i(floor(p->hi), uns) : x;
-  default: return x; /* copy */
+    *y = xd < p->lo ? f2i(ceil(p->lo), uns) : xd > p->hi ? f2i(floor(p->hi), uns) : x;
+    return 1;
+  default: return 0;
   }
 }
 
-static mlc_status eval_unary(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_unary(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
-  int64_t n = numel(ot);
+  int64_t n = numel(ot), yi;
+  double yf;
   uparams p = read_uparams(ci);
-  int uns = x->dtype == MLC_DTYPE_U64;
+  int uns = x->dtype == MLC_DTYPE_U64, isf = is_f(x->dtype);
+  /* an op this family does not know is never folded (as identity or else) */
+  if (isf ? !unary_f(ci->op, 0, &p, &yf) : !unary_i(ci->op, 0, uns, &p, &yi))
+    return ERR(MLC_UNIMPLEMENTED, "no evaluator for %s", mlc_dtype_name(x->dtype));
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
   for (int64_t i = 0; i < n; i++) {
-    if (is_f(x->dtype)) stf(*out, ot->dtype, i, unary_f(ci->op, ldf(in[0], x->dtype, i), &p));
-    else sti(*out, ot->dtype, i, unary_i(ci->op, ldi(in[0], x->dtype, i), uns, &p), uns);
+    if (isf) {
+      unary_f(ci->op, ldf(in[0], x->dtype, i), &p, &yf);
+      stf(*out, ot->dtype, i, yf);
+    } else {
+      unary_i(ci->op, ldi(in[0], x->dtype, i), uns, &p, &yi);
+      sti(*out, ot->dtype, i, yi, uns);
+    }
   }
   return NULL;
 }
 
 /* isnan / isinf (attrs detect_positive, detect_negative). */
-static mlc_status eval_to_bool(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_to_bool(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   int64_t n = numel(ot);
-  int pos = (int)mlc_attrs_int(ci->attrs, ci->nattrs, "detect_positive", 1);
-  int neg = (int)mlc_attrs_int(ci->attrs, ci->nattrs, "detect_negative", 1);
+  if (ci->op != MLC_OP_ISNAN && ci->op != MLC_OP_ISINF) return ERR(MLC_UNIMPLEMENTED, "no evaluator");
+  int pos = (int)mlc_op_attr_int(ci->op, ci->attrs, ci->nattrs, "detect_positive");
+  int neg = (int)mlc_op_attr_int(ci->op, ci->attrs, ci->nattrs, "detect_negative");
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
   for (int64_t i = 0; i < n; i++) {
     double v = ldf(in[0], x->dtype, i);
@@ -305,7 +318,7 @@ static mlc_status eval_to_bool(EVAL_PARAMS) {
 }
 
 /* y = x converted to the output dtype. */
-static mlc_status eval_cast(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_cast(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   int64_t n = numel(ot);
   int uns = x->dtype == MLC_DTYPE_U64;
@@ -329,17 +342,18 @@ static double mod_f(double a, double b, int fmod_) {
   return r;
 }
 
-static double binary_f(mlc_op op, double a, double b, int flag) {
+/* *r = a op b in floating point; 0 when |op| has no float semantics here. */
+static int binary_f(mlc_op op, double a, double b, int flag, double *r) {
   switch (op) {
-  case MLC_OP_ADD: return a + b;
-  case MLC_OP_SUB: return a - b;
-  case MLC_OP_MUL: return a * b;
-  case MLC_OP_DIV: return a / b;
-  case MLC_OP_POW: return pow(a, b);
-  case MLC_OP_MOD: return mod_f(a, b, flag);
-  case MLC_OP_MAXIMUM: return max_f(a, b);
-  case MLC_OP_MINIMUM: return min_f(a, b);
-  case MLC_OP_PRELU: return a < 0 ? a * b : a;
+  case MLC_OP_ADD: *r = a + b; return 1;
+  case MLC_OP_SUB: *r = a - b; return 1;
+  case MLC_OP_MUL: *r = a * b; return 1;
+  case MLC_OP_DIV: *r = a / b; return 1;
+  case MLC_OP_POW: *r = pow(a, b); return 1;
+  case MLC_OP_MOD: *r = mod_f(a, b, flag); return 1;
+  case MLC_OP_MAXIMUM: *r = max_f(a, b); return 1;
+  case MLC_OP_MINIMUM: *r = min_f(a, b); return 1;
+  case MLC_OP_PRELU: *r = a < 0 ? a * b : a; return 1;
   default: return 0;
   }
 }
@@ -374,7 +388,8 @@ static int64_t shift_i(int64_t a, int64_t b, int uns, int right) {
   return uns ? (int64_t)((uint64_t)a >> b) : a >> b;
 }
 
-/* a op b on integers (|uns|: uint64 bits); -1 on division by zero. */
+/* a op b on integers (|uns|: uint64 bits); -1 on division by zero, -2
+** when |op| has no integer semantics here. */
 static int binary_i(mlc_op op, int64_t a, int64_t b, int uns, int flag, int64_t *r) {
   uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
   if ((op == MLC_OP_DIV || op == MLC_OP_MOD) && b == 0) return -1;
@@ -392,7 +407,7 @@ static int binary_i(mlc_op op, int64_t a, int64_t b, int uns, int flag, int64_t 
   case MLC_OP_LOGICAL_AND: *r = a && b; break;
   case MLC_OP_LOGICAL_OR: *r = a || b; break;
   case MLC_OP_LOGICAL_XOR: *r = !a != !b; break;
-  default: *r = 0; break;
+  default: return -2;
   }
   return 0;
 }
@@ -436,7 +451,9 @@ static int binary_elem(const bin *c, const iter *it, int64_t i) {
     int64_t x = ldi(c->pa, ta, ia), y = ldi(c->pb, tb, ib);
     ((uint8_t *)c->po)[i] = (uint8_t)compare(c->op, lt_i(y, x, uns) - lt_i(x, y, uns));
   } else if (is_f(ta) || is_f(tb)) { /* pow: an integer base with a float exponent too */
-    stf(c->po, c->ot->dtype, i, binary_f(c->op, ldf(c->pa, ta, ia), ldf(c->pb, tb, ib), c->flag));
+    double r = 0;
+    binary_f(c->op, ldf(c->pa, ta, ia), ldf(c->pb, tb, ib), c->flag, &r);
+    stf(c->po, c->ot->dtype, i, r);
   } else {
     int64_t r;
     if (binary_i(c->op, ldi(c->pa, ta, ia), ldi(c->pb, tb, ib), uns, c->flag, &r)) return -1;
@@ -445,17 +462,28 @@ static int binary_elem(const bin *c, const iter *it, int64_t i) {
   return 0;
 }
 
+/* 1 when the family evaluates |op| on these dtypes (probed on 1 op 1). */
+static int binary_known(mlc_op op, mlc_dtype ta, mlc_dtype tb) {
+  double rf;
+  int64_t ri;
+  if (is_compare(op)) return 1;
+  if (is_f(ta) || is_f(tb)) return binary_f(op, 1, 1, 0, &rf);
+  return binary_i(op, 1, 1, ta == MLC_DTYPE_U64, 0, &ri) != -2;
+}
+
 /* y = a op b with numpy broadcasting. */
-static mlc_status eval_binary(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_binary(EVAL_PARAMS) {
   const mlc_type *a = arg(ci, 0), *b = arg(ci, 1);
   int64_t n = numel(ot);
   const char *flag = ci->op == MLC_OP_MOD ? "fmod" : "right";
   iter it;
+  if (!binary_known(ci->op, a->dtype, b->dtype))
+    return ERR(MLC_UNIMPLEMENTED, "no evaluator for %s", mlc_dtype_name(a->dtype));
   iter_init(&it, ot, 2);
   iter_bcast(&it, 0, a);
   iter_bcast(&it, 1, b);
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
-  int fl = (int)mlc_attrs_int(ci->attrs, ci->nattrs, flag, 0);
+  int fl = (int)mlc_op_attr_int(ci->op, ci->attrs, ci->nattrs, flag);
   bin c = {ci->op, a, b, ot, in[0], in[1], *out, fl};
   for (int64_t i = 0; i < n; i++, iter_next(&it))
     if (binary_elem(&c, &it, i))
@@ -464,7 +492,7 @@ static mlc_status eval_binary(EVAL_PARAMS) {
 }
 
 /* y = cond ? a : b with broadcasting (raw element copies). */
-static mlc_status eval_where(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_where(EVAL_PARAMS) {
   int64_t n = numel(ot);
   size_t es = mlc_dtype_size(ot->dtype);
   iter it;
@@ -548,8 +576,15 @@ static int reduce_store(mlc_op op, const racc *a, const mlc_type *ot, void *po, 
   return 0;
 }
 
-static mlc_status eval_reduce(EVAL_PARAMS) {
+/* 1 for the ops the reduction family evaluates (others are never folded). */
+static int is_reduce(mlc_op op) {
+  return op == MLC_OP_SUM || op == MLC_OP_MEAN || op == MLC_OP_MAX || op == MLC_OP_MIN ||
+         op == MLC_OP_PROD;
+}
+
+mlc_status mlc_graph_eval_reduce(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
+  if (!is_reduce(ci->op)) return ERR(MLC_UNIMPLEMENTED, "no evaluator");
   unsigned char red[MAX_RANK];
   int64_t n = numel(x), nout = numel(ot), ost = 1;
   size_t abytes = sizeof(double) * (size_t)(nout ? nout : 1);
@@ -597,12 +632,13 @@ static int arg_better(const void *p, mlc_dtype t, int64_t j, int64_t b, int max,
   return c > 0 || (last && c == 0);
 }
 
-static mlc_status eval_argreduce(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_argreduce(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   int axis = (int)mlc_attrs_int(ci->attrs, ci->nattrs, "axis", 0);
   int last = (int)mlc_attrs_int(ci->attrs, ci->nattrs, "select_last_index", 0);
   int64_t outer, ext, inner;
   int max = ci->op == MLC_OP_ARGMAX;
+  if (!max && ci->op != MLC_OP_ARGMIN) return ERR(MLC_UNIMPLEMENTED, "no evaluator");
   split_axis(x, axis, &outer, &ext, &inner);
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
   for (int64_t o = 0; o < outer; o++)
@@ -617,8 +653,9 @@ static mlc_status eval_argreduce(EVAL_PARAMS) {
 }
 
 /* softmax / log_softmax along attr axis (default: the last). */
-static mlc_status eval_softmax(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_softmax(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
+  if (ci->op != MLC_OP_SOFTMAX && ci->op != MLC_OP_LOG_SOFTMAX) return ERR(MLC_UNIMPLEMENTED, "no evaluator");
   int axis = (int)mlc_attrs_int(ci->attrs, ci->nattrs, "axis", x->rank - 1);
   int64_t outer, ext, inner;
   split_axis(x, axis, &outer, &ext, &inner);
@@ -641,7 +678,7 @@ static mlc_status eval_softmax(EVAL_PARAMS) {
 /* ---- data movement ------------------------------------------------------ */
 
 /* copy / reshape: the same bytes. */
-static mlc_status eval_copy(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_copy(EVAL_PARAMS) {
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
   memcpy(*out, in[0], nbytes_of(ot));
   return NULL;
@@ -655,7 +692,7 @@ static void gather_elems(iter *it, const mlc_type *ot, const void *src, void *ds
     memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)it->off[0] * es, es);
 }
 
-static mlc_status eval_transpose(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_transpose(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   const mlc_attr *perm = mlc_attrs_find(ci->attrs, ci->nattrs, "perm");
   int64_t st[MAX_RANK];
@@ -669,7 +706,7 @@ static mlc_status eval_transpose(EVAL_PARAMS) {
   return NULL;
 }
 
-static mlc_status eval_broadcast_to(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_broadcast_to(EVAL_PARAMS) {
   iter it;
   iter_init(&it, ot, 1);
   iter_bcast(&it, 0, arg(ci, 0));
@@ -680,7 +717,7 @@ static mlc_status eval_broadcast_to(EVAL_PARAMS) {
 
 /* x[begin:end:step]: the output extents come from inference; only the
 ** clamped begin is needed (for a negative step, begin is clamped to d-1). */
-static mlc_status eval_slice(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_slice(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   const mlc_attr *b = mlc_attrs_find(ci->attrs, ci->nattrs, "begin");
   const mlc_attr *s = mlc_attrs_find(ci->attrs, ci->nattrs, "step");
@@ -702,7 +739,7 @@ static mlc_status eval_slice(EVAL_PARAMS) {
   return NULL;
 }
 
-static mlc_status eval_concat(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_concat(EVAL_PARAMS) {
   int axis = (int)mlc_attrs_int(ci->attrs, ci->nattrs, "axis", 0);
   size_t es = mlc_dtype_size(ot->dtype), pos = 0;
   int64_t outer = prod(ot->dims, 0, axis), inner = prod(ot->dims, axis + 1, ot->rank);
@@ -717,7 +754,7 @@ static mlc_status eval_concat(EVAL_PARAMS) {
 }
 
 /* take(x, indices, axis); negative indices wrap, others must be in range. */
-static mlc_status eval_gather(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_gather(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0), *ix = arg(ci, 1);
   int axis = (int)mlc_attrs_int(ci->attrs, ci->nattrs, "axis", 0);
   int64_t outer, ext, inner, nidx = numel(ix);
@@ -766,7 +803,7 @@ static int64_t pad_offset(const mlc_type *x, const int64_t *idx, const int64_t *
   return off;
 }
 
-static mlc_status eval_pad(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_pad(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   const mlc_attr *pads = mlc_attrs_find(ci->attrs, ci->nattrs, "pads");
   const char *m = mlc_attrs_str(ci->attrs, ci->nattrs, "mode", "constant");
@@ -789,7 +826,7 @@ static mlc_status eval_pad(EVAL_PARAMS) {
   return NULL;
 }
 
-static mlc_status eval_tile(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_tile(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   int64_t st[MAX_RANK], n = numel(ot);
   size_t es = mlc_dtype_size(x->dtype);
@@ -805,7 +842,7 @@ static mlc_status eval_tile(EVAL_PARAMS) {
   return NULL;
 }
 
-static mlc_status eval_shape_of(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_shape_of(EVAL_PARAMS) {
   const mlc_type *x = arg(ci, 0);
   if (!mlc_type_is_static(x)) return ERR(MLC_UNIMPLEMENTED, "shape_of a symbolic shape");
   MLC_RETURN_IF_ERROR(alloc_out(ci, ot, out));
@@ -840,7 +877,7 @@ static mlc_type batch_type(const mlc_type *t) {
   return b;
 }
 
-static mlc_status eval_matmul(EVAL_PARAMS) {
+mlc_status mlc_graph_eval_matmul(EVAL_PARAMS) {
   const mlc_type *a = arg(ci, 0), *b = arg(ci, 1);
   int64_t k = a->dims[a->rank - 1];
   int64_t m = a->rank > 1 ? a->dims[a->rank - 2] : 1, n = b->rank > 1 ? b->dims[b->rank - 1] : 1;
@@ -872,70 +909,14 @@ static int evaluable(const mlc_call_info *ci, const mlc_type *ot) {
   return ot->dtype > MLC_DTYPE_INVALID && ot->dtype < MLC_DTYPE_STRING;
 }
 
-static mlc_status dispatch(EVAL_PARAMS) {
-  switch (ci->op) {
-  case MLC_OP_COPY: case MLC_OP_RESHAPE: return eval_copy(ci, ot, in, out);
-  case MLC_OP_ABS: case MLC_OP_NEG: case MLC_OP_RELU: case MLC_OP_SIGMOID: case MLC_OP_TANH:
-  case MLC_OP_EXP: case MLC_OP_LOG: case MLC_OP_SQRT: case MLC_OP_RECIPROCAL: case MLC_OP_ERF:
-  case MLC_OP_FLOOR: case MLC_OP_CEIL: case MLC_OP_ROUND: case MLC_OP_SIGN: case MLC_OP_SIN:
-  case MLC_OP_COS: case MLC_OP_TAN: case MLC_OP_ASIN: case MLC_OP_ACOS: case MLC_OP_ATAN:
-  case MLC_OP_SINH: case MLC_OP_COSH: case MLC_OP_ASINH: case MLC_OP_ACOSH: case MLC_OP_ATANH:
-  case MLC_OP_SOFTPLUS: case MLC_OP_SOFTSIGN: case MLC_OP_LOGICAL_NOT: case MLC_OP_LEAKY_RELU:
-  case MLC_OP_ELU: case MLC_OP_SELU: case MLC_OP_CELU: case MLC_OP_HARD_SIGMOID:
-  case MLC_OP_HARD_SWISH: case MLC_OP_THRESHOLDED_RELU: case MLC_OP_SHRINK: case MLC_OP_CLIP:
-    return eval_unary(ci, ot, in, out);
-  case MLC_OP_ISNAN: case MLC_OP_ISINF: return eval_to_bool(ci, ot, in, out);
-  case MLC_OP_CAST: return eval_cast(ci, ot, in, out);
-  case MLC_OP_ADD: case MLC_OP_SUB: case MLC_OP_MUL: case MLC_OP_DIV: case MLC_OP_POW:
-  case MLC_OP_MOD: case MLC_OP_MAXIMUM: case MLC_OP_MINIMUM: case MLC_OP_PRELU:
-  case MLC_OP_EQUAL: case MLC_OP_LESS: case MLC_OP_LESS_EQUAL: case MLC_OP_GREATER:
-  case MLC_OP_GREATER_EQUAL: case MLC_OP_LOGICAL_AND: case MLC_OP_LOGICAL_OR:
-  case MLC_OP_LOGICAL_XOR: case MLC_OP_BITSHIFT:
-    return eval_binary(ci, ot, in, out);
-  case MLC_OP_WHERE: return eval_where(ci, ot, in, out);
-  case MLC_OP_SUM: case MLC_OP_MEAN: case MLC_OP_MAX: case MLC_OP_MIN: case MLC_OP_PROD:
-    return eval_reduce(ci, ot, in, out);
-  case MLC_OP_ARGMAX: case MLC_OP_ARGMIN: return eval_argreduce(ci, ot, in, out);
-  case MLC_OP_SOFTMAX: case MLC_OP_LOG_SOFTMAX: return eval_softmax(ci, ot, in, out);
-  case MLC_OP_MATMUL: return eval_matmul(ci, ot, in, out);
-  case MLC_OP_TRANSPOSE: return eval_transpose(ci, ot, in, out);
-  case MLC_OP_CONCAT: return eval_concat(ci, ot, in, out);
-  case MLC_OP_SLICE: return eval_slice(ci, ot, in, out);
-  case MLC_OP_GATHER: return eval_gather(ci, ot, in, out);
-  case MLC_OP_BROADCAST_TO: return eval_broadcast_to(ci, ot, in, out);
-  case MLC_OP_PAD: return eval_pad(ci, ot, in, out);
-  case MLC_OP_TILE: return eval_tile(ci, ot, in, out);
-  case MLC_OP_SHAPE_OF: return eval_shape_of(ci, ot, in, out);
-  case MLC_OP_TRILU: case MLC_OP_CUMSUM: case MLC_OP_TOPK: case MLC_OP_EINSUM:
-  case MLC_OP_REVERSE_SEQUENCE:
-    return mlc_graph_eval_misc(ci, ot, in, out);
-  case MLC_OP_LAYER_NORM: case MLC_OP_CONV: case MLC_OP_CONV_TRANSPOSE: case MLC_OP_MAX_POOL:
-  case MLC_OP_AVG_POOL: case MLC_OP_COUNT:
-    break;
-  /* run-time shapes: values known only when the model runs */
-  case MLC_OP_RESHAPE_DIMS: case MLC_OP_UNSQUEEZE_DIMS: case MLC_OP_SQUEEZE_DIMS:
-  case MLC_OP_REDUCE_DIMS: case MLC_OP_EXPAND_DIMS: case MLC_OP_TILE_DIMS: case MLC_OP_PAD_PARAMS:
-  case MLC_OP_SLICE_PARAMS: case MLC_OP_SPLIT_PARAMS: case MLC_OP_RANGE_LEN:
-  case MLC_OP_NONZERO_COUNT: case MLC_OP_DEFINE_DIMS: case MLC_OP_DYN_RESHAPE:
-  case MLC_OP_DYN_BROADCAST: case MLC_OP_DYN_TILE: case MLC_OP_DYN_SLICE: case MLC_OP_DYN_PAD:
-  case MLC_OP_DYN_REDUCE: case MLC_OP_DYN_RANGE: case MLC_OP_NONZERO: case MLC_OP_COMPRESS_LEN:
-  case MLC_OP_COMPRESS: case MLC_OP_RESIZE_DIMS:
-    break;
-  case MLC_OP_RESIZE: case MLC_OP_MAX_POOL_INDICES: case MLC_OP_GATHER_ELEMENTS:
-  case MLC_OP_GATHER_ND: case MLC_OP_SCATTER_ELEMENTS: case MLC_OP_SCATTER_ND:
-    return mlc_graph_eval_image(ci, ot, in, out);
-  /* signal and vision: computed by their kernels only */
-  case MLC_OP_DFT: case MLC_OP_STFT: case MLC_OP_WINDOW: case MLC_OP_MEL_WEIGHTS:
-  case MLC_OP_SIGNAL_DIMS: case MLC_OP_GRID_SAMPLE: case MLC_OP_ROI_ALIGN: case MLC_OP_DET:
-  case MLC_OP_MAX_UNPOOL: case MLC_OP_NMS_COUNT: case MLC_OP_NMS: case MLC_OP_UNIQUE_COUNT:
-  case MLC_OP_UNIQUE:
-    break;
-  /* blocked layouts: transforms fold (packed weights), convs never */
-  case MLC_OP_LAYOUT_TRANSFORM: return mlc_graph_eval_layout(ci, ot, in, out);
-  case MLC_OP_CONV2D_NCHWC: break;
-  }
-  return ERR(MLC_UNIMPLEMENTED, "no evaluator");
-}
+/* The evaluator of each op (ops.def column `eval`; NONE: not folded). */
+#define mlc_graph_NONE NULL
+static const mlc_eval_fn evaluators[MLC_OP_COUNT] = {
+#define OP(e, name, pat, mn, mx, inf, lw, ev, dt, at, syn) mlc_graph_##ev,
+#include "graph/ops.def"
+#undef OP
+};
+#undef mlc_graph_NONE
 
 mlc_status mlc_graph_eval(const mlc_call_info *ci, const mlc_type *out_types, int nouts,
                           const void *const *in, void **out) {
@@ -946,5 +927,6 @@ mlc_status mlc_graph_eval(const mlc_call_info *ci, const mlc_type *out_types, in
     return ERR(MLC_UNIMPLEMENTED, "shape_of a symbolic shape");
   if (!evaluable(ci, &out_types[0])) return ERR(MLC_UNIMPLEMENTED, "no evaluator for these types");
   out[0] = NULL;
-  return dispatch(ci, &out_types[0], in, out);
+  if (!evaluators[ci->op]) return ERR(MLC_UNIMPLEMENTED, "no evaluator");
+  return evaluators[ci->op](ci, &out_types[0], in, out);
 }

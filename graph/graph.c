@@ -1,6 +1,7 @@
 /*
-** graph.c: the graph IR's op tables, module, constants, functions and the
-** builder (mlc_graph_emit) that infers struct info and folds constants.
+** graph.c: the graph IR's inference table (the other op tables: ops.c),
+** module, constants, functions and the builder (mlc_graph_emit) that
+** checks the op's dtype class, infers struct info and folds constants.
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,44 +10,13 @@
 
 #include "graph/graph_int.h"
 
-/* ---- op tables (from ops.def) ------------------------------------------- */
+/* ---- the inference table (from ops.def; the other op tables: ops.c) ---- */
 
-const char *const mlc_op_name[MLC_OP_COUNT] = {
-#define OP(e, name, pat, mn, mx, inf, syn) name,
-#include "graph/ops.def"
-#undef OP
-};
-const mlc_pattern mlc_op_pattern[MLC_OP_COUNT] = {
-#define OP(e, name, pat, mn, mx, inf, syn) MLC_PATTERN_##pat,
-#include "graph/ops.def"
-#undef OP
-};
-const char *const mlc_op_synopsis[MLC_OP_COUNT] = {
-#define OP(e, name, pat, mn, mx, inf, syn) syn,
-#include "graph/ops.def"
-#undef OP
-};
-const int mlc_op_min_args[MLC_OP_COUNT] = {
-#define OP(e, name, pat, mn, mx, inf, syn) mn,
-#include "graph/ops.def"
-#undef OP
-};
-const int mlc_op_max_args[MLC_OP_COUNT] = {
-#define OP(e, name, pat, mn, mx, inf, syn) mx,
-#include "graph/ops.def"
-#undef OP
-};
 static const mlc_infer_fn infer_table[MLC_OP_COUNT] = {
-#define OP(e, name, pat, mn, mx, inf, syn) mlc_##inf,
+#define OP(e, name, pat, mn, mx, inf, lw, ev, dt, at, syn) mlc_##inf,
 #include "graph/ops.def"
 #undef OP
 };
-
-mlc_op mlc_op_from_name(const char *name) {
-  for (int i = 0; i < MLC_OP_COUNT; i++)
-    if (strcmp(mlc_op_name[i], name) == 0) return (mlc_op)i;
-  return MLC_OP_COUNT;
-}
 
 /* ---- types and attributes ----------------------------------------------- */
 
@@ -441,7 +411,8 @@ static mlc_attr *copy_attrs(mlc_module *m, const mlc_attr *attrs, int n);
 
 mlc_status mlc_binding_set_call(mlc_module *m, mlc_binding *b, mlc_call_kind kind, const char *callee,
                                 mlc_value *const *args, int nargs) {
-  mlc_value **a = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
+  mlc_value **a = nargs > 0 ? mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)nargs)
+                            : MLC_ARENA_ARRAY(m->arena, 1, mlc_value *);
   const char *c = callee ? mlc_arena_strdup(m->arena, callee) : NULL;
   if (!a || (callee && !c)) return mlc_oom();
   b->kind = kind;
@@ -597,6 +568,12 @@ mlc_status mlc_graph_infer(const mlc_call_info *ci, mlc_type *outs, int *nouts) 
   for (int i = 0; i < ci->nargs; i++)
     if (!ci->args[i])
       return mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, "argument %d is missing", i);
+  /* the op's dtype class (ops.def) of argument 0, for every rule */
+  mlc_dtype t0 = ci->nargs > 0 ? ci->args[0]->type.dtype : MLC_DTYPE_INVALID;
+  if (ci->nargs > 0 && t0 > MLC_DTYPE_INVALID && t0 < MLC_DTYPE_COUNT &&
+      !mlc_dtype_class_has(mlc_op_dtypes[ci->op], t0))
+    return mlc_graph_call_error(ci, MLC_INVALID_ARGUMENT, "argument 0 has dtype %s, expected %s",
+                                mlc_dtype_name(t0), mlc_dtype_class_text(mlc_op_dtypes[ci->op]));
   *nouts = 1;
   MLC_RETURN_IF_ERROR(infer_table[ci->op](ci, outs, nouts));
   /* Sizes come from the model: no stage after this one need check that a

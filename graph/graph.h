@@ -44,7 +44,7 @@
 /* ---- ops ---------------------------------------------------------------- */
 
 typedef enum mlc_op {
-#define OP(e, name, pat, mn, mx, inf, syn) MLC_OP_##e,
+#define OP(e, name, pat, mn, mx, inf, lw, ev, dt, at, syn) MLC_OP_##e,
 #include "graph/ops.def"
 #undef OP
   MLC_OP_COUNT
@@ -67,6 +67,31 @@ extern const int mlc_op_min_args[MLC_OP_COUNT];
 extern const int mlc_op_max_args[MLC_OP_COUNT]; /* -1: variadic */
 /* MLC_OP_COUNT when |name| is not an op name. */
 mlc_op mlc_op_from_name(const char *name);
+
+/* Classes of dtypes (ops.def column `dtypes`): what argument 0 of an op
+** may hold, checked once by mlc_graph_infer before the op's rule runs. */
+typedef enum mlc_dtype_class {
+  MLC_DCLASS_DATA,  /* anything, strings included */
+  MLC_DCLASS_ANY,   /* anything but strings */
+  MLC_DCLASS_NUM,   /* integers and floats */
+  MLC_DCLASS_FLOAT, /* floats */
+  MLC_DCLASS_INT,   /* integers */
+  MLC_DCLASS_BOOL,  /* bool */
+  MLC_DCLASS_INDEX  /* int32 or int64 */
+} mlc_dtype_class;
+
+extern const mlc_dtype_class mlc_op_dtypes[MLC_OP_COUNT];
+/* 1 when |t| belongs to class |k|. */
+int mlc_dtype_class_has(mlc_dtype_class k, mlc_dtype t);
+/* "a floating-point type", ... for messages (static storage). */
+const char *mlc_dtype_class_text(mlc_dtype_class k);
+/* The ops.def names of each op's lowering rule ("lg_conv": mlc_lg_conv of
+** lower/, "BUILTIN": a run-time built-in, "NONE") and evaluator family
+** ("eval_unary", or "NONE": never folded); static storage. */
+extern const char *const mlc_op_rule_name[MLC_OP_COUNT];
+extern const char *const mlc_op_eval_name[MLC_OP_COUNT];
+/* The attribute schema of each op (ops.def column `attrs`; static). */
+extern const char *const mlc_op_attr_schema[MLC_OP_COUNT];
 
 /* ---- types -------------------------------------------------------------- */
 
@@ -135,6 +160,37 @@ static inline mlc_attr mlc_attr_floats(const char *name, const double *v, int n)
   mlc_attr a = {name, MLC_ATTR_FLOATS, 0, 0, NULL, n, NULL, v};
   return a;
 }
+
+/*
+** One attribute of an op's schema (ops.def column `attrs`, entries
+** "name:K" or "name:K=default"; K: i int, f number (float or int), s
+** string, I ints, F floats).  |name| is NUL-terminated in the struct.
+*/
+typedef struct mlc_attr_spec {
+  char name[40];
+  char kind; /* 'i', 'f', 's', 'I' or 'F' */
+  int has_default;
+  double dflt; /* i and f defaults */
+} mlc_attr_spec;
+
+/* Looks |name| up in the schema of |op|: 1 and *out filled when the op has
+** that attribute, else 0. */
+int mlc_op_attr_spec(mlc_op op, const char *name, mlc_attr_spec *out);
+/* 1 when |a| has a kind the spec allows (f also takes an int). */
+int mlc_attr_spec_accepts(const mlc_attr_spec *spec, const mlc_attr *a);
+/* Reads int/number attribute |name| of an |op| call: its value, else the
+** schema's default (0 when the schema has none).  |attrs| borrowed. */
+int64_t mlc_op_attr_int(mlc_op op, const mlc_attr *attrs, int n, const char *name);
+double mlc_op_attr_float(mlc_op op, const mlc_attr *attrs, int n, const char *name);
+/*
+** Checks |attrs| against the schema of |op|: every name is in the schema
+** with an accepted kind.  0 when they fit; else -1 with the first problem
+** ("unknown attribute foo", "attribute alpha is a string, expected f") in
+** |msg|[0..size).
+*/
+int mlc_op_check_attrs(mlc_op op, const mlc_attr *attrs, int n, char *msg, size_t size);
+/* 1 when the schema text of |op| is well formed (for tests). */
+int mlc_op_schema_ok(mlc_op op);
 
 /* Lookup in an attribute list; NULL when absent. */
 const mlc_attr *mlc_attrs_find(const mlc_attr *attrs, int n, const char *name);

@@ -11,32 +11,29 @@
 
 typedef mlc_status (*mlc_infer_fn)(const mlc_call_info *ci, mlc_type *outs, int *nouts);
 
-/* One rule per distinct `infer` name in ops.def (graph/infer.c). */
-#define OP(e, name, pat, mn, mx, inf, syn) \
+/* One rule per distinct `infer` name in ops.def (graph/infer*.c). */
+#define OP(e, name, pat, mn, mx, inf, lw, ev, dt, at, syn) \
   mlc_status mlc_##inf(const mlc_call_info *ci, mlc_type *outs, int *nouts);
+#include "graph/ops.def"
+#undef OP
+
+/*
+** One evaluator per distinct `eval` name in ops.def (graph/eval*.c), called
+** by mlc_graph_eval (as mlc_graph_<eval>) for a call |ci| with a single output |ot| whose
+** arguments are constants |in|: *out receives data from mlc_const_alloc
+** (transferred); MLC_UNIMPLEMENTED (nothing allocated) for an op, dtype or
+** attribute value the family does not evaluate, and the call stays.  A
+** row whose evaluator is NONE is never folded (mlc_graph_NONE is declared
+** here but never defined; eval.c's table maps it to NULL).
+*/
+#define OP(e, name, pat, mn, mx, inf, lw, ev, dt, at, syn) \
+  mlc_status mlc_graph_##ev(const mlc_call_info *ci, const mlc_type *ot, const void *const *in, void **out);
 #include "graph/ops.def"
 #undef OP
 
 /* Error with the call's origin ("node "x" (Conv, opset 13): op conv: ..."). */
 mlc_status mlc_graph_call_error(const mlc_call_info *ci, mlc_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* Evaluators of the "other math" ops (graph/eval_misc.c), called by
-** mlc_graph_eval for a single output |ot|: *out receives data from
-** mlc_const_alloc (transferred); MLC_UNIMPLEMENTED for ops and dtypes it does
-** not evaluate. */
-mlc_status mlc_graph_eval_misc(const mlc_call_info *ci, const mlc_type *ot, const void *const *in,
-                               void **out);
-
-/* Evaluators of the image and indexing ops (graph/eval_image.c), the same
-** contract as mlc_graph_eval_misc. */
-mlc_status mlc_graph_eval_image(const mlc_call_info *ci, const mlc_type *ot, const void *const *in,
-                                void **out);
-
-/* Evaluator of layout_transform (graph/eval_layout.c), the same contract as
-** mlc_graph_eval_misc. */
-mlc_status mlc_graph_eval_layout(const mlc_call_info *ci, const mlc_type *ot, const void *const *in,
-                                 void **out);
 
 /* ---- helpers of the inference rules (graph/infer_util.c) ---------------
 ** They take the call |ci| (borrowed) and report errors through

@@ -80,38 +80,13 @@ static mlc_status check_args(const mlc_call_info *ci) {
   return NULL;
 }
 
-/* Classes of dtypes an argument may have. */
-typedef enum dkind {
-  DK_DATA,  /* anything, strings included */
-  DK_ANY,   /* anything but strings */
-  DK_NUM,   /* integers and floats */
-  DK_FLOAT, /* floats */
-  DK_INT,   /* integers */
-  DK_BOOL,  /* bool */
-  DK_INDEX  /* int32 or int64 */
-} dkind;
+/* Classes of dtypes an argument may have (graph.h; the op's own class for
+** argument 0 is checked by mlc_graph_infer before its rule runs). */
 
-static const char *const dkind_text[] = {
-    "any type", "a non-string type", "a numeric type", "a floating-point type",
-    "an integer type", "bool", "int32 or int64"};
-
-static int dkind_ok(mlc_dtype t, dkind k) {
-  switch (k) {
-  case DK_DATA: return 1;
-  case DK_ANY: return t != MLC_DTYPE_STRING;
-  case DK_NUM: return mlc_dtype_is_float(t) || mlc_dtype_is_int(t);
-  case DK_FLOAT: return mlc_dtype_is_float(t);
-  case DK_INT: return mlc_dtype_is_int(t);
-  case DK_BOOL: return t == MLC_DTYPE_BOOL;
-  case DK_INDEX: return t == MLC_DTYPE_I32 || t == MLC_DTYPE_I64;
-  }
-  return 0;
-}
-
-static mlc_status need(const mlc_call_info *ci, int i, dkind k) {
+static mlc_status need(const mlc_call_info *ci, int i, mlc_dtype_class k) {
   mlc_dtype t = mlc_graph_arg(ci, i)->dtype;
-  if (dkind_ok(t, k)) return NULL;
-  return ERR("argument %d has dtype %s, expected %s", i, mlc_dtype_name(t), dkind_text[k]);
+  if (mlc_dtype_class_has(k, t)) return NULL;
+  return ERR("argument %d has dtype %s, expected %s", i, mlc_dtype_name(t), mlc_dtype_class_text(k));
 }
 
 static mlc_status same_dtype(const mlc_call_info *ci, int i, int j) {
@@ -205,17 +180,6 @@ static mlc_status bcast(const mlc_call_info *ci, const char *what, const int64_t
 
 /* ---- elementwise -------------------------------------------------------- */
 
-/* The dtypes a unary op accepts. */
-static dkind unary_kind(mlc_op op) {
-  switch (op) {
-  case MLC_OP_COPY: return DK_DATA;
-  case MLC_OP_LOGICAL_NOT: return DK_BOOL;
-  case MLC_OP_ABS: case MLC_OP_NEG: case MLC_OP_RELU: case MLC_OP_SIGN: case MLC_OP_CLIP:
-    return DK_NUM;
-  default: return DK_FLOAT;
-  }
-}
-
 /* Float attributes a unary op reads (checked to be numbers). */
 static mlc_status unary_attrs(const mlc_call_info *ci) {
   static const char *const names[] = {"alpha", "beta", "gamma", "lambd", "bias", "min", "max"};
@@ -228,7 +192,6 @@ static mlc_status unary_attrs(const mlc_call_info *ci) {
 mlc_status mlc_infer_unary(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const mlc_type *x = mlc_graph_arg(ci, 0);
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, unary_kind(ci->op)));
   MLC_RETURN_IF_ERROR(unary_attrs(ci));
   if (ci->op == MLC_OP_SOFTMAX || ci->op == MLC_OP_LOG_SOFTMAX) {
     int axis;
@@ -242,7 +205,6 @@ mlc_status mlc_infer_to_bool(const mlc_call_info *ci, mlc_type *outs, int *nouts
   const mlc_type *x = mlc_graph_arg(ci, 0);
   int f;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_FLOAT));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "detect_positive", 1, &f));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "detect_negative", 1, &f));
   return mlc_graph_ret1(ci, outs, nouts, MLC_DTYPE_BOOL, x->dims, x->rank);
@@ -253,24 +215,11 @@ mlc_status mlc_infer_cast(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t dt;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_ANY));
   if (!mlc_attrs_find(ci->attrs, ci->nattrs, "dtype")) return ERR("attribute dtype is missing");
   MLC_RETURN_IF_ERROR(mlc_graph_attr_int(ci, "dtype", 0, &dt));
   if (dt <= MLC_DTYPE_INVALID || dt >= MLC_DTYPE_COUNT || dt == MLC_DTYPE_STRING)
     return ERR("attribute dtype = %lld is not a castable dtype", LL(dt));
   return mlc_graph_ret1(ci, outs, nouts, (mlc_dtype)dt, x->dims, x->rank);
-}
-
-/* The dtypes a broadcasting binary op accepts. */
-static dkind binary_kind(mlc_op op) {
-  switch (op) {
-  case MLC_OP_LOGICAL_AND: case MLC_OP_LOGICAL_OR: case MLC_OP_LOGICAL_XOR: return DK_BOOL;
-  case MLC_OP_BITSHIFT: return DK_INT;
-  case MLC_OP_EQUAL: case MLC_OP_LESS: case MLC_OP_LESS_EQUAL: case MLC_OP_GREATER:
-  case MLC_OP_GREATER_EQUAL:
-    return DK_ANY;
-  default: return DK_NUM;
-  }
 }
 
 /* Broadcast shape of args 0 and 1 with |dt|; |same| requires equal dtypes. */
@@ -279,9 +228,7 @@ static mlc_status binary(const mlc_call_info *ci, mlc_type *outs, int *nouts, in
   const mlc_type *a = mlc_graph_arg(ci, 0), *b = mlc_graph_arg(ci, 1);
   int64_t dims[MAX_RANK];
   int rank, f;
-  dkind k = binary_kind(ci->op);
-  MLC_RETURN_IF_ERROR(need(ci, 0, k));
-  MLC_RETURN_IF_ERROR(need(ci, 1, k));
+  MLC_RETURN_IF_ERROR(need(ci, 1, mlc_op_dtypes[ci->op])); /* argument 0: mlc_graph_infer */
   if (same) MLC_RETURN_IF_ERROR(same_dtype(ci, 0, 1));
   if (ci->op == MLC_OP_MOD) MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "fmod", 0, &f));
   if (ci->op == MLC_OP_BITSHIFT) MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "right", 0, &f));
@@ -313,8 +260,7 @@ mlc_status mlc_infer_where(const mlc_call_info *ci, mlc_type *outs, int *nouts) 
   int64_t d1[MAX_RANK], d2[MAX_RANK];
   int r1, r2;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_BOOL));
-  MLC_RETURN_IF_ERROR(need(ci, 1, DK_ANY));
+  MLC_RETURN_IF_ERROR(need(ci, 1, MLC_DCLASS_ANY));
   MLC_RETURN_IF_ERROR(same_dtype(ci, 1, 2));
   MLC_RETURN_IF_ERROR(bcast(ci, "shapes", c->dims, c->rank, a->dims, a->rank, d1, &r1));
   MLC_RETURN_IF_ERROR(bcast(ci, "shapes", d1, r1, b->dims, b->rank, d2, &r2));
@@ -353,9 +299,8 @@ mlc_status mlc_infer_reduce(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   const mlc_type *x = mlc_graph_arg(ci, 0);
   unsigned char red[MAX_RANK];
   int64_t dims[MAX_RANK];
-  int keep, minmax = ci->op == MLC_OP_MAX || ci->op == MLC_OP_MIN;
+  int keep;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, minmax ? DK_ANY : DK_NUM));
   MLC_RETURN_IF_ERROR(reduce_axes(ci, x->rank, red));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "keepdims", 1, &keep));
   return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, reduced_dims(x, red, keep, dims));
@@ -368,7 +313,6 @@ mlc_status mlc_infer_argreduce(const mlc_call_info *ci, mlc_type *outs, int *nou
   int64_t dims[MAX_RANK];
   int axis, keep, last;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_NUM));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, 0, &axis));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "keepdims", 1, &keep));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_flag(ci, "select_last_index", 0, &last));
@@ -382,7 +326,6 @@ mlc_status mlc_infer_argreduce(const mlc_call_info *ci, mlc_type *outs, int *nou
 static mlc_status check_layer_norm(const mlc_call_info *ci) {
   const mlc_type *x = mlc_graph_arg(ci, 0);
   int axis;
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_FLOAT));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, x->rank - 1, &axis));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_number(ci, "epsilon"));
   for (int i = 1; i < 3; i++) {
@@ -417,7 +360,6 @@ mlc_status mlc_infer_matmul(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   int rank;
   sbuf x, y;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_NUM));
   MLC_RETURN_IF_ERROR(same_dtype(ci, 0, 1));
   if (a->rank < 1 || b->rank < 1)
     return ERR("operands must have rank >= 1, got %d and %d", a->rank, b->rank);
@@ -515,7 +457,6 @@ static mlc_status weight_kernel(const mlc_call_info *ci, const mlc_type *wt, win
 static mlc_status conv_common(const mlc_call_info *ci, int64_t *groups, win *w) {
   const mlc_type *x = mlc_graph_arg(ci, 0), *wt = mlc_graph_arg(ci, 1);
   sbuf s, t;
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_NUM));
   MLC_RETURN_IF_ERROR(same_dtype(ci, 0, 1));
   MLC_RETURN_IF_ERROR(window_input(ci, x, 1));
   if (wt->rank != x->rank)
@@ -605,7 +546,6 @@ mlc_status mlc_infer_pool(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   int ceil, cip;
   win w;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, ci->op == MLC_OP_MAX_POOL ? DK_NUM : DK_FLOAT));
   MLC_RETURN_IF_ERROR(window_input(ci, x, 0));
   MLC_RETURN_IF_ERROR(read_win(ci, x->rank - 2, ci->op == MLC_OP_MAX_POOL, &w));
   MLC_RETURN_IF_ERROR(attr_ints_req(ci, "kernel", w.k, w.kernel));
@@ -757,7 +697,7 @@ mlc_status mlc_infer_gather(const mlc_call_info *ci, mlc_type *outs, int *nouts)
   int64_t dims[2 * MAX_RANK];
   int axis, r = 0;
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 1, DK_INDEX));
+  MLC_RETURN_IF_ERROR(need(ci, 1, MLC_DCLASS_INDEX));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_axis(ci, "axis", x->rank, 0, &axis));
   for (int i = 0; i < axis; i++) dims[r++] = x->dims[i];
   for (int i = 0; i < idx->rank; i++) dims[r++] = idx->dims[i];
@@ -812,7 +752,6 @@ mlc_status mlc_infer_pad(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const mlc_attr *m = mlc_attrs_find(ci->attrs, ci->nattrs, "mode");
   const char *mode = m && m->kind == MLC_ATTR_STRING && m->s ? m->s : "constant";
   MLC_RETURN_IF_ERROR(check_args(ci));
-  MLC_RETURN_IF_ERROR(need(ci, 0, DK_ANY));
   MLC_RETURN_IF_ERROR(attr_ints_req(ci, "pads", 2 * x->rank, pads));
   MLC_RETURN_IF_ERROR(mlc_graph_attr_number(ci, "value"));
   if (m && m->kind != MLC_ATTR_STRING) return ERR("attribute mode must be a string");

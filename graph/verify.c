@@ -8,6 +8,7 @@
 **     a constant of the module (index in range, type as in the table) or an
 **     output of an earlier binding of the same function;
 **   - calls: op codes in range, arg counts within the op table's bounds,
+**     attributes named in the op's schema (ops.def) with an accepted kind,
 **     callee names on call_tir / call_dps_packed;
 **   - struct info: for op calls, inference re-run on the args gives the
 **     outputs' types; every type has a valid dtype, rank and symbols;
@@ -205,6 +206,9 @@ static void check_binding(verifier *vf, const mlc_func *f, int fi, int k, const 
             problem(vf, "%s: %d args, the op takes %d to %d", ctx, b->nargs, mn, mx);
           ok = 0;
         }
+        char amsg[160];
+        if (mlc_op_check_attrs(b->op, b->attrs, b->nattrs, amsg, sizeof amsg))
+          problem(vf, "%s: %s (schema: \"%s\")", ctx, amsg, mlc_op_attr_schema[b->op]);
       }
       break;
     case MLC_CALL_TIR:

@@ -19,75 +19,20 @@
 
 /* ---- the rule table ------------------------------------------------------ */
 
+/* The rule of each op, generated from ops.def's `lower` column: lg_NAME is
+** mlc_lg_NAME (declared in lower_int.h from the same column, so a rule
+** named there and defined nowhere fails to link); BUILTIN ops become
+** run-time built-ins in mlc_lg_builtin and NONE ops have no lowering. */
+#define mlc_BUILTIN NULL
+#define mlc_NONE NULL
 static const mlc_lg_fn rules[MLC_OP_COUNT] = {
-    [MLC_OP_COPY] = mlc_lg_unary,         [MLC_OP_ABS] = mlc_lg_unary,
-    [MLC_OP_NEG] = mlc_lg_unary,          [MLC_OP_RELU] = mlc_lg_unary,
-    [MLC_OP_SIGMOID] = mlc_lg_unary,      [MLC_OP_TANH] = mlc_lg_unary,
-    [MLC_OP_EXP] = mlc_lg_unary,          [MLC_OP_LOG] = mlc_lg_unary,
-    [MLC_OP_SQRT] = mlc_lg_unary,         [MLC_OP_RECIPROCAL] = mlc_lg_unary,
-    [MLC_OP_ERF] = mlc_lg_unary,          [MLC_OP_FLOOR] = mlc_lg_unary,
-    [MLC_OP_CEIL] = mlc_lg_unary,         [MLC_OP_ROUND] = mlc_lg_unary,
-    [MLC_OP_SIGN] = mlc_lg_unary,         [MLC_OP_SIN] = mlc_lg_unary,
-    [MLC_OP_COS] = mlc_lg_unary,          [MLC_OP_TAN] = mlc_lg_unary,
-    [MLC_OP_ASIN] = mlc_lg_unary,         [MLC_OP_ACOS] = mlc_lg_unary,
-    [MLC_OP_ATAN] = mlc_lg_unary,         [MLC_OP_SINH] = mlc_lg_unary,
-    [MLC_OP_COSH] = mlc_lg_unary,         [MLC_OP_ASINH] = mlc_lg_unary,
-    [MLC_OP_ACOSH] = mlc_lg_unary,        [MLC_OP_ATANH] = mlc_lg_unary,
-    [MLC_OP_SOFTPLUS] = mlc_lg_unary,     [MLC_OP_SOFTSIGN] = mlc_lg_unary,
-    [MLC_OP_LOGICAL_NOT] = mlc_lg_unary,  [MLC_OP_ISNAN] = mlc_lg_unary,
-    [MLC_OP_ISINF] = mlc_lg_unary,        [MLC_OP_LEAKY_RELU] = mlc_lg_unary,
-    [MLC_OP_ELU] = mlc_lg_unary,          [MLC_OP_SELU] = mlc_lg_unary,
-    [MLC_OP_CELU] = mlc_lg_unary,         [MLC_OP_HARD_SIGMOID] = mlc_lg_unary,
-    [MLC_OP_HARD_SWISH] = mlc_lg_unary,   [MLC_OP_THRESHOLDED_RELU] = mlc_lg_unary,
-    [MLC_OP_SHRINK] = mlc_lg_unary,       [MLC_OP_CLIP] = mlc_lg_unary,
-    [MLC_OP_CAST] = mlc_lg_unary,
-    [MLC_OP_ADD] = mlc_lg_binary,         [MLC_OP_SUB] = mlc_lg_binary,
-    [MLC_OP_MUL] = mlc_lg_binary,         [MLC_OP_DIV] = mlc_lg_binary,
-    [MLC_OP_POW] = mlc_lg_binary,         [MLC_OP_MOD] = mlc_lg_binary,
-    [MLC_OP_MAXIMUM] = mlc_lg_binary,     [MLC_OP_MINIMUM] = mlc_lg_binary,
-    [MLC_OP_PRELU] = mlc_lg_binary,       [MLC_OP_EQUAL] = mlc_lg_binary,
-    [MLC_OP_LESS] = mlc_lg_binary,        [MLC_OP_LESS_EQUAL] = mlc_lg_binary,
-    [MLC_OP_GREATER] = mlc_lg_binary,     [MLC_OP_GREATER_EQUAL] = mlc_lg_binary,
-    [MLC_OP_LOGICAL_AND] = mlc_lg_binary, [MLC_OP_LOGICAL_OR] = mlc_lg_binary,
-    [MLC_OP_LOGICAL_XOR] = mlc_lg_binary, [MLC_OP_BITSHIFT] = mlc_lg_binary,
-    [MLC_OP_WHERE] = mlc_lg_where,
-    [MLC_OP_SUM] = mlc_lg_reduce,         [MLC_OP_MEAN] = mlc_lg_reduce,
-    [MLC_OP_MAX] = mlc_lg_reduce,         [MLC_OP_MIN] = mlc_lg_reduce,
-    [MLC_OP_PROD] = mlc_lg_reduce,        [MLC_OP_ARGMAX] = mlc_lg_argreduce,
-    [MLC_OP_ARGMIN] = mlc_lg_argreduce,   [MLC_OP_SOFTMAX] = mlc_lg_softmax,
-    [MLC_OP_LOG_SOFTMAX] = mlc_lg_softmax, [MLC_OP_LAYER_NORM] = mlc_lg_layer_norm,
-    [MLC_OP_MATMUL] = mlc_lg_matmul,      [MLC_OP_CONV] = mlc_lg_conv,
-    [MLC_OP_CONV_TRANSPOSE] = mlc_lg_conv_transpose,
-    [MLC_OP_MAX_POOL] = mlc_lg_pool,      [MLC_OP_AVG_POOL] = mlc_lg_pool,
-    [MLC_OP_RESHAPE] = mlc_lg_reshape,    [MLC_OP_TRANSPOSE] = mlc_lg_transpose,
-    [MLC_OP_CONCAT] = mlc_lg_concat,      [MLC_OP_SLICE] = mlc_lg_slice,
-    [MLC_OP_GATHER] = mlc_lg_gather,      [MLC_OP_BROADCAST_TO] = mlc_lg_broadcast_to,
-    [MLC_OP_PAD] = mlc_lg_pad,            [MLC_OP_TILE] = mlc_lg_tile,
-    [MLC_OP_SHAPE_OF] = mlc_lg_shape_of,
-    /* ---- run-time shapes ---- */
-    [MLC_OP_DYN_RESHAPE] = mlc_lg_reshape, [MLC_OP_DYN_BROADCAST] = mlc_lg_broadcast_to,
-    [MLC_OP_DYN_TILE] = mlc_lg_tile,      [MLC_OP_DYN_SLICE] = mlc_lg_dyn_slice,
-    [MLC_OP_DYN_PAD] = mlc_lg_dyn_pad,    [MLC_OP_DYN_REDUCE] = mlc_lg_dyn_reduce,
-    [MLC_OP_DYN_RANGE] = mlc_lg_dyn_range,
-    /* ---- image and indexing ops ---- */
-    [MLC_OP_RESIZE] = mlc_lg_resize,      [MLC_OP_GATHER_ELEMENTS] = mlc_lg_gather_elements,
-    [MLC_OP_GATHER_ND] = mlc_lg_gather_nd, [MLC_OP_SCATTER_ELEMENTS] = mlc_lg_scatter_elements,
-    [MLC_OP_SCATTER_ND] = mlc_lg_scatter_nd, [MLC_OP_MAX_POOL_INDICES] = mlc_lg_max_pool_indices,
-    /* ---- other math, losses and normalization ---- */
-    [MLC_OP_TRILU] = mlc_lg_trilu,        [MLC_OP_CUMSUM] = mlc_lg_cumsum,
-    [MLC_OP_TOPK] = mlc_lg_topk,          [MLC_OP_EINSUM] = mlc_lg_einsum,
-    [MLC_OP_REVERSE_SEQUENCE] = mlc_lg_reverse_sequence,
-    /* ---- signal and vision ---- */
-    [MLC_OP_DFT] = mlc_lg_dft,            [MLC_OP_STFT] = mlc_lg_stft,
-    [MLC_OP_WINDOW] = mlc_lg_window,      [MLC_OP_MEL_WEIGHTS] = mlc_lg_mel_weights,
-    [MLC_OP_SIGNAL_DIMS] = mlc_lg_signal_dims, [MLC_OP_GRID_SAMPLE] = mlc_lg_grid_sample,
-    [MLC_OP_ROI_ALIGN] = mlc_lg_roi_align, [MLC_OP_DET] = mlc_lg_det,
-    [MLC_OP_MAX_UNPOOL] = mlc_lg_max_unpool, [MLC_OP_UNIQUE_COUNT] = mlc_lg_unique_count,
-    [MLC_OP_UNIQUE] = mlc_lg_unique,
-    /* ---- blocked layouts ---- */
-    [MLC_OP_LAYOUT_TRANSFORM] = mlc_lg_layout_transform,
-    [MLC_OP_CONV2D_NCHWC] = mlc_lg_conv2d_nchwc,
+#define OP(e, name, pat, mn, mx, inf, lw, ev, dt, at, syn) mlc_##lw,
+#include "graph/ops.def"
+#undef OP
 };
+#undef mlc_BUILTIN
+#undef mlc_NONE
+_Static_assert(sizeof rules / sizeof rules[0] == MLC_OP_COUNT, "one rule entry per op");
 
 mlc_lg_fn mlc_lg_rule(mlc_op op) { return (unsigned)op < MLC_OP_COUNT ? rules[op] : NULL; }
 

@@ -118,63 +118,15 @@ int64_t mlc_lg_int(mlc_lg_call *c, const char *name, int64_t dflt);
 double mlc_lg_float(mlc_lg_call *c, const char *name, double dflt);
 const mlc_attr *mlc_lg_attr(mlc_lg_call *c, const char *name);
 
-/* Rules, by family (files under lower/compute/). */
-mlc_status mlc_lg_unary(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_binary(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_where(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_reduce(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_argreduce(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_softmax(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_layer_norm(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_matmul(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_conv(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_conv_transpose(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_pool(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_reshape(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_transpose(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_concat(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_slice(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_gather(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_broadcast_to(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_pad(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_tile(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_shape_of(mlc_lg_call *c, mlc_te_tensor **out);
-/* ---- run-time shapes ---- */
-mlc_status mlc_lg_dyn_slice(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_dyn_pad(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_dyn_reduce(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_dyn_range(mlc_lg_call *c, mlc_te_tensor **out);
+/* Rules, one per distinct `lower` name of ops.def (files under
+** lower/compute/); a name that is not defined fails to link. */
+#define OP(e, name, pat, mn, mx, inf, lw, ev, dt, at, syn) mlc_status mlc_##lw(mlc_lg_call *c, mlc_te_tensor **out);
+#include "graph/ops.def"
+#undef OP
+
 /* Rewrites shape functions, nonzero and define_dims into call_dps_packed of
 ** the runtime's built-ins (see lower.h); *done = 1 when |b| was one.
 ** Attributes are rebuilt in |gm|'s arena. */
 mlc_status mlc_lg_builtin(mlc_module *gm, mlc_binding *b, int *done);
-/* ---- image and indexing ops ---- */
-mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_gather_elements(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_gather_nd(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_scatter_elements(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_scatter_nd(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_max_pool_indices(mlc_lg_call *c, mlc_te_tensor **out);
-/* ---- other math, losses and normalization ---- */
-mlc_status mlc_lg_trilu(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_cumsum(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_topk(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_einsum(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_reverse_sequence(mlc_lg_call *c, mlc_te_tensor **out);
-/* ---- signal and vision ---- */
-mlc_status mlc_lg_dft(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_stft(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_window(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_mel_weights(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_signal_dims(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_grid_sample(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_roi_align(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_det(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_max_unpool(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_unique_count(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_unique(mlc_lg_call *c, mlc_te_tensor **out);
-/* ---- blocked layouts (lower/compute/layout.c) ---- */
-mlc_status mlc_lg_layout_transform(mlc_lg_call *c, mlc_te_tensor **out);
-mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out);
 
 #endif /* MLC_LOWER_LOWER_INT_H */

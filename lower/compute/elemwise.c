@@ -22,6 +22,19 @@ static mlc_tir_expr *call1(mlc_lg_call *c, mlc_tir_intrin op, mlc_tir_expr *x) {
   return mlc_tir_call1(M, op, x);
 }
 
+/* An op routed to this family without an expression here (its ops.def row
+** names the wrong rule, or the expression was never written): an error
+** naming the node and op, recorded in the builder. */
+static mlc_tir_expr *no_expr(mlc_lg_call *c) {
+  return mlc_te_fail(c->b, mlc_lg_error(c, MLC_UNIMPLEMENTED, "no %s expression for this op in the elementwise rules",
+                                        c->nargs == 1 ? "unary" : "binary"));
+}
+
+/* Float attribute |name| of the call, or its default from the op's schema. */
+static double attr_f(mlc_lg_call *c, const char *name) {
+  return mlc_op_attr_float(c->op, c->attrs, c->nattrs, name);
+}
+
 /* The unary op |c->op| applied to |x| (dtype |dt|). */
 static mlc_tir_expr *unary_expr(mlc_lg_call *c, mlc_tir_expr *x, mlc_dtype dt) {
   if (!x) return NULL;
@@ -67,7 +80,7 @@ static mlc_tir_expr *unary_expr(mlc_lg_call *c, mlc_tir_expr *x, mlc_dtype dt) {
     case MLC_OP_LOGICAL_NOT: return mlc_tir_not(M, x);
     case MLC_OP_ISNAN: return isf ? call1(c, MLC_TIR_INTRIN_ISNAN, x) : mlc_tir_int(M, MLC_DTYPE_BOOL, 0);
     case MLC_OP_ISINF: {
-      int pos = (int)mlc_lg_int(c, "detect_positive", 1), neg = (int)mlc_lg_int(c, "detect_negative", 1);
+      int pos = (int)attr_f(c, "detect_positive"), neg = (int)attr_f(c, "detect_negative");
       if (!isf || (!pos && !neg)) return mlc_tir_int(M, MLC_DTYPE_BOOL, 0);
       mlc_tir_expr *inf = call1(c, MLC_TIR_INTRIN_ISINF, x);
       if (pos && neg) return inf;
@@ -75,29 +88,29 @@ static mlc_tir_expr *unary_expr(mlc_lg_call *c, mlc_tir_expr *x, mlc_dtype dt) {
                             mlc_tir_binary(M, pos ? MLC_TIR_GT : MLC_TIR_LT, x, zero));
     }
     case MLC_OP_LEAKY_RELU: {
-      mlc_tir_expr *a = fimm(c, dt, mlc_lg_float(c, "alpha", 0.01));
+      mlc_tir_expr *a = fimm(c, dt, attr_f(c, "alpha"));
       return mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_GE, x, zero), x, mlc_tir_mul(M, a, x));
     }
     case MLC_OP_ELU: {
-      mlc_tir_expr *a = fimm(c, dt, mlc_lg_float(c, "alpha", 1.0));
+      mlc_tir_expr *a = fimm(c, dt, attr_f(c, "alpha"));
       return mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_GE, x, zero), x,
                             mlc_tir_mul(M, a, mlc_tir_sub(M, call1(c, MLC_TIR_INTRIN_EXP, x), one)));
     }
     case MLC_OP_SELU: {
-      mlc_tir_expr *a = fimm(c, dt, mlc_lg_float(c, "alpha", 1.67326319217681884765625));
-      mlc_tir_expr *g = fimm(c, dt, mlc_lg_float(c, "gamma", 1.05070102214813232421875));
+      mlc_tir_expr *a = fimm(c, dt, attr_f(c, "alpha"));
+      mlc_tir_expr *g = fimm(c, dt, attr_f(c, "gamma"));
       return mlc_tir_mul(M, g, mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_GT, x, zero), x,
                                               mlc_tir_mul(M, a, mlc_tir_sub(M, call1(c, MLC_TIR_INTRIN_EXP, x), one))));
     }
     case MLC_OP_CELU: {
-      double alpha = mlc_lg_float(c, "alpha", 1.0);
+      double alpha = attr_f(c, "alpha");
       mlc_tir_expr *a = fimm(c, dt, alpha);
       mlc_tir_expr *e = mlc_tir_sub(M, call1(c, MLC_TIR_INTRIN_EXP, mlc_tir_binary(M, MLC_TIR_DIV, x, a)), one);
       return mlc_tir_add(M, mlc_tir_max(M, x, zero), mlc_tir_min(M, zero, mlc_tir_mul(M, a, e)));
     }
     case MLC_OP_HARD_SIGMOID: {
-      mlc_tir_expr *a = fimm(c, dt, mlc_lg_float(c, "alpha", 0.2));
-      mlc_tir_expr *b = fimm(c, dt, mlc_lg_float(c, "beta", 0.5));
+      mlc_tir_expr *a = fimm(c, dt, attr_f(c, "alpha"));
+      mlc_tir_expr *b = fimm(c, dt, attr_f(c, "beta"));
       return mlc_tir_max(M, zero, mlc_tir_min(M, one, mlc_tir_add(M, mlc_tir_mul(M, a, x), b)));
     }
     case MLC_OP_HARD_SWISH: {
@@ -105,11 +118,11 @@ static mlc_tir_expr *unary_expr(mlc_lg_call *c, mlc_tir_expr *x, mlc_dtype dt) {
       return mlc_tir_mul(M, x, h);
     }
     case MLC_OP_THRESHOLDED_RELU: {
-      mlc_tir_expr *a = fimm(c, dt, mlc_lg_float(c, "alpha", 1.0));
+      mlc_tir_expr *a = fimm(c, dt, attr_f(c, "alpha"));
       return mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_GT, x, a), x, zero);
     }
     case MLC_OP_SHRINK: {
-      double lambd = mlc_lg_float(c, "lambd", 0.5), bias = mlc_lg_float(c, "bias", 0.0);
+      double lambd = attr_f(c, "lambd"), bias = attr_f(c, "bias");
       mlc_tir_expr *l = fimm(c, dt, lambd), *nl = fimm(c, dt, -lambd), *bb = fimm(c, dt, bias);
       return mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_LT, x, nl), mlc_tir_add(M, x, bb),
                             mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_GT, x, l), mlc_tir_sub(M, x, bb), zero));
@@ -131,7 +144,7 @@ static mlc_tir_expr *unary_expr(mlc_lg_call *c, mlc_tir_expr *x, mlc_dtype dt) {
       return y;
     }
     case MLC_OP_CAST: return mlc_tir_cast(M, c->out_types[0].dtype, x);
-    default: return NULL;
+    default: return no_expr(c);
   }
 }
 
@@ -164,7 +177,7 @@ static mlc_tir_expr *binary_expr(mlc_lg_call *c, mlc_tir_expr *a, mlc_tir_expr *
     case MLC_OP_MUL: return mlc_tir_mul(M, a, b);
     case MLC_OP_DIV: return isf ? mlc_tir_binary(M, MLC_TIR_DIV, a, b) : int_divmod(c, a, b, 0, 0, dt);
     case MLC_OP_MOD: {
-      int fmod = (int)mlc_lg_int(c, "fmod", 0);
+      int fmod = (int)attr_f(c, "fmod");
       if (isf) { /* a - b * trunc(a / b) (fmod) or with floor (sign of divisor) */
         mlc_tir_expr *q = call1(c, fmod ? MLC_TIR_INTRIN_TRUNC : MLC_TIR_INTRIN_FLOOR,
                                 mlc_tir_binary(M, MLC_TIR_DIV, a, b));
@@ -194,7 +207,7 @@ static mlc_tir_expr *binary_expr(mlc_lg_call *c, mlc_tir_expr *a, mlc_tir_expr *
     case MLC_OP_BITSHIFT: {
       /* a << b == a * 2^b and a >> b == a // 2^b for unsigned a; shifts of
       ** the full width or more give 0. */
-      int right = (int)mlc_lg_int(c, "right", 0);
+      int right = (int)attr_f(c, "right");
       int bits = (int)mlc_dtype_size(dt) * 8;
       mlc_tir_expr *p = mlc_tir_cast(M, dt, mlc_tir_call(M, MLC_TIR_INTRIN_POW, 2,
                                      (mlc_tir_expr *[]){mlc_tir_float(M, MLC_DTYPE_F64, 2.0),
@@ -203,7 +216,7 @@ static mlc_tir_expr *binary_expr(mlc_lg_call *c, mlc_tir_expr *a, mlc_tir_expr *
       return mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_GE, b, mlc_lg_imm(c, dt, bits)),
                             mlc_lg_imm(c, dt, 0), r);
     }
-    default: return NULL;
+    default: return no_expr(c);
   }
 }
 
