@@ -18,8 +18,10 @@
 ** 2. Threads.  When the nest does enough work to be worth the thread
 **    pool's hand-off, the outermost spatial loop whose extent is large
 **    enough to split (or symbolic) becomes a parallel loop (sch.parallel),
-**    so that a batch-1 conv parallelizes over its channels.  Loops bound to
-**    a reduce iteration variable never run in parallel.
+**    so that a batch-1 conv parallelizes over its channels.  When that
+**    loop has few iterations (a blocked conv's K/16), the spatial loops
+**    inside it are fused with it first (sch.fuse), up to 64 chunks.  Loops
+**    bound to a reduce iteration variable never run in parallel.
 **
 ** Before them, two rules for kernels of several stages (fuse_tir's fused
 ** groups, and ops that lower to several stages):
@@ -68,6 +70,9 @@
 #define PARALLEL_MIN_WORK 32768
 /* Smallest extent worth splitting across threads. */
 #define PARALLEL_MIN_EXTENT 4
+/* Parallel loops with fewer iterations than this fuse with the loops
+** inside them (load balance on any thread count). */
+#define PARALLEL_MIN_CHUNKS 64
 
 static int64_t const_extent(const mlc_tir_expr *e) {
   return e && e->kind == MLC_TIR_INT_IMM ? e->int_value : -1;
@@ -174,7 +179,29 @@ static mlc_status schedule_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_o
     const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
     if (binds_reduce(blk, l->loop.var) || l->loop.kind != MLC_TIR_FOR_SERIAL) return NULL;
     int64_t e = const_extent(l->loop.extent);
-    if (e < 0 || e >= PARALLEL_MIN_EXTENT) return mlc_sch_parallel(s, loops[i]);
+    if (e >= 0 && e < PARALLEL_MIN_EXTENT) continue;
+    /* Too few chunks to share well (a blocked conv's K/16 = 4): fuse the
+    ** spatial loops inside it until there are enough, as far as they are
+    ** a perfect nest (sch.fuse refuses otherwise; the loop then runs in
+    ** parallel alone). */
+    int j = i;
+    int64_t chunks = e;
+    while (e >= 0 && chunks < PARALLEL_MIN_CHUNKS && j + 1 < n) {
+      const mlc_tir_stmt *nx = mlc_sch_rv_stmt(s, loops[j + 1]);
+      int64_t ne = const_extent(nx->loop.extent);
+      if (ne < 1 || binds_reduce(blk, nx->loop.var) || nx->loop.kind != MLC_TIR_FOR_SERIAL) break;
+      /* never the vector loop or what rule 1 put inside the reduction */
+      if (j + 1 == n - 1) break;
+      chunks *= ne;
+      j++;
+    }
+    if (j > i) {
+      mlc_sch_rv fused;
+      mlc_status st = mlc_sch_fuse(s, j - i + 1, &loops[i], &fused);
+      if (!st) return mlc_sch_parallel(s, fused);
+      mlc_status_free(st);
+    }
+    return mlc_sch_parallel(s, loops[i]);
   }
   return NULL;
 }
