@@ -32,6 +32,28 @@ for m in mlp cnn encoder; do
   fi
 done
 
+# ---- pass groups: each switched off, the outputs stay; fusion makes fewer steps ---------
+steps() { sed -n 's/.*: \([0-9]*\) steps.*/\1/p' "$tmp/err" | tail -1; }
+for m in cnn encoder; do
+  check "compile $m (all passes)" "$cli" compile "$models/$m.onnx" -o "$tmp/$m.all.so" --no-header
+  all=$(steps)
+  for g in fold fuse layout; do
+    check "compile $m --no-$g" "$cli" compile "$models/$m.onnx" -o "$tmp/$m.no$g.so" --no-header --no-$g
+    eval "n_$g=\$(steps)"
+    check "run $m --no-$g" "$cli" run "$tmp/$m.no$g.so" --input "$models/$m.input_0.npy" --output-dir "$tmp/$m.no$g"
+    if have_numpy; then
+      close "$tmp/$m.no$g/output_0.npy" "$models/$m.output_0.npy" && ok || fail "$m --no-$g: output differs"
+    fi
+  done
+  [ -n "$all" ] && [ "$all" -lt "$n_fuse" ] && ok || fail "$m: fusion does not cut steps ($all with, $n_fuse without)"
+done
+# the cnn's BatchNormalization folds into its convolutions: fewer steps with fold
+check "compile cnn --no-fold --no-fuse --no-layout" "$cli" compile "$models/cnn.onnx" -o "$tmp/cnn.none.so" --no-header --no-fold --no-fuse --no-layout
+none=$(steps)
+check "compile cnn --no-fuse --no-layout" "$cli" compile "$models/cnn.onnx" -o "$tmp/cnn.fold.so" --no-header --no-fuse --no-layout
+[ "$(steps)" -lt "$none" ] && ok || fail "cnn: folding BatchNormalization does not cut steps ($(steps) with, $none without)"
+exit_is 2 "compile --no-such-group" "$cli" compile "$models/cnn.onnx" -o "$tmp/x.so" --no-fusion
+
 # ---- symbolic batch: one .so, batch 1 and 4, input by name ------------------------------
 check "compile mlp_dyn" "$cli" compile "$models/mlp_dyn.onnx" -o "$tmp/dyn.so" -q
 check "run mlp_dyn batch 1" "$cli" run "$tmp/dyn.so" --input "x=$models/mlp_dyn.input_0.npy" --output-dir "$tmp/d1"
