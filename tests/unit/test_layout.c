@@ -23,15 +23,9 @@
 
 #include "graph/graph.h"
 #include "graph/pass.h"
+#include "tests/graph_lit.h"
 #include "tests/testutil.h"
 
-#define TY(dt, ...)                                                                           \
-  ((mlc_type){MLC_DTYPE_##dt, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
-              (const int64_t[]){__VA_ARGS__}})
-#define ORG(op_type, node) (&(mlc_origin){(node), (op_type), 13, -1})
-#define INTS(name, ...) \
-  mlc_attr_ints((name), (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
-#define TRY(expr) MLC_RETURN_IF_ERROR(expr)
 #define OK(expr) MLC_TEST_OK(expr)
 
 static mlc_module *new_module(void) {
