@@ -60,6 +60,7 @@ typedef struct ft_state {
   mlc_tir_module *tm;
   mlc_hash by_key; /* key -> prim func name (arena strings) */
   mlc_hash names;  /* prim function names in use */
+  mlc_hash next;   /* base name -> the first suffix not known taken */
 } ft_state;
 
 /* One fused call being lowered: the group's members and the wiring of
@@ -202,19 +203,6 @@ static void group_key(const ft_state *st, const group *gr, mlc_strbuf *k) {
   }
 }
 
-/* The first of |base|, |base|1, |base|2, ... not a prim function name yet. */
-static const char *fresh_name(ft_state *st, const char *base) {
-  char buf[160];
-  for (int k = 0;; k++) {
-    if (k == 0) snprintf(buf, sizeof buf, "%s", base);
-    else snprintf(buf, sizeof buf, "%s%d", base, k);
-    if (!mlc_hash_get(&st->names, buf)) break;
-  }
-  char *s = mlc_arena_strdup(st->tm->arena, buf);
-  if (s && mlc_hash_put(&st->names, s, s)) return NULL;
-  return s;
-}
-
 /* A copy stage of |t| (a returned value that is a placeholder, or a stage
 ** returned twice): the prim function's outputs are distinct stages. */
 typedef struct copy_ctx {
@@ -334,7 +322,7 @@ static mlc_status fuse_call(ft_state *st, mlc_binding *b, mlc_func *g) {
   mlc_status s = NULL;
   const char *name = mlc_hash_get(&st->by_key, mlc_sb_str(&key));
   if (!name) {
-    name = fresh_name(st, g->name);
+    name = mlc_lg_fresh_name(st->tm, &st->names, &st->next, g->name);
     char *k = mlc_arena_strdup(st->tm->arena, mlc_sb_str(&key));
     if (!name || !k || mlc_hash_put(&st->by_key, k, (void *)name)) s = mlc_oom();
     if (!s) s = build_group(st, &gr, name);
@@ -373,7 +361,7 @@ mlc_status mlc_lower_pass_fuse_tir(mlc_module *m, const mlc_pass_ctx *ctx) {
   if (!any) return NULL;
   mlc_tir_module *tm;
   MLC_RETURN_IF_ERROR(mlc_lower_prims(m, &tm));
-  ft_state st = {m, tm, MLC_HASH_INIT, MLC_HASH_INIT};
+  ft_state st = {m, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT};
   mlc_status s = NULL;
   for (int i = 0; i < tm->nfuncs && !s; i++)
     if (mlc_hash_put(&st.names, tm->funcs[i]->name, tm->funcs[i])) s = mlc_oom();
@@ -389,6 +377,7 @@ mlc_status mlc_lower_pass_fuse_tir(mlc_module *m, const mlc_pass_ctx *ctx) {
   }
   mlc_hash_fini(&st.by_key);
   mlc_hash_fini(&st.names);
+  mlc_hash_fini(&st.next);
   /* the primitive functions no call uses any more leave the module */
   for (int i = m->nfuncs; i-- > 0 && !s;)
     if (m->funcs[i]->primitive && !is_called(m, m->funcs[i])) mlc_module_remove_func(m, m->funcs[i]);

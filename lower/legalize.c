@@ -313,25 +313,26 @@ typedef struct lg_state {
   mlc_hash next;     /* base name -> int *: the first suffix not known taken */
 } lg_state;
 
-/* The first of |base|, |base|1, |base|2, ... not taken yet.  Names are only
-** ever added, so the search for one base resumes where its last one ended. */
-static const char *fresh_name(lg_state *st, const char *base) {
-  int *next = mlc_hash_get(&st->next, base);
-  if (!next) {
-    char *key = mlc_arena_strdup(st->tm->arena, base);
-    next = MLC_ARENA_NEW(st->tm->arena, int);
-    if (!key || !next || mlc_hash_put(&st->next, key, next)) return NULL;
+/* The first of |base|, |base|1, |base|2, ... not in |names| yet, added to
+** it.  Names are only ever added, so the search for one base resumes where
+** its last one ended (|next|: base -> the first suffix not known taken). */
+const char *mlc_lg_fresh_name(mlc_tir_module *tm, mlc_hash *names, mlc_hash *next, const char *base) {
+  int *nx = mlc_hash_get(next, base);
+  if (!nx) {
+    char *key = mlc_arena_strdup(tm->arena, base);
+    nx = MLC_ARENA_NEW(tm->arena, int);
+    if (!key || !nx || mlc_hash_put(next, key, nx)) return NULL;
   }
-  char buf[128];
-  int k = *next;
+  char buf[160];
+  int k = *nx;
   for (;; k++) {
     if (k == 0) snprintf(buf, sizeof buf, "%s", base);
     else snprintf(buf, sizeof buf, "%s%d", base, k);
-    if (!mlc_hash_get(&st->names, buf)) break;
+    if (!mlc_hash_get(names, buf)) break;
   }
-  *next = k + 1;
-  char *s = mlc_arena_strdup(st->tm->arena, buf);
-  if (s && mlc_hash_put(&st->names, s, s)) return NULL;
+  *nx = k + 1;
+  char *s = mlc_arena_strdup(tm->arena, buf);
+  if (s && mlc_hash_put(names, s, s)) return NULL;
   return s;
 }
 
@@ -410,7 +411,7 @@ static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {
   if (!name) {
     char base[64];
     snprintf(base, sizeof base, "%s", mlc_op_name[b->op]);
-    name = fresh_name(st, base);
+    name = mlc_lg_fresh_name(st->tm, &st->names, &st->next, base);
     char *k = mlc_arena_strdup(st->tm->arena, mlc_sb_str(&key));
     if (!name || !k || mlc_hash_put(&st->by_key, k, (void *)name)) s = mlc_oom();
     if (!s) s = build_func(st, b, inl, scalar, name);

@@ -112,6 +112,11 @@ mlc_status mlc_lg_check_values(mlc_lg_call *c, int arg, mlc_tir_expr *lo, mlc_ti
 int mlc_lg_inline_scalar(const mlc_module *gm, const mlc_binding *b, int i, double *out);
 void mlc_lg_call_key(const mlc_module *gm, const mlc_binding *b, const int *inl, const double *scalar,
                      mlc_strbuf *k);
+/* mlc_lg_fresh_name: the first of |base|, |base|1, ... not in |names| (a
+** set of arena strings), added to it; |next| remembers per base where to
+** resume.  NULL when out of memory.  Strings in |tm|'s arena. */
+struct mlc_hash;
+const char *mlc_lg_fresh_name(mlc_tir_module *tm, struct mlc_hash *names, struct mlc_hash *next, const char *base);
 
 /* Attribute access (defaults when absent). */
 int64_t mlc_lg_int(mlc_lg_call *c, const char *name, int64_t dflt);
