@@ -295,6 +295,24 @@ static mlc_status name_kernels(mlc_tir_module *tm) {
   return NULL;
 }
 
+/* A kernel that some step runs in place (an output in the storage of one
+** of its arguments: plan_memory) loses tir.noalias, so code generation
+** gives its buffers no disjoint alias scopes. */
+static mlc_status mark_in_place_kernels(mlc_module *m, const mlc_func *f) {
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int j = 0; j < f->blocks[bi].n; j++) {
+      const mlc_binding *b = f->blocks[bi].bindings[j];
+      if (b->kind != MLC_CALL_TIR) continue;
+      int shared = 0;
+      for (int o = 0; o < b->nouts && !shared; o++)
+        for (int a = 0; a < b->nargs && !shared; a++)
+          shared = b->outs[o]->storage >= 0 && b->args[a]->storage == b->outs[o]->storage;
+      mlc_tir_func *k = shared ? mlc_tir_module_find(m->prims, b->callee) : NULL;
+      if (k) MLC_RETURN_IF_ERROR(mlc_tir_func_set_attr_bool(m->prims, k, "tir.noalias", 0));
+    }
+  return NULL;
+}
+
 /* After each pass of the pipeline: the stage's progress line, and the
 ** dumps of the prim functions after legalize (10_), schedule (11_) and
 ** lower_tir (12_). */
@@ -385,6 +403,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
     s = mlc_make_status(MLC_INTERNAL, "the pipeline left no prim functions or no main function");
     goto done;
   }
+  if ((s = mark_in_place_kernels(gm, main_fn))) goto done;
   progress(&c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - c.t_stage);
 
   t = now_ms();

@@ -65,6 +65,12 @@ nofuse=--no-fuse
 check "compile chain" "$cli" compile "$tmp/chain.onnx" -o "$tmp/chain.so" $nofuse
 grep -q 'arena 3072 bytes (intermediates 9216 bytes)' "$tmp/err" && ok ||
   fail "compile chain: last line $(tail -1 "$tmp/err")"
+# a kernel run in place has no disjoint alias scopes (tir.noalias dropped)
+check "compile chain --dump-ir" "$cli" compile "$tmp/chain.onnx" -o "$tmp/chain_d.so" $nofuse --dump-ir "$tmp/chain_ir"
+if [ -n "$nofuse" ]; then
+  awk '/^define .*@mlc_k_exp\(/{f=1} f&&/alias.scope/{s=1} f&&/^}/{exit} END{exit s}' "$tmp/chain_ir/20_codegen.ll" && ok ||
+    fail "the in-place exp kernel keeps alias scopes"
+fi
 check "inspect --json chain" "$cli" inspect --json "$tmp/chain.so"
 pycheck "chain plan" '
 import json, sys
