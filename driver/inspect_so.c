@@ -10,8 +10,8 @@
 ** source model hash, target, options, arena and intermediate bytes), and
 ** for every step of the plan the ONNX nodes it computes (the manifest's
 ** "plan": a fused kernel lists all its member nodes).  The manifest is
-** parsed (json.h) and written again, escaped, so a damaged or hostile one
-** is reported as unreadable, never copied into the report.
+** parsed (manifest.h, jansson) and written again, escaped, so a damaged or
+** hostile one is reported as unreadable, never copied into the report.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +19,12 @@
 
 #include "base/strbuf.h"
 #include "driver/driver_int.h"
-#include "driver/json.h"
+#include "driver/manifest.h"
 #include "runtime/rt_blob.h"
 #include "runtime/rt_so.h"
 
 /* |s| as a JSON string, valid UTF-8 whatever bytes it holds. */
-static void jstr(mlc_strbuf *b, const char *s) { mlc_json_write_str(b, s ? s : "", s ? strlen(s) : 0); }
+static void jstr(mlc_strbuf *b, const char *s) { mlc_json_write_bytes(b, s, s ? strlen(s) : 0); }
 
 static const char *dl_name(DLDataType t, char *buf, size_t n) {
   const char *base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
@@ -51,9 +51,9 @@ static void shape_of(const mlc_rt_model_desc *d, const mlc_rt_tensor_desc *t, in
 }
 
 /* Value of the top-level integer |key| of the manifest, or -1. */
-static long long manifest_int(const mlc_json *m, const char *key) {
-  int64_t v;
-  return mlc_json_int(mlc_json_get(m, key), &v) ? (long long)v : -1;
+static long long manifest_int(const json_t *m, const char *key) {
+  const json_t *v = json_object_get(m, key);
+  return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
 }
 
 /* Longest part of a node name the text report shows. */
@@ -83,20 +83,30 @@ static void put_name(mlc_strbuf *b, const char *s, int quote) {
 ** compiled before plans were recorded, or a manifest that does not agree
 ** with the description).
 */
-static const mlc_json *manifest_plan(const mlc_rt_model_desc *d, const mlc_json *m) {
-  const mlc_json *plan = mlc_json_get(m, "plan");
-  if (!plan || plan->kind != MLC_JSON_ARRAY || plan->n != d->nsteps) return NULL;
-  for (int i = 0; i < plan->n; i++) {
-    const mlc_json *e = plan->items[i], *nodes = mlc_json_get(e, "nodes");
-    const char *k = mlc_json_str(mlc_json_get(e, "kernel"));
+static const json_t *manifest_plan(const mlc_rt_model_desc *d, const json_t *m) {
+  const json_t *plan = json_object_get(m, "plan");
+  if (!json_is_array(plan) || json_array_size(plan) != (size_t)d->nsteps) return NULL;
+  for (int i = 0; i < d->nsteps; i++) {
+    const json_t *e = json_array_get(plan, (size_t)i), *nodes = json_object_get(e, "nodes");
+    const char *k = json_string_value(json_object_get(e, "kernel"));
     if (!k || strcmp(k, d->steps[i].name ? d->steps[i].name : "") != 0) return NULL;
-    if (!nodes || nodes->kind != MLC_JSON_ARRAY) return NULL;
-    for (int j = 0; j < nodes->n; j++)
-      if (!mlc_json_str(mlc_json_get(nodes->items[j], "name")) ||
-          !mlc_json_str(mlc_json_get(nodes->items[j], "op_type")))
+    if (!json_is_array(nodes)) return NULL;
+    for (size_t j = 0; j < json_array_size(nodes); j++)
+      if (!json_is_string(json_object_get(json_array_get(nodes, j), "name")) ||
+          !json_is_string(json_object_get(json_array_get(nodes, j), "op_type")))
         return NULL;
   }
   return plan;
+}
+
+/* The nodes of step |i| of a plan from manifest_plan (NULL: none). */
+static const json_t *step_nodes(const json_t *plan, int i) {
+  return plan ? json_object_get(json_array_get(plan, (size_t)i), "nodes") : NULL;
+}
+
+/* Appends the JSON string |v| (a string of a checked plan). */
+static void put_jstr(mlc_strbuf *b, const json_t *v) {
+  mlc_json_write_bytes(b, json_string_value(v), json_string_length(v));
 }
 
 static const char *step_kind(const mlc_rt_step_desc *st) {
@@ -105,26 +115,26 @@ static const char *step_kind(const mlc_rt_step_desc *st) {
 
 /* "steps": one object per step of the plan, with the ONNX nodes it covers
 ** (null when the manifest does not record them). */
-static void steps_json(const mlc_rt_model_desc *d, const mlc_json *plan, mlc_strbuf *b) {
+static void steps_json(const mlc_rt_model_desc *d, const json_t *plan, mlc_strbuf *b) {
   mlc_sb_puts(b, "[");
   for (int i = 0; i < d->nsteps; i++) {
     const mlc_rt_step_desc *st = &d->steps[i];
     const char *name = st->name ? st->name : "";
     mlc_sb_printf(b, "%s{\"step\": %d, \"kind\": \"%s\", \"kernel\": ", i ? ", " : "", i, step_kind(st));
-    mlc_json_write_str(b, name, strlen(name));
+    mlc_json_write_bytes(b, name, strlen(name));
     mlc_sb_puts(b, ", \"nodes\": ");
-    const mlc_json *nodes = plan ? mlc_json_get(plan->items[i], "nodes") : NULL;
+    const json_t *nodes = step_nodes(plan, i);
     if (!nodes) {
       mlc_sb_puts(b, "null}");
       continue;
     }
     mlc_sb_putc(b, '[');
-    for (int j = 0; j < nodes->n; j++) {
-      const mlc_json *nd = nodes->items[j], *nm = mlc_json_get(nd, "name"), *op = mlc_json_get(nd, "op_type");
+    for (size_t j = 0; j < json_array_size(nodes); j++) {
+      const json_t *nd = json_array_get(nodes, j);
       mlc_sb_puts(b, j ? ", {\"name\": " : "{\"name\": ");
-      mlc_json_write_str(b, nm->str, nm->len);
+      put_jstr(b, json_object_get(nd, "name"));
       mlc_sb_puts(b, ", \"op_type\": ");
-      mlc_json_write_str(b, op->str, op->len);
+      put_jstr(b, json_object_get(nd, "op_type"));
       mlc_sb_putc(b, '}');
     }
     mlc_sb_puts(b, "]}");
@@ -133,14 +143,14 @@ static void steps_json(const mlc_rt_model_desc *d, const mlc_json *plan, mlc_str
 }
 
 /* The text list of steps: `  3    fused_conv2d_add_relu: "conv1" (Conv), "relu1" (Relu)` */
-static void steps_text(const mlc_rt_model_desc *d, const mlc_json *plan, mlc_strbuf *b) {
+static void steps_text(const mlc_rt_model_desc *d, const json_t *plan, mlc_strbuf *b) {
   mlc_sb_printf(b, "steps (%d)%s:\n", d->nsteps,
                 plan || !d->nsteps ? "" : " (the ONNX nodes of each are not recorded in this model)");
   for (int i = 0; i < d->nsteps; i++) {
     const mlc_rt_step_desc *st = &d->steps[i];
     mlc_sb_printf(b, "  %-4d ", i);
     put_name(b, st->name ? st->name : "", 0);
-    const mlc_json *nodes = plan ? mlc_json_get(plan->items[i], "nodes") : NULL;
+    const json_t *nodes = step_nodes(plan, i);
     if (!nodes) {
       mlc_sb_puts(b, " (node ");
       put_name(b, st->label ? st->label : "", 1);
@@ -148,14 +158,15 @@ static void steps_text(const mlc_rt_model_desc *d, const mlc_json *plan, mlc_str
       continue;
     }
     mlc_sb_puts(b, ":");
-    for (int j = 0; j < nodes->n; j++) {
+    for (size_t j = 0; j < json_array_size(nodes); j++) {
+      const json_t *nd = json_array_get(nodes, j);
       mlc_sb_puts(b, j ? ", " : " ");
-      put_name(b, mlc_json_get(nodes->items[j], "name")->str, 1);
+      put_name(b, json_string_value(json_object_get(nd, "name")), 1);
       mlc_sb_puts(b, " (");
-      put_name(b, mlc_json_get(nodes->items[j], "op_type")->str, 0);
+      put_name(b, json_string_value(json_object_get(nd, "op_type")), 0);
       mlc_sb_putc(b, ')');
     }
-    if (!nodes->n) mlc_sb_puts(b, " (no ONNX node)");
+    if (!json_array_size(nodes)) mlc_sb_puts(b, " (no ONNX node)");
     mlc_sb_putc(b, '\n');
   }
 }
@@ -204,15 +215,13 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
   }
   /* The manifest is text from the file: parsed, and shown only as JSON
   ** written again (escaped), never copied as it is. */
-  mlc_json_doc *doc = NULL;
-  mlc_status ms = d->manifest && *d->manifest ? mlc_json_parse(d->manifest, strlen(d->manifest), &doc) : NULL;
+  json_t *man = NULL;
+  mlc_status ms = d->manifest && *d->manifest ? mlc_manifest_parse(d->manifest, strlen(d->manifest), &man) : NULL;
   if (ms && mlc_status_code(ms) == MLC_RESOURCE_EXHAUSTED) {
     mlc_rt_desc_free(d);
     return ms;
   }
-  const mlc_json *man = mlc_json_root(doc);
-  if (man && man->kind != MLC_JSON_OBJECT) man = NULL;
-  const mlc_json *plan = manifest_plan(d, man);
+  const json_t *plan = manifest_plan(d, man);
   long long arena = manifest_int(man, "arena_bytes"), inter = manifest_int(man, "intermediate_bytes");
   if (json) {
     mlc_sb_puts(b, "{\"file\": ");
@@ -257,23 +266,22 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
                   "\"weights_bytes\": %llu, \"manifest\": ",
                   arena, inter, d->nstorages, (unsigned long long)d->weights_size);
     /* the plan is "steps" above */
-    if (man) mlc_json_write(b, man, "plan");
-    else mlc_sb_puts(b, "null");
+    mlc_manifest_write(b, man, "plan");
     if (ms) {
       mlc_sb_puts(b, ", \"manifest_error\": ");
       jstr(b, mlc_status_message(ms));
     }
     /* "options" at the top level too, as the command line documents. */
-    const mlc_json *opt = mlc_json_get(man, "options");
+    const json_t *opt = json_object_get(man, "options");
     if (opt) {
       mlc_sb_puts(b, ", \"options\": ");
-      mlc_json_write(b, opt, NULL);
+      mlc_manifest_write(b, opt, NULL);
     }
     mlc_sb_puts(b, "}\n");
   } else {
     mlc_sb_printf(b, "compiled model %s (%s)\n", d->name, path);
     mlc_sb_puts(b, "manifest: ");
-    if (man) mlc_json_write(b, man, "plan");
+    if (man) mlc_manifest_write(b, man, "plan");
     else if (ms) mlc_sb_printf(b, "(unreadable: %s)", mlc_status_message(ms));
     else mlc_sb_puts(b, "(none)");
     mlc_sb_putc(b, '\n');
@@ -334,7 +342,7 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     }
     steps_text(d, plan, b);
   }
-  mlc_json_free(doc);
+  json_decref(man);
   mlc_status_free(ms);
   mlc_rt_desc_free(d);
   return NULL;

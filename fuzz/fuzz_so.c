@@ -9,15 +9,15 @@
 ** (mlc_rt_desc_decode), so mutations reach the decoder without having to
 ** keep an ELF file valid.  A description that decodes is walked: every
 ** table entry and string it points to is read, so ASan reports one that
-** points outside its copy.  Its manifest goes through the JSON reader
-** inspect uses (driver/json.h): refused with a message, or written back
-** as JSON that reads again.
+** points outside its copy.  Its manifest goes through the reader inspect
+** uses (driver/manifest.h, jansson): refused with a message, or written
+** back as JSON that reads again.
 */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "driver/json.h"
+#include "driver/manifest.h"
 #include "fuzz/fuzz.h"
 #include "runtime/rt_blob.h"
 #include "runtime/rt_so.h"
@@ -45,22 +45,22 @@ static void walk(const mlc_rt_model_desc *d) {
 
 static void check_manifest(const char *text) {
   if (!text) return;
-  mlc_json_doc *doc = NULL;
-  mlc_status s = mlc_json_parse(text, strlen(text), &doc);
+  json_t *doc = NULL;
+  mlc_status s = mlc_manifest_parse(text, strlen(text), &doc);
   if (s) {
     if (doc || !*mlc_status_message(s)) __builtin_trap();
     mlc_status_free(s);
     return;
   }
   mlc_strbuf b = MLC_STRBUF_INIT;
-  mlc_json_write(&b, mlc_json_root(doc), "plan");
-  mlc_json_doc *again = NULL;
-  s = b.oom ? NULL : mlc_json_parse(mlc_sb_str(&b), b.len, &again);
+  mlc_manifest_write(&b, doc, "plan");
+  json_t *again = NULL;
+  s = b.oom ? NULL : mlc_manifest_parse(mlc_sb_str(&b), b.len, &again);
   if (s && mlc_status_code(s) != MLC_RESOURCE_EXHAUSTED) __builtin_trap();
   mlc_status_free(s);
-  mlc_json_free(again);
+  json_decref(again);
   mlc_sb_fini(&b);
-  mlc_json_free(doc);
+  json_decref(doc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
