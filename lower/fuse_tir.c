@@ -214,12 +214,6 @@ static mlc_tir_expr *copy_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void
   return mlc_te_load(b, c->src, c->src->rank, idx);
 }
 
-/* The input placeholder name of input |i|: A, B, ..., Z, A26, ... */
-static void input_name(int i, char *buf, size_t n) {
-  if (i < 26) snprintf(buf, n, "%c", 'A' + i);
-  else snprintf(buf, n, "A%d", i);
-}
-
 /* Builds the prim function of |gr| named |name|. */
 static mlc_status build_group(ft_state *st, group *gr, const char *name) {
   mlc_module *gm = st->gm;
@@ -240,7 +234,7 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
     mlc_value *v = i < g->nparams ? g->params[i] : gr->consts[i - g->nparams];
     mlc_lg_call c = {gm, st->tm, tb, MLC_OP_COPY, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, syms, name};
     char pname[16];
-    input_name(i, pname, sizeof pname);
+    mlc_lg_input_name(i, pname, sizeof pname);
     if (mlc_dtype_size(v->type.dtype) == 0) {
       s = mlc_make_status(MLC_UNIMPLEMENTED, "fuse_tir: fused function \"%s\": no lowering for %s tensors",
                           g->name, mlc_dtype_name(v->type.dtype));
@@ -269,15 +263,9 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
       if (mlc_dtype_size(out_types[i].dtype) == 0)
         s = mlc_lg_error(&c, MLC_UNIMPLEMENTED, "no lowering for %s tensors", mlc_dtype_name(out_types[i].dtype));
     }
-    if (!s) s = mlc_lg_rule(b->op)(&c, mo);
-    for (int i = 0; i < b->nouts && !s; i++)
-      if (!mo[i]) s = mlc_lg_error(&c, MLC_INTERNAL, "rule produced no output %d", i);
-      else val[b->outs[i]->id] = mo[i];
-    if (s && !strstr(mlc_status_message(s), "lowering ")) {
-      mlc_status w = mlc_lg_error(&c, mlc_status_code(s), "%s", mlc_status_message(s));
-      mlc_status_free(s);
-      s = w;
-    }
+    if (!s) s = mlc_lg_apply_rule(&c, mo);
+    for (int i = 0; i < b->nouts && !s; i++) val[b->outs[i]->id] = mo[i];
+    s = mlc_lg_name_error(&c, s);
   }
   /* the outputs: distinct compute stages */
   for (int i = 0; i < g->nrets && !s; i++) {

@@ -336,16 +336,40 @@ const char *mlc_lg_fresh_name(mlc_tir_module *tm, mlc_hash *names, mlc_hash *nex
   return s;
 }
 
+/* ---- pieces of building a kernel, shared with fuse_tir -------------------- */
+
+void mlc_lg_input_name(int i, char *buf, size_t n) {
+  if (i < 26)
+    snprintf(buf, n, "%c", 'A' + i);
+  else
+    snprintf(buf, n, "A%d", i);
+}
+
+mlc_status mlc_lg_apply_rule(mlc_lg_call *c, mlc_te_tensor **outs) {
+  mlc_lg_fn rule = mlc_lg_rule(c->op);
+  if (!rule) return mlc_lg_error(c, MLC_UNIMPLEMENTED, "no lowering rule for this op");
+  MLC_RETURN_IF_ERROR(rule(c, outs));
+  for (int i = 0; i < c->nouts; i++)
+    if (!outs[i]) return mlc_lg_error(c, MLC_INTERNAL, "rule produced no output %d", i);
+  return NULL;
+}
+
+mlc_status mlc_lg_name_error(mlc_lg_call *c, mlc_status s) {
+  if (!s || strstr(mlc_status_message(s), "lowering ")) return s;
+  mlc_status w = mlc_lg_error(c, mlc_status_code(s), "%s", mlc_status_message(s));
+  mlc_status_free(s);
+  return w;
+}
+
 /* Builds the prim function for |b| named |name|. */
 static mlc_status build_func(lg_state *st, mlc_binding *b, const int *inl, const double *scalar,
                              const char *name) {
-  mlc_lg_fn rule = mlc_lg_rule(b->op);
   mlc_type arg_types[64], out_types[MLC_MAX_OUTS];
   mlc_te_tensor *in[64], *ins[64], *outs[MLC_MAX_OUTS] = {0};
   mlc_tir_var *syms[256] = {0};
   mlc_lg_call c = {st->gm, st->tm, NULL, b->op, b, b->nargs, arg_types, b->attrs, b->nattrs,
                    b->nouts, out_types, in, scalar, syms, name};
-  if (!rule) return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "no lowering rule for this op");
+  if (!mlc_lg_rule(b->op)) return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "no lowering rule for this op");
   if (b->nargs > 64 || st->gm->nsyms > 256)
     return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "too many arguments or symbolic dims");
   for (int i = 0; i < b->nargs; i++) arg_types[i] = b->args[i]->type;
@@ -363,28 +387,18 @@ static mlc_status build_func(lg_state *st, mlc_binding *b, const int *inl, const
     in[i] = NULL;
     if (inl[i]) continue;
     char pname[16];
-    if (i < 26)
-      snprintf(pname, sizeof pname, "%c", 'A' + i);
-    else
-      snprintf(pname, sizeof pname, "A%d", i);
+    mlc_lg_input_name(i, pname, sizeof pname);
     mlc_tir_expr **shape = mlc_lg_shape(&c, &arg_types[i]);
     if (!shape) s = mlc_oom();
     else s = mlc_te_placeholder(c.b, pname, arg_types[i].rank, shape, arg_types[i].dtype, &in[i]);
     if (!s) ins[nin++] = in[i];
   }
-  if (!s) s = rule(&c, outs);
-  for (int i = 0; i < b->nouts && !s; i++)
-    if (!outs[i]) s = mlc_lg_error(&c, MLC_INTERNAL, "rule produced no output %d", i);
+  if (!s) s = mlc_lg_apply_rule(&c, outs);
   mlc_tir_func *f = NULL;
   if (!s) s = mlc_te_create_prim_func(c.b, name, b->nouts, outs, nin, ins, &f);
   if (!s) s = mlc_tir_module_add(st->tm, f);
   mlc_te_builder_destroy(c.b);
-  if (s && !strstr(mlc_status_message(s), "lowering ")) {
-    mlc_status w = mlc_lg_error(&c, mlc_status_code(s), "%s", mlc_status_message(s));
-    mlc_status_free(s);
-    s = w;
-  }
-  return s;
+  return mlc_lg_name_error(&c, s);
 }
 
 static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {

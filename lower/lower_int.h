@@ -116,6 +116,14 @@ void mlc_lg_call_key(const mlc_module *gm, const mlc_binding *b, const int *inl,
 ** set of arena strings), added to it; |next| remembers per base where to
 ** resume.  NULL when out of memory.  Strings in |tm|'s arena. */
 struct mlc_hash;
+/* mlc_lg_input_name: the name of input |i| of a kernel (A, B, ..., Z, A26,
+** ...).  mlc_lg_apply_rule: runs the lowering rule of |c|'s op (an error
+** when it has none or leaves an output unset).  mlc_lg_name_error: |s|
+** with |c|'s node and op in front unless a rule's error already names them
+** (NULL stays NULL). */
+void mlc_lg_input_name(int i, char *buf, size_t n);
+mlc_status mlc_lg_apply_rule(mlc_lg_call *c, mlc_te_tensor **outs);
+mlc_status mlc_lg_name_error(mlc_lg_call *c, mlc_status s);
 const char *mlc_lg_fresh_name(mlc_tir_module *tm, struct mlc_hash *names, struct mlc_hash *next, const char *base);
 
 /* Attribute access (defaults when absent). */

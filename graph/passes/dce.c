@@ -23,7 +23,7 @@
 static int in_range(const mlc_value *v, int n) { return v && v->id >= 0 && v->id < n; }
 
 /* Removes the dead bindings of |f|; |live| is scratch of |nids| bytes. */
-static void dce_func(mlc_module *m, mlc_func *f, char *live, int nids) {
+static void dce_func(mlc_func *f, char *live, int nids) {
   memset(live, 0, (size_t)nids);
   for (int i = 0; i < f->nrets; i++)
     if (in_range(f->rets[i], nids)) live[f->rets[i]->id] = 1;
@@ -41,21 +41,14 @@ static void dce_func(mlc_module *m, mlc_func *f, char *live, int nids) {
         if (in_range(b->args[a], nids)) live[b->args[a]->id] = 1;
     }
   }
-  int nb = 0;
   for (int bi = 0; bi < f->nblocks; bi++) {
     mlc_block *blk = &f->blocks[bi];
     int kept = 0;
     for (int j = 0; j < blk->n; j++)
       if (blk->bindings[j]) blk->bindings[kept++] = blk->bindings[j];
     blk->n = kept;
-    if (kept == 0) {
-      mlc_free(m->alloc, blk->bindings, sizeof(void *) * (size_t)blk->cap);
-      continue;
-    }
-    f->blocks[nb++] = *blk;
   }
-  for (int bi = nb; bi < f->nblocks; bi++) memset(&f->blocks[bi], 0, sizeof f->blocks[bi]);
-  f->nblocks = nb;
+  mlc_func_compact(f); /* blocks left empty go */
 }
 
 /* Calls |fn| on every constant value that an arg, a return or a
@@ -135,7 +128,7 @@ mlc_status mlc_pass_dce(mlc_module *m, const mlc_pass_ctx *ctx) {
   int nids = m->next_value_id > 0 ? m->next_value_id : 1;
   char *live = mlc_calloc(m->alloc, (size_t)nids, 1);
   if (!live) return mlc_oom();
-  for (int i = 0; i < m->nfuncs; i++) dce_func(m, m->funcs[i], live, nids);
+  for (int i = 0; i < m->nfuncs; i++) dce_func(m->funcs[i], live, nids);
   mlc_free(m->alloc, live, (size_t)nids);
   return drop_consts(m, nids);
 }

@@ -24,14 +24,8 @@
 
 typedef struct folder {
   mlc_module *m;
-  int nsubst;
-  mlc_value **subst; /* by value id: the constant that replaces it */
+  mlc_subst subst; /* a folded value -> the constant that replaces it */
 } folder;
-
-static mlc_value *lookup(const folder *fd, mlc_value *v) {
-  if (v && v->id >= 0 && v->id < fd->nsubst && fd->subst[v->id]) return fd->subst[v->id];
-  return v;
-}
 
 /*
 ** Tries to fold |b| (its args already substituted).  Sets *folded when it
@@ -78,10 +72,7 @@ static mlc_status try_fold(folder *fd, const mlc_binding *b, int *folded) {
       return e;
     }
   }
-  for (int i = 0; i < b->nouts; i++) {
-    const mlc_value *o = b->outs[i];
-    if (o->id >= 0 && o->id < fd->nsubst) fd->subst[o->id] = cv[i];
-  }
+  for (int i = 0; i < b->nouts; i++) mlc_subst_set(&fd->subst, b->outs[i], cv[i]);
   *folded = 1;
   return NULL;
 }
@@ -92,7 +83,7 @@ static mlc_status fold_func(folder *fd, mlc_func *f) {
     int kept = 0;
     for (int j = 0; j < blk->n; j++) {
       mlc_binding *b = blk->bindings[j];
-      for (int a = 0; a < b->nargs; a++) b->args[a] = lookup(fd, b->args[a]);
+      for (int a = 0; a < b->nargs; a++) b->args[a] = mlc_subst_get(&fd->subst, b->args[a]);
       int folded = 0;
       mlc_status s = try_fold(fd, b, &folded);
       if (s)
@@ -102,7 +93,7 @@ static mlc_status fold_func(folder *fd, mlc_func *f) {
     }
     blk->n = kept;
   }
-  for (int i = 0; i < f->nrets; i++) f->rets[i] = lookup(fd, f->rets[i]);
+  for (int i = 0; i < f->nrets; i++) f->rets[i] = mlc_subst_get(&fd->subst, f->rets[i]);
   return NULL;
 }
 
@@ -110,13 +101,10 @@ static mlc_status fold_func(folder *fd, mlc_func *f) {
 ** is borrowed and unused. */
 mlc_status mlc_pass_fold_constant(mlc_module *m, const mlc_pass_ctx *ctx) {
   (void)ctx;
-  folder fd = {m, m->next_value_id, NULL};
-  if (fd.nsubst > 0) {
-    fd.subst = mlc_calloc(m->alloc, (size_t)fd.nsubst, sizeof *fd.subst);
-    if (!fd.subst) return mlc_oom();
-  }
+  folder fd = {m, {{0}, 0, NULL}};
+  MLC_RETURN_IF_ERROR(mlc_subst_init(&fd.subst, m));
   mlc_status s = NULL;
   for (int i = 0; i < m->nfuncs && !s; i++) s = fold_func(&fd, m->funcs[i]);
-  mlc_free(m->alloc, fd.subst, sizeof *fd.subst * (size_t)fd.nsubst);
+  mlc_subst_fini(&fd.subst);
   return s;
 }
