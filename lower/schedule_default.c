@@ -199,6 +199,7 @@ static mlc_status schedule_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_o
       mlc_sch_rv fused;
       mlc_status st = mlc_sch_fuse(s, j - i + 1, &loops[i], &fused);
       if (!st) return mlc_sch_parallel(s, fused);
+      if (mlc_sch_last_error(s) == MLC_SCH_OK) return st; /* not a refusal: out of memory */
       mlc_status_free(st);
     }
     return mlc_sch_parallel(s, loops[i]);

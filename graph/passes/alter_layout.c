@@ -361,12 +361,7 @@ static mlc_status reduce(lay *L, mlc_binding *b) {
     return NULL;
   for (int i = 0; i < ax->n; i++)
     if (ax->ints[i] != 2 && ax->ints[i] != 3) return NULL;
-  twin *t = find_twin(L, b->args[0], 0);
-  if (!t) return NULL;
-  mlc_value *y, *a = t->v;
-  int64_t block = t->block;
-  MLC_RETURN_IF_ERROR(mlc_graph_emit1(L->f, b->op, &a, 1, b->attrs, b->nattrs, &b->origin, &y));
-  return replace(L, b, y, block);
+  return elemwise(L, b); /* kept dims: the same op on the twin */
 }
 
 /* concat along channels of parts that all divide by the block of the
