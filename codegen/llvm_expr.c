@@ -451,6 +451,14 @@ static LLVMValueRef call_f(cg_func *cf, const char *intr, LLVMValueRef x) {
   return intrinsic(cf, intr, &t, 1, &x, 1);
 }
 
+/* |v| with fp contraction allowed: a multiply feeding an add becomes one
+** fused multiply-add (one rounding instead of two). */
+static LLVMValueRef contract(LLVMValueRef v) {
+  if (v && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+    LLVMSetFastMathFlags(v, LLVMGetFastMathFlags(v) | LLVMFastMathAllowContract);
+  return v;
+}
+
 static LLVMValueRef binary(cg_func *cf, const mlc_tir_expr *e) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
@@ -460,9 +468,9 @@ static LLVMValueRef binary(cg_func *cf, const mlc_tir_expr *e) {
   if (!x || !y) return NULL;
   int fp = is_fp(t), uns = is_uns(t);
   switch (e->bin.op) {
-    case MLC_TIR_ADD: return fp ? LLVMBuildFAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
-    case MLC_TIR_SUB: return fp ? LLVMBuildFSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
-    case MLC_TIR_MUL: return fp ? LLVMBuildFMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
+    case MLC_TIR_ADD: return fp ? contract(LLVMBuildFAdd(b, x, y, "")) : LLVMBuildAdd(b, x, y, "");
+    case MLC_TIR_SUB: return fp ? contract(LLVMBuildFSub(b, x, y, "")) : LLVMBuildSub(b, x, y, "");
+    case MLC_TIR_MUL: return fp ? contract(LLVMBuildFMul(b, x, y, "")) : LLVMBuildMul(b, x, y, "");
     case MLC_TIR_DIV:
     case MLC_TIR_FLOORDIV:
     case MLC_TIR_TRUNCDIV:
@@ -638,7 +646,10 @@ static LLVMValueRef narrow_mask(cg_func *cf, LLVMValueRef c, int negate) {
 static LLVMValueRef select_expr(cg_func *cf, const mlc_tir_expr *e) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
-  LLVMValueRef c = cg_expr(cf, e->select.c);
+  /* one condition for all lanes: a branch, so that a scalar load under it
+  ** (broadcast to the lanes) is not run where the condition is false */
+  int uniform = e->select.c->kind == MLC_TIR_BROADCAST && !cf->mask;
+  LLVMValueRef c = cg_expr(cf, uniform ? e->select.c->un.a : e->select.c);
   if (!c) return NULL;
   if (is_vec(LLVMTypeOf(c)) && (mlc_tir_expr_has_load(e->select.t) || mlc_tir_expr_has_load(e->select.f))) {
     LLVMValueRef saved = cf->mask, on = narrow_mask(cf, c, 0), off = narrow_mask(cf, c, 1);

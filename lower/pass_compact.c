@@ -49,6 +49,8 @@ typedef struct access {
   mlc_tir_expr *const *idx;
   int nloops;
   const mlc_tir_stmt **loops;
+  int store;   /* a store (else a load) */
+  int guarded; /* under an if */
 } access;
 
 typedef struct cp_ctx {
@@ -58,6 +60,7 @@ typedef struct cp_ctx {
   MLC_VEC(access) acc;
   MLC_VEC(const mlc_tir_stmt *) loops; /* while collecting */
   int unknown;                         /* an access the pass cannot describe */
+  int ifs;                             /* while collecting: enclosing ifs */
   mlc_tir_buffer *nb;                  /* while rewriting: the new buffer */
   mlc_tir_expr **shift;                /* ... and the region's starts */
   int failed;                          /* out of memory */
@@ -65,8 +68,8 @@ typedef struct cp_ctx {
 
 /* ---- collecting the accesses ------------------------------------------------------ */
 
-static int add_access(cp_ctx *c, int n, mlc_tir_expr *const *idx) {
-  access a = {n, idx, (int)c->loops.len, NULL};
+static int add_access(cp_ctx *c, int n, mlc_tir_expr *const *idx, int store) {
+  access a = {n, idx, (int)c->loops.len, NULL, store, c->ifs > 0};
   if (a.nloops) {
     a.loops = MLC_ARENA_ARRAY(c->m->arena, c->loops.len, const mlc_tir_stmt *);
     if (!a.loops) return -1;
@@ -96,7 +99,7 @@ static void collect_expr(cp_ctx *c, const mlc_tir_expr *e) {
       if (e->load.buffer != c->buf) break;
       for (int i = 0; i < e->load.n; i++)
         if (mlc_tir_expr_has_load(e->load.indices[i])) c->unknown = 1;
-      if (add_access(c, e->load.n, e->load.indices)) c->failed = 1;
+      if (add_access(c, e->load.n, e->load.indices, 0)) c->failed = 1;
       break;
     case MLC_TIR_CALL:
       for (int i = 0; i < e->call.n; i++) collect_expr(c, e->call.args[i]);
@@ -127,13 +130,15 @@ static void collect(cp_ctx *c, const mlc_tir_stmt *s) {
       if (s->store.buffer == c->buf) {
         for (int i = 0; i < s->store.n; i++)
           if (mlc_tir_expr_has_load(s->store.indices[i])) c->unknown = 1;
-        if (add_access(c, s->store.n, s->store.indices)) c->failed = 1;
+        if (add_access(c, s->store.n, s->store.indices, 1)) c->failed = 1;
       }
       break;
     case MLC_TIR_IF:
       collect_expr(c, s->if_.cond);
+      c->ifs++;
       collect(c, s->if_.then_s);
       collect(c, s->if_.else_s);
+      c->ifs--;
       break;
     case MLC_TIR_ALLOCATE: collect(c, s->alloc.body); break;
     case MLC_TIR_EVALUATE: collect_expr(c, s->eval.value); break;
@@ -160,10 +165,10 @@ static int const_of(cp_ctx *c, const mlc_tir_expr *e, int64_t *v) {
 ** |depth| on relaxed, united per dimension into |mins| / |exts| (constant
 ** extents).  0 when it cannot be computed.
 */
-static int region(cp_ctx *c, int depth, mlc_tir_expr **mins, int64_t *exts) {
+static int region_of(cp_ctx *c, size_t from, size_t to, int depth, mlc_tir_expr **mins, int64_t *exts) {
   mlc_tir_module *m = c->m;
   int rank = c->buf->rank;
-  for (size_t k = 0; k < c->acc.len; k++) {
+  for (size_t k = from; k < to; k++) {
     const access *a = &c->acc.data[k];
     if (a->n != rank) return 0;
     const mlc_tir_var *relax[64];
@@ -181,7 +186,7 @@ static int region(cp_ctx *c, int depth, mlc_tir_expr **mins, int64_t *exts) {
       }
       int64_t ext;
       if (!const_of(c, set.extent, &ext) || ext < 0) return 0;
-      if (k == 0) {
+      if (k == from) {
         mins[d] = set.min;
         exts[d] = ext;
         continue;
@@ -196,7 +201,11 @@ static int region(cp_ctx *c, int depth, mlc_tir_expr **mins, int64_t *exts) {
       exts[d] = hi - lo;
     }
   }
-  return c->acc.len > 0;
+  return to > from;
+}
+
+static int region(cp_ctx *c, int depth, mlc_tir_expr **mins, int64_t *exts) {
+  return region_of(c, 0, c->acc.len, depth, mins, exts);
 }
 
 /* Whether the iterations of loop |l| (at position |depth| of every access's
@@ -216,6 +225,47 @@ static int disjoint(cp_ctx *c, const mlc_tir_stmt *l, int depth) {
     if (step && const_of(c, step, &delta) && (delta >= exts[d] || -delta >= exts[d]) && exts[d] > 0) return 1;
   }
   return 0;
+}
+
+/*
+** Whether each iteration of the loop at position |depth| writes its whole
+** part of the buffer before it reads any: the first access is an
+** unguarded store in a nest of its own (no later access shares its loops
+** below |depth|) that writes every element of a box (each index one
+** loop's variable plus an outer offset, a distinct loop per dimension)
+** covering every later access.  No value then flows between iterations
+** (a scratch tile written, updated and read in one iteration of a fused
+** parallel loop, whose start no step of disjoint() can describe).
+*/
+static int written_first(cp_ctx *c, int depth) {
+  mlc_tir_module *m = c->m;
+  const access *w = &c->acc.data[0];
+  int rank = c->buf->rank;
+  if (c->acc.len < 2 || !w->store || w->guarded) return 0;
+  for (size_t k = 1; k < c->acc.len; k++) {
+    const access *a = &c->acc.data[k];
+    if (a->nloops > depth + 1 && w->nloops > depth + 1 && a->loops[depth + 1] == w->loops[depth + 1]) return 0;
+  }
+  mlc_tir_expr *wmin[MAX_RANK], *amin[MAX_RANK];
+  int64_t wext[MAX_RANK], aext[MAX_RANK];
+  if (!region_of(c, 0, 1, depth + 1, wmin, wext) || !region_of(c, 1, c->acc.len, depth + 1, amin, aext)) return 0;
+  /* every element of the box: one loop per dimension, its full extent */
+  int used[64] = {0};
+  if (w->nloops - (depth + 1) > 64) return 0;
+  for (int d = 0; d < rank; d++) {
+    int nv = 0;
+    for (int l = depth + 1; l < w->nloops; l++)
+      if (mlc_tir_expr_uses_var(w->idx[d], w->loops[l]->loop.var)) {
+        int64_t e;
+        if (used[l - depth - 1]++ || !const_of(c, w->loops[l]->loop.extent, &e) || e != wext[d]) return 0;
+        nv++;
+      }
+    if (nv > 1 || (nv == 0 && wext[d] != 1)) return 0;
+    mlc_tir_expr *diff = mlc_arith_simplify(c->an, m, mlc_tir_sub(m, amin[d], wmin[d]));
+    int64_t delta;
+    if (!diff || !const_of(c, diff, &delta) || delta < 0 || delta + aext[d] > wext[d]) return 0;
+  }
+  return 1;
 }
 
 /* ---- rewriting ------------------------------------------------------------------------ */
@@ -343,7 +393,7 @@ static mlc_tir_stmt *compact_one(cp_ctx *c, mlc_tir_stmt *alloc) {
     if (node->kind == MLC_TIR_FOR) {
       mlc_tir_stmt probe = *node;
       probe.loop.body = NULL;
-      if (mlc_tir_lw_uses_buffer(&probe, b) || !disjoint(c, node, depth)) break;
+      if (mlc_tir_lw_uses_buffer(&probe, b) || (!disjoint(c, node, depth) && !written_first(c, depth))) break;
       depth++;
       node = node->loop.body;
       continue;

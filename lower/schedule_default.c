@@ -3,7 +3,31 @@
 ** as schedule primitives so that every kernel's schedule is a trace.
 **
 ** Each stage te produced is a perfect nest of serial loops (spatial axes
-** outside, reduce axes inside) around one block.  Two rules, in order:
+** outside, reduce axes inside) around one block.
+**
+** T. Register tiles.  A reduction whose one store's last index is a
+**    spatial loop of a multiple of 16 (or 8) float32 lanes gets an output
+**    tile held in vector registers across the whole reduction: rows (a
+**    spatial loop the vector operand does not use: a conv's output width,
+**    a matmul's rows) by columns (a loop the broadcast operand does not
+**    use: more lanes of a matmul, output channel chunks of a blocked
+**    conv), at most 28 accumulators, sized for the fewest loads per FMA
+**    (tile_stage).  Its loops go innermost, under the reduce loops,
+**    unrolled and the lanes vectorized, so that every reduction step is
+**    rows x columns FMAs on one broadcast per row and one vector load per
+**    column (the micro-kernel of BLIS or oneDNN's brgemm).  The epilogue
+**    moves under the tile's outer loops (reverse_compute_at) and reads the
+**    tile while it is still in registers; the accumulator buffer compacts
+**    to the tile (lower/pass_compact.c), which LLVM keeps in registers.
+**
+**      for n, K_o, oh, ow_o:                   (parallel, rule 2)
+**        for K_i, ow_i, k: acc[K_i, ow_i, k] = 0
+**        for C, kh, kw, c:                     (reduction)
+**          for K_i (unroll), ow_i (unroll), k (vector):
+**            acc[K_i, ow_i, k] += x[.., ow*s + kw, c] * w[K, C, kh, kw, c, k]
+**        for K_i, ow_i, k: y[..] = relu(acc[K_i, ow_i, k] + bias[K, k])
+**
+** Rules 1 and 2 cover the stages rule T does not tile:
 **
 ** 1. Vectors.  When the block stores one element whose last index is a
 **    spatial iteration variable bound to a loop of constant extent E >= 4
@@ -46,9 +70,11 @@
 **
 **     Rules 1 and 2 then apply to R and E where they sit (E's vector loop
 **     is its own; the parallel loop of R also runs E).
+**     A padded copy (a select) that a reduction reads is not inlined: its
+**     bounds test would run in the reduction's innermost loop.
 ** A primitive that refuses a step of F1 or F2 is skipped; one that refuses
-** a step of rule 1 (its legality check is the judge) makes the function
-** fall back to rules F1, F2 and 2 alone.
+** a step of rule T or 1 (its legality check is the judge) makes the
+** function fall back to the rules without T, then to F1, F2 and 2 alone.
 **
 **     F1 and F2 before (a conv with bias and relu fused), after:
 **
@@ -65,11 +91,12 @@
 #include "base/alloc.h"
 #include "lower/lower.h"
 #include "lower/schedule/schedule.h"
+#include "lower/tir_visit.h"
 
 /* Work below this many innermost iterations stays serial. */
 #define PARALLEL_MIN_WORK 32768
 /* Smallest extent worth splitting across threads. */
-#define PARALLEL_MIN_EXTENT 4
+#define PARALLEL_MIN_EXTENT 2
 /* Parallel loops with fewer iterations than this fuse with the loops
 ** inside them (load balance on any thread count). */
 #define PARALLEL_MIN_CHUNKS 64
@@ -251,7 +278,12 @@ static mlc_status inline_stages(mlc_sch *s, int n, const mlc_sch_rv *blocks, int
     mlc_sch_rv cons[MLC_SCH_MAX_OUTS];
     int nc = 0;
     MLC_RETURN_IF_ERROR(mlc_sch_get_consumers(s, blocks[i], MLC_SCH_MAX_OUTS, cons, &nc));
-    if (nc == 1) *changed |= attempt(s, mlc_sch_compute_inline(s, blocks[i]), &st);
+    if (nc != 1) continue;
+    /* a padded copy (a select) read by a reduction stays: inlined, it puts
+    ** a bounds test in the reduction's innermost loop */
+    const mlc_tir_stmt *cb = mlc_sch_rv_stmt(s, cons[0]);
+    if (cb && is_reduction(cb) && blk->block.body->store.value->kind == MLC_TIR_SELECT) continue;
+    *changed |= attempt(s, mlc_sch_compute_inline(s, blocks[i]), &st);
   }
   return st;
 }
@@ -285,9 +317,280 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
   return st;
 }
 
+/* ---- rule T: register tiles for a reduction ------------------------------ */
+
+/* Accumulator vectors a tile may hold (of 32 vector registers; the rest hold
+** the reused vector operands and a broadcast). */
+#define TILE_MAX_ACC 28
+/* Most vector columns of a tile (vector loads per reduction step). */
+#define TILE_MAX_COLS 4
+
+typedef struct {
+  const mlc_tir_buffer *acc;
+  int n;
+  const mlc_tir_expr *loads[8];
+} tile_loads;
+
+static int collect_load(void *ctx, const mlc_tir_expr *e) {
+  tile_loads *t = ctx;
+  if (e->kind != MLC_TIR_LOAD || e->load.buffer == t->acc) return MLC_TIR_VISIT_CONTINUE;
+  if (t->n == (int)(sizeof t->loads / sizeof t->loads[0])) {
+    t->n++; /* too many: no tile */
+    return MLC_TIR_VISIT_STOP;
+  }
+  t->loads[t->n++] = e;
+  return MLC_TIR_VISIT_SKIP;
+}
+
+/* Nonzero when some load of |t| that uses (|vec|) or does not use (!|vec|)
+** |lanes| does not use |v|: that operand is reused across |v|'s tile. */
+static int reused_across(const tile_loads *t, const mlc_tir_var *lanes, int vec, const mlc_tir_var *v) {
+  for (int k = 0; k < t->n; k++)
+    if (!!mlc_tir_expr_uses_var(t->loads[k], lanes) == vec && !mlc_tir_expr_uses_var(t->loads[k], v)) return 1;
+  return 0;
+}
+
+/* The spatial iteration variable of |blk| bound to exactly loop var |v|. */
+static const mlc_tir_var *iter_of_loop(const mlc_tir_stmt *blk, const mlc_tir_var *v) {
+  for (int i = 0; i < blk->block.niters; i++) {
+    const mlc_tir_iter_var *it = &blk->block.iters[i];
+    if (it->kind == MLC_TIR_ITER_SPATIAL && it->binding && it->binding->kind == MLC_TIR_VAR_REF &&
+        it->binding->var == v)
+      return it->var;
+  }
+  return NULL;
+}
+
+/* Largest divisor of |e| that is at most |cap|. */
+static int64_t divisor_at_most(int64_t e, int64_t cap) {
+  for (int64_t d = cap < e ? cap : e; d > 1; d--)
+    if (e % d == 0) return d;
+  return 1;
+}
+
+/* Tile sizes: rows |*r| (of |rows|) by columns |*c| (of |cols|), both
+** divisors, at most TILE_MAX_ACC accumulators, the fewest loads per FMA
+** ((r + c) / (r * c)), ties to the larger tile. */
+static void tile_sizes(int64_t rows, int64_t cols, int64_t *r, int64_t *c) {
+  double best = 0;
+  *r = *c = 1;
+  for (int64_t cc = 1; cc <= TILE_MAX_COLS && cc <= cols; cc++) {
+    if (cols % cc) continue;
+    int64_t rr = divisor_at_most(rows, TILE_MAX_ACC / cc);
+    double score = (double)(rr * cc) / (double)(rr + cc);
+    if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > *r * *c)) {
+      best = score;
+      *r = rr;
+      *c = cc;
+    }
+  }
+}
+
+/*
+** Rule T for the reduction block |block|: an output tile held in vector
+** registers across the whole reduction.  Applies to a perfect nest of
+** serial loops of constant extent, spatial loops outside the reduce ones,
+** whose one store's last index is a spatial loop of a multiple of |width|
+** lanes.  Of the other spatial loops, the tile takes
+**
+**   rows:    the innermost loop that a vector operand (one indexed by the
+**            lanes) does not use: that vector is loaded once per
+**            reduction step and used by every row (a conv's output
+**            width; a matmul's rows);
+**   columns: a loop that a scalar operand (one not indexed by the lanes)
+**            does not use: that scalar is broadcast once and used by every
+**            column (a matmul's lanes beyond the first vector; a blocked
+**            conv's output channel chunks);
+**
+** sized by tile_sizes.  The loops become: the outer spatial loops, the
+** reduce loops, then the column, row and lanes loops of the tile (the
+** first two unrolled, the last vectorized).  *|at| is set to the innermost
+** outer spatial loop (where the epilogue goes; -1 handle when none) and
+** *|inner| to the tile's loops.  *|tiled| stays 0 when the rule does not
+** apply (nothing changed).
+*/
+typedef struct {
+  int tiled;
+  mlc_sch_rv at;   /* innermost loop outside the tile (valid when has_at) */
+  int has_at;
+  mlc_sch_rv reduce0; /* outermost reduce loop */
+  mlc_sch_rv inner[3]; /* columns, rows, lanes (the first two may repeat
+                       ** when a loop is not split) */
+  int ninner;
+} tile_result;
+
+/* Nonzero when handles |a| and |b| name the same loop (handles from
+** different lookups differ). */
+static int same_loop(const mlc_sch *s, mlc_sch_rv a, mlc_sch_rv b) {
+  return mlc_sch_rv_stmt(s, a)->loop.var == mlc_sch_rv_stmt(s, b)->loop.var;
+}
+
+static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, tile_result *out) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0;
+  memset(out, 0, sizeof *out);
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
+  if (!blk || !blk->block.init || blk->block.niters == 0) return NULL;
+  const mlc_tir_iter_var *vit = vector_iter(blk);
+  if (!vit) return NULL;
+  const mlc_tir_stmt *st = blk->block.body;
+  if (mlc_dtype_size(st->store.buffer->dtype) != 4) return NULL;
+  int64_t width = VECTOR_BYTES / 4;
+  tile_loads tl = {.acc = st->store.buffer};
+  mlc_tir_visitor vis = {.ctx = &tl, .pre_expr = collect_load};
+  mlc_tir_visit_expr(&vis, st->store.value);
+  if (tl.n < 2 || tl.n > (int)(sizeof tl.loads / sizeof tl.loads[0])) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  int p = -1, r0 = -1;
+  for (int i = 0; i < n; i++) {
+    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
+    if (l->loop.kind != MLC_TIR_FOR_SERIAL || const_extent(l->loop.extent) < 1 || !mlc_tir_is_const(l->loop.min, 0))
+      return NULL;
+    int red = binds_reduce(blk, l->loop.var);
+    if (red && r0 < 0) r0 = i;
+    if (!red && r0 >= 0) return NULL; /* a spatial loop inside the reduction */
+    if (l->loop.var == vit->binding->var) p = i;
+  }
+  if (p < 0 || r0 < 0 || p > r0) return NULL;
+  int64_t lanes_e = const_extent(mlc_sch_rv_stmt(s, loops[p])->loop.extent);
+  if (lanes_e % width && lanes_e % (width / 2) == 0) width /= 2; /* NCHW8c: half vectors */
+  if (lanes_e % width) return NULL;
+  /* candidates, innermost first */
+  int row = -1, col = -1;
+  for (int i = r0 - 1; i >= 0; i--) {
+    if (i == p || const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent) < 2) continue;
+    const mlc_tir_var *iv = iter_of_loop(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var);
+    if (!iv) continue;
+    if (row < 0 && reused_across(&tl, vit->var, 1, iv))
+      row = i;
+    else if (col < 0 && reused_across(&tl, vit->var, 0, iv))
+      col = i;
+  }
+  /* lanes beyond one vector are the best columns: contiguous loads */
+  int lanes_cols = lanes_e > width && reused_across(&tl, vit->var, 0, vit->var);
+  if (lanes_e > width && !lanes_cols) return NULL; /* rule 1 splits such lanes */
+  int64_t rows = row >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[row])->loop.extent) : 1;
+  int64_t cols = lanes_cols ? lanes_e / width : col >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[col])->loop.extent) : 1;
+  int64_t tr, tc;
+  tile_sizes(rows, cols, &tr, &tc);
+  if (tr * tc < 2) return NULL;
+  /* split: lanes, columns, rows (handles of the loops not split stay) */
+  mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, row_o = 0, parts[3];
+  int has_col = 0, has_row = tr > 1;
+  if (lanes_e > width) {
+    mlc_sch_arg f[3] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(tc), MLC_SCH_INT_ARG(width)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], tc > 1 ? 3 : 2, tc > 1 ? f : (mlc_sch_arg[]){f[0], f[2]}, parts));
+    lanes_i = parts[tc > 1 ? 2 : 1];
+    if (tc > 1) col_o = parts[0], col_i = parts[1], has_col = 1;
+  } else if (tc > 1) {
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(tc)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[col], 2, f, parts));
+    col_o = parts[0], col_i = parts[1], has_col = 1;
+  }
+  if (has_row) {
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(tr)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[row], 2, f, parts));
+    row_o = parts[0], row_i = parts[1];
+  }
+  /* the new order: the outer spatial loops (the columns' outer loop before
+  ** the rows' one, so that the operand reused across rows, a matmul's
+  ** column panel, stays in cache over the rows), the reduce loops, then
+  ** columns, rows, lanes */
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  blk = mlc_sch_rv_stmt(s, block);
+  mlc_sch_rv order[MLC_SCH_MAX_OUTS];
+  int k = 0, row_at = -1, red0 = -1;
+  for (int i = 0; i < n; i++) { /* outer spatial */
+    int in_tile = same_loop(s, loops[i], lanes_i) || (has_col && same_loop(s, loops[i], col_i)) ||
+                  (has_row && same_loop(s, loops[i], row_i));
+    if (in_tile || binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) continue;
+    if (has_row && same_loop(s, loops[i], row_o)) row_at = k;
+    if (has_col && row_at >= 0 && same_loop(s, loops[i], col_o)) {
+      memmove(&order[row_at + 1], &order[row_at], sizeof *order * (size_t)(k - row_at));
+      order[row_at++] = loops[i];
+      k++;
+      continue;
+    }
+    order[k++] = loops[i];
+  }
+  int last_outer = k - 1;
+  for (int i = 0; i < n; i++)
+    if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) {
+      if (red0 < 0) red0 = k;
+      order[k++] = loops[i];
+    }
+  if (has_col) order[k++] = col_i;
+  if (has_row) order[k++] = row_i;
+  order[k++] = lanes_i;
+  MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
+  out->tiled = 1;
+  out->reduce0 = order[red0];
+  out->has_at = last_outer >= 0;
+  if (out->has_at) out->at = order[last_outer];
+  if (has_col) out->inner[out->ninner++] = col_i;
+  if (has_row) out->inner[out->ninner++] = row_i;
+  out->inner[out->ninner++] = lanes_i;
+  return NULL;
+}
+
+/* Unrolls all loops of |block| inside |at| but the innermost, which it
+** vectorizes (split by |width| first when longer); refusals are skipped. */
+static mlc_status unroll_tile_nest(mlc_sch *s, mlc_sch_rv block, const mlc_sch_rv *at) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0, from = 0;
+  mlc_status st = NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  if (at) {
+    from = -1;
+    for (int i = 0; i < n; i++)
+      if (same_loop(s, loops[i], *at)) from = i + 1;
+    if (from < 0) return NULL;
+  }
+  if (from >= n) return NULL;
+  const mlc_tir_stmt *last = mlc_sch_rv_stmt(s, loops[n - 1]);
+  int64_t e = const_extent(last->loop.extent), width = VECTOR_BYTES / 4;
+  if (e > width && e % width == 0) {
+    mlc_sch_rv parts[2];
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(width)};
+    if (!attempt(s, mlc_sch_split(s, loops[n - 1], 2, f, parts), &st)) return st;
+    loops[n - 1] = parts[0];
+    loops[n++] = parts[1];
+  }
+  for (int i = from; i < n - 1 && !st; i++) attempt(s, mlc_sch_unroll(s, loops[i]), &st);
+  if (!st) attempt(s, mlc_sch_vectorize(s, loops[n - 1]), &st);
+  return st;
+}
+
+/* Rule T and what follows it for the reduction |r|: the tile, its
+** epilogue under the tile's outer loops, the init decomposed. */
+static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, int *tiled) {
+  tile_result t;
+  mlc_status st = NULL;
+  *tiled = 0;
+  MLC_RETURN_IF_ERROR(tile_stage(s, r, &t));
+  if (!t.tiled) return NULL;
+  *tiled = 1;
+  mlc_sch_rv cons[MLC_SCH_MAX_OUTS], init;
+  int nc = 0;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_consumers(s, r, MLC_SCH_MAX_OUTS, cons, &nc));
+  int moved = 0;
+  if (nc == 1 && t.has_at) {
+    const mlc_tir_stmt *e = mlc_sch_rv_stmt(s, cons[0]);
+    if (e && e->block.niters > 0 && !is_reduction(e) && stored(e))
+      moved = attempt(s, mlc_sch_reverse_compute_at(s, cons[0], t.at, 0), &st);
+    if (st) return st;
+  }
+  MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
+  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL));
+  for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
+  MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
+  if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at));
+  return NULL;
+}
+
 /* Applies the rules (rule 1 only with |vectors|) to a new schedule of |f|. */
 static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_lower_options *opt, int vectors,
-                              mlc_sch **out) {
+                              int tiles, mlc_sch **out) {
   mlc_sch_rv blocks[MLC_SCH_MAX_OUTS];
   int n = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_create(tm, f, 0, out));
@@ -295,8 +598,10 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
   int changed = 0;
   if (!st && n > 1) st = inline_stages(*out, n, blocks, &changed);
   if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
-  for (int i = 0, moved = 0; !st && n > 1 && i < n; i++) {
-    st = epilogue(*out, blocks[i], &moved);
+  for (int i = 0, moved = 0, tiled = 0; !st && i < n; i++) {
+    if (tiles) st = tile_reduction(*out, blocks[i], &tiled);
+    if (tiled) changed = 1;
+    if (!st && !tiled && n > 1) st = epilogue(*out, blocks[i], &moved);
     changed |= moved;
   }
   if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
@@ -309,12 +614,14 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
 /* Schedules |f| of |tm|; its scheduled copy replaces it; the trace to *|trace|. */
 static mlc_status schedule_func(mlc_tir_module *tm, mlc_tir_func *f, const mlc_lower_options *opt, char **trace) {
   mlc_sch *s = NULL;
-  mlc_status st = apply_rules(tm, f, opt, !(opt && opt->no_vectorize), &s);
-  if (st && s && mlc_sch_last_error(s) != MLC_SCH_OK) { /* a refusal: threads only */
+  int vectors = !(opt && opt->no_vectorize);
+  mlc_status st = apply_rules(tm, f, opt, vectors, vectors, &s);
+  /* a refusal: without tiles, then threads only */
+  for (int level = vectors; st && s && mlc_sch_last_error(s) != MLC_SCH_OK && level > 0; level--) {
     mlc_status_free(st);
     mlc_sch_destroy(s);
     s = NULL;
-    st = apply_rules(tm, f, opt, 0, &s);
+    st = apply_rules(tm, f, opt, level - 1, 0, &s);
   }
   if (!st) st = mlc_tir_module_replace(tm, f, mlc_sch_func(s));
   if (!st && trace) {

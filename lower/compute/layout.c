@@ -17,8 +17,9 @@
 ** x[n, K, .., .., k] * w[K, 0, kh, kw, 0, k]), then the bias [K/k, k] added
 ** in a second stage.  The default schedule's vector rule makes k (16 or 8
 ** lanes) the vector loop inside the reduction: every output pixel
-** accumulates one vector with contiguous weight loads.  Padded positions are
-** a select, as in the NCHW conv (lower/compute/nn.c).
+** accumulates one vector with contiguous weight loads.  A padded conv first
+** copies its input into a buffer with the border of zeros (stage T_pad, a
+** select), so that the reduction reads without bounds tests.
 */
 #include <string.h>
 
@@ -73,6 +74,7 @@ typedef struct nc_ctx {
   int depthwise;
   mlc_dtype acc;
   mlc_te_tensor *stage;
+  mlc_te_tensor *padded; /* the input with its border of zeros, or NULL */
 } nc_ctx;
 
 /* An ints attribute of |n| entries (|dflt| when absent or of another length). */
@@ -102,9 +104,10 @@ static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   xi[4] = n->depthwise ? idx[4] : rci;
   for (int i = 0; i < 2; i++) {
     mlc_tir_expr *p = mlc_tir_mul(M, idx[2 + i], i64(c, n->stride[i]));
-    if (n->pad[i]) p = mlc_tir_sub(M, p, i64(c, n->pad[i]));
+    if (n->pad[i] && !n->padded) p = mlc_tir_sub(M, p, i64(c, n->pad[i]));
     p = mlc_tir_add(M, p, n->dil[i] == 1 ? rk[i] : mlc_tir_mul(M, rk[i], i64(c, n->dil[i])));
     xi[2 + i] = p;
+    if (n->padded) continue;
     if (n->pad[i] > 0) cond = cond ? mlc_tir_binary(M, MLC_TIR_AND, cond, mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0)))
                                    : mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0));
     if (n->pad[2 + i] > 0) {
@@ -118,10 +121,27 @@ static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   wi[3] = rk[1];
   wi[4] = n->depthwise ? i64(c, 0) : rci;
   wi[5] = idx[4];
-  mlc_tir_expr *p = mlc_tir_mul(M, mlc_tir_cast(M, n->acc, mlc_lg_arg_load(c, 0, xi)),
+  mlc_tir_expr *xv = n->padded ? mlc_te_load(b, n->padded, 5, xi) : mlc_lg_arg_load(c, 0, xi);
+  mlc_tir_expr *p = mlc_tir_mul(M, mlc_tir_cast(M, n->acc, xv),
                                 mlc_tir_cast(M, n->acc, mlc_lg_arg_load(c, 1, wi)));
   if (cond) p = mlc_tir_select(M, cond, p, mlc_lg_imm(c, n->acc, 0));
   return mlc_te_sum(b, p, axes, na);
+}
+
+/* x[n, C, h - pad_top, w - pad_left, c] inside x, else 0 */
+static mlc_tir_expr *nc_pad_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  nc_ctx *n = user;
+  mlc_lg_call *c = n->c;
+  const mlc_type *x = &c->arg_types[0];
+  mlc_tir_expr *xi[5] = {idx[0], idx[1], NULL, NULL, idx[4]}, *cond = NULL;
+  for (int i = 0; i < 2; i++) {
+    mlc_tir_expr *p = mlc_tir_sub(M, idx[2 + i], i64(c, n->pad[i]));
+    mlc_tir_expr *in = mlc_tir_binary(M, MLC_TIR_AND, mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0)),
+                                      mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, x->dims[2 + i])));
+    cond = cond ? mlc_tir_binary(M, MLC_TIR_AND, cond, in) : in;
+    xi[2 + i] = p;
+  }
+  return mlc_tir_select(M, cond, mlc_lg_arg_load(c, 0, xi), mlc_lg_imm(c, x->dtype, 0));
 }
 
 /* The accumulator plus bias[K, k] (argument 2, when present), converted. */
@@ -157,6 +177,13 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   mlc_tir_expr **shape = mlc_lg_shape(c, ot);
   if (!shape) return mlc_oom();
   static const char *const names[5] = {"n", "oc_chunk", "oh", "ow", "oc_block"};
+  /* A padded copy of the input first: the reduction's inner loop then has
+  ** no bounds test (the default schedule keeps the copy, rule F1). */
+  if (n.pad[0] || n.pad[1] || n.pad[2] || n.pad[3]) {
+    mlc_tir_expr *ps[5];
+    for (int d = 0; d < 5; d++) ps[d] = i64(c, x->dims[d] + (d == 2 || d == 3 ? n.pad[d - 2] + n.pad[d] : 0));
+    MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_pad_body, &n, &n.padded));
+  }
   if (c->nargs < 3 && n.acc == ot->dtype)
     return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, names, nc_body, &n, out);
   MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, shape, names, nc_body, &n, &n.stage));
