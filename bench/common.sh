@@ -1,6 +1,7 @@
 # common.sh: pieces shared by bench/run.sh and bench/kernels.sh (sourced,
 # not run).  The sourcing script sets `here` (the bench/ directory) first.
 # Env: PYTHON (a Python 3 with onnx and numpy; default /usr/bin/python3).
+# shellcheck shell=sh disable=SC2034,SC2154
 py=${PYTHON:-/usr/bin/python3}
 root=$(cd "$here/.." && pwd)
 # the reference tools (ort_bench.js, flops.py, peak_gflops.c, make_models.py)

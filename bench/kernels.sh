@@ -21,6 +21,7 @@
 # Env: PYTHON (a Python 3 with onnx and numpy; default /usr/bin/python3).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/common.sh
 . "$here/common.sh"
 cli=$(default_cli)
 ref=$ref_default
@@ -38,8 +39,8 @@ while [ $# -gt 0 ]; do
 done
 if [ ! -f "$models/resnet50.onnx" ]; then
   echo "kernels.sh: $models/resnet50.onnx is missing." >&2
-  echo "Generate it with the reference tools (python3-torch, python3-torchvision):" >&2
-  echo "  cd ../shared/bench && ./setup.sh && /usr/bin/python3 make_models.py --only resnet50" >&2
+  echo "Generate it with the reference tools (setup.sh installs torch, onnx and onnxruntime-node):" >&2
+  echo "  cd $ref && ./setup.sh && /usr/bin/python3 make_models.py --only resnet50 --out $models" >&2
   exit 2
 fi
 tmp=$(mktemp -d)

@@ -21,6 +21,7 @@
 # Env: PYTHON (a Python 3 with onnx and numpy; default /usr/bin/python3).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/common.sh
 . "$here/common.sh"
 cli=$(default_cli)
 ref=$ref_default
@@ -44,9 +45,8 @@ done
 for m in "$@"; do
   if [ ! -f "$models/$m.onnx" ] || [ ! -f "$models/$m/input_0.npy" ]; then
     echo "run.sh: $models/$m.onnx or $models/$m/input_0.npy is missing." >&2
-    echo "Generate the models with the reference tools (python3-torch, python3-torchvision):" >&2
-    echo "  cd ../shared/bench && ./setup.sh && /usr/bin/python3 make_models.py" >&2
-    echo "(writes work/models there; or point --models at a directory holding them)" >&2
+    echo "Generate them with the reference tools (setup.sh installs torch, onnx and onnxruntime-node):" >&2
+    echo "  cd $ref && ./setup.sh && /usr/bin/python3 make_models.py --out $models" >&2
     exit 2
   fi
 done
@@ -60,7 +60,7 @@ trap 'rm -rf "$tmp"' EXIT
 ort_ms() {
   (cd "$ref" && node ort_bench.js "$models/$1.onnx" --threads "$2" --iters "$iters" --warmup 3 \
     --input "$models/$1/input_0.npy" --json 2>"$tmp/ort.log") |
-    "$py" -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])'
+    "$py" -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])' 2>/dev/null
 }
 
 # our_ms MODEL THREADS: the compiled model's median ms of one process
@@ -106,7 +106,7 @@ for m in "$@"; do
       if [ "$use_ort" = 1 ]; then
         if ! ort_ms "$m" "$t" >>"$tmp/ort.ms"; then
           use_ort=0
-          echo "note: ort_bench.js failed, ORT columns left empty from here: $(tail -n 1 "$tmp/ort.log")" >&2
+          echo "note: ort_bench.js failed, ORT columns left empty from here: $(grep -m 1 -i error "$tmp/ort.log" || tail -n 1 "$tmp/ort.log")" >&2
         fi
       fi
       our_ms "$m" "$t" >>"$tmp/our.ms"
