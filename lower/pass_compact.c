@@ -233,7 +233,8 @@ static int disjoint(cp_ctx *c, const mlc_tir_stmt *l, int depth) {
 ** unguarded store in a nest of its own (no later access shares its loops
 ** below |depth|) that writes every element of a box (each index one
 ** loop's variable plus an outer offset, a distinct loop per dimension)
-** covering every later access.  No value then flows between iterations
+** covering every later access (checked in the innermost loop around every
+** access).  No value then flows between iterations
 ** (a scratch tile written, updated and read in one iteration of a fused
 ** parallel loop, whose start no step of disjoint() can describe).
 */
@@ -242,6 +243,15 @@ static int written_first(cp_ctx *c, int depth) {
   const access *w = &c->acc.data[0];
   int rank = c->buf->rank;
   if (c->acc.len < 2 || !w->store || w->guarded) return 0;
+  /* Loops inside |depth| around every access: when each of their
+  ** iterations writes before it reads, so does each of |depth|'s. */
+  for (;;) {
+    size_t k = 0;
+    while (k < c->acc.len && c->acc.data[k].nloops > depth + 1 && c->acc.data[k].loops[depth + 1] == w->loops[depth + 1])
+      k++;
+    if (k < c->acc.len) break;
+    depth++;
+  }
   for (size_t k = 1; k < c->acc.len; k++) {
     const access *a = &c->acc.data[k];
     if (a->nloops > depth + 1 && w->nloops > depth + 1 && a->loops[depth + 1] == w->loops[depth + 1]) return 0;

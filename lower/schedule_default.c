@@ -324,6 +324,8 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
 #define TILE_MAX_ACC 28
 /* Most vector columns of a tile (vector loads per reduction step). */
 #define TILE_MAX_COLS 4
+/* Vector operands up to this size stay in cache (half of a 1 MiB L2). */
+#define TILE_CACHE_BYTES (512 * 1024)
 
 typedef struct {
   const mlc_tir_buffer *acc;
@@ -419,6 +421,24 @@ typedef struct {
   int ninner;
 } tile_result;
 
+/* Bytes of the buffers of the loads of |t| that use |lanes| (INT64_MAX
+** when a shape is symbolic). */
+static int64_t vector_bytes(const tile_loads *t, const mlc_tir_var *lanes) {
+  int64_t total = 0;
+  for (int k = 0; k < t->n; k++) {
+    const mlc_tir_buffer *b = t->loads[k]->load.buffer;
+    if (!mlc_tir_expr_uses_var(t->loads[k], lanes)) continue;
+    int64_t bytes = (int64_t)mlc_dtype_size(b->dtype);
+    for (int d = 0; d < b->rank; d++) {
+      int64_t e = const_extent(b->shape[d]);
+      if (e < 0 || (e > 0 && bytes > INT64_MAX / e)) return INT64_MAX;
+      bytes *= e;
+    }
+    total = total > INT64_MAX - bytes ? INT64_MAX : total + bytes;
+  }
+  return total;
+}
+
 /* Nonzero when handles |a| and |b| name the same loop (handles from
 ** different lookups differ). */
 static int same_loop(const mlc_sch *s, mlc_sch_rv a, mlc_sch_rv b) {
@@ -475,7 +495,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, tile_result *out) {
   tile_sizes(rows, cols, &tr, &tc);
   if (tr * tc < 2) return NULL;
   /* split: lanes, columns, rows (handles of the loops not split stay) */
-  mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, row_o = 0, parts[3];
+  mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, parts[3];
   int has_col = 0, has_row = tr > 1;
   if (lanes_e > width) {
     mlc_sch_arg f[3] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(tc), MLC_SCH_INT_ARG(width)};
@@ -490,29 +510,30 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, tile_result *out) {
   if (has_row) {
     mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(tr)};
     MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[row], 2, f, parts));
-    row_o = parts[0], row_i = parts[1];
+    row_i = parts[1];
   }
-  /* the new order: the outer spatial loops (the columns' outer loop before
-  ** the rows' one, so that the operand reused across rows, a matmul's
-  ** column panel, stays in cache over the rows), the reduce loops, then
-  ** columns, rows, lanes */
+  /* the new order: the outer spatial loops, the reduce loops, then
+  ** columns, rows, lanes.  Of the outer loops, the columns' one goes
+  ** innermost when the vector operands (a conv's weights, a matmul's B)
+  ** fit in TILE_CACHE_BYTES: every row block then reads them from cache
+  ** and the broadcast operand (the input) is read once; else outermost,
+  ** so that each column panel stays in cache over all rows and the
+  ** broadcast operand is read once per panel. */
+  int cols_inner = has_col && vector_bytes(&tl, vit->var) <= TILE_CACHE_BYTES;
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
   blk = mlc_sch_rv_stmt(s, block);
   mlc_sch_rv order[MLC_SCH_MAX_OUTS];
-  int k = 0, row_at = -1, red0 = -1;
+  int k = has_col && !cols_inner, red0 = -1;
+  if (k) order[0] = col_o;
   for (int i = 0; i < n; i++) { /* outer spatial */
     int in_tile = same_loop(s, loops[i], lanes_i) || (has_col && same_loop(s, loops[i], col_i)) ||
                   (has_row && same_loop(s, loops[i], row_i));
-    if (in_tile || binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) continue;
-    if (has_row && same_loop(s, loops[i], row_o)) row_at = k;
-    if (has_col && row_at >= 0 && same_loop(s, loops[i], col_o)) {
-      memmove(&order[row_at + 1], &order[row_at], sizeof *order * (size_t)(k - row_at));
-      order[row_at++] = loops[i];
-      k++;
+    if (in_tile || binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var) ||
+        (has_col && same_loop(s, loops[i], col_o)))
       continue;
-    }
     order[k++] = loops[i];
   }
+  if (cols_inner) order[k++] = col_o;
   int last_outer = k - 1;
   for (int i = 0; i < n; i++)
     if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) {

@@ -489,15 +489,19 @@ static void test_flatten_symbolic(void) {
 /* |fused|: one parallel loop f over (io, jo) = (f / 4, f % 4), whose
 ** steps no region start describes: the tile still moves in, as each
 ** iteration writes all of it before reading it.  |fused| 2: the output
-** nest reads one row past the tile, so it stays out. */
+** nest reads one row past the tile, so it stays out.  |fused| 3: f over
+** (io, jo / 2) around a serial loop g over jo % 2: the tile moves into g. */
 static mlc_tir_func *tiled_matmul_v(mlc_tir_module *m, int fused) {
   mlc_tir_buffer *A = buf2(m, "A", 32, 32), *B = buf2(m, "B", 32, 32), *C = buf2(m, "C", 32, 32);
   mlc_tir_buffer *L = buf2(m, "C_l", 32, 32);
   mlc_tir_var *io = VAR("io"), *jo = VAR("jo"), *k = VAR("k"), *fv = VAR("f");
   mlc_tir_var *ii[3] = {VAR("ii"), VAR("ii"), VAR("ii")}, *ji[3] = {VAR("ji"), VAR("ji"), VAR("ji")};
   mlc_tir_expr *r[3], *c[3];
-  mlc_tir_expr *ioe = fused ? mlc_tir_binary(m, MLC_TIR_FLOORDIV, REF(fv), I64(4)) : REF(io);
+  mlc_tir_var *g = VAR("g");
+  mlc_tir_expr *ioe = fused ? mlc_tir_binary(m, MLC_TIR_FLOORDIV, REF(fv), I64(fused == 3 ? 2 : 4)) : REF(io);
   mlc_tir_expr *joe = fused ? mlc_tir_binary(m, MLC_TIR_FLOORMOD, REF(fv), I64(4)) : REF(jo);
+  if (fused == 3) /* jo = (f % 2) * 2 + g, g a serial loop inside f */
+    joe = mlc_tir_add(m, mlc_tir_mul(m, mlc_tir_binary(m, MLC_TIR_FLOORMOD, REF(fv), I64(2)), I64(2)), REF(g));
   for (int x = 0; x < 3; x++) {
     r[x] = mlc_tir_add(m, mlc_tir_mul(m, ioe, I64(8)), REF(ii[x]));
     c[x] = mlc_tir_add(m, mlc_tir_mul(m, joe, I64(8)), REF(ji[x]));
@@ -508,7 +512,9 @@ static mlc_tir_func *tiled_matmul_v(mlc_tir_module *m, int fused) {
   mlc_tir_expr *rd = fused == 2 ? mlc_tir_binary(m, MLC_TIR_FLOORMOD, mlc_tir_add(m, r[2], I64(1)), I64(32)) : r[2];
   mlc_tir_stmt *out = FOR(ii[2], 8, FOR(ji[2], 8, ST(C, LD(L, rd, c[2]), r[2], c[2])));
   mlc_tir_stmt *body = mlc_tir_seq(m, 3, (mlc_tir_stmt *[]){init, acc, out});
-  if (fused)
+  if (fused == 3)
+    body = mlc_tir_allocate(m, L, mlc_tir_for(m, fv, I64(0), I64(8), MLC_TIR_FOR_PARALLEL, NULL, FOR(g, 2, body)));
+  else if (fused)
     body = mlc_tir_allocate(m, L, mlc_tir_for(m, fv, I64(0), I64(16), MLC_TIR_FOR_PARALLEL, NULL, body));
   else
     body = mlc_tir_allocate(m, L, FOR(io, 4, mlc_tir_for(m, jo, I64(0), I64(4), MLC_TIR_FOR_PARALLEL, NULL, body)));
@@ -554,7 +560,7 @@ static void test_compact_tile(void) {
 }
 
 static void test_compact_fused(void) {
-  for (int v = 1; v <= 2; v++) {
+  for (int v = 1; v <= 3; v++) {
     mlc_tir_module *m = new_module();
     if (!m) return;
     mlc_tir_func *f = tiled_matmul_v(m, v);
@@ -566,6 +572,10 @@ static void test_compact_fused(void) {
     }
     CU_ASSERT_EQUAL_FATAL(s->kind, MLC_TIR_FOR);
     s = s->loop.body;
+    if (v == 3) { /* through the serial loop all accesses share */
+      CU_ASSERT_EQUAL_FATAL(s->kind, MLC_TIR_FOR);
+      s = s->loop.body;
+    }
     CU_ASSERT_EQUAL_FATAL(s->kind, MLC_TIR_ALLOCATE);
     CU_ASSERT_EQUAL(s->alloc.buffer->scope, MLC_TIR_SCOPE_LOCAL);
     CU_ASSERT(mlc_tir_is_const(s->alloc.buffer->shape[0], 8) && mlc_tir_is_const(s->alloc.buffer->shape[1], 8));
