@@ -601,6 +601,19 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, int *tiled) {
       moved = attempt(s, mlc_sch_reverse_compute_at(s, cons[0], t.at, 0), &st);
     if (st) return st;
   }
+  /* the padded copy of the input (rule F1 kept it) is made per tile, of
+  ** the rows and columns the tile reads, where it stays in cache */
+  mlc_sch_rv prods[MLC_SCH_MAX_OUTS];
+  int np = 0;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_producers(s, r, MLC_SCH_MAX_OUTS, prods, &np));
+  for (int i = 0; i < np && t.has_at; i++) {
+    const mlc_tir_stmt *pb = mlc_sch_rv_stmt(s, prods[i]);
+    if (!pb || is_reduction(pb) || !stored(pb) || is_param(mlc_sch_func(s), stored(pb)) ||
+        pb->block.body->store.value->kind != MLC_TIR_SELECT)
+      continue;
+    attempt(s, mlc_sch_compute_at(s, prods[i], t.at, 0), &st);
+    if (st) return st;
+  }
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
   MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL));
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));

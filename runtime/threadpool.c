@@ -3,7 +3,12 @@
 ** generated kernels (mlc_rt_api.parallel_for).
 **
 ** A pool of N threads is the caller plus N-1 workers.  Idle workers sleep
-** on a condition variable (no spinning).  A loop publishes one job (body,
+** on a condition variable.  A worker that has just finished a loop first
+** watches for the next one for at most SPIN_NS (a model runs its parallel
+** loops back to back, and a wake-up through the condition variable costs
+** more than a short kernel); the caller likewise watches its loop's last
+** chunks finish before it sleeps.  Past that bound nothing spins: between
+** inferences every worker sleeps.  A loop publishes one job (body,
 ** closure, n, chunk count) under the mutex, bumps the generation and wakes
 ** the workers; every thread, the caller included, then takes chunks until
 ** none are left.  Chunks are contiguous ranges, CHUNKS_PER_THREAD per
@@ -31,9 +36,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNKS_PER_THREAD 4
+/* How long a thread watches for work (or for its loop to end) before it
+** sleeps, in nanoseconds. */
+#define SPIN_NS 100000
 #define MAX_THREADS 1024
 #define CHUNK_BITS 24 /* nchunks <= MAX_THREADS * CHUNKS_PER_THREAD < 2^24 */
 #define CHUNK_MASK ((UINT64_C(1) << CHUNK_BITS) - 1)
@@ -91,6 +100,45 @@ static void chunk_range(int64_t n, int64_t nchunks, int64_t c, int64_t *b, int64
   *e = *b + base + (c < rem ? 1 : 0);
 }
 
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Watches |*v| for at most SPIN_NS while |keep(v, arg)| holds; returns
+** nonzero when it stopped holding. */
+static int spin_while(int (*keep)(const void *, uint64_t), const void *v, uint64_t arg) {
+  int64_t end = 0;
+  for (unsigned i = 0;; i++) {
+    if (!keep(v, arg)) return 1;
+    if ((i & 255) == 0) {
+      int64_t t = now_ns();
+      if (!end) end = t + SPIN_NS;
+      else if (t >= end) return 0;
+    }
+    cpu_relax();
+  }
+}
+
+/* The ticket still holds generation |seen|: no new loop yet. */
+static int same_gen(const void *ticket, uint64_t seen) {
+  uint64_t v = atomic_load_explicit((atomic_uint_fast64_t *)ticket, memory_order_acquire);
+  return (v >> CHUNK_BITS) == (seen & GEN_MASK);
+}
+
+/* Chunks of the loop are still running. */
+static int chunks_left(const void *remaining, uint64_t unused) {
+  (void)unused;
+  return atomic_load_explicit((atomic_int_fast64_t *)remaining, memory_order_acquire) > 0;
+}
+
 /* Takes the next chunk of generation |gen|; -1 when it has none left. */
 static int64_t take_chunk(mlc_rt_pool *p, uint64_t gen, int64_t nchunks) {
   uint64_t v = atomic_load_explicit(&p->ticket, memory_order_acquire);
@@ -139,6 +187,11 @@ static void *worker_main(void *arg) {
   uint64_t seen = 0;
   pthread_mutex_lock(&p->mu);
   for (;;) {
+    if (!p->shutdown && p->gen == seen) { /* watch for the next loop a while */
+      pthread_mutex_unlock(&p->mu);
+      spin_while(same_gen, &p->ticket, seen);
+      pthread_mutex_lock(&p->mu);
+    }
     while (!p->shutdown && p->gen == seen) pthread_cond_wait(&p->work_cv, &p->mu);
     if (p->shutdown) break;
     seen = p->gen;
@@ -266,6 +319,7 @@ int mlc_rt_pool_run(mlc_rt_pool *p, int64_t n, mlc_rt_parallel_body body, void *
 
   run_chunks(p, gen, body, closure, n, nchunks);
 
+  spin_while(chunks_left, &p->remaining, 0);
   pthread_mutex_lock(&p->mu);
   while (atomic_load(&p->remaining) > 0) pthread_cond_wait(&p->done_cv, &p->mu);
   int rc = p->err_rc;

@@ -91,6 +91,16 @@ static void t_conv2d_nchwc(void) {
              .args = {{F32, 5, {N_, 2, 4, 4, 8}}, {F32, 6, {3, 2, 1, 1, 8, 8}}},
              .nbatch = 2, .batch = {1, 2}, .ref = ref_conv_nchwc, .rtol = 1e-4, .atol = 1e-4};
   mlc_th_kernel_case(&e);
+  /* register tiles of several column chunks, rows of a prime width, the
+  ** padded copy made per tile */
+  tcase f = {.name = "nchwc_tiled_13x13", .op = MLC_OP_CONV2D_NCHWC, .nargs = 3,
+             .args = {{F32, 5, {1, 3, 13, 13, 16}}, {F32, 6, {8, 3, 3, 3, 16, 16}}, {F32, 2, {8, 16}}},
+             .attrs = {AINTS("pads", 1, 1, 1, 1)}, .ref = ref_conv_nchwc, .rtol = 1e-4, .atol = 1e-4};
+  mlc_th_kernel_case(&f);
+  tcase g = {.name = "nchwc_tiled_1x1_stride2", .op = MLC_OP_CONV2D_NCHWC, .nargs = 2,
+             .args = {{F32, 5, {1, 4, 22, 22, 16}}, {F32, 6, {6, 4, 1, 1, 16, 16}}},
+             .attrs = {AINTS("strides", 2, 2)}, .ref = ref_conv_nchwc, .rtol = 1e-4, .atol = 1e-4};
+  mlc_th_kernel_case(&g);
 }
 
 static void register_all(void) {
