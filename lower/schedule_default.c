@@ -11,7 +11,7 @@
 **    spatial loop the vector operand does not use: a conv's output width,
 **    a matmul's rows) by columns (a loop the broadcast operand does not
 **    use: more lanes of a matmul, output channel chunks of a blocked
-**    conv), at most 28 accumulators, sized for the fewest loads per FMA
+**    conv), at most 24 accumulators, sized for the fewest loads per FMA
 **    (tile_stage).  Its loops go innermost, under the reduce loops,
 **    unrolled and the lanes vectorized, so that every reduction step is
 **    rows x columns FMAs on one broadcast per row and one vector load per
@@ -319,9 +319,11 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
 
 /* ---- rule T: register tiles for a reduction ------------------------------ */
 
-/* Accumulator vectors a tile may hold (of 32 vector registers; the rest hold
-** the reused vector operands and a broadcast). */
-#define TILE_MAX_ACC 28
+/* Accumulator vectors a tile may hold, of 32 vector registers: the rest
+** hold the column vectors, the broadcasts and what LLVM's scheduling keeps
+** live (28 spilled accumulators to the stack in resnet50's 3x3 convs; 24,
+** 20 and 16 ran the bench models alike, 10-15% faster). */
+#define TILE_MAX_ACC 24
 /* Most vector columns of a tile (vector loads per reduction step). */
 #define TILE_MAX_COLS 4
 /* Vector operands up to this size stay in cache (half of a 1 MiB L2). */
