@@ -389,7 +389,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
 
   t = now_ms();
   mlc_pipeline_options popt = {c.o->no_fold, c.o->no_layout, c.o->no_fuse, c.o->params_as_inputs, 0, 0, 0,
-                               c.o->dump_ir_dir ? &traces : NULL};
+                               (int)target->vector_bits, c.o->dump_ir_dir ? &traces : NULL};
   mlc_pass_ctx pctx = {0, c.o->dump_ir_dir, "all", NULL, &popt, after_pass, &c};
   if (c.o->verbose && c.o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
   c.t_stage = t;

@@ -29,6 +29,7 @@ typedef struct mlc_lower_options {
   int num_threads;     /* threads the model is expected to run on (0: unknown) */
   int no_parallel;     /* 1: keep every loop serial */
   int no_vectorize;    /* 1: no vector loops in the default schedule */
+  int vector_bits;     /* the target's widest vector (128, 256, 512; 0: 512) */
 } mlc_lower_options;
 
 /*

@@ -324,6 +324,14 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
 ** live (28 spilled accumulators to the stack in resnet50's 3x3 convs; 24,
 ** 20 and 16 ran the bench models alike, 10-15% faster). */
 #define TILE_MAX_ACC 24
+/* ... of 16 (AVX2): 12. */
+#define TILE_MAX_ACC_16 12
+
+/* The target's float32 lanes per vector register (AVX-512: 16). */
+static int64_t f32_lanes(const mlc_lower_options *opt) {
+  int bits = opt && opt->vector_bits ? opt->vector_bits : 512;
+  return bits >= 128 ? bits / 32 : 4;
+}
 /* Most vector columns of a tile (vector loads per reduction step). */
 #define TILE_MAX_COLS 4
 /* Vector operands up to this size stay in cache (half of a 1 MiB L2). */
@@ -373,14 +381,14 @@ static int64_t divisor_at_most(int64_t e, int64_t cap) {
 }
 
 /* Tile sizes: rows |*r| (of |rows|) by columns |*c| (of |cols|), both
-** divisors, at most TILE_MAX_ACC accumulators, the fewest loads per FMA
+** divisors, at most |max_acc| accumulators, the fewest loads per FMA
 ** ((r + c) / (r * c)), ties to the larger tile. */
-static void tile_sizes(int64_t rows, int64_t cols, int64_t *r, int64_t *c) {
+static void tile_sizes(int64_t rows, int64_t cols, int64_t max_acc, int64_t *r, int64_t *c) {
   double best = 0;
   *r = *c = 1;
   for (int64_t cc = 1; cc <= TILE_MAX_COLS && cc <= cols; cc++) {
     if (cols % cc) continue;
-    int64_t rr = divisor_at_most(rows, TILE_MAX_ACC / cc);
+    int64_t rr = divisor_at_most(rows, max_acc / cc);
     double score = (double)(rr * cc) / (double)(rr + cc);
     if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > *r * *c)) {
       best = score;
@@ -447,7 +455,7 @@ static int same_loop(const mlc_sch *s, mlc_sch_rv a, mlc_sch_rv b) {
   return mlc_sch_rv_stmt(s, a)->loop.var == mlc_sch_rv_stmt(s, b)->loop.var;
 }
 
-static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, tile_result *out) {
+static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_options *opt, tile_result *out) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0;
   memset(out, 0, sizeof *out);
@@ -457,7 +465,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, tile_result *out) {
   if (!vit) return NULL;
   const mlc_tir_stmt *st = blk->block.body;
   if (mlc_dtype_size(st->store.buffer->dtype) != 4) return NULL;
-  int64_t width = VECTOR_BYTES / 4;
+  int64_t width = f32_lanes(opt);
   tile_loads tl = {.acc = st->store.buffer};
   mlc_tir_visitor vis = {.ctx = &tl, .pre_expr = collect_load};
   mlc_tir_visit_expr(&vis, st->store.value);
@@ -494,7 +502,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, tile_result *out) {
   int64_t rows = row >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[row])->loop.extent) : 1;
   int64_t cols = lanes_cols ? lanes_e / width : col >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[col])->loop.extent) : 1;
   int64_t tr, tc;
-  tile_sizes(rows, cols, &tr, &tc);
+  tile_sizes(rows, cols, f32_lanes(opt) >= 16 ? TILE_MAX_ACC : TILE_MAX_ACC_16, &tr, &tc);
   if (tr * tc < 2) return NULL;
   /* split: lanes, columns, rows (handles of the loops not split stay) */
   mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, parts[3];
@@ -558,7 +566,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, tile_result *out) {
 
 /* Unrolls all loops of |block| inside |at| but the innermost, which it
 ** vectorizes (split by |width| first when longer); refusals are skipped. */
-static mlc_status unroll_tile_nest(mlc_sch *s, mlc_sch_rv block, const mlc_sch_rv *at) {
+static mlc_status unroll_tile_nest(mlc_sch *s, mlc_sch_rv block, const mlc_sch_rv *at, int64_t width) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0, from = 0;
   mlc_status st = NULL;
@@ -571,7 +579,7 @@ static mlc_status unroll_tile_nest(mlc_sch *s, mlc_sch_rv block, const mlc_sch_r
   }
   if (from >= n) return NULL;
   const mlc_tir_stmt *last = mlc_sch_rv_stmt(s, loops[n - 1]);
-  int64_t e = const_extent(last->loop.extent), width = VECTOR_BYTES / 4;
+  int64_t e = const_extent(last->loop.extent);
   if (e > width && e % width == 0) {
     mlc_sch_rv parts[2];
     mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(width)};
@@ -586,11 +594,11 @@ static mlc_status unroll_tile_nest(mlc_sch *s, mlc_sch_rv block, const mlc_sch_r
 
 /* Rule T and what follows it for the reduction |r|: the tile, its
 ** epilogue under the tile's outer loops, the init decomposed. */
-static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, int *tiled) {
+static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_options *opt, int *tiled) {
   tile_result t;
   mlc_status st = NULL;
   *tiled = 0;
-  MLC_RETURN_IF_ERROR(tile_stage(s, r, &t));
+  MLC_RETURN_IF_ERROR(tile_stage(s, r, opt, &t));
   if (!t.tiled) return NULL;
   *tiled = 1;
   mlc_sch_rv cons[MLC_SCH_MAX_OUTS], init;
@@ -617,10 +625,10 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, int *tiled) {
     if (st) return st;
   }
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
-  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL));
+  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, f32_lanes(opt)));
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
   MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
-  if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at));
+  if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, f32_lanes(opt)));
   return NULL;
 }
 
@@ -635,7 +643,7 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
   if (!st && n > 1) st = inline_stages(*out, n, blocks, &changed);
   if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   for (int i = 0, moved = 0, tiled = 0; !st && i < n; i++) {
-    if (tiles) st = tile_reduction(*out, blocks[i], &tiled);
+    if (tiles) st = tile_reduction(*out, blocks[i], opt, &tiled);
     if (tiled) changed = 1;
     if (!st && !tiled && n > 1) st = epilogue(*out, blocks[i], &moved);
     changed |= moved;

@@ -122,6 +122,15 @@ grep -q '6/6' "$tmp/err" && ok || fail "compile -v: no stage lines"
 cmp -s "$tmp/mlp.so" "$tmp/mlp_v.so" && ok || fail "compile -v changes the library"
 check "compile --target" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp_v2.so" -q --target "llvm -mcpu=x86-64-v2"
 check "run x86-64-v2 build" "$cli" run "$tmp/mlp_v2.so" --input "$models/mlp.input_0.npy"
+# an AVX2 target: register tiles of 8-lane vectors (16 registers), same results
+check "compile cnn for haswell" "$cli" compile "$models/cnn.onnx" -o "$tmp/cnn_avx2.so" -q --no-header \
+  --target "llvm -mcpu=haswell" --dump-ir "$tmp/dump_avx2"
+grep -q 'factors=\[None, 8\]' "$tmp/dump_avx2/11_schedule/"*.trace && ok || fail "haswell: no 8-lane split"
+grep -q 'factors=\[None, 16\]' "$tmp/dump_avx2/11_schedule/"*.trace && fail "haswell: a 16-lane split" || ok
+if have_numpy; then
+  check "run cnn haswell build" "$cli" run "$tmp/cnn_avx2.so" --input "$models/cnn.input_0.npy" --output-dir "$tmp/avx2.out"
+  close "$tmp/avx2.out/output_0.npy" "$models/cnn.output_0.npy" && ok || fail "haswell build: output differs"
+fi
 
 # ---- errors ------------------------------------------------------------------------------
 exit_is 2 "compile without -o" "$cli" compile "$models/mlp.onnx"
