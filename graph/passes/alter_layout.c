@@ -59,7 +59,9 @@
 **
 ** 5. Matmuls with a constant weight.  A matmul a [..., M, K] @ b [K, N]
 **    with b a float32 constant, N a multiple of 16 and at least
-**    MATMUL_MIN_WORK multiply-adds (symbolic dims of a count 1) becomes
+**    MATMUL_MIN_WORK multiply-adds (a symbolic dim of a counts as large:
+**    the packing is done when compiling, it costs nothing at run time)
+**    becomes
 **
 **      y = matmul_packed(a, layout_transform(b, "KN", "NK{nb}n"))
 **
@@ -290,11 +292,11 @@ static mlc_status matmul(lay *L, mlc_binding *b) {
     return NULL;
   int64_t k = wt->dims[0], n = wt->dims[1], work = k * n;
   if (n % 16 || k < 1 || at->dims[at->rank - 1] != k) return NULL;
-  for (int d = 0; d < at->rank - 1; d++)
-    if (!MLC_DIM_IS_SYM(at->dims[d])) {
-      if (at->dims[d] == 0) return NULL;
-      if (work < MATMUL_MIN_WORK) work *= at->dims[d];
-    }
+  for (int d = 0; d < at->rank - 1; d++) {
+    if (at->dims[d] == 0) return NULL;
+    if (MLC_DIM_IS_SYM(at->dims[d])) work = MATMUL_MIN_WORK;
+    else if (work < MATMUL_MIN_WORK) work *= at->dims[d];
+  }
   if (work < MATMUL_MIN_WORK) return NULL;
   int64_t nb = n % 64 == 0 ? 64 : n % 32 == 0 ? 32 : 16;
   char wl[32];
