@@ -65,9 +65,14 @@
 **
 **      y = matmul_packed(a, layout_transform(b, "KN", "NK{nb}n"))
 **
-**    with nb = 64 when it divides N, else 32, else 16: wp [N/nb, K, nb],
-**    so the column vectors of a tile read contiguous rows of nb floats
-**    (b's rows are N floats apart).  fold_constant packs the weight; a
+**    with nb the width of the register tile that the default schedule's
+**    rule T gives the matmul (16 x the columns of tile_sizes in
+**    lower/schedule_default.c, from the row extent: M, or the innermost
+**    batch dim when M is 1): wp [N/nb, K, nb], so the column vectors of a
+**    tile read one contiguous row of nb floats per k (b's rows are N floats
+**    apart), and a tile never straddles two blocks (48 columns of blocks of
+**    64 would read two rows, and divide to find them).  When the rows are
+**    symbolic, nb = 64 if it divides N, else 32, else 16.  fold_constant packs the weight; a
 **    weight that is an input (--params-as-inputs) is not constant and the
 **    matmul stays.  The result keeps its layout: nothing else changes.
 **
@@ -283,6 +288,51 @@ static mlc_status conv(lay *L, mlc_binding *b) {
 ** the extra constant). */
 #define MATMUL_MIN_WORK ((int64_t)1 << 16)
 
+/* Accumulators and columns of a register tile: TILE_MAX_ACC and
+** TILE_MAX_COLS of lower/schedule_default.c. */
+#define TILE_ACC 28
+#define TILE_COLS 4
+
+/* Largest divisor of |e| that is at most |cap|. */
+static int64_t divisor_at_most(int64_t e, int64_t cap) {
+  for (int64_t d = cap < e ? cap : e; d > 1; d--)
+    if (e % d == 0) return d;
+  return 1;
+}
+
+/* The columns (16-float vectors) of the register tile of |rows| rows by
+** |cols| vectors: tile_sizes of lower/schedule_default.c (the fewest loads
+** per FMA, ties to the larger tile). */
+static int64_t tile_cols(int64_t rows, int64_t cols) {
+  double best = 0;
+  int64_t r = 1, c = 1;
+  for (int64_t cc = 1; cc <= TILE_COLS && cc <= cols; cc++) {
+    if (cols % cc) continue;
+    int64_t rr = divisor_at_most(rows, TILE_ACC / cc);
+    double score = (double)(rr * cc) / (double)(rr + cc);
+    if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > r * c)) {
+      best = score;
+      r = rr;
+      c = cc;
+    }
+  }
+  return c;
+}
+
+/* The column block of a matmul of |a| [..., M, K] by a weight of |n|
+** columns (see the header). */
+static int64_t matmul_block(const mlc_type *a, int64_t n) {
+  int64_t rows = 1;
+  for (int d = a->rank - 2; d >= 0; d--) {
+    if (MLC_DIM_IS_SYM(a->dims[d])) return n % 64 == 0 ? 64 : n % 32 == 0 ? 32 : 16;
+    if (a->dims[d] >= 2) {
+      rows = a->dims[d];
+      break;
+    }
+  }
+  return 16 * tile_cols(rows, n / 16);
+}
+
 static mlc_status matmul(lay *L, mlc_binding *b) {
   if (b->nargs != 2 || b->nouts != 1) return NULL;
   mlc_value *a = b->args[0], *w = b->args[1];
@@ -298,7 +348,7 @@ static mlc_status matmul(lay *L, mlc_binding *b) {
     else if (work < MATMUL_MIN_WORK) work *= at->dims[d];
   }
   if (work < MATMUL_MIN_WORK) return NULL;
-  int64_t nb = n % 64 == 0 ? 64 : n % 32 == 0 ? 32 : 16;
+  int64_t nb = matmul_block(at, n);
   char wl[32];
   snprintf(wl, sizeof wl, "NK%lldn", (long long)nb);
   mlc_value *args[2] = {a, NULL}, *y;

@@ -417,7 +417,8 @@ static mlc_status build_matmul(mlc_module *m, mlc_type at, mlc_type wt, int para
   }
   return mlc_func_add_ret(f, v);
 }
-/* batched [2, 16, 64] @ [64, 96]: blocks of 32 columns, the bias add stays */
+/* batched [2, 16, 64] @ [64, 96]: blocks of 48 columns (the schedule tiles 8 rows
+** by 3 vectors), the bias add stays */
 static mlc_status build_matmul_batched(mlc_module *m) {
   return build_matmul(m, TY(F32, 2, 16, 64), TY(F32, 64, 96), 0, 1);
 }
