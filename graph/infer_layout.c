@@ -1,7 +1,8 @@
 /*
 ** infer_layout.c: data layout strings and the struct-info inference of the
-** blocked-layout ops of ops.def, layout_transform and conv2d_nchwc, which
-** alter_layout (graph/passes/alter_layout.c) introduces.
+** blocked-layout ops of ops.def, layout_transform, conv2d_nchwc and
+** matmul_packed, which alter_layout (graph/passes/alter_layout.c)
+** introduces.
 **
 ** A layout names the meaning of each dim: "NCHW16c" is a 5-d tensor
 ** [N, C/16, H, W, 16] whose channel ch sits at [.., ch / 16, .., ch % 16].
@@ -9,6 +10,7 @@
 **   layout_transform(x [1, 32, 8, 8], src "NCHW", dst "NCHW16c")   -> [1, 2, 8, 8, 16]
 **   layout_transform(w [64, 32, 3, 3], src "OIHW", dst "OIHW16i16o") -> [4, 2, 3, 3, 16, 16]
 **   conv2d_nchwc(x [1, 2, 8, 8, 16], w [4, 2, 3, 3, 16, 16], pads 1) -> [1, 4, 8, 8, 16]
+**   matmul_packed(a [2, 5, 32], wp [3, 32, 32], bias [96])         -> [2, 5, 96]
 **
 ** A split axis must be static and divisible by its block (no padding): the
 ** pass only blocks channel counts that divide.  Errors name the ONNX node
