@@ -5,8 +5,8 @@
 ** and the folder replaces it by the packed constant).
 **
 ** Elements are moved raw (any dtype): each output element reads the input
-** element that mlc_layout_map names.  conv2d_nchwc has no evaluator
-** (convolutions never fold).
+** element that mlc_layout_map names.  conv2d_nchwc and matmul_packed have
+** no evaluator (alter_layout only creates them with a non-constant input).
 */
 #include <string.h>
 

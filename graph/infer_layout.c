@@ -1,7 +1,8 @@
 /*
 ** infer_layout.c: data layout strings and the struct-info inference of the
-** blocked-layout ops of ops.def, layout_transform and conv2d_nchwc, which
-** alter_layout (graph/passes/alter_layout.c) introduces.
+** blocked-layout ops of ops.def, layout_transform, conv2d_nchwc and
+** matmul_packed, which alter_layout (graph/passes/alter_layout.c)
+** introduces.
 **
 ** A layout names the meaning of each dim: "NCHW16c" is a 5-d tensor
 ** [N, C/16, H, W, 16] whose channel ch sits at [.., ch / 16, .., ch % 16].
@@ -9,6 +10,7 @@
 **   layout_transform(x [1, 32, 8, 8], src "NCHW", dst "NCHW16c")   -> [1, 2, 8, 8, 16]
 **   layout_transform(w [64, 32, 3, 3], src "OIHW", dst "OIHW16i16o") -> [4, 2, 3, 3, 16, 16]
 **   conv2d_nchwc(x [1, 2, 8, 8, 16], w [4, 2, 3, 3, 16, 16], pads 1) -> [1, 4, 8, 8, 16]
+**   matmul_packed(a [2, 5, 32], wp [3, 32, 32], bias [96])         -> [2, 5, 96]
 **
 ** A split axis must be static and divisible by its block (no padding): the
 ** pass only blocks channel counts that divide.  Errors name the ONNX node
@@ -213,4 +215,30 @@ mlc_status mlc_infer_conv2d_nchwc(const mlc_call_info *ci, mlc_type *outs, int *
     dims[2 + i] = (padded - ek) / st[i] + 1;
   }
   return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, 5);
+}
+
+/* ---- matmul_packed ------------------------------------------------------- */
+
+/* a [..., M, K], wp [N/NB, K, NB], bias [N] -> [..., M, N] */
+mlc_status mlc_infer_matmul_packed(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
+  const mlc_type *a = mlc_graph_arg(ci, 0), *w = mlc_graph_arg(ci, 1);
+  int64_t dims[MLC_LAYOUT_MAX_RANK];
+  MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MLC_LAYOUT_MAX_RANK));
+  for (int i = 1; i < ci->nargs; i++)
+    if (mlc_graph_arg(ci, i)->dtype != a->dtype)
+      return ERR("argument %d has dtype %s, not the input's %s", i, mlc_dtype_name(mlc_graph_arg(ci, i)->dtype),
+                 mlc_dtype_name(a->dtype));
+  if (a->rank < 2 || w->rank != 3) return ERR("input rank %d and weight rank %d must be >= 2 and 3", a->rank, w->rank);
+  for (int i = 0; i < 3; i++)
+    if (MLC_DIM_IS_SYM(w->dims[i]) || w->dims[i] < 1) return ERR("weight dim %d must be static and >= 1", i);
+  if (a->dims[a->rank - 1] != w->dims[1])
+    return ERR("inner dims differ: input's last dim is not the weight's %lld", LL(w->dims[1]));
+  int64_t n = w->dims[0] * w->dims[2];
+  if (ci->nargs > 2) {
+    const mlc_type *b = mlc_graph_arg(ci, 2);
+    if (b->rank != 1 || b->dims[0] != n) return ERR("bias must have shape (%lld)", LL(n));
+  }
+  for (int i = 0; i < a->rank - 1; i++) dims[i] = a->dims[i];
+  dims[a->rank - 1] = n;
+  return mlc_graph_ret1(ci, outs, nouts, a->dtype, dims, a->rank);
 }

@@ -1,6 +1,7 @@
 /*
 ** alter_layout.c: convolutions in the blocked layout NCHW[x]c on CPU, as
-** TVM's x86 AlterOpLayout with conv2d_NCHWc.
+** TVM's x86 AlterOpLayout with conv2d_NCHWc, and matmuls with a constant
+** weight packed in blocks of columns (rule 5).
 **
 ** 1. Convs.  Each 2-d conv of main with static shapes, float32, a
 **    constant weight (and bias), groups 1 or depthwise (groups = C = K,
@@ -55,6 +56,25 @@
 **           c1 = R.conv2d_nchwc(r0, W2')
 **           gv = R.layout_transform(c1, src="NCHW16c", dst="NCHW")
 **   (W1', W2' packed constants after fold_constant and dce)
+**
+** 5. Matmuls with a constant weight.  A matmul a [..., M, K] @ b [K, N]
+**    with b a float32 constant, N a multiple of 16 and at least
+**    MATMUL_MIN_WORK multiply-adds (a symbolic dim of a counts as large:
+**    the packing is done when compiling, it costs nothing at run time)
+**    becomes
+**
+**      y = matmul_packed(a, layout_transform(b, "KN", "NK{nb}n"))
+**
+**    with nb the width of the register tile that the default schedule's
+**    rule T gives the matmul (16 x the columns of tile_sizes in
+**    lower/schedule_default.c, from the row extent: M, or the innermost
+**    batch dim when M is 1): wp [N/nb, K, nb], so the column vectors of a
+**    tile read one contiguous row of nb floats per k (b's rows are N floats
+**    apart), and a tile never straddles two blocks (48 columns of blocks of
+**    64 would read two rows, and divide to find them).  When the rows are
+**    symbolic, nb = 64 if it divides N, else 32, else 16.  fold_constant packs the weight; a
+**    weight that is an input (--params-as-inputs) is not constant and the
+**    matmul stays.  The result keeps its layout: nothing else changes.
 **
 ** The pass emits without folding (m->fold is 0 while it runs), so the
 ** packing is fold_constant's.  New bindings carry the origin of the op they
@@ -262,6 +282,83 @@ static mlc_status conv(lay *L, mlc_binding *b) {
   return replace(L, b, y, kb);
 }
 
+/* ---- matmuls with a constant weight (rule 5) ------------------------------ */
+
+/* Below this many multiply-adds a matmul stays (packing would not pay for
+** the extra constant). */
+#define MATMUL_MIN_WORK ((int64_t)1 << 16)
+
+/* Accumulators and columns of a register tile: TILE_MAX_ACC and
+** TILE_MAX_COLS of lower/schedule_default.c. */
+#define TILE_ACC 28
+#define TILE_COLS 4
+
+/* Largest divisor of |e| that is at most |cap|. */
+static int64_t divisor_at_most(int64_t e, int64_t cap) {
+  for (int64_t d = cap < e ? cap : e; d > 1; d--)
+    if (e % d == 0) return d;
+  return 1;
+}
+
+/* The columns (16-float vectors) of the register tile of |rows| rows by
+** |cols| vectors: tile_sizes of lower/schedule_default.c (the fewest loads
+** per FMA, ties to the larger tile). */
+static int64_t tile_cols(int64_t rows, int64_t cols) {
+  double best = 0;
+  int64_t r = 1, c = 1;
+  for (int64_t cc = 1; cc <= TILE_COLS && cc <= cols; cc++) {
+    if (cols % cc) continue;
+    int64_t rr = divisor_at_most(rows, TILE_ACC / cc);
+    double score = (double)(rr * cc) / (double)(rr + cc);
+    if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > r * c)) {
+      best = score;
+      r = rr;
+      c = cc;
+    }
+  }
+  return c;
+}
+
+/* The column block of a matmul of |a| [..., M, K] by a weight of |n|
+** columns (see the header). */
+static int64_t matmul_block(const mlc_type *a, int64_t n) {
+  int64_t rows = 1;
+  for (int d = a->rank - 2; d >= 0; d--) {
+    if (MLC_DIM_IS_SYM(a->dims[d])) return n % 64 == 0 ? 64 : n % 32 == 0 ? 32 : 16;
+    if (a->dims[d] >= 2) {
+      rows = a->dims[d];
+      break;
+    }
+  }
+  return 16 * tile_cols(rows, n / 16);
+}
+
+static mlc_status matmul(lay *L, mlc_binding *b) {
+  if (b->nargs != 2 || b->nouts != 1) return NULL;
+  mlc_value *a = b->args[0], *w = b->args[1];
+  const mlc_type *at = &a->type, *wt = &w->type;
+  if (at->rank < 2 || at->dtype != MLC_DTYPE_F32 || wt->rank != 2 || wt->dtype != MLC_DTYPE_F32 ||
+      !mlc_type_is_static(wt) || !mlc_value_const(L->m, w))
+    return NULL;
+  int64_t k = wt->dims[0], n = wt->dims[1], work = k * n;
+  if (n % 16 || k < 1 || at->dims[at->rank - 1] != k) return NULL;
+  for (int d = 0; d < at->rank - 1; d++) {
+    if (at->dims[d] == 0) return NULL;
+    if (MLC_DIM_IS_SYM(at->dims[d])) work = MATMUL_MIN_WORK;
+    else if (work < MATMUL_MIN_WORK) work *= at->dims[d];
+  }
+  if (work < MATMUL_MIN_WORK) return NULL;
+  int64_t nb = matmul_block(at, n);
+  char wl[32];
+  snprintf(wl, sizeof wl, "NK%lldn", (long long)nb);
+  mlc_value *args[2] = {a, NULL}, *y;
+  MLC_RETURN_IF_ERROR(transform(L, w, "KN", wl, &b->origin, &args[1]));
+  MLC_RETURN_IF_ERROR(mlc_graph_emit1(L->f, MLC_OP_MATMUL_PACKED, args, 2, NULL, 0, &b->origin, &y));
+  mlc_subst_set(&L->subst, b->outs[0], y);
+  mlc_func_remove_binding(L->f, L->block, L->f->ins_index);
+  return NULL;
+}
+
 /* ---- ops that follow the layout ------------------------------------------ */
 
 /* relu(x'), clip(x'), ...: the same op on the twin. */
@@ -419,6 +516,7 @@ static mlc_status visit(lay *L, mlc_binding *b) {
   if (b->kind != MLC_CALL_OP || (unsigned)b->op >= MLC_OP_COUNT) return NULL;
   switch (b->op) {
   case MLC_OP_CONV: return conv(L, b);
+  case MLC_OP_MATMUL: return matmul(L, b);
   case MLC_OP_MAX_POOL: case MLC_OP_AVG_POOL: return pool(L, b);
   case MLC_OP_SUM: case MLC_OP_MEAN: case MLC_OP_MAX: case MLC_OP_MIN: case MLC_OP_PROD: return reduce(L, b);
   case MLC_OP_CONCAT: return concat(L, b);

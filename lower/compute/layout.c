@@ -20,6 +20,16 @@
 ** accumulates one vector with contiguous weight loads.  A padded conv first
 ** copies its input into a buffer with the border of zeros (stage T_pad, a
 ** select), so that the reduction reads without bounds tests.
+**
+** matmul_packed is one reduction over k with the weight packed in blocks
+** of NB columns (alter_layout packs a constant [K, N] as "NK{NB}n"):
+**
+**   y[..., m, n] = sum over k of a[..., m, k] * wp[n / NB, k, n % NB]
+**
+** then the bias [N] added in a second stage.  The default schedule's tile
+** rule holds rows x 16-column vectors across k; with the weight packed,
+** the vectors of one column block read one contiguous NB-float row of wp
+** per k instead of rows N floats apart.
 */
 #include <string.h>
 
@@ -188,4 +198,57 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
     return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, names, nc_body, &n, out);
   MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, shape, names, nc_body, &n, &n.stage));
   return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, NULL, nc_bias_body, &n, out);
+}
+
+/* ---- matmul_packed ------------------------------------------------------------- */
+
+typedef struct mp_ctx {
+  mlc_lg_call *c;
+  mlc_dtype acc;
+  mlc_te_tensor *stage;
+} mp_ctx;
+
+static mlc_tir_expr *mp_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  mp_ctx *p = user;
+  mlc_lg_call *c = p->c;
+  const mlc_type *a = &c->arg_types[0], *wt = &c->arg_types[1];
+  int r = a->rank;
+  mlc_tir_expr *ai[MLC_LAYOUT_MAX_RANK], *wi[3];
+  mlc_tir_expr *k = mlc_te_reduce_axis(b, i64(c, wt->dims[1]), "k");
+  for (int d = 0; d < r - 1; d++) ai[d] = idx[d];
+  ai[r - 1] = k;
+  mlc_tir_expr *n = idx[r - 1], *nb = i64(c, wt->dims[2]);
+  wi[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, n, nb);
+  wi[1] = k;
+  wi[2] = mlc_tir_binary(M, MLC_TIR_FLOORMOD, n, nb);
+  mlc_tir_expr *v = mlc_tir_mul(M, mlc_tir_cast(M, p->acc, mlc_lg_arg_load(c, 0, ai)),
+                                mlc_tir_cast(M, p->acc, mlc_lg_arg_load(c, 1, wi)));
+  return mlc_te_sum(b, v, &k, 1);
+}
+
+/* The accumulator plus bias[n] (argument 2, when present), converted. */
+static mlc_tir_expr *mp_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  mp_ctx *p = user;
+  mlc_lg_call *c = p->c;
+  mlc_tir_expr *v = mlc_te_load(b, p->stage, p->stage->rank, idx);
+  if (c->nargs > 2) {
+    mlc_tir_expr *bi = idx[p->stage->rank - 1];
+    v = mlc_tir_add(M, v, mlc_tir_cast(M, p->acc, mlc_lg_arg_load(c, 2, &bi)));
+  }
+  return mlc_tir_cast(M, c->out_types[0].dtype, v);
+}
+
+/* y[..., m, n] = sum over k of a[..., m, k] * wp[n / NB, k, n % NB] (+ bias[n]) */
+mlc_status mlc_lg_matmul_packed(mlc_lg_call *c, mlc_te_tensor **out) {
+  const mlc_type *a = &c->arg_types[0], *wt = &c->arg_types[1];
+  if (a->rank < 2 || a->rank > MLC_LAYOUT_MAX_RANK || wt->rank != 3 || !mlc_dtype_is_float(a->dtype))
+    return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "input [..., M, K] and weight [N/NB, K, NB] of floats expected");
+  mp_ctx p = {c, a->dtype == MLC_DTYPE_F16 || a->dtype == MLC_DTYPE_BF16 ? MLC_DTYPE_F32 : a->dtype, NULL};
+  const mlc_type *ot = &c->out_types[0];
+  mlc_tir_expr **shape = mlc_lg_shape(c, ot);
+  if (!shape) return mlc_oom();
+  if (c->nargs < 3 && p.acc == ot->dtype)
+    return mlc_te_compute(c->b, "T_matmul_packed", ot->rank, shape, NULL, mp_body, &p, out);
+  MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_matmul_packed_acc", ot->rank, shape, NULL, mp_body, &p, &p.stage));
+  return mlc_te_compute(c->b, "T_matmul_packed", ot->rank, shape, NULL, mp_bias_body, &p, out);
 }

@@ -3,7 +3,8 @@
 # alter_layout rewrites every conv to conv2d_nchwc, only the model's edges
 # keep a layout_transform after the dce that follows it, the blocked convs'
 # kernels are vector loops over the channel block, and the outputs still
-# match ONNX Runtime's.  With --no-layout (when the CLI has it) nothing is
+# match ONNX Runtime's; the MLP's constant-weight matmul reads its weight
+# packed (matmul_packed).  With --no-layout (when the CLI has it) nothing is
 # blocked and the outputs match too.
 # Env: MLC_CLI (the built mlc-onnx), MLC_SRCDIR, PYTHON_ONNX.
 set -u
@@ -41,6 +42,21 @@ grep 'T_conv2d_nchwc' "$tmp/d/12_lowered.tir.txt" | grep -q 'T.Ramp(' && ok || f
 check "run cnn" "$cli" run "$tmp/cnn.so" --input "$models/cnn.input_0.npy" --output-dir "$tmp/out1"
 if "$py" -c 'import numpy' 2>/dev/null; then
   close "$tmp/out1/output_0.npy" "$models/cnn.output_0.npy" && ok || fail "blocked cnn: output differs from ONNX Runtime's"
+fi
+
+# the MLP's first matmul (784 x 128, a constant weight) reads its weight
+# packed in blocks of 64 columns: contiguous vector loads, no div or mod
+check "compile mlp --dump-ir" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp.so" -q --dump-ir "$tmp/m"
+n=$(cat "$tmp/m/"*_alter_layout.after.txt | count 'R.matmul_packed(' -); [ "$n" -eq 1 ] && ok || fail "mlp: $n packed matmuls, expected 1"
+grep -q 'B: T.Buffer((2, 784, 64)' "$tmp/m/12_lowered.tir.txt" && ok || fail "mlp: no weight packed as [2, 784, 64]"
+loads=$(grep -o 'B_1\[T.Ramp([^]]*\]' "$tmp/m/12_lowered.tir.txt" | head -1)
+case $loads in
+  *'k * 64 +'*) case $loads in *%*|*//*) fail "mlp: the packed weight's load divides: $loads" ;; *) ok ;; esac ;;
+  *) fail "mlp: no contiguous load of the packed weight: $loads" ;;
+esac
+check "run mlp" "$cli" run "$tmp/mlp.so" --input "$models/mlp.input_0.npy" --output-dir "$tmp/out3"
+if "$py" -c 'import numpy' 2>/dev/null; then
+  close "$tmp/out3/output_0.npy" "$models/mlp.output_0.npy" && ok || fail "packed mlp: output differs from ONNX Runtime's"
 fi
 
 # without the layout group (once the command line has --no-layout)

@@ -155,6 +155,38 @@ static void test_infer_conv(void) {
   mlc_module_destroy(m);
 }
 
+static void test_infer_matmul_packed(void) {
+  mlc_module *m = new_module();
+  if (!m) return;
+  mlc_func *f;
+  mlc_value *a, *as, *w, *wp, *b, *bad_w, *bad_b, *ai;
+  mlc_type t;
+  int64_t n;
+  CU_ASSERT_FATAL(OK(mlc_func_create(m, "main", &f)));
+  CU_ASSERT_FATAL(OK(mlc_module_sym(m, "n", &n)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "a", &TY(F32, 2, 5, 32), &a)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "as", &TY(F32, n, 32), &as)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "w", &TY(F32, 32, 96), &w)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "wp", &TY(F32, 3, 32, 32), &wp)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "b", &TY(F32, 96), &b)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "bad_w", &TY(F32, 3, 16, 32), &bad_w)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "bad_b", &TY(F32, 3, 32), &bad_b)));
+  CU_ASSERT_FATAL(OK(mlc_func_add_param(f, "ai", &TY(I32, 5, 32), &ai)));
+  if (OK(lt(m, w, "KN", "NK32n", &t))) CU_ASSERT(dims_are(&t, 3, (int64_t[]){3, 32, 32}));
+  if (OK(infer(m, MLC_OP_MATMUL_PACKED, (mlc_value *[]){a, wp, b}, 3, NULL, 0, &t)))
+    CU_ASSERT(dims_are(&t, 3, (int64_t[]){2, 5, 96}));
+  if (OK(infer(m, MLC_OP_MATMUL_PACKED, (mlc_value *[]){as, wp}, 2, NULL, 0, &t)))
+    CU_ASSERT(dims_are(&t, 2, (int64_t[]){n, 96}));
+  MLC_TEST_ERR(infer(m, MLC_OP_MATMUL_PACKED, (mlc_value *[]){a, bad_w}, 2, NULL, 0, &t), MLC_INVALID_ARGUMENT, "c1",
+               "inner dims differ");
+  MLC_TEST_ERR(infer(m, MLC_OP_MATMUL_PACKED, (mlc_value *[]){a, wp, bad_b}, 3, NULL, 0, &t), MLC_INVALID_ARGUMENT,
+               "bias must have shape (96)");
+  MLC_TEST_ERR(infer(m, MLC_OP_MATMUL_PACKED, (mlc_value *[]){a, w}, 2, NULL, 0, &t), MLC_INVALID_ARGUMENT,
+               "weight rank 2");
+  MLC_TEST_ERR(infer(m, MLC_OP_MATMUL_PACKED, (mlc_value *[]){ai, wp}, 2, NULL, 0, &t), MLC_INVALID_ARGUMENT, "int32");
+  mlc_module_destroy(m);
+}
+
 /* ---- the evaluator ----------------------------------------------------------------- */
 
 /* Evaluates layout_transform of |x| (|n| floats of |xt|); malloc'd result. */
@@ -367,11 +399,52 @@ static mlc_status build_symbolic(mlc_module *m) {
   return mlc_func_add_ret(f, v);
 }
 
+/* A matmul a @ w of a constant (or, |param|, an input) weight. */
+static mlc_status build_matmul(mlc_module *m, mlc_type at, mlc_type wt, int param, int bias) {
+  mlc_func *f;
+  mlc_value *a, *w, *v;
+  TRY(mlc_func_create(m, "main", &f));
+  TRY(mlc_func_add_param(f, "a", &at, &a));
+  if (param)
+    TRY(mlc_func_add_param(f, "w", &wt, &w));
+  else
+    TRY(cst(m, "w", wt, &w));
+  TRY(mlc_graph_emit1(f, MLC_OP_MATMUL, (mlc_value *[]){a, w}, 2, NULL, 0, ORG("MatMul", "mm"), &v));
+  if (bias) {
+    mlc_value *b;
+    TRY(cst(m, "bias", TY(F32, wt.dims[1]), &b));
+    TRY(mlc_graph_emit1(f, MLC_OP_ADD, (mlc_value *[]){v, b}, 2, NULL, 0, ORG("Add", "bias"), &v));
+  }
+  return mlc_func_add_ret(f, v);
+}
+/* batched [2, 16, 64] @ [64, 96]: blocks of 48 columns (the schedule tiles 8 rows
+** by 3 vectors), the bias add stays */
+static mlc_status build_matmul_batched(mlc_module *m) {
+  return build_matmul(m, TY(F32, 2, 16, 64), TY(F32, 64, 96), 0, 1);
+}
+/* [n, 128] @ [128, 64], n symbolic: blocks of 64 */
+static mlc_status build_matmul_symbolic(mlc_module *m) {
+  int64_t n;
+  TRY(mlc_module_sym(m, "n", &n));
+  return build_matmul(m, TY(F32, n, 128), TY(F32, 128, 64), 0, 0);
+}
+/* 16 x 32 x 48 multiply-adds: too little work, the matmul stays */
+static mlc_status build_matmul_small(mlc_module *m) {
+  return build_matmul(m, TY(F32, 16, 32), TY(F32, 32, 48), 0, 0);
+}
+/* N = 40, not a multiple of 16: the matmul stays */
+static mlc_status build_matmul_n40(mlc_module *m) { return build_matmul(m, TY(F32, 64, 64), TY(F32, 64, 40), 0, 0); }
+/* the weight an input (--params-as-inputs): the matmul stays */
+static mlc_status build_matmul_input_weight(mlc_module *m) {
+  return build_matmul(m, TY(F32, 64, 64), TY(F32, 64, 64), 1, 0);
+}
+
 typedef struct golden_case {
   const char *name;
   mlc_status (*build)(mlc_module *m);
   int convs, transforms; /* after: conv2d_nchwc and layout_transform bindings */
   int unchanged;         /* the pass must not fire */
+  int packed;            /* after: matmul_packed bindings */
 } golden_case;
 
 static const golden_case cases[] = {
@@ -384,7 +457,12 @@ static const golden_case cases[] = {
     {"lone_heavy", build_lone_heavy, 1, 2, 0},
     {"lone_cheap", build_lone_cheap, 0, 0, 1},
     {"convert_block", build_convert_block, 3, 3, 0},
-    {NULL, NULL, 0, 0, 0},
+    {"matmul_batched", build_matmul_batched, 0, 0, 0, 1},
+    {"matmul_symbolic", build_matmul_symbolic, 0, 0, 0, 1},
+    {"matmul_small", build_matmul_small, 0, 0, 1},
+    {"matmul_n40", build_matmul_n40, 0, 0, 1},
+    {"matmul_input_weight", build_matmul_input_weight, 0, 0, 1},
+    {NULL, NULL, 0, 0, 0, 0},
 };
 
 static mlc_status run_passes(mlc_module *m) {
@@ -399,8 +477,9 @@ static mlc_status run_passes(mlc_module *m) {
   return mlc_pass_run(m, passes, 3, &ctx);
 }
 
-static void count_ops(const mlc_module *m, int *convs, int *transforms, int *nchw_convs) {
-  *convs = *transforms = *nchw_convs = 0;
+/* |nchw_convs|: the convs and matmuls left as they were. */
+static void count_ops(const mlc_module *m, int *convs, int *transforms, int *nchw_convs, int *packed) {
+  *convs = *transforms = *nchw_convs = *packed = 0;
   const mlc_func *f = mlc_module_func(m, "main");
   for (int bi = 0; f && bi < f->nblocks; bi++)
     for (int j = 0; j < f->blocks[bi].n; j++) {
@@ -408,7 +487,8 @@ static void count_ops(const mlc_module *m, int *convs, int *transforms, int *nch
       if (b->kind != MLC_CALL_OP) continue;
       *convs += b->op == MLC_OP_CONV2D_NCHWC;
       *transforms += b->op == MLC_OP_LAYOUT_TRANSFORM;
-      *nchw_convs += b->op == MLC_OP_CONV;
+      *nchw_convs += b->op == MLC_OP_CONV || b->op == MLC_OP_MATMUL;
+      *packed += b->op == MLC_OP_MATMUL_PACKED;
     }
 }
 
@@ -434,12 +514,12 @@ static void test_golden(void) {
       mlc_module_destroy(m);
       continue;
     }
-    int convs, transforms, nchw;
-    count_ops(m, &convs, &transforms, &nchw);
-    if (convs != gc->convs || transforms != gc->transforms)
-      printf("\n  alter_layout %s: %d blocked convs, %d transforms; expected %d and %d", gc->name, convs,
-             transforms, gc->convs, gc->transforms);
-    CU_ASSERT(convs == gc->convs && transforms == gc->transforms);
+    int convs, transforms, nchw, packed;
+    count_ops(m, &convs, &transforms, &nchw, &packed);
+    if (convs != gc->convs || transforms != gc->transforms || packed != gc->packed)
+      printf("\n  alter_layout %s: %d blocked convs, %d transforms, %d packed matmuls; expected %d, %d and %d",
+             gc->name, convs, transforms, packed, gc->convs, gc->transforms, gc->packed);
+    CU_ASSERT(convs == gc->convs && transforms == gc->transforms && packed == gc->packed);
     if (gc->unchanged) {
       CU_ASSERT(strcmp(before, after) == 0);
       CU_ASSERT(nchw > 0);
@@ -490,6 +570,7 @@ static void test_returns_nchw(void) {
 static void register_all(void) {
   static const CU_TestInfo layout[] = {{"parse", test_parse}, CU_TEST_INFO_NULL};
   static const CU_TestInfo inf[] = {{"transform", test_infer_transform}, {"conv2d_nchwc", test_infer_conv},
+                                    {"matmul_packed", test_infer_matmul_packed},
                                     CU_TEST_INFO_NULL};
   static const CU_TestInfo ev[] = {{"layout_transform", test_eval}, CU_TEST_INFO_NULL};
   static const CU_TestInfo pass[] = {{"golden", test_golden}, {"returns_nchw", test_returns_nchw},

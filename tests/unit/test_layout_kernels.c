@@ -1,8 +1,9 @@
 /*
-** test_layout_kernels.c: the lowering rules of layout_transform and
-** conv2d_nchwc (lower/compute/layout.c), checked differentially through
-** code generation with the one-op harness (tests/harness_kernel.h):
-** layout_transform against its evaluator (graph/eval_layout.c, itself
+** test_layout_kernels.c: the lowering rules of layout_transform,
+** conv2d_nchwc and matmul_packed (lower/compute/layout.c), checked
+** differentially through code generation with the one-op harness
+** (tests/harness_kernel.h): matmul_packed against the plain loops below
+** (in double), layout_transform against its evaluator (graph/eval_layout.c, itself
 ** checked against plain loops in test_layout), conv2d_nchwc against the
 ** plain convolution below (in double; float32 sums of up to 288 terms
 ** differ by rounding, hence rtol 1e-4), written over channel numbers (channel ch of a
@@ -45,6 +46,22 @@ static void ref_conv_nchwc(const tcase *tc, const mlc_type *at, const void *cons
           int64_t yi[5] = {n, o / kb, oh, ow, o % kb};
           mlc_th_st(out, ot->dtype, mlc_th_offset(ot->dims, 5, yi), acc);
         }
+}
+
+/* y[..., m, n] = sum over k of a[..., m, k] * wp[n / NB, k, n % NB] (+ bias[n]) */
+static void ref_matmul_packed(const tcase *tc, const mlc_type *at, const void *const *in, const mlc_type *ot,
+                              void *out) {
+  const mlc_type *a = &at[0], *w = &at[1];
+  int64_t K = w->dims[1], nb = w->dims[2], N = ot->dims[ot->rank - 1], rows = mlc_type_numel(ot) / (N ? N : 1);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = tc->nargs > 2 ? mlc_th_ldd(in[2], at[2].dtype, n) : 0;
+      for (int64_t k = 0; k < K; k++) {
+        int64_t wi[3] = {n / nb, k, n % nb};
+        acc += mlc_th_ldd(in[0], a->dtype, r * K + k) * mlc_th_ldd(in[1], w->dtype, mlc_th_offset(w->dims, 3, wi));
+      }
+      mlc_th_st(out, ot->dtype, r * N + n, acc);
+    }
 }
 
 static void t_layout_transform(void) {
@@ -103,9 +120,27 @@ static void t_conv2d_nchwc(void) {
   mlc_th_kernel_case(&g);
 }
 
+static void t_matmul_packed(void) {
+  tcase a = {.name = "packed_64", .op = MLC_OP_MATMUL_PACKED, .nargs = 2,
+             .args = {{F32, 2, {9, 48}}, {F32, 3, {2, 48, 64}}}, .ref = ref_matmul_packed, .rtol = 1e-4, .atol = 1e-4};
+  mlc_th_kernel_case(&a);
+  tcase b = {.name = "packed_32_batched_bias", .op = MLC_OP_MATMUL_PACKED, .nargs = 3,
+             .args = {{F32, 3, {2, 7, 40}}, {F32, 3, {3, 40, 32}}, {F32, 1, {96}}}, .ref = ref_matmul_packed,
+             .rtol = 1e-4, .atol = 1e-4};
+  mlc_th_kernel_case(&b);
+  tcase c = {.name = "packed_16_symbolic_rows", .op = MLC_OP_MATMUL_PACKED, .nargs = 3,
+             .args = {{F32, 2, {N_, 24}}, {F32, 3, {3, 24, 16}}, {F32, 1, {48}}}, .nbatch = 2, .batch = {1, 5},
+             .ref = ref_matmul_packed, .rtol = 1e-4, .atol = 1e-4};
+  mlc_th_kernel_case(&c);
+  tcase d = {.name = "kn_to_nk64n", .op = MLC_OP_LAYOUT_TRANSFORM, .nargs = 1,
+             .args = {{F32, 2, {5, 128}}}, .attrs = {ASTR("src", "KN"), ASTR("dst", "NK64n")}};
+  mlc_th_kernel_case(&d);
+}
+
 static void register_all(void) {
   static const CU_TestInfo tests[] = {{"layout_transform", t_layout_transform},
-                                      {"conv2d_nchwc", t_conv2d_nchwc}, CU_TEST_INFO_NULL};
+                                      {"conv2d_nchwc", t_conv2d_nchwc},
+                                      {"matmul_packed", t_matmul_packed}, CU_TEST_INFO_NULL};
   CU_pSuite s = CU_add_suite("layout_kernels", mlc_th_kernel_init, mlc_th_kernel_clean);
   for (const CU_TestInfo *t = tests; s && t->pName; t++) CU_add_test(s, t->pName, t->pTestFunc);
 }
