@@ -517,6 +517,27 @@ typedef struct mlc_layout_map {
 ** axes); 0 on success, -1 when their primal axes differ. */
 int mlc_layout_map_make(const mlc_layout *src, const mlc_layout *dst, mlc_layout_map *out);
 
+/*
+** Register tiles (graph/infer_layout.c), shared by the default schedule's
+** rule T, which tiles a reduction, and alter_layout, which packs a matmul
+** weight in blocks of the tile's width.  A tile is rows x columns of
+** vectors of |lanes| float32 held across the reduction, at most |max_acc|
+** accumulators (of the target's vector registers, the rest holding the
+** columns, the broadcasts and what LLVM's scheduling keeps live: 28
+** spilled in resnet50's 3x3 convs on AVX-512) and |max_cols| columns.
+*/
+typedef struct mlc_tile_limits {
+  int64_t lanes, max_acc, max_cols;
+} mlc_tile_limits;
+/* The limits on a target whose widest vector is |vector_bits| (0: 512):
+** 16 lanes and 24 accumulators of 32 registers (AVX-512), else 8 lanes
+** (4 for 128 bits) and 12 of 16. */
+mlc_tile_limits mlc_tile_limits_for(int vector_bits);
+/* Tile sizes: rows *|r| (a divisor of |rows|) by columns *|c| (a divisor of
+** |cols| vectors), the fewest loads per FMA ((r + c) / (r * c)), ties to
+** the larger tile. */
+void mlc_tile_sizes(int64_t rows, int64_t cols, const mlc_tile_limits *l, int64_t *r, int64_t *c);
+
 /* "node \"conv1\" (Conv, opset 13)" for messages; "" for a NULL origin. */
 const char *mlc_origin_str(const mlc_origin *o, char *buf, size_t size);
 

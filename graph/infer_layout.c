@@ -242,3 +242,33 @@ mlc_status mlc_infer_matmul_packed(const mlc_call_info *ci, mlc_type *outs, int 
   dims[a->rank - 1] = n;
   return mlc_graph_ret1(ci, outs, nouts, a->dtype, dims, a->rank);
 }
+
+/* ---- register tiles --------------------------------------------------------- */
+
+mlc_tile_limits mlc_tile_limits_for(int vector_bits) {
+  int bits = vector_bits ? vector_bits : 512;
+  mlc_tile_limits l = {bits >= 128 ? bits / 32 : 4, bits >= 512 ? 24 : 12, 4};
+  return l;
+}
+
+/* Largest divisor of |e| that is at most |cap|. */
+static int64_t divisor_at_most(int64_t e, int64_t cap) {
+  for (int64_t d = cap < e ? cap : e; d > 1; d--)
+    if (e % d == 0) return d;
+  return 1;
+}
+
+void mlc_tile_sizes(int64_t rows, int64_t cols, const mlc_tile_limits *l, int64_t *r, int64_t *c) {
+  double best = 0;
+  *r = *c = 1;
+  for (int64_t cc = 1; cc <= l->max_cols && cc <= cols; cc++) {
+    if (cols % cc) continue;
+    int64_t rr = divisor_at_most(rows, l->max_acc / cc);
+    double score = (double)(rr * cc) / (double)(rr + cc);
+    if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > *r * *c)) {
+      best = score;
+      *r = rr;
+      *c = cc;
+    }
+  }
+}

@@ -231,8 +231,8 @@ static int disjoint(cp_ctx *c, const mlc_tir_stmt *l, int depth) {
 ** Whether each iteration of the loop at position |depth| writes its whole
 ** part of the buffer before it reads any: the first access is an
 ** unguarded store in a nest of its own (no later access shares its loops
-** below |depth|) that writes every element of a box (each index one
-** loop's variable plus an outer offset, a distinct loop per dimension)
+** below |depth|) that writes every element of a box (each index an outer
+** offset plus loops of steps 1, e0, e0 * e1, ..., a loop in one dimension)
 ** covering every later access (checked in the innermost loop around every
 ** access).  No value then flows between iterations
 ** (a scratch tile written, updated and read in one iteration of a fused
@@ -259,18 +259,40 @@ static int written_first(cp_ctx *c, int depth) {
   mlc_tir_expr *wmin[MAX_RANK], *amin[MAX_RANK];
   int64_t wext[MAX_RANK], aext[MAX_RANK];
   if (!region_of(c, 0, 1, depth + 1, wmin, wext) || !region_of(c, 1, c->acc.len, depth + 1, amin, aext)) return 0;
-  /* every element of the box: one loop per dimension, its full extent */
+  /* every element of the box: per dimension, loops whose steps nest
+  ** densely (steps 1, e0, e0 * e1, ... for extents e0, e1, ...: a lanes loop
+  ** inside a columns loop) and span its extent; a loop in one dimension */
   int used[64] = {0};
   if (w->nloops - (depth + 1) > 64) return 0;
   for (int d = 0; d < rank; d++) {
+    int64_t step[8], ext[8];
     int nv = 0;
-    for (int l = depth + 1; l < w->nloops; l++)
-      if (mlc_tir_expr_uses_var(w->idx[d], w->loops[l]->loop.var)) {
-        int64_t e;
-        if (used[l - depth - 1]++ || !const_of(c, w->loops[l]->loop.extent, &e) || e != wext[d]) return 0;
-        nv++;
+    for (int l = depth + 1; l < w->nloops; l++) {
+      mlc_tir_var *v = w->loops[l]->loop.var;
+      if (!mlc_tir_expr_uses_var(w->idx[d], v)) continue;
+      mlc_tir_expr *next = mlc_tir_add(m, mlc_tir_ref(m, v), mlc_tir_int(m, v->dtype, 1));
+      mlc_tir_subst sub = {1, &v, &next, 0, NULL, NULL, 0};
+      mlc_tir_expr *moved = next ? mlc_tir_expr_copy(m, w->idx[d], &sub) : NULL;
+      mlc_tir_expr *dv = moved ? mlc_arith_simplify(c->an, m, mlc_tir_sub(m, moved, w->idx[d])) : NULL;
+      if (nv == 8 || used[l - depth - 1]++ || !dv || !const_of(c, dv, &step[nv]) || step[nv] < 1 ||
+          !const_of(c, w->loops[l]->loop.extent, &ext[nv]))
+        return 0;
+      nv++;
+    }
+    /* sort by step, then check the nesting */
+    for (int i = 1; i < nv; i++)
+      for (int j = i; j > 0 && step[j] < step[j - 1]; j--) {
+        int64_t t = step[j];
+        step[j] = step[j - 1], step[j - 1] = t;
+        t = ext[j];
+        ext[j] = ext[j - 1], ext[j - 1] = t;
       }
-    if (nv > 1 || (nv == 0 && wext[d] != 1)) return 0;
+    int64_t span = 1;
+    for (int i = 0; i < nv; i++) {
+      if (step[i] != span) return 0;
+      span *= ext[i];
+    }
+    if (span != wext[d]) return 0;
     mlc_tir_expr *diff = mlc_arith_simplify(c->an, m, mlc_tir_sub(m, amin[d], wmin[d]));
     int64_t delta;
     if (!diff || !const_of(c, diff, &delta) || delta < 0 || delta + aext[d] > wext[d]) return 0;

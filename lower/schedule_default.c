@@ -319,21 +319,6 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
 
 /* ---- rule T: register tiles for a reduction ------------------------------ */
 
-/* Accumulator vectors a tile may hold, of 32 vector registers: the rest
-** hold the column vectors, the broadcasts and what LLVM's scheduling keeps
-** live (28 spilled accumulators to the stack in resnet50's 3x3 convs; 24,
-** 20 and 16 ran the bench models alike, 10-15% faster). */
-#define TILE_MAX_ACC 24
-/* ... of 16 (AVX2): 12. */
-#define TILE_MAX_ACC_16 12
-
-/* The target's float32 lanes per vector register (AVX-512: 16). */
-static int64_t f32_lanes(const mlc_lower_options *opt) {
-  int bits = opt && opt->vector_bits ? opt->vector_bits : 512;
-  return bits >= 128 ? bits / 32 : 4;
-}
-/* Most vector columns of a tile (vector loads per reduction step). */
-#define TILE_MAX_COLS 4
 /* Vector operands up to this size stay in cache (half of a 1 MiB L2). */
 #define TILE_CACHE_BYTES (512 * 1024)
 
@@ -373,31 +358,6 @@ static const mlc_tir_var *iter_of_loop(const mlc_tir_stmt *blk, const mlc_tir_va
   return NULL;
 }
 
-/* Largest divisor of |e| that is at most |cap|. */
-static int64_t divisor_at_most(int64_t e, int64_t cap) {
-  for (int64_t d = cap < e ? cap : e; d > 1; d--)
-    if (e % d == 0) return d;
-  return 1;
-}
-
-/* Tile sizes: rows |*r| (of |rows|) by columns |*c| (of |cols|), both
-** divisors, at most |max_acc| accumulators, the fewest loads per FMA
-** ((r + c) / (r * c)), ties to the larger tile. */
-static void tile_sizes(int64_t rows, int64_t cols, int64_t max_acc, int64_t *r, int64_t *c) {
-  double best = 0;
-  *r = *c = 1;
-  for (int64_t cc = 1; cc <= TILE_MAX_COLS && cc <= cols; cc++) {
-    if (cols % cc) continue;
-    int64_t rr = divisor_at_most(rows, max_acc / cc);
-    double score = (double)(rr * cc) / (double)(rr + cc);
-    if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > *r * *c)) {
-      best = score;
-      *r = rr;
-      *c = cc;
-    }
-  }
-}
-
 /*
 ** Rule T for the reduction block |block|: an output tile held in vector
 ** registers across the whole reduction.  Applies to a perfect nest of
@@ -414,7 +374,7 @@ static void tile_sizes(int64_t rows, int64_t cols, int64_t max_acc, int64_t *r, 
 **            column (a matmul's lanes beyond the first vector; a blocked
 **            conv's output channel chunks);
 **
-** sized by tile_sizes.  The loops become: the outer spatial loops, the
+** sized by mlc_tile_sizes (graph.h).  The loops become: the outer spatial loops, the
 ** reduce loops, then the column, row and lanes loops of the tile (the
 ** first two unrolled, the last vectorized).  *|at| is set to the innermost
 ** outer spatial loop (where the epilogue goes; -1 handle when none) and
@@ -465,7 +425,8 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   if (!vit) return NULL;
   const mlc_tir_stmt *st = blk->block.body;
   if (mlc_dtype_size(st->store.buffer->dtype) != 4) return NULL;
-  int64_t width = f32_lanes(opt);
+  mlc_tile_limits lim = mlc_tile_limits_for(opt ? opt->vector_bits : 0);
+  int64_t width = lim.lanes;
   tile_loads tl = {.acc = st->store.buffer};
   mlc_tir_visitor vis = {.ctx = &tl, .pre_expr = collect_load};
   mlc_tir_visit_expr(&vis, st->store.value);
@@ -502,7 +463,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   int64_t rows = row >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[row])->loop.extent) : 1;
   int64_t cols = lanes_cols ? lanes_e / width : col >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[col])->loop.extent) : 1;
   int64_t tr, tc;
-  tile_sizes(rows, cols, f32_lanes(opt) >= 16 ? TILE_MAX_ACC : TILE_MAX_ACC_16, &tr, &tc);
+  mlc_tile_sizes(rows, cols, &lim, &tr, &tc);
   if (tr * tc < 2) return NULL;
   /* split: lanes, columns, rows (handles of the loops not split stay) */
   mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, parts[3];
@@ -625,10 +586,10 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
     if (st) return st;
   }
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
-  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, f32_lanes(opt)));
+  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes));
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
   MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
-  if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, f32_lanes(opt)));
+  if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes));
   return NULL;
 }
 

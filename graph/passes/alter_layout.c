@@ -66,8 +66,8 @@
 **      y = matmul_packed(a, layout_transform(b, "KN", "NK{nb}n"))
 **
 **    with nb the width of the register tile that the default schedule's
-**    rule T gives the matmul (16 x the columns of tile_sizes in
-**    lower/schedule_default.c, from the row extent: M, or the innermost
+**    rule T gives the matmul (16 x the columns of mlc_tile_sizes, from the
+**    row extent: M, or the innermost
 **    batch dim when M is 1): wp [N/nb, K, nb], so the column vectors of a
 **    tile read one contiguous row of nb floats per k (b's rows are N floats
 **    apart), and a tile never straddles two blocks (48 columns of blocks of
@@ -102,6 +102,7 @@ typedef struct lay {
   char *feeds;                   /* by value id: flows into a blockable conv (rule 4) */
   mlc_subst subst;               /* original result -> its transform back */
   int block;                     /* insertion point: block of the current binding */
+  int vector_bits;               /* the target's (0: 512), for register tile widths */
 } lay;
 
 static int has_id(const lay *L, const mlc_value *v) { return v && v->id >= 0 && v->id < L->nids; }
@@ -288,40 +289,9 @@ static mlc_status conv(lay *L, mlc_binding *b) {
 ** the extra constant). */
 #define MATMUL_MIN_WORK ((int64_t)1 << 16)
 
-/* Accumulators and columns of a register tile: TILE_MAX_ACC and
-** TILE_MAX_COLS of lower/schedule_default.c. */
-#define TILE_ACC 28
-#define TILE_COLS 4
-
-/* Largest divisor of |e| that is at most |cap|. */
-static int64_t divisor_at_most(int64_t e, int64_t cap) {
-  for (int64_t d = cap < e ? cap : e; d > 1; d--)
-    if (e % d == 0) return d;
-  return 1;
-}
-
-/* The columns (16-float vectors) of the register tile of |rows| rows by
-** |cols| vectors: tile_sizes of lower/schedule_default.c (the fewest loads
-** per FMA, ties to the larger tile). */
-static int64_t tile_cols(int64_t rows, int64_t cols) {
-  double best = 0;
-  int64_t r = 1, c = 1;
-  for (int64_t cc = 1; cc <= TILE_COLS && cc <= cols; cc++) {
-    if (cols % cc) continue;
-    int64_t rr = divisor_at_most(rows, TILE_ACC / cc);
-    double score = (double)(rr * cc) / (double)(rr + cc);
-    if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > r * c)) {
-      best = score;
-      r = rr;
-      c = cc;
-    }
-  }
-  return c;
-}
-
 /* The column block of a matmul of |a| [..., M, K] by a weight of |n|
 ** columns (see the header). */
-static int64_t matmul_block(const mlc_type *a, int64_t n) {
+static int64_t matmul_block(const lay *L, const mlc_type *a, int64_t n) {
   int64_t rows = 1;
   for (int d = a->rank - 2; d >= 0; d--) {
     if (MLC_DIM_IS_SYM(a->dims[d])) return n % 64 == 0 ? 64 : n % 32 == 0 ? 32 : 16;
@@ -330,7 +300,10 @@ static int64_t matmul_block(const mlc_type *a, int64_t n) {
       break;
     }
   }
-  return 16 * tile_cols(rows, n / 16);
+  mlc_tile_limits lim = mlc_tile_limits_for(L->vector_bits);
+  int64_t r, c;
+  mlc_tile_sizes(rows, n / lim.lanes, &lim, &r, &c);
+  return lim.lanes * c;
 }
 
 static mlc_status matmul(lay *L, mlc_binding *b) {
@@ -348,7 +321,7 @@ static mlc_status matmul(lay *L, mlc_binding *b) {
     else if (work < MATMUL_MIN_WORK) work *= at->dims[d];
   }
   if (work < MATMUL_MIN_WORK) return NULL;
-  int64_t nb = matmul_block(at, n);
+  int64_t nb = matmul_block(L, at, n);
   char wl[32];
   snprintf(wl, sizeof wl, "NK%lldn", (long long)nb);
   mlc_value *args[2] = {a, NULL}, *y;
@@ -548,9 +521,9 @@ static mlc_status run(lay *L) {
   return NULL;
 }
 
-/* The pass: rewrites main of |m| in place; |ctx| is borrowed and unused. */
+/* The pass: rewrites main of |m| in place; |ctx| is borrowed (its target
+** vector width). */
 mlc_status mlc_pass_alter_layout(mlc_module *m, const mlc_pass_ctx *ctx) {
-  (void)ctx;
   mlc_func *f = mlc_module_func(m, "main");
   if (!f || m->next_value_id <= 0) return NULL;
   lay L;
@@ -558,6 +531,7 @@ mlc_status mlc_pass_alter_layout(mlc_module *m, const mlc_pass_ctx *ctx) {
   L.m = m;
   L.f = f;
   L.nids = m->next_value_id;
+  L.vector_bits = ctx && ctx->opt ? ctx->opt->vector_bits : 0;
   L.twins = mlc_calloc(m->alloc, (size_t)L.nids, sizeof *L.twins);
   L.feeds = mlc_calloc(m->alloc, (size_t)L.nids, 1);
   mlc_status s = L.twins && L.feeds ? mlc_subst_init(&L.subst, m) : mlc_oom();

@@ -490,12 +490,14 @@ static void test_flatten_symbolic(void) {
 ** steps no region start describes: the tile still moves in, as each
 ** iteration writes all of it before reading it.  |fused| 2: the output
 ** nest reads one row past the tile, so it stays out.  |fused| 3: f over
-** (io, jo / 2) around a serial loop g over jo % 2: the tile moves into g. */
+** (io, jo / 2) around a serial loop g over jo % 2: the tile moves into g.
+** |fused| 4: as 1 with each column loop split in two (steps 4 and 1). */
 static mlc_tir_func *tiled_matmul_v(mlc_tir_module *m, int fused) {
   mlc_tir_buffer *A = buf2(m, "A", 32, 32), *B = buf2(m, "B", 32, 32), *C = buf2(m, "C", 32, 32);
   mlc_tir_buffer *L = buf2(m, "C_l", 32, 32);
   mlc_tir_var *io = VAR("io"), *jo = VAR("jo"), *k = VAR("k"), *fv = VAR("f");
   mlc_tir_var *ii[3] = {VAR("ii"), VAR("ii"), VAR("ii")}, *ji[3] = {VAR("ji"), VAR("ji"), VAR("ji")};
+  mlc_tir_var *jl[3] = {VAR("jl"), VAR("jl"), VAR("jl")};
   mlc_tir_expr *r[3], *c[3];
   mlc_tir_var *g = VAR("g");
   mlc_tir_expr *ioe = fused ? mlc_tir_binary(m, MLC_TIR_FLOORDIV, REF(fv), I64(fused == 3 ? 2 : 4)) : REF(io);
@@ -505,12 +507,16 @@ static mlc_tir_func *tiled_matmul_v(mlc_tir_module *m, int fused) {
   for (int x = 0; x < 3; x++) {
     r[x] = mlc_tir_add(m, mlc_tir_mul(m, ioe, I64(8)), REF(ii[x]));
     c[x] = mlc_tir_add(m, mlc_tir_mul(m, joe, I64(8)), REF(ji[x]));
+    if (fused == 4) /* columns ji * 4 + jl: a lanes loop inside a columns loop */
+      c[x] = mlc_tir_add(m, mlc_tir_add(m, mlc_tir_mul(m, joe, I64(8)), mlc_tir_mul(m, REF(ji[x]), I64(4))), REF(jl[x]));
   }
-  mlc_tir_stmt *init = FOR(ii[0], 8, FOR(ji[0], 8, ST(L, F32(0), r[0], c[0])));
+#define COLS(x, s) (fused == 4 ? FOR(ji[x], 2, FOR(jl[x], 4, s)) : FOR(ji[x], 8, s))
+  mlc_tir_stmt *init = FOR(ii[0], 8, COLS(0, ST(L, F32(0), r[0], c[0])));
   mlc_tir_expr *upd = mlc_tir_add(m, LD(L, r[1], c[1]), mlc_tir_mul(m, LD(A, r[1], REF(k)), LD(B, REF(k), c[1])));
-  mlc_tir_stmt *acc = FOR(k, 32, FOR(ii[1], 8, FOR(ji[1], 8, ST(L, upd, r[1], c[1]))));
+  mlc_tir_stmt *acc = FOR(k, 32, FOR(ii[1], 8, COLS(1, ST(L, upd, r[1], c[1]))));
   mlc_tir_expr *rd = fused == 2 ? mlc_tir_binary(m, MLC_TIR_FLOORMOD, mlc_tir_add(m, r[2], I64(1)), I64(32)) : r[2];
-  mlc_tir_stmt *out = FOR(ii[2], 8, FOR(ji[2], 8, ST(C, LD(L, rd, c[2]), r[2], c[2])));
+  mlc_tir_stmt *out = FOR(ii[2], 8, COLS(2, ST(C, LD(L, rd, c[2]), r[2], c[2])));
+#undef COLS
   mlc_tir_stmt *body = mlc_tir_seq(m, 3, (mlc_tir_stmt *[]){init, acc, out});
   if (fused == 3)
     body = mlc_tir_allocate(m, L, mlc_tir_for(m, fv, I64(0), I64(8), MLC_TIR_FOR_PARALLEL, NULL, FOR(g, 2, body)));
@@ -560,7 +566,7 @@ static void test_compact_tile(void) {
 }
 
 static void test_compact_fused(void) {
-  for (int v = 1; v <= 3; v++) {
+  for (int v = 1; v <= 4; v++) {
     mlc_tir_module *m = new_module();
     if (!m) return;
     mlc_tir_func *f = tiled_matmul_v(m, v);
