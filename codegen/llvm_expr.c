@@ -556,6 +556,52 @@ static LLVMValueRef libm_scalar(cg_func *cf, const char *fname, LLVMValueRef *ar
   return LLVMBuildCall2(cm->b, fty, fn, args, (unsigned)n, "");
 }
 
+/*
+** e^x for float32 (scalar or vector) inline, so that a vector of lanes is
+** a few vector instructions instead of one libm call per lane (softmax,
+** sigmoid): Cephes' expf, within 2 ulp.  x = n ln2 + r with n the nearest
+** integer to x / ln2 and |r| <= ln2 / 2 (ln2 in two parts, exact n ln2_hi);
+** e^r = 1 + r + r^2 p(r), p of degree 5; 2^n as 2^(n/2) 2^(n - n/2), two normal
+** powers whose product overflows to inf or underflows to 0 as e^x does.
+** x is clamped to [-104, 88.7228] first (n fits); NaN stays NaN, x above
+** 88.7228 (e^x above FLT_MAX) gives inf.  Other types: llvm.exp.
+*/
+static LLVMValueRef exp_f(cg_func *cf, LLVMValueRef x) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  if (elem_of(t) != cm->t_f32) return call_f(cf, "llvm.exp", x);
+  LLVMTypeRef it = shaped(cm->t_i32, t);
+  LLVMValueRef hi_args[2] = {x, fconst(t, 88.72283935546875)};
+  LLVMValueRef c = intrinsic(cf, "llvm.minnum", &t, 1, hi_args, 2);
+  LLVMValueRef lo_args[2] = {c, fconst(t, -104.0)};
+  c = c ? intrinsic(cf, "llvm.maxnum", &t, 1, lo_args, 2) : NULL;
+  if (!c) return NULL;
+  LLVMValueRef n = call_f(cf, "llvm.roundeven", contract(LLVMBuildFMul(b, c, fconst(t, 1.44269504088896341), "")));
+  if (!n) return NULL;
+  LLVMValueRef r = contract(LLVMBuildFSub(b, c, contract(LLVMBuildFMul(b, n, fconst(t, 0.693359375), "")), ""));
+  r = contract(LLVMBuildFSub(b, r, contract(LLVMBuildFMul(b, n, fconst(t, -2.12194440e-4), "")), ""));
+  static const double coef[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                                4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  LLVMValueRef p = fconst(t, coef[0]);
+  for (int i = 1; i < 6; i++)
+    p = contract(LLVMBuildFAdd(b, contract(LLVMBuildFMul(b, p, r, "")), fconst(t, coef[i]), ""));
+  LLVMValueRef r2 = contract(LLVMBuildFMul(b, r, r, ""));
+  p = contract(LLVMBuildFAdd(b, contract(LLVMBuildFMul(b, p, r2, "")), r, ""));
+  p = contract(LLVMBuildFAdd(b, p, fconst(t, 1.0), ""));
+  /* 2^n1 * 2^n2, n1 = n / 2 (truncated), n2 = n - n1, both in [-75, 64] */
+  LLVMValueRef ni = LLVMBuildFPToSI(b, n, it, "");
+  LLVMValueRef n1 = LLVMBuildSDiv(b, ni, iconst(it, 2), "");
+  LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
+  LLVMValueRef s1 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, n1, iconst(it, 127), ""), iconst(it, 23), ""), t, "");
+  LLVMValueRef s2 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, n2, iconst(it, 127), ""), iconst(it, 23), ""), t, "");
+  LLVMValueRef y = LLVMBuildFMul(b, LLVMBuildFMul(b, p, s1, ""), s2, "");
+  LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, x, fconst(t, 88.72283935546875), "");
+  y = LLVMBuildSelect(b, big, fconst(t, INFINITY), y, "");
+  LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+  return LLVMBuildSelect(b, nan, x, y, "");
+}
+
 static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
@@ -580,7 +626,7 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
   }
   LLVMValueRef one = fconst(t, 1.0);
   switch (e->call.op) {
-    case MLC_TIR_INTRIN_EXP: r = call_f(cf, "llvm.exp", x); break;
+    case MLC_TIR_INTRIN_EXP: r = exp_f(cf, x); break;
     case MLC_TIR_INTRIN_EXP2: r = call_f(cf, "llvm.exp2", x); break;
     case MLC_TIR_INTRIN_LOG: r = call_f(cf, "llvm.log", x); break;
     case MLC_TIR_INTRIN_LOG2: r = call_f(cf, "llvm.log2", x); break;
@@ -592,7 +638,7 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
     }
     case MLC_TIR_INTRIN_TANH: r = libm(cf, "tanh", a, 1); break;
     case MLC_TIR_INTRIN_SIGMOID: {
-      LLVMValueRef ex = call_f(cf, "llvm.exp", LLVMBuildFNeg(b, x, ""));
+      LLVMValueRef ex = exp_f(cf, LLVMBuildFNeg(b, x, ""));
       r = ex ? LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, ex, ""), "") : NULL;
       break;
     }
