@@ -166,6 +166,35 @@ static mlc_tir_expr *nc_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, v
   return mlc_tir_cast(M, c->out_types[0].dtype, v);
 }
 
+/*
+** The output width the accumulator covers: the width itself, or, when
+** the default schedule's register tile (rows of the width by columns of
+** output channel chunks, mlc_tile_sizes) loads more than 0.8 vectors per
+** FMA (a single column), up to an eighth more if the tile then loads less per FMA, counting the
+** extra columns as waste: 13 columns with one chunk tile as 13 x 1 (14
+** loads per 13 FMAs), 14 as 7 x 2 (9 per 14).  The extra
+** columns read zeros from the padded copy and are never stored.
+*/
+static int64_t acc_width(const mlc_type *ot, int depthwise) {
+  int64_t ow = ot->dims[3], best_w = ow;
+  mlc_tile_limits lim = mlc_tile_limits_for(0);
+  if (ot->dims[4] % (lim.lanes / 2) || ow < 2) return ow;
+  int64_t cols = depthwise ? 1 : ot->dims[1], r, cc;
+  mlc_tile_sizes(ow, cols, &lim, &r, &cc);
+  /* a tile good enough: extra columns cost more (7 x 2 beat 8 x 4 on 7) */
+  if ((double)(r * cc) / (double)(r + cc) >= 1.25) return ow;
+  double best = 0;
+  for (int64_t w = ow; w <= ow + (ow / 8 > 1 ? ow / 8 : 1); w++) {
+    mlc_tile_sizes(w, cols, &lim, &r, &cc);
+    double score = (double)(r * cc) / (double)(r + cc) * (double)ow / (double)w;
+    if (score > best * 1.05) { /* an extra column must pay for itself */
+      best = score;
+      best_w = w;
+    }
+  }
+  return best_w;
+}
+
 /* y[n, K, oh, ow, k] = sum over C, kh, kw, c of x[n, C, oh*s - p + kh*d, ow*s - p + kw*d, c]
 ** * w[K, C, kh, kw, c, k] (+ bias[K, k]); depthwise: C = K, c = k */
 mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
@@ -187,16 +216,21 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   mlc_tir_expr **shape = mlc_lg_shape(c, ot);
   if (!shape) return mlc_oom();
   static const char *const names[5] = {"n", "oc_chunk", "oh", "ow", "oc_block"};
+  int64_t aw = acc_width(ot, n.depthwise);
   /* A padded copy of the input first: the reduction's inner loop then has
-  ** no bounds test (the default schedule keeps the copy, rule F1). */
-  if (n.pad[0] || n.pad[1] || n.pad[2] || n.pad[3]) {
+  ** no bounds test (the default schedule keeps the copy, rule F1); it
+  ** also covers the accumulator's extra columns. */
+  if (n.pad[0] || n.pad[1] || n.pad[2] || n.pad[3] || aw > ot->dims[3]) {
     mlc_tir_expr *ps[5];
     for (int d = 0; d < 5; d++) ps[d] = i64(c, x->dims[d] + (d == 2 || d == 3 ? n.pad[d - 2] + n.pad[d] : 0));
+    int64_t need = (aw - 1) * n.stride[1] + (wt->dims[3] - 1) * n.dil[1] + 1;
+    if (need > x->dims[3] + n.pad[1] + n.pad[3]) ps[3] = i64(c, need);
     MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_pad_body, &n, &n.padded));
   }
-  if (c->nargs < 3 && n.acc == ot->dtype)
+  if (c->nargs < 3 && n.acc == ot->dtype && aw == ot->dims[3])
     return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, names, nc_body, &n, out);
-  MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, shape, names, nc_body, &n, &n.stage));
+  mlc_tir_expr *as[5] = {shape[0], shape[1], shape[2], i64(c, aw), shape[4]};
+  MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, as, names, nc_body, &n, &n.stage));
   return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, NULL, nc_bias_body, &n, out);
 }
 

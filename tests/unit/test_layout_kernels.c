@@ -118,6 +118,12 @@ static void t_conv2d_nchwc(void) {
              .args = {{F32, 5, {1, 4, 22, 22, 16}}, {F32, 6, {6, 4, 1, 1, 16, 16}}},
              .attrs = {AINTS("strides", 2, 2)}, .ref = ref_conv_nchwc, .rtol = 1e-4, .atol = 1e-4};
   mlc_th_kernel_case(&g);
+  /* 13 columns and no padding or bias: the accumulator covers 14 columns
+  ** (a 7 x 2 tile) over a copy of the input with one zero column */
+  tcase h = {.name = "nchwc_wider_accumulator", .op = MLC_OP_CONV2D_NCHWC, .nargs = 2,
+             .args = {{F32, 5, {1, 2, 13, 13, 16}}, {F32, 6, {8, 2, 1, 1, 16, 16}}},
+             .ref = ref_conv_nchwc, .rtol = 1e-4, .atol = 1e-4};
+  mlc_th_kernel_case(&h);
 }
 
 static void t_matmul_packed(void) {
