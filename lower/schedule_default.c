@@ -11,14 +11,19 @@
 **    spatial loop the vector operand does not use: a conv's output width,
 **    a matmul's rows) by columns (a loop the broadcast operand does not
 **    use: more lanes of a matmul, output channel chunks of a blocked
-**    conv), at most 24 accumulators, sized for the fewest loads per FMA
-**    (tile_stage).  Its loops go innermost, under the reduce loops,
+**    conv), at most 24 accumulators on AVX-512 (12 on AVX2), sized for
+**    the fewest loads per FMA (tile_stage, mlc_tile_sizes).  Its loops go
+**    innermost, under the reduce loops,
 **    unrolled and the lanes vectorized, so that every reduction step is
 **    rows x columns FMAs on one broadcast per row and one vector load per
 **    column (the micro-kernel of BLIS or oneDNN's brgemm).  The epilogue
 **    moves under the tile's outer loops (reverse_compute_at) and reads the
 **    tile while it is still in registers; the accumulator buffer compacts
 **    to the tile (lower/pass_compact.c), which LLVM keeps in registers.
+**    A padded copy of the input (conv2d_nchwc's T_pad) is made under the
+**    same outer loops (compute_at), of the rows and columns the tile
+**    reads.  The columns' outer loop goes inside the other outer loops
+**    when the vector operands fit in half of L2, else outermost.
 **
 **      for n, K_o, oh, ow_o:                   (parallel, rule 2)
 **        for K_i, ow_i, k: acc[K_i, ow_i, k] = 0
@@ -374,12 +379,12 @@ static const mlc_tir_var *iter_of_loop(const mlc_tir_stmt *blk, const mlc_tir_va
 **            column (a matmul's lanes beyond the first vector; a blocked
 **            conv's output channel chunks);
 **
-** sized by mlc_tile_sizes (graph.h).  The loops become: the outer spatial loops, the
-** reduce loops, then the column, row and lanes loops of the tile (the
-** first two unrolled, the last vectorized).  *|at| is set to the innermost
-** outer spatial loop (where the epilogue goes; -1 handle when none) and
-** *|inner| to the tile's loops.  *|tiled| stays 0 when the rule does not
-** apply (nothing changed).
+** sized by mlc_tile_sizes (graph.h).  The loops become: the outer spatial
+** loops, the reduce loops, then the column, row and lanes loops of the
+** tile (tile_reduction unrolls the first two and vectorizes the last).
+** out->at is the innermost outer spatial loop (where the epilogue goes;
+** has_at 0 when none), out->inner the tile's loops; out->tiled stays 0
+** when the rule does not apply (nothing changed).
 */
 typedef struct {
   int tiled;
