@@ -566,6 +566,13 @@ static LLVMValueRef libm_scalar(cg_func *cf, const char *fname, LLVMValueRef *ar
 ** x is clamped to [-104, 88.7228] first (n fits); NaN stays NaN, x above
 ** 88.7228 (e^x above FLT_MAX) gives inf.  Other types: llvm.exp.
 */
+/* 2^|n| as float32 (of type |t|) for int32 |n| in [-126, 127]: the bits
+** of the exponent field. */
+static LLVMValueRef pow2_f32(LLVMBuilderRef b, LLVMValueRef n, LLVMTypeRef t) {
+  LLVMTypeRef it = LLVMTypeOf(n);
+  return LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, n, iconst(it, 127), ""), iconst(it, 23), ""), t, "");
+}
+
 static LLVMValueRef exp_f(cg_func *cf, LLVMValueRef x) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
@@ -593,8 +600,7 @@ static LLVMValueRef exp_f(cg_func *cf, LLVMValueRef x) {
   LLVMValueRef ni = LLVMBuildFPToSI(b, n, it, "");
   LLVMValueRef n1 = LLVMBuildSDiv(b, ni, iconst(it, 2), "");
   LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
-  LLVMValueRef s1 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, n1, iconst(it, 127), ""), iconst(it, 23), ""), t, "");
-  LLVMValueRef s2 = LLVMBuildBitCast(b, LLVMBuildShl(b, LLVMBuildAdd(b, n2, iconst(it, 127), ""), iconst(it, 23), ""), t, "");
+  LLVMValueRef s1 = pow2_f32(b, n1, t), s2 = pow2_f32(b, n2, t);
   LLVMValueRef y = LLVMBuildFMul(b, LLVMBuildFMul(b, p, s1, ""), s2, "");
   LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, x, fconst(t, 88.72283935546875), "");
   y = LLVMBuildSelect(b, big, fconst(t, INFINITY), y, "");

@@ -160,6 +160,21 @@ static int const_of(cp_ctx *c, const mlc_tir_expr *e, int64_t *v) {
   return 1;
 }
 
+/* a - b when it simplifies to a constant (*|d|): 1, else 0. */
+static int const_diff(cp_ctx *c, mlc_tir_expr *a, mlc_tir_expr *b, int64_t *d) {
+  mlc_tir_expr *e = a && b ? mlc_arith_simplify(c->an, c->m, mlc_tir_sub(c->m, a, b)) : NULL;
+  return e && const_of(c, e, d);
+}
+
+/* How much |e| moves when loop variable |v| grows by one, when constant
+** (*|d|): 1, else 0. */
+static int const_step(cp_ctx *c, mlc_tir_expr *e, mlc_tir_var *v, int64_t *d) {
+  mlc_tir_module *m = c->m;
+  mlc_tir_expr *next = mlc_tir_add(m, mlc_tir_ref(m, v), mlc_tir_int(m, v->dtype, 1));
+  mlc_tir_subst sub = {1, &v, &next, 0, NULL, NULL, 0};
+  return next && const_diff(c, mlc_tir_expr_copy(m, e, &sub), e, d);
+}
+
 /*
 ** The region of every access, with each access's loops from position
 ** |depth| on relaxed, united per dimension into |mins| / |exts| (constant
@@ -192,9 +207,8 @@ static int region_of(cp_ctx *c, size_t from, size_t to, int depth, mlc_tir_expr 
         continue;
       }
       /* unite [mins[d], +exts[d]) with [set.min, +ext): starts a constant apart */
-      mlc_tir_expr *diff = mlc_arith_simplify(c->an, m, mlc_tir_sub(m, set.min, mins[d]));
       int64_t delta;
-      if (!diff || !const_of(c, diff, &delta)) return 0;
+      if (!const_diff(c, set.min, mins[d], &delta)) return 0;
       int64_t lo = delta < 0 ? delta : 0;
       int64_t hi = exts[d] > delta + ext ? exts[d] : delta + ext;
       if (delta < 0) mins[d] = set.min;
@@ -211,18 +225,13 @@ static int region(cp_ctx *c, int depth, mlc_tir_expr **mins, int64_t *exts) {
 /* Whether the iterations of loop |l| (at position |depth| of every access's
 ** loops) touch disjoint parts of the buffer. */
 static int disjoint(cp_ctx *c, const mlc_tir_stmt *l, int depth) {
-  mlc_tir_module *m = c->m;
   mlc_tir_expr *mins[MAX_RANK];
   int64_t exts[MAX_RANK];
   if (!region(c, depth + 1, mins, exts)) return 0;
-  mlc_tir_var *v = l->loop.var;
-  mlc_tir_expr *next = mlc_tir_add(m, mlc_tir_ref(m, v), mlc_tir_int(m, v->dtype, 1));
-  mlc_tir_subst sub = {1, &v, &next, 0, NULL, NULL, 0};
   for (int d = 0; d < c->buf->rank; d++) {
-    mlc_tir_expr *moved = mlc_tir_expr_copy(m, mins[d], &sub);
-    mlc_tir_expr *step = moved ? mlc_arith_simplify(c->an, m, mlc_tir_sub(m, moved, mins[d])) : NULL;
     int64_t delta;
-    if (step && const_of(c, step, &delta) && (delta >= exts[d] || -delta >= exts[d]) && exts[d] > 0) return 1;
+    if (const_step(c, mins[d], l->loop.var, &delta) && (delta >= exts[d] || -delta >= exts[d]) && exts[d] > 0)
+      return 1;
   }
   return 0;
 }
@@ -239,7 +248,6 @@ static int disjoint(cp_ctx *c, const mlc_tir_stmt *l, int depth) {
 ** parallel loop, whose start no step of disjoint() can describe).
 */
 static int written_first(cp_ctx *c, int depth) {
-  mlc_tir_module *m = c->m;
   const access *w = &c->acc.data[0];
   int rank = c->buf->rank;
   if (c->acc.len < 2 || !w->store || w->guarded) return 0;
@@ -270,11 +278,7 @@ static int written_first(cp_ctx *c, int depth) {
     for (int l = depth + 1; l < w->nloops; l++) {
       mlc_tir_var *v = w->loops[l]->loop.var;
       if (!mlc_tir_expr_uses_var(w->idx[d], v)) continue;
-      mlc_tir_expr *next = mlc_tir_add(m, mlc_tir_ref(m, v), mlc_tir_int(m, v->dtype, 1));
-      mlc_tir_subst sub = {1, &v, &next, 0, NULL, NULL, 0};
-      mlc_tir_expr *moved = next ? mlc_tir_expr_copy(m, w->idx[d], &sub) : NULL;
-      mlc_tir_expr *dv = moved ? mlc_arith_simplify(c->an, m, mlc_tir_sub(m, moved, w->idx[d])) : NULL;
-      if (nv == 8 || used[l - depth - 1]++ || !dv || !const_of(c, dv, &step[nv]) || step[nv] < 1 ||
+      if (nv == 8 || used[l - depth - 1]++ || !const_step(c, w->idx[d], v, &step[nv]) || step[nv] < 1 ||
           !const_of(c, w->loops[l]->loop.extent, &ext[nv]))
         return 0;
       nv++;
@@ -293,9 +297,8 @@ static int written_first(cp_ctx *c, int depth) {
       span *= ext[i];
     }
     if (span != wext[d]) return 0;
-    mlc_tir_expr *diff = mlc_arith_simplify(c->an, m, mlc_tir_sub(m, amin[d], wmin[d]));
     int64_t delta;
-    if (!diff || !const_of(c, diff, &delta) || delta < 0 || delta + aext[d] > wext[d]) return 0;
+    if (!const_diff(c, amin[d], wmin[d], &delta) || delta < 0 || delta + aext[d] > wext[d]) return 0;
   }
   return 1;
 }

@@ -261,6 +261,14 @@ static const mlc_tir_buffer *stored(const mlc_tir_stmt *blk) {
   return b && b->kind == MLC_TIR_STORE ? b->store.buffer : NULL;
 }
 
+/* A scratch stage whose value is a select (conv2d_nchwc's padded copy of
+** its input), when |blk| is one: a reduction reading it keeps it (rule F1)
+** and makes it per tile (rule T). */
+static int is_padded_copy(const mlc_sch *s, const mlc_tir_stmt *blk) {
+  return blk && blk->block.niters > 0 && !is_reduction(blk) && stored(blk) &&
+         !is_param(mlc_sch_func(s), stored(blk)) && blk->block.body->store.value->kind == MLC_TIR_SELECT;
+}
+
 /* Runs a step that may be refused: a refusal (the schedule is unchanged)
 ** gives 0, success 1, any other error stays in *|st|. */
 static int attempt(mlc_sch *s, mlc_status r, mlc_status *st) {
@@ -287,7 +295,7 @@ static mlc_status inline_stages(mlc_sch *s, int n, const mlc_sch_rv *blocks, int
     /* a padded copy (a select) read by a reduction stays: inlined, it puts
     ** a bounds test in the reduction's innermost loop */
     const mlc_tir_stmt *cb = mlc_sch_rv_stmt(s, cons[0]);
-    if (cb && is_reduction(cb) && blk->block.body->store.value->kind == MLC_TIR_SELECT) continue;
+    if (cb && is_reduction(cb) && is_padded_copy(s, blk)) continue;
     *changed |= attempt(s, mlc_sch_compute_inline(s, blocks[i]), &st);
   }
   return st;
@@ -391,8 +399,7 @@ typedef struct {
   mlc_sch_rv at;   /* innermost loop outside the tile (valid when has_at) */
   int has_at;
   mlc_sch_rv reduce0; /* outermost reduce loop */
-  mlc_sch_rv inner[3]; /* columns, rows, lanes (the first two may repeat
-                       ** when a loop is not split) */
+  mlc_sch_rv inner[3]; /* columns (when any), rows (when any), lanes */
   int ninner;
 } tile_result;
 
@@ -582,19 +589,15 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   mlc_sch_rv prods[MLC_SCH_MAX_OUTS];
   int np = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_get_producers(s, r, MLC_SCH_MAX_OUTS, prods, &np));
-  for (int i = 0; i < np && t.has_at; i++) {
-    const mlc_tir_stmt *pb = mlc_sch_rv_stmt(s, prods[i]);
-    if (!pb || is_reduction(pb) || !stored(pb) || is_param(mlc_sch_func(s), stored(pb)) ||
-        pb->block.body->store.value->kind != MLC_TIR_SELECT)
-      continue;
-    attempt(s, mlc_sch_compute_at(s, prods[i], t.at, 0), &st);
-    if (st) return st;
-  }
+  for (int i = 0; i < np && t.has_at && !st; i++)
+    if (is_padded_copy(s, mlc_sch_rv_stmt(s, prods[i]))) attempt(s, mlc_sch_compute_at(s, prods[i], t.at, 0), &st);
+  if (st) return st;
+  int64_t lanes = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
-  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes));
+  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, lanes));
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
   MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
-  if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes));
+  if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, lanes));
   return NULL;
 }
 
