@@ -17,4 +17,12 @@ name##_end:                     \
 
 BLOB(mlc_drv_rt_archive, MLC_RT_ARCHIVE)
 
+/* The providers' run-time wrappers (extern/rt_*.c), where configured. */
+#ifdef MLC_EXT_OPENBLAS_ARCHIVE
+BLOB(mlc_drv_ext_openblas, MLC_EXT_OPENBLAS_ARCHIVE)
+#endif
+#ifdef MLC_EXT_ONEDNN_ARCHIVE
+BLOB(mlc_drv_ext_onednn, MLC_EXT_ONEDNN_ARCHIVE)
+#endif
+
   .section .note.GNU-stack, "", @progbits

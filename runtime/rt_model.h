@@ -113,11 +113,17 @@ typedef struct mlc_rt_step_desc {
   int32_t kernel;              /* KERNEL: index of |fn| in the function table; else -1 */
 } mlc_rt_step_desc;
 
-/* One external function the model may call: a name and its implementation. */
+/*
+** One external function the model may call: a name and its implementation,
+** either linked into the model (a provider's wrapper: |kernel| indexes the
+** function table, |plugin| is -1) or exported by a plugin library
+** (|plugin| indexes |plugins|, |kernel| is -1; |fn| is found at load).
+*/
 typedef struct mlc_rt_extern_desc {
-  const char *name; /* e.g. "openblas.sgemm" */
+  const char *name; /* e.g. "openblas.matmul", "myops.linear" */
   mlc_kernel_fn fn;
-  int32_t kernel;   /* index of |fn| in the function table */
+  int32_t kernel;   /* index of |fn| in the function table, or -1 */
+  int32_t plugin;   /* index in the model's plugins, or -1 */
 } mlc_rt_extern_desc;
 
 typedef struct mlc_rt_model_desc {
@@ -144,6 +150,9 @@ typedef struct mlc_rt_model_desc {
 
   int32_t nexterns; /* the registry EXTERN steps are resolved from */
   const mlc_rt_extern_desc *externs;
+
+  int32_t nplugins; /* the plugin libraries the externs need: file names ("libmyops.so") */
+  const char *const *plugins;
 
   int32_t nkernels; /* summary for inspect: the generated kernels' names */
   const char *const *kernel_names;

@@ -211,8 +211,14 @@ static int api_check_failed(mlc_rt_ctx *ctx, const char *op, const char *msg, in
   return -1;
 }
 
+static int api_num_threads(mlc_rt_ctx *ctx) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  int32_t n = s && s->pool ? mlc_rt_pool_threads(s->pool) : 1;
+  return n > 0 ? (int)n : 1;
+}
+
 static const mlc_rt_api session_api = {api_parallel_for, api_workspace_alloc, api_workspace_free,
-                                       api_set_error, api_check_failed};
+                                       api_set_error, api_check_failed, api_num_threads};
 
 /* ---- create / free ------------------------------------------------------ */
 

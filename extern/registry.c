@@ -1,0 +1,2 @@
+/* registry.c: (being written) */
+typedef int mlc_extern_registry_unit;
