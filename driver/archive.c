@@ -36,6 +36,7 @@
 #include "base/strbuf.h"
 #include "codegen/codegen.h"
 #include "driver/driver_int.h"
+#include "extern/extern.h"
 #include "lower/lower.h"
 #include "runtime/rt_blob.h"
 
@@ -157,6 +158,8 @@ typedef struct tensor_ref {
   int64_t loc;
 } tensor_ref;
 
+#define MAX_EXT_FNS 64
+
 typedef struct desc_state {
   const mlc_module *gm;
   const mlc_func *fn;
@@ -167,6 +170,15 @@ typedef struct desc_state {
   int *const_order;   /* constants in offset order */
   int nconst;
   uint64_t weights_size;
+  /* the external functions the steps call (not the runtime's "mlc.*") */
+  const mlc_extern_kernel *ext[MAX_EXT_FNS];
+  int next;
+  const char *ext_syms[MAX_EXT_FNS]; /* wrappers, after the kernels in the function table */
+  int nsyms;
+  const mlc_extern_provider *providers[MAX_EXT_FNS]; /* whose archives are linked */
+  int nproviders;
+  const mlc_extern_plugin_lib *plugins[MAX_EXT_FNS];
+  int nplugins;
 } desc_state;
 
 static int tensor_id(desc_state *d, const mlc_value *v) { return d->id_of[v->id]; }
@@ -230,9 +242,14 @@ static void build_steps(desc_state *d, const char **kernels, int nk, mlc_rt_step
         }
       } else if (bd->kind == MLC_CALL_DPS_PACKED) {
         kind = MLC_RT_STEP_EXTERN;
-        if (strncmp(bd->callee, "mlc.", 4) == 0)
+        if (strncmp(bd->callee, "mlc.", 4) == 0) {
           for (int j = 0; j < bd->nattrs; j++)
             if (bd->attrs[j].kind == MLC_ATTR_INT) ARG(MLC_RT_ARG_IMM, bd->attrs[j].i);
+        } else {
+          /* an external library's call: the dispatcher's "args" (extern.h) */
+          const mlc_attr *xa = mlc_attrs_find(bd->attrs, bd->nattrs, "args");
+          for (int j = 0; xa && xa->kind == MLC_ATTR_INTS && j < xa->n; j++) ARG(MLC_RT_ARG_IMM, xa->ints[j]);
+        }
       }
 #undef ARG
       if (!steps) continue;
@@ -327,11 +344,29 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   desc.steps = steps;
   desc.nkernels = nk;
   desc.kernel_names = kernels;
+  mlc_rt_extern_desc exts[MAX_EXT_FNS];
+  const char *plugin_files[MAX_EXT_FNS];
+  for (int i = 0; i < d->nplugins; i++) plugin_files[i] = d->plugins[i]->file;
+  for (int i = 0; i < d->next; i++) {
+    const mlc_extern_kernel *k = d->ext[i];
+    exts[i].name = k->name;
+    exts[i].fn = NULL;
+    exts[i].kernel = -1;
+    exts[i].plugin = -1;
+    for (int j = 0; k->symbol && j < d->nsyms; j++)
+      if (!strcmp(d->ext_syms[j], k->symbol)) exts[i].kernel = nk + j;
+    for (int j = 0; !k->symbol && j < d->nplugins; j++)
+      if (&d->plugins[j]->provider == k->provider) exts[i].plugin = j;
+  }
+  desc.nexterns = d->next;
+  desc.externs = d->next ? exts : NULL;
+  desc.nplugins = d->nplugins;
+  desc.plugins = d->nplugins ? plugin_files : NULL;
   desc.weights_size = d->weights_size;
   char err[256];
   mlc_allocator da = mlc_allocator_default();
   mlc_rt_allocator rta = {da.self, da.realloc}; /* the blob is freed with mlc_mem_free */
-  mlc_rt_status st = mlc_rt_desc_encode(&rta, &desc, nk, out_blob, out_size, err, sizeof err);
+  mlc_rt_status st = mlc_rt_desc_encode(&rta, &desc, nk + d->nsyms, out_blob, out_size, err, sizeof err);
   if (st == MLC_RT_OUT_OF_MEMORY) s = mlc_oom();
   else if (st != MLC_RT_OK) s = mlc_make_status(MLC_INTERNAL, "model description: %s", err);
 done:
@@ -499,10 +534,86 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
   return arena;
 }
 
+/* ---- external functions -------------------------------------------------- */
+
+extern const char mlc_drv_ext_openblas[], mlc_drv_ext_openblas_end[];
+extern const char mlc_drv_ext_onednn[], mlc_drv_ext_onednn_end[];
+
+/* The run-time archive of built-in provider |p| embedded in the compiler:
+** 1 and *|out| set (start, end) when there is one. */
+static int provider_blob(const mlc_extern_provider *p, const char *out[2]) {
+  const char *b = NULL, *e = NULL;
+#ifdef MLC_HAVE_OPENBLAS
+  if (p == &mlc_extern_provider_openblas) b = mlc_drv_ext_openblas, e = mlc_drv_ext_openblas_end;
+#endif
+#ifdef MLC_HAVE_ONEDNN
+  if (p == &mlc_extern_provider_onednn) b = mlc_drv_ext_onednn, e = mlc_drv_ext_onednn_end;
+#endif
+  if (!b) return 0;
+  if (out) out[0] = b, out[1] = e;
+  return 1;
+}
+
+/* The external functions the steps call (the runtime's "mlc.*" aside),
+** their wrappers' symbols, providers and plugins, into |d|. */
+static mlc_status collect_externs(desc_state *d, const mlc_drv_archive_args *a) {
+  const mlc_func *fn = d->fn;
+  for (int bi = 0; bi < fn->nblocks; bi++)
+    for (int k = 0; k < fn->blocks[bi].n; k++) {
+      const mlc_binding *bd = fn->blocks[bi].bindings[k];
+      if (bd->kind != MLC_CALL_DPS_PACKED || !strncmp(bd->callee, "mlc.", 4)) continue;
+      const mlc_extern_kernel *ek = mlc_extern_lookup(a->ext, bd->callee);
+      if (!ek)
+        return mlc_make_status(MLC_INTERNAL, "step %d calls \"%s\", which no library or plugin provides", k,
+                               bd->callee);
+      int seen = 0;
+      for (int i = 0; i < d->next && !seen; i++) seen = d->ext[i] == ek;
+      if (seen) continue;
+      if (d->next >= MAX_EXT_FNS)
+        return mlc_make_status(MLC_UNIMPLEMENTED, "more than %d distinct external functions", MAX_EXT_FNS);
+      d->ext[d->next++] = ek;
+      const mlc_extern_provider *pv = ek->provider;
+      if (ek->symbol) {
+        if (!provider_blob(pv, NULL))
+          return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: this build has no %s", ek->name, pv->name);
+        d->ext_syms[d->nsyms++] = ek->symbol;
+        int have = 0;
+        for (int i = 0; i < d->nproviders && !have; i++) have = d->providers[i] == pv;
+        if (!have) d->providers[d->nproviders++] = pv;
+      } else if (ek->plugin_fn) {
+        const mlc_extern_plugin_lib *pl = NULL;
+        for (int i = 0; a->ext && i < a->ext->nplugins; i++)
+          if (&a->ext->plugins[i]->provider == pv) pl = a->ext->plugins[i];
+        if (!pl) return mlc_make_status(MLC_INTERNAL, "%s: its plugin is not loaded", ek->name);
+        int have = 0;
+        for (int i = 0; i < d->nplugins && !have; i++) have = d->plugins[i] == pl;
+        if (!have) d->plugins[d->nplugins++] = pl;
+      } else {
+        return mlc_make_status(MLC_INTERNAL, "%s has no function to link", ek->name);
+      }
+    }
+  return NULL;
+}
+
+/* Writes ext_PROVIDER.a for each provider whose wrappers are linked. */
+static mlc_status write_ext_archives(const desc_state *d, const char *workdir) {
+  for (int i = 0; i < d->nproviders; i++) {
+    const char *blob[2];
+    if (!provider_blob(d->providers[i], blob)) continue;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/ext_%s.a", workdir, d->providers[i]->name);
+    MLC_RETURN_IF_ERROR(mlc_drv_write_file(p, blob[0], (size_t)(blob[1] - blob[0])));
+  }
+  return NULL;
+}
+
 mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   const mlc_module *gm = a->gm;
   const mlc_func *fn = a->fn;
-  desc_state d = {gm, fn, NULL, 0, NULL, NULL, NULL, 0, 0};
+  desc_state d;
+  memset(&d, 0, sizeof d);
+  d.gm = gm;
+  d.fn = fn;
   uint8_t *blob = NULL;
   size_t blob_size = 0;
   const char **kernels = NULL;
@@ -560,10 +671,12 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
         }
     }
 
+  if ((s = collect_externs(&d, a))) goto done;
+
   char p[4096];
   /* The description as a blob and the kernels' table, in model.o. */
   if ((s = build_desc(&d, a, &blob, &blob_size, &kernels, &nk))) goto done;
-  syms = mlc_mem_calloc((size_t)nk + 1, sizeof *syms);
+  syms = mlc_mem_calloc((size_t)nk + (size_t)d.nsyms + 1, sizeof *syms);
   if (!syms) {
     s = mlc_oom();
     goto done;
@@ -576,8 +689,15 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
     }
     snprintf(syms[i], len, MLC_DRV_KERNEL_PREFIX "%s", kernels[i]);
   }
+  for (int i = 0; i < d.nsyms; i++)
+    if (!(syms[nk + i] = mlc_mem_strdup(d.ext_syms[i]))) {
+      s = mlc_oom();
+      goto done;
+    }
   snprintf(p, sizeof p, "%s/model.o", a->workdir);
-  if ((s = mlc_cg_build_model_object(a->target, blob, blob_size, (const char *const *)syms, nk, p))) goto done;
+  if ((s = mlc_cg_build_model_object(a->target, blob, blob_size, (const char *const *)syms, nk + d.nsyms, p)))
+    goto done;
+  if ((s = write_ext_archives(&d, a->workdir))) goto done;
   snprintf(p, sizeof p, "%s/weights.bin", a->workdir);
   if ((s = write_weights(&d, p))) goto done;
   snprintf(p, sizeof p, "%s/weights.S", a->workdir);
@@ -592,7 +712,9 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
     if (!cc || !*cc) cc = MLC_MODEL_CC;
     char kobj[4096];
     snprintf(kobj, sizeof kobj, "%s", a->kernels_obj);
-    const char *argv[40];
+    const char *argv[40 + 3 * MAX_EXT_FNS];
+    char extra[MAX_EXT_FNS][4200];
+    int nextra = 0;
     int n = 0;
     argv[n++] = cc;
     argv[n++] = "-shared";
@@ -604,6 +726,11 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
     argv[n++] = "model.o";
     argv[n++] = "weights.S";
     argv[n++] = kobj;
+    for (int i = 0; i < d.nproviders; i++) {
+      if (!provider_blob(d.providers[i], NULL)) continue;
+      snprintf(extra[nextra], sizeof extra[nextra], "ext_%s.a", d.providers[i]->name);
+      argv[n++] = extra[nextra++];
+    }
     argv[n++] = "rt.a";
     argv[n++] = "-Wl,-u,mlc_model_entry_v1";
     argv[n++] = "-Wl,--version-script=model.map";
@@ -611,6 +738,23 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
 #ifdef MLC_MODEL_SAN_FLAGS
     argv[n++] = MLC_MODEL_SAN_FLAGS;
 #endif
+    for (int i = 0; i < d.nproviders; i++)
+      if (d.providers[i]->ldflags) argv[n++] = d.providers[i]->ldflags;
+    for (int i = 0; a->link_plugins && i < d.nplugins; i++) {
+      /* the plugin itself, found again next to where it was given */
+      const char *path = d.plugins[i]->path;
+      char dir[4096];
+      snprintf(dir, sizeof dir, "%s", path);
+      char *sl = strrchr(dir, '/');
+      if (sl) *sl = 0;
+      else snprintf(dir, sizeof dir, ".");
+      char absdir[4096];
+      if (!realpath(dir, absdir)) snprintf(absdir, sizeof absdir, "%s", dir);
+      snprintf(extra[nextra], sizeof extra[nextra], "-Wl,-rpath,%s", absdir);
+      argv[n++] = extra[nextra++];
+      if (!realpath(path, extra[nextra])) snprintf(extra[nextra], sizeof extra[nextra], "%s", path);
+      argv[n++] = extra[nextra++];
+    }
     argv[n++] = "-lm";
     argv[n++] = "-lpthread";
     argv[n++] = "-ldl";
@@ -625,7 +769,7 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   if ((s = copy_file(p, a->out_so))) goto done;
   if (a->out_h) s = write_model_h(a);
 done:
-  for (int i = 0; syms && i < nk; i++) mlc_mem_free(syms[i]);
+  for (int i = 0; syms && i < nk + d.nsyms; i++) mlc_mem_free(syms[i]);
   mlc_mem_free(syms);
   mlc_mem_free(kernels);
   mlc_mem_free(blob);

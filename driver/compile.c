@@ -27,6 +27,7 @@
 #include "base/strbuf.h"
 #include "codegen/codegen.h"
 #include "driver/driver_int.h"
+#include "extern/extern.h"
 #include "frontend/frontend.h"
 #include "graph/pass.h"
 #include "lower/lower.h"
@@ -244,9 +245,12 @@ static int64_t intermediate_bytes(const mlc_func *f) {
 ** a plain op's node).  Names from the model are written only as JSON
 ** strings (mlc_sb_json_str), never as code.
 */
+static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, mlc_strbuf *b);
+
 static mlc_status build_manifest(const char *onnx_path, const char *hash, const mlc_target *t,
                                  const mlc_tir_module *tm, const mlc_func *f, int64_t arena,
-                                 int64_t inter, mlc_strbuf *b) {
+                                 int64_t inter, const char *extern_spec, const mlc_extern_options *ext,
+                                 mlc_strbuf *b) {
   char spec[512];
   target_spec(t, spec, sizeof spec);
   mlc_sb_puts(b, "{\"compiler\": \"mlc-onnx " PACKAGE_VERSION "\", \"model\": ");
@@ -255,14 +259,18 @@ static mlc_status build_manifest(const char *onnx_path, const char *hash, const 
   mlc_sb_json_str(b, spec);
   mlc_sb_printf(b, ", \"vector_bits\": %u, \"options\": {\"target\": ", t->vector_bits);
   mlc_sb_json_str(b, spec);
-  mlc_sb_printf(b, ", \"extern\": \"none\"}, \"arena_bytes\": %lld, \"intermediate_bytes\": %lld, "
+  mlc_sb_puts(b, ", \"extern\": ");
+  mlc_sb_json_str(b, extern_spec && *extern_spec ? extern_spec : "none");
+  mlc_sb_printf(b, "}, \"arena_bytes\": %lld, \"intermediate_bytes\": %lld, "
                 "\"steps\": %d, \"kernels\": [",
                 (long long)arena, (long long)inter, count_kernels(f));
   for (int i = 0; i < tm->nfuncs; i++) {
     if (i) mlc_sb_puts(b, ", ");
     mlc_sb_json_str(b, tm->funcs[i]->name);
   }
-  mlc_sb_puts(b, "], \"extern_calls\": [], \"plan\": [");
+  mlc_sb_puts(b, "], ");
+  manifest_externs(ext, f, b);
+  mlc_sb_puts(b, ", \"plan\": [");
   int step = 0;
   for (int bi = 0; bi < f->nblocks; bi++)
     for (int k = 0; k < f->blocks[bi].n; k++, step++) {
@@ -337,6 +345,237 @@ static mlc_status after_pass(void *user, const char *pass, mlc_module *m) {
   return NULL;
 }
 
+/* The manifest's extern part: "extern_calls" (each step that calls an
+** external library: its function, provider, library and ONNX node),
+** "extern_libs" (the libraries the model needs at run time) and
+** "extern_choices" (every call the dispatcher looked at: the candidates,
+** their measured times in ms, the choice and why). */
+static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, mlc_strbuf *b) {
+  const mlc_extern_provider *used[16];
+  int nused = 0, first = 1, step = 0;
+  mlc_sb_puts(b, "\"extern_calls\": [");
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int k = 0; k < f->blocks[bi].n; k++, step++) {
+      const mlc_binding *bd = f->blocks[bi].bindings[k];
+      if (bd->kind != MLC_CALL_DPS_PACKED || !strncmp(bd->callee, "mlc.", 4)) continue;
+      const mlc_extern_kernel *ek = mlc_extern_lookup(ext, bd->callee);
+      mlc_sb_printf(b, "%s{\"step\": %d, \"function\": ", first ? "" : ", ", step);
+      mlc_sb_json_str(b, bd->callee);
+      mlc_sb_puts(b, ", \"provider\": ");
+      mlc_sb_json_str(b, ek ? ek->provider->name : "?");
+      mlc_sb_puts(b, ", \"node\": ");
+      mlc_sb_json_str(b, bd->origin.node ? bd->origin.node : "");
+      mlc_sb_puts(b, ", \"op_type\": ");
+      mlc_sb_json_str(b, bd->origin.op_type ? bd->origin.op_type : "");
+      mlc_sb_putc(b, '}');
+      first = 0;
+      int seen = 0;
+      for (int i = 0; ek && i < nused; i++) seen |= used[i] == ek->provider;
+      if (ek && !seen && nused < 16) used[nused++] = ek->provider;
+    }
+  mlc_sb_puts(b, "], \"extern_libs\": [");
+  for (int i = 0; i < nused; i++) {
+    mlc_sb_puts(b, i ? ", {\"provider\": " : "{\"provider\": ");
+    mlc_sb_json_str(b, used[i]->name);
+    mlc_sb_puts(b, ", \"library\": ");
+    mlc_sb_json_str(b, used[i]->library ? used[i]->library : "");
+    mlc_sb_puts(b, ", \"version\": ");
+    mlc_sb_json_str(b, used[i]->version ? used[i]->version : "");
+    mlc_sb_printf(b, ", \"plugin\": %s}", used[i]->builtin ? "false" : "true");
+  }
+  mlc_sb_puts(b, "], \"extern_choices\": [");
+  for (int i = 0; ext && i < ext->nchoices; i++) {
+    const mlc_extern_choice *e = &ext->choices[i];
+    mlc_sb_puts(b, i ? ", {\"node\": " : "{\"node\": ");
+    mlc_sb_json_str(b, e->node);
+    mlc_sb_puts(b, ", \"op\": ");
+    mlc_sb_json_str(b, e->op);
+    mlc_sb_puts(b, ", \"shape\": ");
+    mlc_sb_json_str(b, e->shape ? e->shape : "");
+    mlc_sb_puts(b, ", \"chosen\": ");
+    mlc_sb_json_str(b, e->chosen);
+    mlc_sb_puts(b, ", \"why\": ");
+    mlc_sb_json_str(b, e->why ? e->why : "");
+    mlc_sb_puts(b, ", \"candidates\": [");
+    for (int j = 0; j < e->ncand; j++) {
+      mlc_sb_puts(b, j ? ", {\"kernel\": " : "{\"kernel\": ");
+      mlc_sb_json_str(b, e->cand[j]);
+      if (e->seconds[j] > 0) mlc_sb_printf(b, ", \"ms\": %.4f}", e->seconds[j] * 1e3);
+      else mlc_sb_puts(b, ", \"ms\": null}");
+    }
+    mlc_sb_puts(b, "]}");
+  }
+  mlc_sb_putc(b, ']');
+}
+
+/*
+** Parses the --extern choice |spec| (and the plugins) into |ext|:
+** "none"/NULL, "auto" or a comma list of providers.  Plugins go first.
+*/
+static mlc_status extern_setup(const mlc_compile_options *o, mlc_extern_options *ext) {
+  memset(ext, 0, sizeof *ext);
+  for (int i = 0; i < o->nextern_plugins; i++) {
+    if (ext->nplugins >= (int)(sizeof ext->plugins / sizeof ext->plugins[0]))
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern-lib: at most %d plugins",
+                             (int)(sizeof ext->plugins / sizeof ext->plugins[0]));
+    mlc_extern_plugin_lib *p = NULL;
+    MLC_RETURN_IF_ERROR(mlc_extern_load_plugin(o->extern_plugins[i], &p));
+    ext->plugins[ext->nplugins++] = p;
+    for (int j = 0; j < ext->nplugins - 1; j++)
+      if (!strcmp(ext->plugins[j]->provider.name, p->provider.name))
+        return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern-lib: two plugins named \"%s\" (%s, %s)",
+                               p->provider.name, ext->plugins[j]->path, p->path);
+    ext->providers[ext->nproviders++] = &p->provider;
+  }
+  const char *spec = o->extern_libs;
+  if (!spec || !*spec || !strcmp(spec, "none")) return NULL;
+  if (!strcmp(spec, "auto")) {
+    const mlc_extern_provider *all[] = {&mlc_extern_provider_openblas, &mlc_extern_provider_onednn};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+      if (all[i]->available()) ext->providers[ext->nproviders++] = all[i];
+    ext->auto_choice = 1;
+    return NULL;
+  }
+  for (const char *p = spec; *p;) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    char name[64];
+    if (n == 0 || n >= sizeof name)
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: an empty or overlong name in the list", spec);
+    memcpy(name, p, n);
+    name[n] = 0;
+    const mlc_extern_provider *pv = mlc_extern_find_provider(name);
+    if (!pv)
+      return mlc_make_status(MLC_INVALID_ARGUMENT,
+                             "--extern %s: unknown library \"%s\" (known: openblas, onednn; or auto, none)", spec,
+                             name);
+    if (!pv->available())
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: this build has no %s (configure did not find it)",
+                             spec, name);
+    for (int j = 0; j < ext->nproviders; j++)
+      if (ext->providers[j] == pv)
+        return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: \"%s\" named twice", spec, name);
+    if (ext->nproviders >= 8) return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: too many libraries", spec);
+    ext->providers[ext->nproviders++] = pv;
+    p += n;
+    if (*p == ',') p++;
+  }
+  return NULL;
+}
+
+static void extern_cleanup(mlc_extern_options *ext) {
+  for (int i = 0; i < ext->nplugins; i++) mlc_extern_plugin_free(ext->plugins[i]);
+  ext->nplugins = 0;
+}
+
+/*
+** The imported module |gm| to |out_so| (and header |h|, NULL: none): the
+** pipeline (with |ext|'s dispatch), code generation, the manifest and the
+** archive.  |onnx_path| and |hash| name the model in the manifest.
+*/
+static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *target, mlc_extern_options *ext,
+                                 const char *onnx_path, const char *hash, const char *out_so, const char *h,
+                                 double t_all) {
+  mlc_tir_module *tm = NULL; /* the module's prim functions (owned by gm) */
+  mlc_func *main_fn = NULL;
+  mlc_lower_traces traces = {0, NULL, NULL};
+  char *workdir = NULL;
+  mlc_strbuf manifest = MLC_STRBUF_INIT;
+  char *pass_log = NULL;
+  size_t pass_log_len = 0;
+  FILE *pass_log_f = NULL;
+  mlc_status s = NULL;
+  double t = now_ms();
+  mlc_pipeline_options popt = {c->o->no_fold, c->o->no_layout, c->o->no_fuse, c->o->params_as_inputs, 0, 0, 0,
+                               (int)target->vector_bits, c->o->dump_ir_dir ? &traces : NULL,
+                               ext && ext->nproviders ? mlc_pass_dispatch : NULL, ext};
+  mlc_pass_ctx pctx = {0, c->o->dump_ir_dir, "all", NULL, &popt, after_pass, c};
+  if (c->o->verbose && c->o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
+  c->t_stage = t;
+  c->traces = &traces;
+  if ((s = mlc_pipeline_run(gm, &pctx))) goto done;
+  step_done(c, "pipeline");
+  if (pass_log_f && fflush(pass_log_f) == 0) forward_pass_log(c, pass_log);
+  tm = gm->prims;
+  main_fn = mlc_module_func(gm, "main");
+  if (!tm || !main_fn) {
+    s = mlc_make_status(MLC_INTERNAL, "the pipeline left no prim functions or no main function");
+    goto done;
+  }
+  if ((s = mark_in_place_kernels(gm, main_fn))) goto done;
+  progress(c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - c->t_stage);
+
+  t = now_ms();
+  const char *tmp = getenv("TMPDIR");
+  char tmpl[4096];
+  snprintf(tmpl, sizeof tmpl, "%s/mlc-onnx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(tmpl)) {
+    s = mlc_make_status(MLC_IO_ERROR, "cannot create a temporary directory: %s", strerror(errno));
+    goto done;
+  }
+  workdir = mlc_mem_strdup(tmpl);
+  if (!workdir) {
+    rmdir(tmpl);
+    s = mlc_oom();
+    goto done;
+  }
+  char kobj[4200];
+  snprintf(kobj, sizeof kobj, "%s/kernels.o", workdir);
+  if ((s = mlc_cg_build(tm, target, kobj))) goto done;
+  step_done(c, "codegen");
+  if (c->o->dump_ir_dir) {
+    char *ir = NULL;
+    if ((s = mlc_cg_emit_llvm_ir(tm, target, 1, &ir))) goto done;
+    s = dump_text(c, "20_codegen.ll", ir);
+    mlc_cg_free(ir);
+    if (s) goto done;
+    step_done(c, "dump");
+  }
+  char spec[512];
+  target_spec(target, spec, sizeof spec);
+  progress(c, "[4/6] generated code for %s (%.0f ms)", spec, now_ms() - t);
+
+  t = now_ms();
+  int64_t arena = mlc_drv_arena_bytes(main_fn), inter = intermediate_bytes(main_fn);
+  if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, inter, c->o->extern_libs, ext, &manifest)))
+    goto done;
+  char name[256];
+  snprintf(name, sizeof name, "%s", base_name(onnx_path));
+  char *dot = strrchr(name, '.');
+  if (dot && dot != name) *dot = 0;
+  mlc_drv_archive_args aa = {gm,     main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL, target,
+                             ext, c->o->link_extern_plugins};
+  if ((s = mlc_drv_archive(&aa))) goto done;
+  step_done(c, "archive");
+  progress(c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
+  char arena_text[96];
+  if (arena >= 0 && inter >= 0)
+    snprintf(arena_text, sizeof arena_text, "arena %lld bytes (intermediates %lld bytes)", (long long)arena,
+             (long long)inter);
+  else if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes", (long long)arena);
+  else snprintf(arena_text, sizeof arena_text, "arena depends on input or run-time dims");
+  int next = 0;
+  for (int bi = 0; bi < main_fn->nblocks; bi++)
+    for (int k = 0; k < main_fn->blocks[bi].n; k++) {
+      const mlc_binding *bd = main_fn->blocks[bi].bindings[k];
+      next += bd->kind == MLC_CALL_DPS_PACKED && strncmp(bd->callee, "mlc.", 4) != 0;
+    }
+  char ext_text[64] = "";
+  if (next) snprintf(ext_text, sizeof ext_text, ", %d external calls", next);
+  progress(c, "[6/6] done in %.0f ms: %d steps, %d kernels%s, %s", now_ms() - t_all, count_kernels(main_fn),
+           tm->nfuncs, ext_text, arena_text);
+done:
+  if (workdir) {
+    if (!getenv("MLC_KEEP_TEMP")) rm_tree(workdir);
+    mlc_mem_free(workdir);
+  }
+  mlc_sb_fini(&manifest);
+  if (pass_log_f) fclose(pass_log_f);
+  free(pass_log);
+  mlc_lower_traces_free(&traces);
+  return s;
+}
+
 mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc_compile_options *opts) {
   mlc_compile_options dflt;
   mlc_compile_options_init(&dflt);
@@ -344,15 +583,11 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if (!onnx_path || !out_so) return mlc_make_status(MLC_INVALID_ARGUMENT, "no input or output path");
   mlc_onnx_model *om = NULL;
   mlc_module *gm = NULL;
-  mlc_tir_module *tm = NULL; /* the module's prim functions (owned by gm) */
-  mlc_func *main_fn = NULL;
-  mlc_lower_traces traces = {0, NULL, NULL};
   mlc_target *target = NULL;
-  char *workdir = NULL;
-  mlc_strbuf manifest = MLC_STRBUF_INIT;
-  char *pass_log = NULL;
-  size_t pass_log_len = 0;
-  FILE *pass_log_f = NULL;
+  mlc_extern_options ext;
+  memset(&ext, 0, sizeof ext);
+  mlc_drv_measure measure;
+  memset(&measure, 0, sizeof measure);
   mlc_status s = NULL;
   double t = now_ms(), t_all = t;
   char hash[65];
@@ -374,6 +609,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
           ? mlc_target_parse(c.o->target, &target)
           : mlc_target_host(&target);
   if (s) goto done;
+  if ((s = extern_setup(c.o, &ext))) goto done;
   if ((s = hash_file(onnx_path, hash))) goto done;
   step_done(&c, "setup");
   if ((s = mlc_onnx_load_file(onnx_path, &om))) goto done;
@@ -386,86 +622,45 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   progress(&c, "[1/6] imported %s (%.0f ms)", base_name(onnx_path), now_ms() - t);
   if ((s = dump_graph(&c, "00_import.txt", gm))) goto done;
   if (c.o->dump_ir_dir) step_done(&c, "dump");
-
-  t = now_ms();
-  mlc_pipeline_options popt = {c.o->no_fold, c.o->no_layout, c.o->no_fuse, c.o->params_as_inputs, 0, 0, 0,
-                               (int)target->vector_bits, c.o->dump_ir_dir ? &traces : NULL};
-  mlc_pass_ctx pctx = {0, c.o->dump_ir_dir, "all", NULL, &popt, after_pass, &c};
-  if (c.o->verbose && c.o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
-  c.t_stage = t;
-  c.traces = &traces;
-  if ((s = mlc_pipeline_run(gm, &pctx))) goto done;
-  step_done(&c, "pipeline");
-  if (pass_log_f && fflush(pass_log_f) == 0) forward_pass_log(&c, pass_log);
-  tm = gm->prims;
-  main_fn = mlc_module_func(gm, "main");
-  if (!tm || !main_fn) {
-    s = mlc_make_status(MLC_INTERNAL, "the pipeline left no prim functions or no main function");
-    goto done;
+  if (ext.auto_choice) {
+    char spec[512];
+    target_spec(target, spec, sizeof spec);
+    measure.opts = c.o;
+    measure.target = target;
+    measure.progress = c.o->progress;
+    measure.progress_user = c.o->progress_user;
+    measure.ext_plugins = ext.plugins;
+    measure.ext_plugins_n = ext.nplugins;
+    if ((s = mlc_drv_measure_init(&measure, spec))) goto done;
+    ext.measure = mlc_drv_measure_call;
+    ext.measure_user = &measure;
+    ext.cache_path = measure.cache_path;
+    ext.target_key = measure.key;
   }
-  if ((s = mark_in_place_kernels(gm, main_fn))) goto done;
-  progress(&c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - c.t_stage);
-
-  t = now_ms();
-  const char *tmp = getenv("TMPDIR");
-  char tmpl[4096];
-  snprintf(tmpl, sizeof tmpl, "%s/mlc-onnx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(tmpl)) {
-    s = mlc_make_status(MLC_IO_ERROR, "cannot create a temporary directory: %s", strerror(errno));
-    goto done;
-  }
-  workdir = mlc_mem_strdup(tmpl);
-  if (!workdir) {
-    rmdir(tmpl);
-    s = mlc_oom();
-    goto done;
-  }
-  char kobj[4200];
-  snprintf(kobj, sizeof kobj, "%s/kernels.o", workdir);
-  if ((s = mlc_cg_build(tm, target, kobj))) goto done;
-  step_done(&c, "codegen");
-  if (c.o->dump_ir_dir) {
-    char *ir = NULL;
-    if ((s = mlc_cg_emit_llvm_ir(tm, target, 1, &ir))) goto done;
-    s = dump_text(&c, "20_codegen.ll", ir);
-    mlc_cg_free(ir);
-    if (s) goto done;
-    step_done(&c, "dump");
-  }
-  char spec[512];
-  target_spec(target, spec, sizeof spec);
-  progress(&c, "[4/6] generated code for %s (%.0f ms)", spec, now_ms() - t);
-
-  t = now_ms();
-  int64_t arena = mlc_drv_arena_bytes(main_fn), inter = intermediate_bytes(main_fn);
-  if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, inter, &manifest))) goto done;
-  char name[256];
-  snprintf(name, sizeof name, "%s", base_name(onnx_path));
-  char *dot = strrchr(name, '.');
-  if (dot && dot != name) *dot = 0;
-  mlc_drv_archive_args aa = {gm, main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL, target};
-  if ((s = mlc_drv_archive(&aa))) goto done;
-  step_done(&c, "archive");
-  progress(&c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
-  char arena_text[96];
-  if (arena >= 0 && inter >= 0)
-    snprintf(arena_text, sizeof arena_text, "arena %lld bytes (intermediates %lld bytes)", (long long)arena,
-             (long long)inter);
-  else if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes", (long long)arena);
-  else snprintf(arena_text, sizeof arena_text, "arena depends on input or run-time dims");
-  progress(&c, "[6/6] done in %.0f ms: %d steps, %d kernels, %s", now_ms() - t_all,
-           count_kernels(main_fn), tm->nfuncs, arena_text);
+  s = compile_module(&c, gm, target, &ext, onnx_path, hash, out_so, h, t_all);
 done:
-  if (workdir) {
-    if (!getenv("MLC_KEEP_TEMP")) rm_tree(workdir);
-    mlc_mem_free(workdir);
-  }
-  mlc_sb_fini(&manifest);
-  if (pass_log_f) fclose(pass_log_f);
-  free(pass_log);
+  mlc_drv_measure_fini(&measure);
+  extern_cleanup(&ext);
   mlc_target_destroy(target);
-  mlc_lower_traces_free(&traces);
   mlc_module_destroy(gm);
   mlc_onnx_model_destroy(om);
   return s ? mlc_status_annotate(s, "%s", base_name(onnx_path)) : NULL;
+}
+
+/* ---- compiling one call, for the dispatcher's measurements ---------------- */
+
+mlc_status mlc_drv_compile_probe(const mlc_drv_measure *ms, mlc_module *gm, const mlc_extern_provider *only,
+                                 const char *out_so) {
+  mlc_compile_options o;
+  mlc_compile_options_init(&o);
+  o.no_fold = ms->opts->no_fold;
+  o.no_fuse = ms->opts->no_fuse;
+  o.no_layout = ms->opts->no_layout;
+  o.link_extern_plugins = 1; /* the probe runs without the plugin path */
+  cstate c = {&o, now_ms(), cpu_ms(), 0, NULL};
+  mlc_extern_options ext;
+  memset(&ext, 0, sizeof ext);
+  if (only) ext.providers[ext.nproviders++] = only;
+  for (int i = 0; only && i < ms->ext_plugins_n; i++) ext.plugins[ext.nplugins++] = ms->ext_plugins[i];
+  return compile_module(&c, gm, ms->target, &ext, "probe.onnx", "", out_so, NULL, now_ms());
 }

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "codegen/target.h"
+#include "extern/extern.h"
 #include "graph/graph.h"
 #include "mlc/mlc.h"
 
@@ -27,6 +28,8 @@ typedef struct mlc_drv_archive_args {
   const char *out_h;          /* where to write model.h (NULL: none) */
   int64_t *out_arena_bytes;   /* static arena size, -1 when symbolic (may be NULL) */
   const mlc_target *target;   /* what model.o (description, kernel table) is built for */
+  const mlc_extern_options *ext; /* the dispatcher's options (plugins); NULL: none */
+  int link_plugins;           /* 1: link the plugins the model calls into it */
 } mlc_drv_archive_args;
 
 MLC_MUST_USE mlc_status mlc_drv_archive(const mlc_drv_archive_args *a);
@@ -58,6 +61,37 @@ MLC_MUST_USE mlc_status mlc_drv_tensor_read_bytes(const void *data, size_t size,
 /* Runs |argv| (argv[0] looked up in PATH) in directory |cwd| (NULL: here),
 ** stdout+stderr to |log_path|.  Error status with the log's tail if it fails. */
 MLC_MUST_USE mlc_status mlc_drv_spawn(const char *const *argv, const char *cwd, const char *log_path);
+
+/*
+** The dispatcher's measurements (extern.h, mlc_extern_measure_fn) for
+** `compile --extern auto`: each candidate for a call is compiled alone
+** into a small model.so (the call's bindings, its constants, parameters
+** for the rest) and timed by `mlc-onnx run --bench` in a child process,
+** so the library initializes as it would in a server.
+*/
+typedef struct mlc_drv_measure {
+  const mlc_compile_options *opts;
+  const mlc_target *target;
+  void (*progress)(void *user, const char *line);
+  void *progress_user;
+  mlc_extern_plugin_lib *const *ext_plugins;
+  int ext_plugins_n;
+  char *cache_path;   /* the timing cache file, or NULL */
+  char *key;          /* target and threads, part of every cache key */
+  char *workdir;      /* scratch directory of the probes */
+  char *cli;          /* the mlc-onnx that runs them */
+  int threads;        /* threads the probes run on */
+  int nprobes;        /* probes compiled so far */
+} mlc_drv_measure;
+
+MLC_MUST_USE mlc_status mlc_drv_measure_init(mlc_drv_measure *ms, const char *target_spec);
+void mlc_drv_measure_fini(mlc_drv_measure *ms);
+double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_kernel *k,
+                            const mlc_extern_match *mt, char *why, size_t whylen);
+/* Compiles module |gm| (a probe: one call) to |out_so| with only |only|'s
+** kernels allowed (NULL: generated code only); quiet (compile.c). */
+MLC_MUST_USE mlc_status mlc_drv_compile_probe(const mlc_drv_measure *ms, mlc_module *gm,
+                                              const mlc_extern_provider *only, const char *out_so);
 
 /* Writes |n| bytes to |path|. */
 MLC_MUST_USE mlc_status mlc_drv_write_file(const char *path, const void *data, size_t n);

@@ -191,6 +191,50 @@ static void io_list(const mlc_rt_model_desc *d, int out, int json, mlc_strbuf *b
   }
 }
 
+/* A string member of |o| as text safe to print (control bytes escaped), or "". */
+static void put_member(mlc_strbuf *b, const json_t *o, const char *key) {
+  const char *v = json_string_value(json_object_get(o, key));
+  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++)
+    if (*p < 0x20 || *p == 0x7f) mlc_sb_printf(b, "\\x%02x", *p);
+    else mlc_sb_putc(b, (char)*p);
+}
+
+/* The dispatcher's decisions of the manifest ("extern_choices"): per op
+** it looked at, the candidates with their measured times, the choice and
+** why. */
+static void dispatch_text(const json_t *man, mlc_strbuf *b) {
+  const json_t *ch = json_object_get(man, "extern_choices");
+  if (!json_is_array(ch) || json_array_size(ch) == 0) return;
+  mlc_sb_printf(b, "dispatch (%zu ops an external library takes):\n", json_array_size(ch));
+  for (size_t i = 0; i < json_array_size(ch); i++) {
+    const json_t *e = json_array_get(ch, i);
+    mlc_sb_puts(b, "  ");
+    put_member(b, e, "op");
+    mlc_sb_puts(b, " \"");
+    put_member(b, e, "node");
+    mlc_sb_puts(b, "\" ");
+    put_member(b, e, "shape");
+    mlc_sb_puts(b, " -> ");
+    put_member(b, e, "chosen");
+    mlc_sb_puts(b, " (");
+    put_member(b, e, "why");
+    mlc_sb_puts(b, ")");
+    const json_t *c = json_object_get(e, "candidates");
+    int timed = 0;
+    for (size_t j = 0; json_is_array(c) && j < json_array_size(c); j++)
+      timed |= json_is_number(json_object_get(json_array_get(c, j), "ms"));
+    for (size_t j = 0; timed && j < json_array_size(c); j++) {
+      const json_t *cj = json_array_get(c, j);
+      mlc_sb_puts(b, j ? ", " : ": ");
+      put_member(b, cj, "kernel");
+      const json_t *ms = json_object_get(cj, "ms");
+      if (json_is_number(ms)) mlc_sb_printf(b, " %.3f ms", json_number_value(ms));
+      else mlc_sb_puts(b, " (not timed)");
+    }
+    mlc_sb_putc(b, '\n');
+  }
+}
+
 /* A run-time shape step: a binding of symbols or one of the runtime's
 ** "mlc.*" built-ins. */
 static int is_shape_step(const mlc_rt_step_desc *st) {
@@ -321,6 +365,7 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
         if (d->steps[i].kind == MLC_RT_STEP_EXTERN && !is_shape_step(&d->steps[i]))
           mlc_sb_printf(b, "  %s (node \"%s\")\n", d->steps[i].name, d->steps[i].label);
     }
+    dispatch_text(man, b);
     if (nshape) {
       mlc_sb_puts(b, "run-time shapes:\n");
       for (int i = 0; i < d->nsteps; i++) {

@@ -1,2 +1,343 @@
-/* dispatch.c: (being written) */
-typedef int mlc_extern_dispatch_unit;
+/*
+** dispatch.c: the dispatch pass (extern.h): which calls go to an external
+** library and which stay for generated code.
+**
+** For each op call of a graph function, in order, the candidates are the
+** kernels of the allowed providers (in the order the options list them)
+** whose match() takes the call; at most one per provider.  Without the
+** auto choice the first candidate wins.  With it, the generated kernel
+** and each candidate are timed for that call's exact shapes (through the
+** driver's measure function, which compiles and runs them) and the
+** fastest wins; times are cached in a file keyed by the call's op,
+** shapes, attributes, target and the library's version, so a second
+** compile measures nothing.
+**
+** A winning kernel replaces the bindings its match took (the op and the
+** epilogue it absorbs) by one call_dps_packed binding in place of the
+** last of them, with the match's arguments and its ints as attribute
+** "args"; the binding keeps the op's origin and covers the absorbed
+** nodes.  Every decision is recorded in the options for the manifest.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/strbuf.h"
+#include "extern/extern.h"
+
+/* ---- the timing cache --------------------------------------------------- */
+
+/*
+** A text file, one entry per line: "KEY\tSECONDS\n", KEY the call's key
+** and the candidate ("generated" or a kernel name with its library
+** version).  Read whole at the start of the pass, appended to as new
+** times are measured; a line that does not parse is ignored.
+*/
+typedef struct tcache {
+  char **keys;
+  double *secs;
+  int n, cap;
+} tcache;
+
+static void tcache_free(tcache *c) {
+  for (int i = 0; i < c->n; i++) mlc_mem_free(c->keys[i]);
+  mlc_mem_free(c->keys);
+  mlc_mem_free(c->secs);
+}
+
+static int tcache_add(tcache *c, const char *key, double s) {
+  if (c->n == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 64;
+    char **k = mlc_mem_realloc(c->keys, sizeof *k * (size_t)cap);
+    if (!k) return 0;
+    c->keys = k;
+    double *v = mlc_mem_realloc(c->secs, sizeof *v * (size_t)cap);
+    if (!v) return 0;
+    c->secs = v;
+    c->cap = cap;
+  }
+  if (!(c->keys[c->n] = mlc_mem_strdup(key))) return 0;
+  c->secs[c->n++] = s;
+  return 1;
+}
+
+static double tcache_get(const tcache *c, const char *key) {
+  for (int i = c->n - 1; i >= 0; i--)
+    if (!strcmp(c->keys[i], key)) return c->secs[i];
+  return -1;
+}
+
+static void tcache_load(tcache *c, const char *path) {
+  FILE *f = path ? fopen(path, "r") : NULL;
+  if (!f) return;
+  char line[2048];
+  while (fgets(line, sizeof line, f)) {
+    char *tab = strrchr(line, '\t');
+    if (!tab) continue;
+    *tab = 0;
+    char *end;
+    double s = strtod(tab + 1, &end);
+    if (end == tab + 1 || s <= 0) continue;
+    if (!tcache_add(c, line, s)) break;
+  }
+  fclose(f);
+}
+
+static void tcache_append(const char *path, const char *key, double s) {
+  FILE *f = path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  fprintf(f, "%s\t%.9g\n", key, s);
+  fclose(f);
+}
+
+/* ---- describing a call -------------------------------------------------- */
+
+static void put_shape(mlc_strbuf *b, const mlc_module *m, const mlc_type *t) {
+  for (int d = 0; d < t->rank; d++) {
+    if (d) mlc_sb_putc(b, 'x');
+    if (t->dims[d] >= 0) mlc_sb_printf(b, "%lld", (long long)t->dims[d]);
+    else mlc_sb_puts(b, mlc_module_sym_name(m, t->dims[d]) ? mlc_module_sym_name(m, t->dims[d]) : "?");
+  }
+  if (!t->rank) mlc_sb_puts(b, "scalar");
+}
+
+/* "1x64x56x56 * 64x64x3x3" : the shapes of the matched op's arguments. */
+static char *call_shape(mlc_module *m, const mlc_binding *b) {
+  mlc_strbuf sb = MLC_STRBUF_INIT;
+  for (int i = 0; i < b->nargs; i++) {
+    if (i) mlc_sb_puts(&sb, " * ");
+    put_shape(&sb, m, &b->args[i]->type);
+  }
+  char *r = sb.oom ? NULL : mlc_arena_strdup(m->arena, mlc_sb_str(&sb));
+  mlc_sb_fini(&sb);
+  return r;
+}
+
+/* The cache key of a call: every op of the match, the arguments' shapes
+** and dtypes, the match's ints, the target. */
+static void call_key(mlc_strbuf *b, mlc_module *m, const mlc_extern_match *mt, const char *target) {
+  for (int i = 0; i < mt->nbindings; i++) mlc_sb_printf(b, "%s%s", i ? "+" : "", mlc_op_name[mt->bindings[i]->op]);
+  for (int i = 0; i < mt->nargs; i++) {
+    mlc_sb_printf(b, " %s:", mlc_dtype_name(mt->args[i]->type.dtype));
+    put_shape(b, m, &mt->args[i]->type);
+  }
+  mlc_sb_puts(b, " [");
+  for (int i = 0; i < mt->nattrs; i++) mlc_sb_printf(b, "%s%lld", i ? "," : "", (long long)mt->attrs[i]);
+  mlc_sb_printf(b, "] %s", target ? target : "host");
+}
+
+/* ---- rewriting ---------------------------------------------------------- */
+
+/* Replaces the match's bindings by one call of |k|; the first binding
+** (the op) is removed later (*|dead| list), the others too but the last,
+** which becomes the call. */
+static mlc_status rewrite(mlc_module *m, const mlc_extern_kernel *k, const mlc_extern_match *mt,
+                          mlc_binding **dead, int *ndead) {
+  mlc_binding *last = mt->bindings[mt->nbindings - 1], *first = mt->bindings[0];
+  mlc_origin origin = first->origin;
+  if (mt->nbindings > 1) {
+    /* the nodes of every binding, read before |last| gets its list */
+    const mlc_origin *nodes[MLC_EXT_MAX_ABSORB];
+    int n[MLC_EXT_MAX_ABSORB];
+    for (int i = 0; i < mt->nbindings; i++) nodes[i] = mlc_binding_nodes(mt->bindings[i], &n[i]);
+    mlc_origin lastn[16];
+    int nl = n[mt->nbindings - 1] < 16 ? n[mt->nbindings - 1] : 16;
+    memcpy(lastn, nodes[mt->nbindings - 1], sizeof lastn[0] * (size_t)nl);
+    nodes[mt->nbindings - 1] = lastn;
+    n[mt->nbindings - 1] = nl;
+    last->ncovered = 0;
+    for (int i = 0; i < mt->nbindings; i++)
+      for (int j = 0; j < n[i]; j++) MLC_RETURN_IF_ERROR(mlc_binding_add_covered(m, last, &nodes[i][j]));
+  }
+  mlc_attr a = mlc_attr_ints("args", mt->attrs, mt->nattrs);
+  MLC_RETURN_IF_ERROR(mlc_binding_set_attrs(m, last, mt->nattrs ? &a : NULL, mt->nattrs ? 1 : 0));
+  MLC_RETURN_IF_ERROR(mlc_binding_set_call(m, last, MLC_CALL_DPS_PACKED, k->name, mt->args, mt->nargs));
+  last->origin = origin;
+  for (int i = 0; i < mt->nbindings - 1; i++) dead[(*ndead)++] = mt->bindings[i];
+  return NULL;
+}
+
+static void remove_dead(mlc_func *f, mlc_binding **dead, int ndead) {
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int j = f->blocks[bi].n - 1; j >= 0; j--)
+      for (int d = 0; d < ndead; d++)
+        if (f->blocks[bi].bindings[j] == dead[d]) {
+          mlc_func_remove_binding(f, bi, j);
+          break;
+        }
+  mlc_func_compact(f);
+}
+
+/* ---- the pass ----------------------------------------------------------- */
+
+typedef struct cand {
+  const mlc_extern_kernel *k; /* NULL: generated */
+  mlc_extern_match mt;
+  double secs;
+} cand;
+
+/* The allowed kernels that take |s|->b, at most one per provider, into
+** |c| (after the generated one at c[0]); their count. */
+static int candidates(const mlc_extern_options *o, const mlc_extern_site *s, cand *c, int max) {
+  int n = 0;
+  for (int p = 0; p < o->nproviders && n < max; p++) {
+    const mlc_extern_provider *pv = o->providers[p];
+    const mlc_extern_kernel *list = mlc_extern_builtin_kernels;
+    int count = -1;
+    for (int q = 0; q < o->nplugins; q++)
+      if (&o->plugins[q]->provider == pv) list = o->plugins[q]->kernels, count = o->plugins[q]->nkernels;
+    for (int i = 0; count < 0 ? list[i].name != NULL : i < count; i++) {
+      const mlc_extern_kernel *k = &list[i];
+      if (k->provider != pv || !k->match) continue;
+      memset(&c[n].mt, 0, sizeof c[n].mt);
+      if (!k->match(k, s, &c[n].mt) || c[n].mt.nbindings < 1) continue;
+      c[n].k = k;
+      c[n].secs = -1;
+      n++;
+      break;
+    }
+  }
+  return n;
+}
+
+/* Times |c| (cache first); its seconds, < 0 when it cannot be timed. */
+static double timed(mlc_extern_options *o, mlc_module *m, tcache *tc, cand *c, const mlc_extern_match *key_mt) {
+  mlc_strbuf key = MLC_STRBUF_INIT;
+  call_key(&key, m, key_mt, o->target_key);
+  if (c->k) mlc_sb_printf(&key, " %s@%s", c->k->name, c->k->provider->version ? c->k->provider->version : "");
+  else mlc_sb_puts(&key, " generated@" PACKAGE_VERSION);
+  if (key.oom) {
+    mlc_sb_fini(&key);
+    return -1;
+  }
+  double s = tcache_get(tc, mlc_sb_str(&key));
+  if (s <= 0 && o->measure) {
+    char why[256] = "";
+    s = o->measure(o->measure_user, m, c->k, c->k ? &c->mt : key_mt, why, sizeof why);
+    if (s > 0) {
+      char txt[32]; /* as the cache file will give it back */
+      snprintf(txt, sizeof txt, "%.9g", s);
+      s = strtod(txt, NULL);
+      tcache_add(tc, mlc_sb_str(&key), s);
+      tcache_append(o->cache_path, mlc_sb_str(&key), s);
+    } else if (o->log) {
+      fprintf(o->log, "extern: cannot time %s: %s\n", c->k ? c->k->name : "generated code", why);
+    }
+  }
+  mlc_sb_fini(&key);
+  return s;
+}
+
+static mlc_status record(mlc_module *m, mlc_extern_options *o, const mlc_binding *b, const cand *c, int nc,
+                         int chosen, const char *why) {
+  mlc_extern_choice *ch = MLC_ARENA_ARRAY(m->arena, (size_t)o->nchoices + 1, mlc_extern_choice);
+  if (!ch) return mlc_oom();
+  if (o->nchoices) memcpy(ch, o->choices, sizeof *ch * (size_t)o->nchoices);
+  mlc_extern_choice *e = &ch[o->nchoices];
+  memset(e, 0, sizeof *e);
+  e->node = mlc_arena_strdup(m->arena, b->origin.node ? b->origin.node : "");
+  e->op = mlc_op_name[b->op];
+  e->shape = call_shape(m, b);
+  e->chosen = c[chosen].k ? c[chosen].k->name : "generated";
+  e->why = why;
+  for (int i = 0; i < nc && i < 4; i++) {
+    e->cand[i] = c[i].k ? c[i].k->name : "generated";
+    e->seconds[i] = c[i].secs;
+  }
+  e->ncand = nc < 4 ? nc : 4;
+  if (!e->node || !e->shape || mlc_arena_oom(m->arena)) return mlc_oom();
+  o->choices = ch;
+  o->nchoices++;
+  return NULL;
+}
+
+static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *o, tcache *tc) {
+  int *uses = NULL;
+  MLC_RETURN_IF_ERROR(mlc_module_use_counts(m, &uses));
+  int nvals = m->next_value_id, nb = 0;
+  for (int bi = 0; bi < f->nblocks; bi++) nb += f->blocks[bi].n;
+  mlc_binding **user = mlc_mem_calloc((size_t)nvals + 1, sizeof *user);
+  mlc_binding **dead = mlc_mem_calloc((size_t)nb * MLC_EXT_MAX_ABSORB + 1, sizeof *dead);
+  mlc_status s = NULL;
+  int ndead = 0, done = 0, total = 0;
+  if (!user || !dead) {
+    s = mlc_oom();
+    goto out;
+  }
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int j = 0; j < f->blocks[bi].n; j++) {
+      mlc_binding *b = f->blocks[bi].bindings[j];
+      for (int a = 0; a < b->nargs; a++)
+        if (b->args[a]->id >= 0 && b->args[a]->id < nvals) user[b->args[a]->id] = b;
+    }
+  for (int bi = 0; bi < f->nblocks && !s; bi++)
+    for (int j = 0; j < f->blocks[bi].n && !s; j++) {
+      mlc_binding *b = f->blocks[bi].bindings[j];
+      if (b->kind != MLC_CALL_OP) continue;
+      int absorbed = 0;
+      for (int d = 0; d < ndead && !absorbed; d++) absorbed = dead[d] == b;
+      if (absorbed) continue;
+      mlc_extern_site site = {m, f, b, uses, user, dead, ndead};
+      cand c[1 + 8];
+      c[0].k = NULL;
+      c[0].secs = -1;
+      int nc = 1 + candidates(o, &site, c + 1, 8);
+      if (nc == 1) continue;
+      total++;
+      int best = 1;
+      const char *why = "first allowed library that takes it";
+      if (o->auto_choice) {
+        /* generated code is timed on the op alone: what it would run
+        ** with the same epilogue fused into it is close enough, and the
+        ** op's key is the same whichever library matched more */
+        mlc_extern_match op_only = c[1].mt;
+        op_only.nbindings = c[1].mt.nbindings;
+        if (o->log) {
+          char *shape = call_shape(m, b);
+          fprintf(o->log, "extern: timing %s %s (%d candidates)\n", mlc_op_name[b->op], shape ? shape : "", nc);
+        }
+        for (int i = 0; i < nc; i++) c[i].secs = timed(o, m, tc, &c[i], &op_only);
+        best = -1;
+        for (int i = 0; i < nc; i++)
+          if (c[i].secs > 0 && (best < 0 || c[i].secs < c[best].secs)) best = i;
+        if (best < 0) {
+          best = 0;
+          why = "not measurable: generated code kept";
+        } else {
+          why = "measured fastest";
+        }
+      }
+      s = record(m, o, b, c, nc, best, why);
+      if (!s && c[best].k) {
+        s = rewrite(m, c[best].k, &c[best].mt, dead, &ndead);
+        done++;
+      }
+    }
+  if (!s && ndead) remove_dead(f, dead, ndead);
+  if (!s && o->log && total)
+    fprintf(o->log, "extern: %d of %d matched calls in %s go to external libraries\n", done, total, f->name);
+out:
+  mlc_mem_free(user);
+  mlc_mem_free(dead);
+  if (uses) mlc_free(m->alloc, uses, sizeof *uses * (size_t)nvals);
+  return s;
+}
+
+mlc_status mlc_pass_dispatch(mlc_module *m, const mlc_pass_ctx *ctx) {
+  mlc_extern_options *o = ctx && ctx->opt ? ctx->opt->ext : NULL;
+  if (!o || o->nproviders == 0) return NULL;
+  for (int p = 0; p < o->nproviders; p++)
+    if (!o->providers[p]->available())
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: this build has no %s", o->providers[p]->name,
+                             o->providers[p]->name);
+  tcache tc = {NULL, NULL, 0, 0};
+  if (o->auto_choice) tcache_load(&tc, o->cache_path);
+  mlc_status s = NULL;
+  for (int i = 0; i < m->nfuncs && !s; i++)
+    if (!m->funcs[i]->primitive) s = dispatch_func(m, m->funcs[i], o, &tc);
+  tcache_free(&tc);
+  return s;
+}

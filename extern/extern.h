@@ -20,9 +20,9 @@
 ** library version.
 **
 ** Call convention (mlc/mlc_extern.h): the tensors (inputs, then the
-** output), then one MLC_ARG_INT per integer of the call's attributes in
-** order (the archiver passes every int, ints and float attribute: a float
-** as the bits of the float32).  The providers' calls carry these:
+** output), then one MLC_ARG_INT per value of the call's attribute "args"
+** (ints, which the match builds; a float travels as the bits of its
+** float32).  The providers' calls carry these:
 **
 **   *.matmul     A [..., M, K], B [..., K, N] -> Y [..., M, N], float32,
 **                ranks >= 2, leading dims broadcast (numpy); no attributes
@@ -71,13 +71,17 @@ typedef struct mlc_extern_match {
   int nattrs;
 } mlc_extern_match;
 
-/* Where a match() looks: the binding, its function and module, and the
-** use count of every value (by id). */
+/* Where a match() looks: the binding, its function and module, the use
+** count of every value (by id; returned values count) and, by id, the
+** binding that uses it last (its only user when the count is 1). */
 typedef struct mlc_extern_site {
   mlc_module *m;
   mlc_func *f;
   mlc_binding *b;
   const int *uses;
+  mlc_binding *const *user;
+  mlc_binding *const *taken; /* bindings an earlier match replaced: not to be taken again */
+  int ntaken;
 } mlc_extern_site;
 
 typedef struct mlc_extern_kernel mlc_extern_kernel;

@@ -13,6 +13,8 @@
 
 struct mlc_lower_traces;
 struct mlc_target;
+struct mlc_extern_options;
+struct mlc_pass_ctx;
 
 /*
 ** What the pipeline is asked to do (compile's options).  The pass groups
@@ -30,6 +32,11 @@ typedef struct mlc_pipeline_options {
   int no_vectorize;        /* 1: no vector loops in the default schedule */
   int vector_bits;         /* the target's widest vector (128, 256, 512; 0: 512) */
   struct mlc_lower_traces *traces; /* receives the schedule's traces; NULL: none */
+  /* The extern stage's dispatch pass (extern/extern.h: mlc_pass_dispatch)
+  ** and its options, which it also fills with its decisions; run after
+  ** the first dce when set.  NULL: no dispatch (everything generated). */
+  mlc_status (*dispatch)(struct mlc_module *m, const struct mlc_pass_ctx *ctx);
+  struct mlc_extern_options *ext;
 } mlc_pipeline_options;
 
 typedef struct mlc_pass_ctx {

@@ -11,6 +11,8 @@
 */
 #include "config.h"
 
+#include <string.h>
+
 #include "graph/pass.h"
 #include "lower/lower.h"
 
@@ -50,20 +52,37 @@ static mlc_pass_ctx context(const mlc_pass_ctx *ctx) {
   return c;
 }
 
+/* The graph passes into |all| (room for COUNT(graph_passes) + 1), with
+** the extern stage's dispatch pass after the first dce when the options
+** carry one (graph/ does not link extern/: the driver supplies it); their
+** number. */
+static int with_dispatch(const mlc_pass_ctx *c, mlc_pass *all) {
+  int n = 0, placed = 0;
+  for (int i = 0; i < COUNT(graph_passes); i++) {
+    all[n++] = graph_passes[i];
+    if (!placed && c->opt && c->opt->dispatch && !strcmp(graph_passes[i].name, "dce")) {
+      all[n++] = (mlc_pass){"dispatch", c->opt->dispatch, NULL};
+      placed = 1;
+    }
+  }
+  return n;
+}
+
 /* The graph-level passes on |m| (modified in place); |ctx| is borrowed
 ** (NULL: quiet, every group on).  Errors are transferred to the caller. */
 mlc_status mlc_graph_pipeline(mlc_module *m, const mlc_pass_ctx *ctx) {
   mlc_pass_ctx c = context(ctx);
-  return mlc_pass_run(m, graph_passes, COUNT(graph_passes), &c);
+  mlc_pass all[COUNT(graph_passes) + 1];
+  int n = with_dispatch(&c, all);
+  return mlc_pass_run(m, all, n, &c);
 }
 
 /* The whole pipeline: the graph passes, then lowering and the memory plan.
 ** Dumps are numbered in one sequence across both lists. */
 mlc_status mlc_pipeline_run(mlc_module *m, const mlc_pass_ctx *ctx) {
-  mlc_pass all[COUNT(graph_passes) + COUNT(lower_passes)];
-  int n = 0;
-  for (int i = 0; i < COUNT(graph_passes); i++) all[n++] = graph_passes[i];
-  for (int i = 0; i < COUNT(lower_passes); i++) all[n++] = lower_passes[i];
   mlc_pass_ctx c = context(ctx);
+  mlc_pass all[COUNT(graph_passes) + 1 + COUNT(lower_passes)];
+  int n = with_dispatch(&c, all);
+  for (int i = 0; i < COUNT(lower_passes); i++) all[n++] = lower_passes[i];
   return mlc_pass_run(m, all, n, &c);
 }

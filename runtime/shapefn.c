@@ -694,15 +694,9 @@ static const struct {
   const char *name;
   mlc_kernel_fn fn;
 } builtins[] = {
-    {"mlc.reshape_dims", reshape_dims},   {"mlc.unsqueeze_dims", unsqueeze_dims},
-    {"mlc.squeeze_dims", squeeze_dims},   {"mlc.reduce_dims", reduce_dims},
-    {"mlc.expand_dims", expand_dims},     {"mlc.tile_dims", tile_dims},
-    {"mlc.pad_params", pad_params},       {"mlc.slice_params", slice_params},
-    {"mlc.split_params", split_params},   {"mlc.range_len", range_len},
-    {"mlc.nonzero_count", nonzero_count}, {"mlc.nonzero", nonzero},
-    {"mlc.compress_len", compress_len},   {"mlc.compress", compress},
-    {"mlc.nms_count", nms_count},         {"mlc.nms", nms},
-    {"mlc.resize_dims", resize_dims},
+#define BUILTIN(e, fn, a0, d0, a1, d1) {"mlc." #fn, fn},
+#include "extern/builtins.def"
+#undef BUILTIN
 };
 
 mlc_kernel_fn mlc_rt_builtin_find(const char *name) {

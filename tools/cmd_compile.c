@@ -10,6 +10,8 @@ const char compile_help[] =
     "usage: " PROG " compile MODEL.onnx -o OUTPUT.so [--target TARGET] [--dump-ir DIR]\n"
     "                        [--header FILE | --no-header] [--params-as-inputs] [-q | -v]\n"
     "                        [--no-fold] [--no-fuse] [--no-layout]\n"
+    "                        [--extern LIBS|auto|none] [--extern-lib PLUGIN.so ...]\n"
+    "                        [--link-extern-lib] [--extern-cache FILE]\n"
     "\n"
     "Compiles the ONNX model into one shared library: generated kernels, the\n"
     "weights (embedded, read-only), the execution plan and the runtime.  Any\n"
@@ -46,6 +48,29 @@ const char compile_help[] =
     "  --no-layout        convolutions stay in the model's NCHW layout (no\n"
     "                     blocked NCHW[x]c kernels)\n"
     "                     (these three measure what each pass group brings)\n"
+    "  --extern LIBS      send the ops an external library implements to it:\n"
+    "                     a comma-separated list in order of preference\n"
+    "                     (openblas: matmul, convolutions as GEMM; onednn:\n"
+    "                     convolutions with their bias, residual add and\n"
+    "                     relu/clip, pooling, softmax, matmul), 'auto' (every\n"
+    "                     library this build has: for each op, the generated\n"
+    "                     kernel and each library are timed on the op's shapes\n"
+    "                     and the fastest is kept; times are cached, so a\n"
+    "                     second compile is quick) or 'none' (the default:\n"
+    "                     generated code only; the library then needs only\n"
+    "                     libc, libm and pthreads).  'inspect' on the library\n"
+    "                     shows which op went where and why\n"
+    "  --extern-lib FILE  a plugin library (mlc/mlc_extern.h) whose functions\n"
+    "                     take the ops they register, before any other library\n"
+    "                     (repeatable).  The model records the plugin's file\n"
+    "                     name and loads it at run time: already loaded in the\n"
+    "                     process, else from the directories in\n"
+    "                     $MLC_EXTERN_LIB_PATH, else next to the model\n"
+    "  --link-extern-lib  link the plugins into the library instead (found\n"
+    "                     again where they were given)\n"
+    "  --extern-cache FILE  the timing cache of --extern auto (default\n"
+    "                     $MLC_EXTERN_CACHE, else ~/.cache/mlc-onnx/\n"
+    "                     extern-times.txt; '' for none)\n"
     "  -h, --help         show this help and exit\n"
     "\n"
     "Each output replaces its file atomically (a temporary file renamed over it;\n"
@@ -61,8 +86,9 @@ static void progress(void *user, const char *line) {
   fflush(stderr);
 }
 
-/* Takes the value of option |a| (either "--opt=value" or the next argument). */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **out) {
+/* Takes the value of option |a| (either "--opt=value" or the next
+** argument); an empty value only when |empty_ok|. */
+static int opt_value_any(int argc, char **argv, int *i, const char *name, const char **out, int empty_ok) {
   const char *a = argv[*i];
   size_t n = strlen(name);
   if (strncmp(a, name, n) == 0 && a[n] == '=') {
@@ -71,8 +97,12 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
     if (*i + 1 >= argc) return cli_usage_error("compile", "compile: %s needs a value", name);
     *out = argv[++*i];
   }
-  if (!**out) return cli_usage_error("compile", "compile: %s needs a value", name);
+  if (!**out && !empty_ok) return cli_usage_error("compile", "compile: %s needs a value", name);
   return 0;
+}
+
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **out) {
+  return opt_value_any(argc, argv, i, name, out, 0);
 }
 
 static int is_opt(const char *a, const char *name) {
@@ -86,6 +116,7 @@ int cmd_compile(int argc, char **argv) {
   mlc_compile_options_init(&o);
   o.progress = progress;
   int no_header = 0, dashdash = 0, quiet = 0;
+  const char *plugins[8];
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     int rc = 0;
@@ -105,6 +136,15 @@ int cmd_compile(int argc, char **argv) {
       else if (!strcmp(a, "--no-fold")) o.no_fold = 1;
       else if (!strcmp(a, "--no-fuse")) o.no_fuse = 1;
       else if (!strcmp(a, "--no-layout")) o.no_layout = 1;
+      else if (is_opt(a, "--extern-lib")) {
+        if (o.nextern_plugins >= 8) return cli_usage_error("compile", "compile: at most 8 --extern-lib");
+        rc = opt_value(argc, argv, &i, "--extern-lib", &plugins[o.nextern_plugins]);
+        if (!rc) o.nextern_plugins++;
+        o.extern_plugins = plugins;
+      } else if (is_opt(a, "--extern-cache")) {
+        rc = opt_value_any(argc, argv, &i, "--extern-cache", &o.extern_cache, 1);
+      } else if (is_opt(a, "--extern")) rc = opt_value(argc, argv, &i, "--extern", &o.extern_libs);
+      else if (!strcmp(a, "--link-extern-lib")) o.link_extern_plugins = 1;
       else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
       else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
       else return cli_usage_error("compile", "compile: unknown option '%s'", a);
@@ -118,6 +158,8 @@ int cmd_compile(int argc, char **argv) {
   if (!out) return cli_usage_error("compile", "compile: no output given (-o OUTPUT.so)");
   if (no_header && o.header_path) return cli_usage_error("compile", "compile: --header and --no-header exclude one another");
   if (quiet && o.verbose) return cli_usage_error("compile", "compile: -q and -v exclude one another");
+  if (o.link_extern_plugins && !o.nextern_plugins)
+    return cli_usage_error("compile", "compile: --link-extern-lib without --extern-lib");
   if (quiet) o.progress = NULL;
   if (no_header) o.header_path = "";
   mlc_status s = mlc_compile_file(model, out, &o);

@@ -99,6 +99,24 @@ typedef struct mlc_compile_options {
   ** fold (BatchNormalization into convolutions, simplify, cse), fuse
   ** (fused kernels), layout (blocked NCHW[x]c convolutions). */
   int no_fold, no_fuse, no_layout;
+  /* External libraries the dispatcher may send ops to: NULL or "none"
+  ** (generated code only), "auto" (every library this build has; for each
+  ** op it can take, the generated kernel and each library are timed at
+  ** compile time on the op's shapes and the fastest is kept), or a
+  ** comma-separated list in order of preference ("openblas,onednn": the
+  ** first that takes an op gets it).  Borrowed. */
+  const char *extern_libs;
+  /* Plugin libraries (mlc/mlc_extern.h) whose functions the dispatcher
+  ** sends their ops to, before any other library: |nextern_plugins| paths,
+  ** borrowed.  The model records each plugin's file name and loads it at
+  ** run time, unless |link_extern_plugins| links them into the library. */
+  const char *const *extern_plugins;
+  int nextern_plugins;
+  int link_extern_plugins;
+  /* "auto": the file that caches measured times (NULL: $MLC_EXTERN_CACHE,
+  ** else $XDG_CACHE_HOME/mlc-onnx/extern-times.txt, else
+  ** ~/.cache/mlc-onnx/extern-times.txt; "" for none).  Borrowed. */
+  const char *extern_cache;
 } mlc_compile_options;
 
 /* Fills |o| with the defaults (host target, no dumps, header next to the .so). */

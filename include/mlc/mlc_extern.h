@@ -10,9 +10,10 @@
 ** row-major, data at data + byte_offset) or a pointer to an int64_t (code
 ** MLC_ARG_INT).  The tensors come first: the op's inputs in order, then its
 ** outputs, which the caller allocated (the kernel writes them and allocates
-** nothing it returns).  Then one MLC_ARG_INT per integer of the op's
-** attributes, in the order the op's schema names them (an int is one
-** value, a list of ints one value per element).  The kernel returns 0, or
+** nothing it returns).  Then the op's attributes as MLC_ARG_INTs, the
+** attributes sorted by name: an int is one value, a list of ints one value
+** per element, a float the bits of its float32 (low 32 bits); string and
+** float-list attributes are not passed.  The kernel returns 0, or
 ** nonzero after ctx->api->set_error.  It reaches the runtime only through
 ** ctx->api: the session's threads (parallel_for, num_threads), scratch
 ** memory, errors.

@@ -64,23 +64,9 @@ typedef struct builtin {
 } builtin;
 
 static const builtin builtins[] = {
-    {MLC_OP_RESHAPE_DIMS, "mlc.reshape_dims", {"allowzero", NULL}, {0, 0}},
-    {MLC_OP_UNSQUEEZE_DIMS, "mlc.unsqueeze_dims", {NULL, NULL}, {0, 0}},
-    {MLC_OP_SQUEEZE_DIMS, "mlc.squeeze_dims", {NULL, NULL}, {0, 0}},
-    {MLC_OP_REDUCE_DIMS, "mlc.reduce_dims", {"keepdims", "noop_with_empty_axes"}, {1, 0}},
-    {MLC_OP_EXPAND_DIMS, "mlc.expand_dims", {NULL, NULL}, {0, 0}},
-    {MLC_OP_TILE_DIMS, "mlc.tile_dims", {NULL, NULL}, {0, 0}},
-    {MLC_OP_PAD_PARAMS, "mlc.pad_params", {NULL, NULL}, {0, 0}},
-    {MLC_OP_SLICE_PARAMS, "mlc.slice_params", {NULL, NULL}, {0, 0}},
-    {MLC_OP_SPLIT_PARAMS, "mlc.split_params", {"axis", "index"}, {0, 0}},
-    {MLC_OP_RANGE_LEN, "mlc.range_len", {NULL, NULL}, {0, 0}},
-    {MLC_OP_NONZERO_COUNT, "mlc.nonzero_count", {NULL, NULL}, {0, 0}},
-    {MLC_OP_NONZERO, "mlc.nonzero", {NULL, NULL}, {0, 0}},
-    {MLC_OP_COMPRESS_LEN, "mlc.compress_len", {"axis", NULL}, {-1, 0}},
-    {MLC_OP_COMPRESS, "mlc.compress", {"axis", NULL}, {-1, 0}},
-    {MLC_OP_NMS_COUNT, "mlc.nms_count", {"center_point_box", NULL}, {0, 0}},
-    {MLC_OP_NMS, "mlc.nms", {"center_point_box", NULL}, {0, 0}},
-    {MLC_OP_RESIZE_DIMS, "mlc.resize_dims", {NULL, NULL}, {0, 0}},
+#define BUILTIN(e, fn, a0, d0, a1, d1) {MLC_OP_##e, "mlc." #fn, {a0, a1}, {d0, d1}},
+#include "extern/builtins.def"
+#undef BUILTIN
 };
 
 /* Rewrites |b| into call_dps_packed of its built-in when it has one

@@ -1,0 +1,232 @@
+/*
+** extern_measure.c: timing one call's candidates for `compile --extern
+** auto` (driver_int.h, mlc_drv_measure).
+**
+** A probe is a module with one graph function that holds just the call:
+** the bindings the match covers, re-emitted with their attributes; the
+** call's constants copied (weights matter: a library may repack them),
+** every other argument a parameter.  It is compiled like a model (with
+** only the candidate's provider allowed, or none for generated code) into
+** the scratch directory and run by `mlc-onnx run PROBE.so --bench N
+** --json` in a child process on the threads the model will use (inputs:
+** seeded random data); the median latency is the candidate's time.  A
+** probe that fails to compile or run is reported and not chosen.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/outfile.h"
+#include "driver/driver_int.h"
+#include "extern/extern.h"
+
+/* Runs of each probe, after its warm-up. */
+#define PROBE_RUNS 15
+#define PROBE_WARMUP 3
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The mlc-onnx to run probes with: $MLC_CLI, else this program when it is
+** mlc-onnx, else mlc-onnx from PATH. */
+static char *find_cli(void) {
+  const char *env = getenv("MLC_CLI");
+  if (env && *env) return mlc_mem_strdup(env);
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = 0;
+    const char *base = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
+    if (!strcmp(base, "mlc-onnx") || !strcmp(base, "lt-mlc-onnx")) return mlc_mem_strdup(self);
+  }
+  return mlc_mem_strdup("mlc-onnx");
+}
+
+/* The cache file: opts->extern_cache, $MLC_EXTERN_CACHE, the XDG cache
+** directory or ~/.cache; NULL for none ("" given).  Its directory is
+** created when missing. */
+static char *cache_file(const mlc_compile_options *o) {
+  const char *p = o->extern_cache;
+  if (!p) p = getenv("MLC_EXTERN_CACHE");
+  if (p) return *p ? mlc_mem_strdup(p) : NULL;
+  char dir[PATH_MAX];
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg == '/') snprintf(dir, sizeof dir, "%s/mlc-onnx", xdg);
+  else if (home && *home == '/') snprintf(dir, sizeof dir, "%s/.cache/mlc-onnx", home);
+  else return NULL;
+  char parent[PATH_MAX];
+  snprintf(parent, sizeof parent, "%s", dir);
+  char *sl = strrchr(parent, '/');
+  if (sl && sl != parent) {
+    *sl = 0;
+    if (!is_dir(parent)) mkdir(parent, 0755);
+  }
+  if (!is_dir(dir) && mkdir(dir, 0755) != 0) return NULL;
+  char file[PATH_MAX + 32];
+  snprintf(file, sizeof file, "%s/extern-times.txt", dir);
+  return mlc_mem_strdup(file);
+}
+
+mlc_status mlc_drv_measure_init(mlc_drv_measure *ms, const char *target_spec) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *t = getenv("MLC_EXTERN_THREADS");
+  ms->threads = t && atoi(t) > 0 ? atoi(t) : ncpu > 0 ? (int)ncpu : 1;
+  char key[600];
+  snprintf(key, sizeof key, "%s t%d", target_spec, ms->threads);
+  ms->key = mlc_mem_strdup(key);
+  ms->cli = find_cli();
+  ms->cache_path = cache_file(ms->opts);
+  const char *tmp = getenv("TMPDIR");
+  char tmpl[PATH_MAX];
+  snprintf(tmpl, sizeof tmpl, "%s/mlc-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!ms->key || !ms->cli) return mlc_oom();
+  if (!mkdtemp(tmpl)) return mlc_make_status(MLC_IO_ERROR, "cannot create a temporary directory: %s", strerror(errno));
+  ms->workdir = mlc_mem_strdup(tmpl);
+  if (!ms->workdir) {
+    rmdir(tmpl);
+    return mlc_oom();
+  }
+  return NULL;
+}
+
+void mlc_drv_measure_fini(mlc_drv_measure *ms) {
+  if (ms->workdir) {
+    for (int i = 0; i < ms->nprobes; i++) {
+      char p[PATH_MAX + 64];
+      const char *names[] = {"probe%d.so", "probe%d.log"};
+      for (int j = 0; j < 2; j++) {
+        snprintf(p, sizeof p, "%s/", ms->workdir);
+        size_t l = strlen(p);
+        snprintf(p + l, sizeof p - l, names[j], i);
+        unlink(p);
+      }
+    }
+    rmdir(ms->workdir);
+  }
+  mlc_mem_free(ms->workdir);
+  mlc_mem_free(ms->cli);
+  mlc_mem_free(ms->key);
+  mlc_mem_free(ms->cache_path);
+  memset(ms, 0, sizeof *ms);
+}
+
+/* ---- the probe module --------------------------------------------------- */
+
+/* |v| of |m| in probe |pm|: the same constant, a value already emitted, or
+** a new parameter. */
+static mlc_status probe_value(const mlc_module *m, mlc_module *pm, mlc_func *pf, mlc_value **map, mlc_value *v,
+                              mlc_value **out) {
+  if (map[v->id]) {
+    *out = map[v->id];
+    return NULL;
+  }
+  mlc_type t;
+  int64_t dims[64];
+  if (v->type.rank > 64) return mlc_make_status(MLC_UNIMPLEMENTED, "rank %d", v->type.rank);
+  for (int d = 0; d < v->type.rank; d++) {
+    if (v->type.dims[d] < 0) return mlc_make_status(MLC_UNIMPLEMENTED, "a shape with run-time dims");
+    dims[d] = v->type.dims[d];
+  }
+  MLC_RETURN_IF_ERROR(mlc_module_type(pm, v->type.dtype, dims, v->type.rank, &t));
+  if (v->kind == MLC_VALUE_CONST) {
+    const mlc_const *c = mlc_value_const(m, v);
+    if (!c) return mlc_make_status(MLC_INTERNAL, "constant without data");
+    MLC_RETURN_IF_ERROR(mlc_module_add_const(pm, c->name, &t, c->data, c->nbytes, out));
+  } else {
+    char name[32];
+    snprintf(name, sizeof name, "in%d", pf->nparams);
+    MLC_RETURN_IF_ERROR(mlc_func_add_param(pf, name, &t, out));
+  }
+  map[v->id] = *out;
+  return NULL;
+}
+
+static mlc_status build_probe(const mlc_module *m, const mlc_extern_match *mt, mlc_module **out) {
+  mlc_module *pm = NULL;
+  MLC_RETURN_IF_ERROR(mlc_module_create(m->alloc, &pm));
+  pm->fold = 0;
+  mlc_value **map = mlc_mem_calloc((size_t)m->next_value_id + 1, sizeof *map);
+  mlc_func *pf = NULL;
+  mlc_status s = map ? mlc_func_create(pm, "main", &pf) : mlc_oom();
+  mlc_value *last = NULL;
+  for (int i = 0; !s && i < mt->nbindings; i++) {
+    const mlc_binding *b = mt->bindings[i];
+    if (b->kind != MLC_CALL_OP || b->nouts != 1) {
+      s = mlc_make_status(MLC_UNIMPLEMENTED, "not a single-output op call");
+      break;
+    }
+    mlc_value *args[16];
+    if (b->nargs > 16) s = mlc_make_status(MLC_UNIMPLEMENTED, "%d arguments", b->nargs);
+    for (int a = 0; !s && a < b->nargs; a++) s = probe_value(m, pm, pf, map, b->args[a], &args[a]);
+    if (s) break;
+    s = mlc_graph_emit1(pf, b->op, args, b->nargs, b->attrs, b->nattrs, &b->origin, &last);
+    if (!s) map[b->outs[0]->id] = last;
+  }
+  if (!s && last) s = mlc_func_add_ret(pf, last);
+  mlc_mem_free(map);
+  if (s) {
+    mlc_module_destroy(pm);
+    return s;
+  }
+  *out = pm;
+  return NULL;
+}
+
+/* The median latency in the JSON `mlc-onnx run --json --bench` printed
+** (in |log|), in seconds; < 0 if none. */
+static double read_median(const char *log_path) {
+  FILE *f = fopen(log_path, "r");
+  if (!f) return -1;
+  char buf[8192];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *p = strstr(buf, "\"median\":");
+  if (!p) return -1;
+  char *end;
+  double ms = strtod(p + 9, &end);
+  return end == p + 9 || ms <= 0 ? -1 : ms * 1e-3;
+}
+
+double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_kernel *k, const mlc_extern_match *mt,
+                            char *why, size_t whylen) {
+  mlc_drv_measure *ms = user;
+  mlc_module *pm = NULL;
+  mlc_status s = build_probe(m, mt, &pm);
+  int id = ms->nprobes++;
+  char so[PATH_MAX + 64], log[PATH_MAX + 64];
+  snprintf(so, sizeof so, "%s/probe%d.so", ms->workdir, id);
+  snprintf(log, sizeof log, "%s/probe%d.log", ms->workdir, id);
+  if (!s) s = mlc_drv_compile_probe(ms, pm, k ? k->provider : NULL, so);
+  mlc_module_destroy(pm);
+  double secs = -1;
+  if (!s) {
+    char runs[16], warm[16], threads[16];
+    snprintf(runs, sizeof runs, "%d", PROBE_RUNS);
+    snprintf(warm, sizeof warm, "%d", PROBE_WARMUP);
+    snprintf(threads, sizeof threads, "%d", ms->threads);
+    const char *argv[] = {ms->cli, "run", so, "--bench", runs, "--warmup", warm, "--threads", threads, "--json", NULL};
+    s = mlc_drv_spawn(argv, NULL, log);
+    if (!s && (secs = read_median(log)) < 0) s = mlc_make_status(MLC_INTERNAL, "no latency in the output of run");
+  }
+  if (s) {
+    snprintf(why, whylen, "%s", mlc_status_message(s));
+    mlc_status_free(s);
+    return -1;
+  }
+  if (ms->progress) {
+    char line[256];
+    snprintf(line, sizeof line, "      timed %-18s %8.3f ms", k ? k->name : "generated", secs * 1e3);
+    ms->progress(ms->progress_user, line);
+  }
+  return secs;
+}
