@@ -301,7 +301,7 @@ const mlc_extern_kernel mlc_extern_builtin_kernels[] = {
     {"onednn.avg_pool2d", DN, "avg_pool 2-d", "mlc_ext_onednn_avg_pool2d", match_pool, NULL, MLC_OP_AVG_POOL},
     {"onednn.softmax", DN, "softmax, log_softmax", "mlc_ext_onednn_softmax", match_softmax, NULL, MLC_OP_SOFTMAX},
 #define BUILTIN(e, fn, a0, d0, a1, d1) {"mlc." #fn, RT, "run-time shape function", NULL, NULL, NULL, MLC_OP_##e},
-#include "extern/builtins.def"
+#include "runtime/rt_builtins.def"
 #undef BUILTIN
     {NULL, NULL, NULL, NULL, NULL, NULL, MLC_OP_COUNT},
 };

@@ -695,7 +695,7 @@ static const struct {
   mlc_kernel_fn fn;
 } builtins[] = {
 #define BUILTIN(e, fn, a0, d0, a1, d1) {"mlc." #fn, fn},
-#include "extern/builtins.def"
+#include "runtime/rt_builtins.def"
 #undef BUILTIN
 };
 

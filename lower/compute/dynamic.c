@@ -65,7 +65,7 @@ typedef struct builtin {
 
 static const builtin builtins[] = {
 #define BUILTIN(e, fn, a0, d0, a1, d1) {MLC_OP_##e, "mlc." #fn, {a0, a1}, {d0, d1}},
-#include "extern/builtins.def"
+#include "runtime/rt_builtins.def"
 #undef BUILTIN
 };
 

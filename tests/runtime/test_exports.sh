@@ -45,11 +45,11 @@ fi
 
 # runtime/ includes nothing from the compiler.
 leaks=$(grep -n '^#include "' "$srcdir"/runtime/*.c "$srcdir"/runtime/*.h |
-  grep -vE '#include "(config\.h|runtime/rt_[a-z]+\.h|mlc/mlc_runtime\.h)"' || true)
+  grep -vE '#include "(config\.h|runtime/rt_[a-z]+\.(h|def)|mlc/mlc_runtime\.h|mlc/mlc_extern\.h)"' || true)
 if [ -z "$leaks" ]; then
-  ok "runtime/ includes only runtime/ and mlc/mlc_runtime.h"
+  ok "runtime/ includes only runtime/, mlc/mlc_runtime.h and mlc/mlc_extern.h"
 else
-  bad "runtime/ includes only runtime/ and mlc/mlc_runtime.h:"
+  bad "runtime/ includes only runtime/, mlc/mlc_runtime.h and mlc/mlc_extern.h:"
   echo "$leaks" | sed 's/^/    /'
 fi
 
