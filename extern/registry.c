@@ -206,6 +206,10 @@ static int match_pool(const mlc_extern_kernel *k, const mlc_extern_site *s, mlc_
   if (!is_f32(x) || !is_f32(y) || x->type.rank != 4 || y->type.rank != 4) return 0;
   const mlc_attr *kern = mlc_attrs_find(b->attrs, b->nattrs, "kernel");
   if (!kern || kern->kind != MLC_ATTR_INTS || kern->n != 2) return 0;
+  /* ceil_mode's extra end padding counted in the average: not oneDNN's rule */
+  if (want == MLC_OP_AVG_POOL && mlc_attrs_int(b->attrs, b->nattrs, "count_include_pad", 0) &&
+      mlc_attrs_int(b->attrs, b->nattrs, "ceil_mode", 0))
+    return 0;
   return absorb(mt, s->b) && push_arg(mt, x) && push_ints(mt, b, "kernel", 2, 1) &&
          push_ints(mt, b, "pads", 4, 0) && push_ints(mt, b, "strides", 2, 1) &&
          push_ints(mt, b, "dilations", 2, 1) &&

@@ -1,2 +1,670 @@
-/* rt_onednn.c: (being written) */
-typedef int mlc_extern_rt_onednn_unit;
+/*
+** rt_onednn.c: the oneDNN provider's run-time wrappers (extern.h):
+** "onednn.conv2d", "onednn.matmul", "onednn.max_pool2d",
+** "onednn.avg_pool2d" and "onednn.softmax", in the kernel calling
+** convention of mlc/mlc_extern.h, through oneDNN's C API.  Linked into a
+** model.so (libmlcext_onednn.a, and -ldnnl) only when the dispatcher sent a
+** call to oneDNN.
+**
+** Primitives.  A call's primitive depends on every shape and attribute; it
+** is built on the first call with those (a primitive descriptor, the
+** primitive and the reorders it needs) and kept in a process-wide cache
+** (mutex, at most CACHE_MAX entries; a call that finds the cache full
+** builds a transient one).  Convolutions let oneDNN choose its layouts
+** (format any, usually blocked nChw16c): the plain NCHW input is reordered
+** into its layout and the result back.  A constant weight (w_const) is
+** reordered once, when its entry is built, and kept with the entry, which
+** is keyed by the weight's address; any other weight is reordered on each
+** call.  The residual add is a sum post-op (the residual copied into the
+** destination first), relu and clip are eltwise post-ops.
+**
+** Concurrency and threads.  Primitives run with a user scratchpad taken
+** from the session's workspace, so sessions may share cached primitives.
+** oneDNN here runs on OpenMP: each call sets the calling thread's OpenMP
+** thread count to the session's thread count.  OpenMP's threads outlive
+** the calls, so the first call pins libdnnl and libgomp in the process
+** (RTLD_NODELETE): they stay loaded after the model is freed.
+**
+** Errors: every argument is checked (counts, float32, ranks, shapes against
+** the attributes); a oneDNN failure is an error naming the function, what
+** was being done and oneDNN's status.
+*/
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "extern/rt_ext.h"
+
+/* OpenMP's thread count of the calling thread (libgomp, which oneDNN links). */
+extern void omp_set_num_threads(int n);
+
+#define CACHE_MAX 512
+#define MAX_RANK 12
+
+/* ---- errors and common checks ----------------------------------------- */
+
+static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) {
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "onednn.%s: ", fn);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg + (n > 0 ? n : 0), sizeof msg - (size_t)(n > 0 ? n : 0), fmt, ap);
+  va_end(ap);
+  return ctx->api->set_error(ctx, msg);
+}
+
+static int f32_tensor(const DLTensor *t, int rank) {
+  if (!t || t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1) return 0;
+  if (rank >= 0 && t->ndim != rank) return 0;
+  if (t->ndim < 0 || t->ndim > MAX_RANK || (t->ndim && !t->shape)) return 0;
+  int64_t n = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] < 0) return 0;
+    if (t->strides && t->shape[i] != 1 && t->strides[i] != n) return 0;
+    n *= t->shape[i];
+  }
+  return n == 0 || t->data;
+}
+
+static float *fdata(const DLTensor *t) { return (float *)((char *)t->data + t->byte_offset); }
+
+static int64_t numel(const DLTensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  return n;
+}
+
+static int count_tensors(const int32_t *codes, int32_t nargs) {
+  int n = 0;
+  while (n < nargs && codes[n] == MLC_ARG_TENSOR) n++;
+  for (int i = n; i < nargs; i++)
+    if (codes[i] != MLC_ARG_INT) return -1;
+  return n;
+}
+
+static void set_threads(mlc_rt_ctx *ctx) {
+  int n = ctx->api->num_threads ? ctx->api->num_threads(ctx) : 1;
+  omp_set_num_threads(n < 1 ? 1 : n);
+}
+
+/* ---- the engine --------------------------------------------------------- */
+
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t engine;
+static dnnl_status_t engine_status = dnnl_runtime_error;
+
+/* Creates the engine, and pins oneDNN and its OpenMP runtime in the
+** process: OpenMP's worker threads outlive a call, so unloading them with
+** the model (dlclose) would pull their code from under them. */
+static void make_engine(void) {
+  const char *libs[] = {"libdnnl.so.2", "libgomp.so.1"};
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) dlopen(libs[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+}
+
+static int have_engine(mlc_rt_ctx *ctx, const char *fn) {
+  pthread_once(&engine_once, make_engine);
+  if (engine_status == dnnl_success) return 1;
+  fail(ctx, fn, "creating the CPU engine: %s", dnnl_status2str(engine_status));
+  return 0;
+}
+
+/* The plain row-major tag of |rank| dims. */
+static dnnl_format_tag_t plain_tag(int rank) {
+  static const dnnl_format_tag_t tags[MAX_RANK + 1] = {
+      dnnl_format_tag_undef, dnnl_a,      dnnl_ab,      dnnl_abc,      dnnl_abcd,      dnnl_abcde,      dnnl_abcdef,
+      dnnl_abcdefg,          dnnl_abcdefgh, dnnl_abcdefghi, dnnl_abcdefghij, dnnl_abcdefghijk, dnnl_abcdefghijkl};
+  return rank >= 1 && rank <= MAX_RANK ? tags[rank] : dnnl_format_tag_undef;
+}
+
+/* ---- the cache of built primitives --------------------------------------- */
+
+enum { K_CONV = 1, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_SOFTMAX };
+
+typedef struct key {
+  int kind;
+  int n; /* values used in v */
+  int64_t v[64];
+  const void *w; /* a constant weight's address, or NULL */
+} key;
+
+typedef struct entry {
+  key k;
+  dnnl_primitive_t prim;
+  dnnl_primitive_t src_in, dst_out, wei_in, res_in; /* reorders; NULL: none needed */
+  dnnl_memory_desc_t src_md, wei_md, dst_md;        /* the layouts the primitive reads and writes */
+  size_t src_bytes, wei_bytes, dst_bytes, scratch_bytes;
+  dnnl_memory_desc_t scratch_md;
+  void *wei_const;                                  /* the reordered constant weight (aligned) */
+  int dst_plain;                                    /* dst_md is the plain layout of Y */
+  int src_plain, wei_plain;
+} entry;
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static entry *cache[CACHE_MAX];
+static int ncache;
+
+static void entry_free(entry *e) {
+  if (!e) return;
+  dnnl_primitive_t ps[] = {e->prim, e->src_in, e->dst_out, e->wei_in, e->res_in};
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+    if (ps[i]) dnnl_primitive_destroy(ps[i]);
+  free(e->wei_const);
+  free(e);
+}
+
+static entry *cache_find(const key *k) {
+  pthread_mutex_lock(&cache_mu);
+  entry *found = NULL;
+  for (int i = 0; i < ncache && !found; i++)
+    if (cache[i]->k.kind == k->kind && cache[i]->k.n == k->n && cache[i]->k.w == k->w &&
+        memcmp(cache[i]->k.v, k->v, sizeof k->v[0] * (size_t)k->n) == 0)
+      found = cache[i];
+  pthread_mutex_unlock(&cache_mu);
+  return found;
+}
+
+/* Adds |e|; 1 when kept, 0 when the cache is full or another thread
+** added the same key first (the caller then uses *|use| and frees |e|). */
+static int cache_add(entry *e, entry **use) {
+  pthread_mutex_lock(&cache_mu);
+  *use = e;
+  for (int i = 0; i < ncache; i++)
+    if (cache[i]->k.kind == e->k.kind && cache[i]->k.n == e->k.n && cache[i]->k.w == e->k.w &&
+        memcmp(cache[i]->k.v, e->k.v, sizeof e->k.v[0] * (size_t)e->k.n) == 0) {
+      *use = cache[i];
+      pthread_mutex_unlock(&cache_mu);
+      return 0;
+    }
+  int kept = ncache < CACHE_MAX;
+  if (kept) cache[ncache++] = e;
+  pthread_mutex_unlock(&cache_mu);
+  return kept;
+}
+
+static void key_add(key *k, int64_t v) {
+  if (k->n < (int)(sizeof k->v / sizeof k->v[0])) k->v[k->n++] = v;
+}
+
+static void key_dims(key *k, const DLTensor *t) {
+  key_add(k, t->ndim);
+  for (int i = 0; i < t->ndim; i++) key_add(k, t->shape[i]);
+}
+
+/* A reorder from |from| to |to|, or NULL (and 1) when they are the same. */
+static dnnl_status_t make_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                                  dnnl_primitive_t *out) {
+  *out = NULL;
+  if (dnnl_memory_desc_equal(from, to)) return dnnl_success;
+  dnnl_primitive_desc_t pd;
+  dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine, NULL);
+  if (st != dnnl_success) return st;
+  st = dnnl_primitive_create(out, pd);
+  dnnl_primitive_desc_destroy(pd);
+  return st;
+}
+
+/* Runs |p| on |nargs| (arg, memory) pairs on a fresh stream. */
+static dnnl_status_t run(dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *args) {
+  dnnl_stream_t s;
+  dnnl_status_t st = dnnl_stream_create(&s, engine, dnnl_stream_default_flags);
+  if (st != dnnl_success) return st;
+  st = dnnl_primitive_execute(p, s, nargs, args);
+  if (st == dnnl_success) st = dnnl_stream_wait(s);
+  dnnl_stream_destroy(s);
+  return st;
+}
+
+/* A memory object of |md| over |ptr|. */
+static dnnl_status_t mem(const dnnl_memory_desc_t *md, void *ptr, dnnl_memory_t *out) {
+  return dnnl_memory_create(out, md, engine, ptr);
+}
+
+/* Reorders |ptr| (layout |from|) into |dst| (layout |to|) with |r|. */
+static dnnl_status_t reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *from, const void *ptr,
+                                 const dnnl_memory_desc_t *to, void *dst) {
+  dnnl_memory_t a = NULL, b = NULL;
+  dnnl_status_t st = mem(from, (void *)ptr, &a);
+  if (st == dnnl_success) st = mem(to, dst, &b);
+  if (st == dnnl_success) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, a}, {DNNL_ARG_TO, b}};
+    st = run(r, 2, args);
+  }
+  if (a) dnnl_memory_destroy(a);
+  if (b) dnnl_memory_destroy(b);
+  return st;
+}
+
+/* Builds the entry's primitive from op descriptor |op| and |attr|, with its
+** layouts; reorders for the plain |src|, |wei|, |dst| layouts (NULL: none
+** of that kind).  |sq|/|wq|/|dq|: the query kinds of its src, weights, dst. */
+static dnnl_status_t build(entry *e, const void *op, dnnl_primitive_attr_t attr, const dnnl_memory_desc_t *src,
+                           const dnnl_memory_desc_t *wei, const dnnl_memory_desc_t *dst) {
+  dnnl_primitive_desc_t pd;
+  dnnl_status_t st = dnnl_primitive_desc_create(&pd, op, attr, engine, NULL);
+  if (st != dnnl_success) return st;
+  const dnnl_memory_desc_t *q;
+  if (src && (q = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0))) e->src_md = *q;
+  if (wei && (q = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0))) e->wei_md = *q;
+  if (dst && (q = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0))) e->dst_md = *q;
+  if ((q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0))) {
+    e->scratch_md = *q;
+    e->scratch_bytes = dnnl_memory_desc_get_size(q);
+  }
+  st = dnnl_primitive_create(&e->prim, pd);
+  dnnl_primitive_desc_destroy(pd);
+  if (st != dnnl_success) return st;
+  if (src) {
+    e->src_plain = dnnl_memory_desc_equal(src, &e->src_md);
+    e->src_bytes = dnnl_memory_desc_get_size(&e->src_md);
+    if ((st = make_reorder(src, &e->src_md, &e->src_in)) != dnnl_success) return st;
+  }
+  if (wei) {
+    e->wei_plain = dnnl_memory_desc_equal(wei, &e->wei_md);
+    e->wei_bytes = dnnl_memory_desc_get_size(&e->wei_md);
+    if ((st = make_reorder(wei, &e->wei_md, &e->wei_in)) != dnnl_success) return st;
+  }
+  if (dst) {
+    e->dst_plain = dnnl_memory_desc_equal(dst, &e->dst_md);
+    e->dst_bytes = dnnl_memory_desc_get_size(&e->dst_md);
+    if ((st = make_reorder(&e->dst_md, dst, &e->dst_out)) != dnnl_success) return st;
+    if ((st = make_reorder(dst, &e->dst_md, &e->res_in)) != dnnl_success) return st;
+  }
+  return dnnl_success;
+}
+
+static void *ws(mlc_rt_ctx *ctx, size_t n) { return n ? ctx->api->workspace_alloc(ctx, (uint64_t)n) : NULL; }
+
+static void ws_free(mlc_rt_ctx *ctx, void *p) {
+  if (p) ctx->api->workspace_free(ctx, p);
+}
+
+/* ---- conv2d ------------------------------------------------------------- */
+
+enum { ACT_NONE = 0, ACT_RELU = 1, ACT_CLIP = 2 };
+
+int mlc_ext_onednn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  int nt = count_tensors(codes, nargs);
+  if (nt < 3 || nt > 5 || nargs - nt != 15)
+    return fail(ctx, "conv2d", "takes X, W, [bias], [residual], Y and 15 ints (%d arguments)", nargs);
+  int64_t at[15];
+  for (int i = 0; i < 15; i++) at[i] = *(const int64_t *)args[nt + i];
+  int64_t dh = at[0], dw = at[1], groups = at[2], pt = at[3], pl = at[4], pb = at[5], pr = at[6], sh = at[7],
+          sw = at[8], has_bias = at[9], has_res = at[10], act = at[11], w_const = at[14];
+  if (nt != 3 + (has_bias != 0) + (has_res != 0))
+    return fail(ctx, "conv2d", "%d tensors for has_bias %lld, has_residual %lld", nt, (long long)has_bias,
+                (long long)has_res);
+  const DLTensor *X = args[0], *W = args[1], *Bi = has_bias ? args[2] : NULL,
+                 *R = has_res ? args[2 + (has_bias != 0)] : NULL, *Y = args[nt - 1];
+  if (!f32_tensor(X, 4) || !f32_tensor(W, 4) || !f32_tensor(Y, 4) || (Bi && !f32_tensor(Bi, 1)) ||
+      (R && !f32_tensor(R, 4)))
+    return fail(ctx, "conv2d", "X, W, Y (and residual) must be compact float32 tensors of rank 4, bias rank 1");
+  if (dh < 1 || dw < 1 || sh < 1 || sw < 1 || groups < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0 || act < 0 ||
+      act > ACT_CLIP)
+    return fail(ctx, "conv2d", "bad attributes (dilations %lld %lld, strides %lld %lld, groups %lld, act %lld)",
+                (long long)dh, (long long)dw, (long long)sh, (long long)sw, (long long)groups, (long long)act);
+  int64_t n = X->shape[0], c = X->shape[1], h = X->shape[2], wd = X->shape[3];
+  int64_t k = W->shape[0], kh = W->shape[2], kw = W->shape[3];
+  if (c % groups || k % groups || W->shape[1] != c / groups)
+    return fail(ctx, "conv2d", "X has %lld channels, W is [%lld, %lld, ..], groups %lld: they disagree",
+                (long long)c, (long long)k, (long long)W->shape[1], (long long)groups);
+  int64_t eh = (kh - 1) * dh + 1, ew = (kw - 1) * dw + 1;
+  int64_t oh = h + pt + pb >= eh ? (h + pt + pb - eh) / sh + 1 : 0, ow = wd + pl + pr >= ew ? (wd + pl + pr - ew) / sw + 1 : 0;
+  if (Y->shape[0] != n || Y->shape[1] != k || Y->shape[2] != oh || Y->shape[3] != ow)
+    return fail(ctx, "conv2d", "Y is [%lld, %lld, %lld, %lld], the convolution gives [%lld, %lld, %lld, %lld]",
+                (long long)Y->shape[0], (long long)Y->shape[1], (long long)Y->shape[2], (long long)Y->shape[3],
+                (long long)n, (long long)k, (long long)oh, (long long)ow);
+  if (Bi && Bi->shape[0] != k)
+    return fail(ctx, "conv2d", "bias has %lld values for %lld filters", (long long)Bi->shape[0], (long long)k);
+  if (R)
+    for (int d = 0; d < 4; d++)
+      if (R->shape[d] != Y->shape[d]) return fail(ctx, "conv2d", "the residual's shape is not Y's");
+  if (numel(Y) == 0) return 0;
+  if (numel(X) == 0 || numel(W) == 0) return fail(ctx, "conv2d", "an empty input or weight");
+  if (!have_engine(ctx, "conv2d")) return -1;
+  key kk;
+  memset(&kk, 0, sizeof kk);
+  kk.kind = K_CONV;
+  key_dims(&kk, X);
+  key_dims(&kk, W);
+  for (int i = 0; i < 15; i++) key_add(&kk, at[i]);
+  kk.w = w_const ? fdata(W) : NULL;
+  entry *e = cache_find(&kk), *fresh = NULL;
+  dnnl_status_t st = dnnl_success;
+  const char *doing = "";
+  dnnl_dims_t xd = {n, c, h, wd}, yd = {n, k, oh, ow}, bd = {k};
+  dnnl_dims_t wdims = {groups, k / groups, c / groups, kh, kw};
+  dnnl_memory_desc_t x_md, y_md, w_md, b_md, x_any, y_any, w_any;
+  int wr = groups > 1 ? 5 : 4;
+  if (groups == 1) memcpy(wdims, (dnnl_dims_t){k, c, kh, kw}, sizeof(int64_t) * 4);
+  dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_abcd);
+  dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_abcd);
+  dnnl_memory_desc_init_by_tag(&w_md, wr, wdims, dnnl_f32, plain_tag(wr));
+  dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a);
+  if (!e) {
+    fresh = calloc(1, sizeof *fresh);
+    if (!fresh) return fail(ctx, "conv2d", "out of memory");
+    fresh->k = kk;
+    dnnl_memory_desc_init_by_tag(&x_any, 4, xd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&y_any, 4, yd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&w_any, wr, wdims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_dims_t strides = {sh, sw}, dil = {dh - 1, dw - 1}, padl = {pt, pl}, padr = {pb, pr};
+    dnnl_convolution_desc_t cd;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    doing = "describing the convolution";
+    st = dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
+                                                     &w_any, Bi ? &b_md : NULL, &y_any, strides, dil, padl, padr);
+    if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (st == dnnl_success) st = dnnl_post_ops_create(&po);
+    if (st == dnnl_success && R) st = dnnl_post_ops_append_sum(po, 1.0f);
+    if (st == dnnl_success && act == ACT_RELU) st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+    if (st == dnnl_success && act == ACT_CLIP) {
+      uint32_t lo = (uint32_t)at[12], hi = (uint32_t)at[13];
+      float flo, fhi;
+      memcpy(&flo, &lo, sizeof flo);
+      memcpy(&fhi, &hi, sizeof fhi);
+      st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, flo, fhi);
+    }
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
+    if (st == dnnl_success) {
+      doing = "creating the convolution primitive";
+      st = build(fresh, &cd, attr, &x_md, &w_md, &y_md);
+    }
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (st == dnnl_success && w_const) {
+      doing = "reordering the weights";
+      if (fresh->wei_plain) {
+        fresh->wei_const = NULL; /* the model's own copy is in the right layout */
+      } else if (posix_memalign(&fresh->wei_const, 64, fresh->wei_bytes ? fresh->wei_bytes : 64) != 0) {
+        fresh->wei_const = NULL;
+        st = dnnl_out_of_memory;
+      } else {
+        set_threads(ctx);
+        st = reorder_run(fresh->wei_in, &w_md, fdata(W), &fresh->wei_md, fresh->wei_const);
+      }
+    }
+    if (st != dnnl_success) {
+      entry_free(fresh);
+      return fail(ctx, "conv2d", "%s: %s", doing, dnnl_status2str(st));
+    }
+    if (cache_add(fresh, &e)) fresh = NULL;
+    else if (e != fresh) {
+      entry_free(fresh);
+      fresh = NULL;
+    }
+  }
+  set_threads(ctx);
+  /* buffers in the primitive's layouts, where they are not the plain ones */
+  void *xs = e->src_in ? ws(ctx, e->src_bytes) : NULL, *ys = e->dst_plain ? NULL : ws(ctx, e->dst_bytes);
+  void *wsb = e->wei_plain || (w_const && e->wei_const) ? NULL : ws(ctx, e->wei_bytes);
+  void *scratch = ws(ctx, e->scratch_bytes);
+  dnnl_memory_t mx = NULL, mw = NULL, mb = NULL, my = NULL, msc = NULL;
+  if ((e->src_in && !xs) || (!e->dst_plain && !ys) || (!e->wei_plain && !(w_const && e->wei_const) && !wsb) ||
+      (e->scratch_bytes && !scratch)) {
+    st = dnnl_out_of_memory;
+    doing = "allocating workspace";
+  }
+  float *y = fdata(Y);
+  void *ybuf = e->dst_plain ? (void *)y : ys;
+  if (st == dnnl_success && e->src_in) {
+    doing = "reordering the input";
+    st = reorder_run(e->src_in, &x_md, fdata(X), &e->src_md, xs);
+  }
+  const void *wptr = e->wei_plain ? fdata(W) : w_const && e->wei_const ? e->wei_const : wsb;
+  if (st == dnnl_success && !e->wei_plain && !(w_const && e->wei_const)) {
+    doing = "reordering the weights";
+    st = reorder_run(e->wei_in, &w_md, fdata(W), &e->wei_md, wsb);
+  }
+  if (st == dnnl_success && R) {
+    doing = "placing the residual";
+    if (e->dst_plain) {
+      if (fdata(R) != y) memmove(y, fdata(R), sizeof(float) * (size_t)numel(Y));
+    } else {
+      st = reorder_run(e->res_in, &y_md, fdata(R), &e->dst_md, ys);
+    }
+  }
+  if (st == dnnl_success) {
+    doing = "running the convolution";
+    st = mem(&e->src_md, e->src_in ? xs : (void *)fdata(X), &mx);
+    if (st == dnnl_success) st = mem(&e->wei_md, (void *)wptr, &mw);
+    if (st == dnnl_success && Bi) st = mem(&b_md, fdata(Bi), &mb);
+    if (st == dnnl_success) st = mem(&e->dst_md, ybuf, &my);
+    if (st == dnnl_success && e->scratch_bytes) st = mem(&e->scratch_md, scratch, &msc);
+    if (st == dnnl_success) {
+      dnnl_exec_arg_t a[5];
+      int na = 0;
+      a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, mx};
+      a[na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mw};
+      if (mb) a[na++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mb};
+      a[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, my};
+      if (msc) a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, msc};
+      st = run(e->prim, na, a);
+    }
+  }
+  if (st == dnnl_success && !e->dst_plain) {
+    doing = "reordering the output";
+    st = reorder_run(e->dst_out, &e->dst_md, ys, &y_md, y);
+  }
+  dnnl_memory_t ms[] = {mx, mw, mb, my, msc};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+    if (ms[i]) dnnl_memory_destroy(ms[i]);
+  ws_free(ctx, xs);
+  ws_free(ctx, ys);
+  ws_free(ctx, wsb);
+  ws_free(ctx, scratch);
+  entry_free(fresh);
+  return st == dnnl_success ? 0 : fail(ctx, "conv2d", "%s: %s", doing, dnnl_status2str(st));
+}
+
+/* ---- plain-layout primitives: pooling, softmax, matmul ------------------ */
+
+/* Runs entry |e| (built on plain layouts) with inputs |in| (DNNL arg ids
+** |ids|, |nin| of them, descriptors |mds|) and output |out|. */
+static dnnl_status_t run_plain(mlc_rt_ctx *ctx, entry *e, int nin, const int *ids, const dnnl_memory_desc_t *mds,
+                               void *const *in, const dnnl_memory_desc_t *out_md, void *out) {
+  void *scratch = ws(ctx, e->scratch_bytes);
+  if (e->scratch_bytes && !scratch) return dnnl_out_of_memory;
+  dnnl_memory_t m[4] = {NULL, NULL, NULL, NULL};
+  dnnl_exec_arg_t a[4];
+  int na = 0;
+  dnnl_status_t st = dnnl_success;
+  for (int i = 0; i < nin && st == dnnl_success; i++) {
+    st = mem(&mds[i], in[i], &m[na]);
+    if (st == dnnl_success) a[na] = (dnnl_exec_arg_t){ids[i], m[na]}, na++;
+  }
+  if (st == dnnl_success && (st = mem(out_md, out, &m[na])) == dnnl_success) a[na] = (dnnl_exec_arg_t){DNNL_ARG_DST, m[na]}, na++;
+  if (st == dnnl_success && e->scratch_bytes && (st = mem(&e->scratch_md, scratch, &m[na])) == dnnl_success)
+    a[na] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[na]}, na++;
+  if (st == dnnl_success) {
+    set_threads(ctx);
+    st = run(e->prim, na, a);
+  }
+  for (int i = 0; i < na; i++) dnnl_memory_destroy(a[i].memory);
+  if (st != dnnl_success && na < 4 && m[na]) dnnl_memory_destroy(m[na]);
+  ws_free(ctx, scratch);
+  return st;
+}
+
+/* The entry of |kk| built from op descriptor |op| (plain layouts), cached. */
+static entry *plain_entry(mlc_rt_ctx *ctx, const char *fn, const key *kk, const void *op, entry **fresh) {
+  entry *e = cache_find(kk);
+  *fresh = NULL;
+  if (e) return e;
+  entry *f = calloc(1, sizeof *f);
+  if (!f) {
+    fail(ctx, fn, "out of memory");
+    return NULL;
+  }
+  f->k = *kk;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_status_t st = dnnl_primitive_attr_create(&attr);
+  if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (st == dnnl_success) st = build(f, op, attr, NULL, NULL, NULL);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  if (st != dnnl_success) {
+    entry_free(f);
+    fail(ctx, fn, "creating the primitive: %s", dnnl_status2str(st));
+    return NULL;
+  }
+  if (cache_add(f, &e)) return e;
+  if (e != f) {
+    entry_free(f);
+    return e;
+  }
+  *fresh = f; /* cache full: used once, freed by the caller */
+  return f;
+}
+
+static int pool(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx, int is_max) {
+  const char *fn = is_max ? "max_pool2d" : "avg_pool2d";
+  if (count_tensors(codes, nargs) != 2 || nargs != 2 + 11)
+    return fail(ctx, fn, "takes X, Y and 11 ints (%d arguments)", nargs);
+  const DLTensor *X = args[0], *Y = args[1];
+  int64_t at[11];
+  for (int i = 0; i < 11; i++) at[i] = *(const int64_t *)args[2 + i];
+  int64_t kh = at[0], kw = at[1], pt = at[2], pl = at[3], pb = at[4], pr = at[5], sh = at[6], sw = at[7],
+          dh = at[8], dw = at[9], incl = at[10];
+  if (!f32_tensor(X, 4) || !f32_tensor(Y, 4)) return fail(ctx, fn, "X and Y must be compact float32 of rank 4");
+  if (kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
+    return fail(ctx, fn, "bad attributes");
+  int64_t n = X->shape[0], c = X->shape[1], h = X->shape[2], wd = X->shape[3], oh = Y->shape[2], ow = Y->shape[3];
+  if (Y->shape[0] != n || Y->shape[1] != c || oh < 1 || ow < 1)
+    return fail(ctx, fn, "Y's batch or channels differ from X's, or Y is empty");
+  /* the end padding Y's shape implies (ceil_mode adds some) */
+  int64_t eh = (kh - 1) * dh + 1, ew = (kw - 1) * dw + 1;
+  int64_t prb = (oh - 1) * sh + eh - h - pt, prr = (ow - 1) * sw + ew - wd - pl;
+  if (prb < pb - sh + 1 || prr < pr - sw + 1 || prb < 0 || prr < 0 || prb > pb + sh - 1 || prr > pr + sw - 1)
+    return fail(ctx, fn, "Y [.., %lld, %lld] does not follow from X [.., %lld, %lld] and the attributes",
+                (long long)oh, (long long)ow, (long long)h, (long long)wd);
+  if (!is_max && incl && (prb > pb || prr > pr))
+    return fail(ctx, fn, "count_include_pad with ceil_mode's extra padding is not supported");
+  if (numel(X) == 0) return fail(ctx, fn, "empty input");
+  if (!have_engine(ctx, fn)) return -1;
+  key kk;
+  memset(&kk, 0, sizeof kk);
+  kk.kind = is_max ? K_MAXPOOL : K_AVGPOOL;
+  key_dims(&kk, X);
+  key_dims(&kk, Y);
+  for (int i = 0; i < 11; i++) key_add(&kk, at[i]);
+  dnnl_dims_t xd = {n, c, h, wd}, yd = {n, c, oh, ow};
+  dnnl_memory_desc_t x_md, y_md;
+  dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_abcd);
+  dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_abcd);
+  dnnl_pooling_v2_desc_t pd;
+  dnnl_dims_t strides = {sh, sw}, kern = {kh, kw}, dil = {dh - 1, dw - 1}, padl = {pt, pl},
+              padr = {prb > 0 ? prb : 0, prr > 0 ? prr : 0};
+  dnnl_alg_kind_t alg = is_max ? dnnl_pooling_max : incl ? dnnl_pooling_avg_include_padding : dnnl_pooling_avg_exclude_padding;
+  dnnl_status_t st = dnnl_pooling_v2_forward_desc_init(&pd, dnnl_forward_inference, alg, &x_md, &y_md, strides, kern,
+                                                        dil, padl, padr);
+  if (st != dnnl_success) return fail(ctx, fn, "describing the pooling: %s", dnnl_status2str(st));
+  entry *fresh, *e = plain_entry(ctx, fn, &kk, &pd, &fresh);
+  if (!e) return -1;
+  int ids[1] = {DNNL_ARG_SRC};
+  void *in[1] = {fdata(X)};
+  st = run_plain(ctx, e, 1, ids, &x_md, in, &y_md, fdata(Y));
+  entry_free(fresh);
+  return st == dnnl_success ? 0 : fail(ctx, fn, "running the pooling: %s", dnnl_status2str(st));
+}
+
+int mlc_ext_onednn_max_pool2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  return pool(args, codes, nargs, ctx, 1);
+}
+
+int mlc_ext_onednn_avg_pool2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  return pool(args, codes, nargs, ctx, 0);
+}
+
+int mlc_ext_onednn_softmax(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  if (count_tensors(codes, nargs) != 2 || nargs != 4) return fail(ctx, "softmax", "takes X, Y, axis and log (%d arguments)", nargs);
+  const DLTensor *X = args[0], *Y = args[1];
+  int64_t axis = *(const int64_t *)args[2], lg = *(const int64_t *)args[3];
+  if (!f32_tensor(X, -1) || !f32_tensor(Y, X->ndim) || X->ndim < 1 || X->ndim > 6)
+    return fail(ctx, "softmax", "X and Y must be compact float32 of one rank in 1..6");
+  for (int d = 0; d < X->ndim; d++)
+    if (X->shape[d] != Y->shape[d]) return fail(ctx, "softmax", "Y's shape differs from X's");
+  if (axis < 0 || axis >= X->ndim || (lg != 0 && lg != 1)) return fail(ctx, "softmax", "bad axis %lld or log %lld", (long long)axis, (long long)lg);
+  if (numel(X) == 0) return 0;
+  if (!have_engine(ctx, "softmax")) return -1;
+  key kk;
+  memset(&kk, 0, sizeof kk);
+  kk.kind = K_SOFTMAX;
+  key_dims(&kk, X);
+  key_add(&kk, axis);
+  key_add(&kk, lg);
+  dnnl_dims_t d;
+  for (int i = 0; i < X->ndim; i++) d[i] = X->shape[i];
+  dnnl_memory_desc_t md;
+  dnnl_memory_desc_init_by_tag(&md, X->ndim, d, dnnl_f32, plain_tag(X->ndim));
+  dnnl_softmax_desc_t sd;
+  dnnl_logsoftmax_desc_t ld;
+  dnnl_status_t st = lg ? dnnl_logsoftmax_forward_desc_init(&ld, dnnl_forward_inference, &md, (int)axis)
+                        : dnnl_softmax_forward_desc_init(&sd, dnnl_forward_inference, &md, (int)axis);
+  if (st != dnnl_success) return fail(ctx, "softmax", "describing the softmax: %s", dnnl_status2str(st));
+  entry *fresh, *e = plain_entry(ctx, "softmax", &kk, lg ? (const void *)&ld : (const void *)&sd, &fresh);
+  if (!e) return -1;
+  int ids[1] = {DNNL_ARG_SRC};
+  void *in[1] = {fdata(X)};
+  st = run_plain(ctx, e, 1, ids, &md, in, &md, fdata(Y));
+  entry_free(fresh);
+  return st == dnnl_success ? 0 : fail(ctx, "softmax", "running the softmax: %s", dnnl_status2str(st));
+}
+
+int mlc_ext_onednn_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  if (nargs != 3 || count_tensors(codes, nargs) != 3) return fail(ctx, "matmul", "takes A, B and Y (%d arguments)", nargs);
+  const DLTensor *A = args[0], *B = args[1], *Y = args[2];
+  if (!f32_tensor(A, -1) || !f32_tensor(B, -1) || !f32_tensor(Y, -1))
+    return fail(ctx, "matmul", "A, B and Y must be compact float32 tensors");
+  int r = Y->ndim;
+  if (A->ndim < 2 || B->ndim < 2 || r != (A->ndim > B->ndim ? A->ndim : B->ndim))
+    return fail(ctx, "matmul", "ranks %d x %d -> %d: want both >= 2 and Y of the larger", A->ndim, B->ndim, r);
+  /* both padded with leading 1s to Y's rank */
+  dnnl_dims_t ad, bd, yd;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - A->ndim), ib = i - (r - B->ndim);
+    ad[i] = ia >= 0 ? A->shape[ia] : 1;
+    bd[i] = ib >= 0 ? B->shape[ib] : 1;
+    yd[i] = Y->shape[i];
+  }
+  if (ad[r - 1] != bd[r - 2] || yd[r - 2] != ad[r - 2] || yd[r - 1] != bd[r - 1])
+    return fail(ctx, "matmul", "the matrix dims disagree");
+  for (int i = 0; i < r - 2; i++)
+    if ((ad[i] != yd[i] && ad[i] != 1) || (bd[i] != yd[i] && bd[i] != 1))
+      return fail(ctx, "matmul", "batch dim %d: %lld and %lld do not broadcast to %lld", i, (long long)ad[i],
+                  (long long)bd[i], (long long)yd[i]);
+  if (numel(Y) == 0) return 0;
+  if (ad[r - 1] == 0) {
+    memset(fdata(Y), 0, sizeof(float) * (size_t)numel(Y));
+    return 0;
+  }
+  if (!have_engine(ctx, "matmul")) return -1;
+  key kk;
+  memset(&kk, 0, sizeof kk);
+  kk.kind = K_MATMUL;
+  key_add(&kk, r);
+  for (int i = 0; i < r; i++) key_add(&kk, ad[i]), key_add(&kk, bd[i]);
+  dnnl_memory_desc_t a_md, b_md, y_md;
+  dnnl_memory_desc_init_by_tag(&a_md, r, ad, dnnl_f32, plain_tag(r));
+  dnnl_memory_desc_init_by_tag(&b_md, r, bd, dnnl_f32, plain_tag(r));
+  dnnl_memory_desc_init_by_tag(&y_md, r, yd, dnnl_f32, plain_tag(r));
+  dnnl_matmul_desc_t md;
+  dnnl_status_t st = dnnl_matmul_desc_init(&md, &a_md, &b_md, NULL, &y_md);
+  if (st != dnnl_success) return fail(ctx, "matmul", "describing the matmul: %s", dnnl_status2str(st));
+  entry *fresh, *e = plain_entry(ctx, "matmul", &kk, &md, &fresh);
+  if (!e) return -1;
+  int ids[2] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS};
+  dnnl_memory_desc_t mds[2] = {a_md, b_md};
+  void *in[2] = {fdata(A), fdata(B)};
+  st = run_plain(ctx, e, 2, ids, mds, in, &y_md, fdata(Y));
+  entry_free(fresh);
+  return st == dnnl_success ? 0 : fail(ctx, "matmul", "running the matmul: %s", dnnl_status2str(st));
+}
