@@ -345,23 +345,19 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   desc.nkernels = nk;
   desc.kernel_names = kernels;
   mlc_rt_extern_desc exts[MAX_EXT_FNS];
-  const char *plugin_files[MAX_EXT_FNS];
-  for (int i = 0; i < d->nplugins; i++) plugin_files[i] = d->plugins[i]->file;
   for (int i = 0; i < d->next; i++) {
     const mlc_extern_kernel *k = d->ext[i];
     exts[i].name = k->name;
     exts[i].fn = NULL;
     exts[i].kernel = -1;
-    exts[i].plugin = -1;
+    exts[i].plugin = NULL;
     for (int j = 0; k->symbol && j < d->nsyms; j++)
       if (!strcmp(d->ext_syms[j], k->symbol)) exts[i].kernel = nk + j;
     for (int j = 0; !k->symbol && j < d->nplugins; j++)
-      if (&d->plugins[j]->provider == k->provider) exts[i].plugin = j;
+      if (&d->plugins[j]->provider == k->provider) exts[i].plugin = d->plugins[j]->file;
   }
   desc.nexterns = d->next;
   desc.externs = d->next ? exts : NULL;
-  desc.nplugins = d->nplugins;
-  desc.plugins = d->nplugins ? plugin_files : NULL;
   desc.weights_size = d->weights_size;
   char err[256];
   mlc_allocator da = mlc_allocator_default();
@@ -712,7 +708,7 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
     if (!cc || !*cc) cc = MLC_MODEL_CC;
     char kobj[4096];
     snprintf(kobj, sizeof kobj, "%s", a->kernels_obj);
-    const char *argv[40 + 3 * MAX_EXT_FNS];
+    const char *argv[40 + 5 * MAX_EXT_FNS];
     char extra[MAX_EXT_FNS][4200];
     int nextra = 0;
     int n = 0;
@@ -750,10 +746,17 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
       else snprintf(dir, sizeof dir, ".");
       char absdir[4096];
       if (!realpath(dir, absdir)) snprintf(absdir, sizeof absdir, "%s", dir);
+      /* by file name (-l:FILE), so the dependency is recorded under the
+      ** name the runtime looks for, kept even though no symbol of it is
+      ** referenced, and found again through the run path */
       snprintf(extra[nextra], sizeof extra[nextra], "-Wl,-rpath,%s", absdir);
       argv[n++] = extra[nextra++];
-      if (!realpath(path, extra[nextra])) snprintf(extra[nextra], sizeof extra[nextra], "%s", path);
+      snprintf(extra[nextra], sizeof extra[nextra], "-L%s", absdir);
       argv[n++] = extra[nextra++];
+      argv[n++] = "-Wl,--push-state,--no-as-needed";
+      snprintf(extra[nextra], sizeof extra[nextra], "-l:%s", d.plugins[i]->file);
+      argv[n++] = extra[nextra++];
+      argv[n++] = "-Wl,--pop-state";
     }
     argv[n++] = "-lm";
     argv[n++] = "-lpthread";

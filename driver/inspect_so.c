@@ -297,6 +297,11 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
       jstr(b, d->steps[i].label);
       mlc_sb_putc(b, '}');
     }
+    mlc_sb_puts(b, "], \"plugins\": [");
+    for (int i = 0; i < d->nplugins; i++) {
+      if (i) mlc_sb_puts(b, ", ");
+      jstr(b, d->plugins[i]);
+    }
     mlc_sb_puts(b, "], \"shape_steps\": [");
     for (int i = 0, k = 0; i < d->nsteps; i++) {
       if (!is_shape_step(&d->steps[i])) continue;
@@ -364,6 +369,17 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
       for (int i = 0; i < d->nsteps; i++)
         if (d->steps[i].kind == MLC_RT_STEP_EXTERN && !is_shape_step(&d->steps[i]))
           mlc_sb_printf(b, "  %s (node \"%s\")\n", d->steps[i].name, d->steps[i].label);
+    }
+    if (d->nplugins) {
+      mlc_sb_puts(b, "plugins:");
+      for (int i = 0; i < d->nplugins; i++) {
+        mlc_sb_putc(b, ' ');
+        /* a file name from the model, shown escaped */
+        for (const unsigned char *c = (const unsigned char *)d->plugins[i]; *c; c++)
+          if (*c < 0x20 || *c >= 0x7f) mlc_sb_printf(b, "\\x%02x", *c);
+          else mlc_sb_putc(b, (char)*c);
+      }
+      mlc_sb_puts(b, " (loaded with the model: already in the process, else from MLC_EXTERN_LIB_PATH, else next to it)\n");
     }
     dispatch_text(man, b);
     if (nshape) {

@@ -19,7 +19,7 @@
 enum { T_SYMS, T_TENSORS, T_DIMS, T_INPUTS, T_OUTPUTS, T_STEPS, T_ARGS, T_EXTERNS, T_KERNELS,
        T_STRINGS, T_COUNT };
 
-static const uint32_t rec_size[T_COUNT] = {4, 24, 8, 8, 8, 24, 16, 8, 4, 1};
+static const uint32_t rec_size[T_COUNT] = {4, 24, 8, 8, 8, 24, 16, 12, 4, 1};
 static const char *const table_name[T_COUNT] = {"symbols", "tensors", "dims", "inputs", "outputs",
                                                 "steps", "args", "externs", "kernels", "strings"};
 
@@ -161,9 +161,20 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
   for (uint32_t i = 0; i < r.count[T_EXTERNS]; i++) {
     const uint8_t *q = rec(&r, T_EXTERNS, i);
     int32_t fn = (int32_t)rd32(q + 4);
+    uint32_t pl = rd32(q + 8);
     if (check_str(&r, rd32(q), "extern", i)) return MLC_RT_INVALID_ARGUMENT;
-    if (fn < 0 || (uint32_t)fn >= blob_nfns)
-      return bad(&r, "extern %u: function index %d (%u functions)", i, fn, blob_nfns);
+    if (pl == MLC_RT_BLOB_NONE) {
+      if (fn < 0 || (uint32_t)fn >= blob_nfns)
+        return bad(&r, "extern %u: function index %d (%u functions)", i, fn, blob_nfns);
+      continue;
+    }
+    if (fn != -1) return bad(&r, "extern %u: both a function index and a plugin", i);
+    if (check_str(&r, pl, "extern plugin", i)) return MLC_RT_INVALID_ARGUMENT;
+    /* a plain file name: printable, no '/', not empty, not "." or ".." */
+    const char *pn = (const char *)r.p + r.off[T_STRINGS] + pl;
+    int okname = *pn && strcmp(pn, ".") && strcmp(pn, "..");
+    for (const char *c = pn; *c && okname; c++) okname = *c > 0x20 && *c < 0x7f && *c != '/';
+    if (!okname) return bad(&r, "extern %u: the plugin is not a plain file name", i);
   }
 
   /* One block: the struct, then each table, then the strings. */
@@ -175,7 +186,8 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
   uint64_t o_steps = up8(o_out + (uint64_t)r.count[T_OUTPUTS] * sizeof(mlc_rt_io_desc));
   uint64_t o_args = up8(o_steps + (uint64_t)r.count[T_STEPS] * sizeof(mlc_rt_step_desc));
   uint64_t o_ext = up8(o_args + (uint64_t)r.count[T_ARGS] * sizeof(mlc_rt_arg_desc));
-  uint64_t o_kern = up8(o_ext + (uint64_t)r.count[T_EXTERNS] * sizeof(mlc_rt_extern_desc));
+  uint64_t o_plug = up8(o_ext + (uint64_t)r.count[T_EXTERNS] * sizeof(mlc_rt_extern_desc));
+  uint64_t o_kern = up8(o_plug + (uint64_t)r.count[T_EXTERNS] * sizeof(char *));
   uint64_t o_str = up8(o_kern + (uint64_t)r.count[T_KERNELS] * sizeof(char *));
   uint64_t size = o_str + r.count[T_STRINGS] + 1;
   if (size > SIZE_MAX - DESC_PREFIX) return bad(&r, "too large for this machine");
@@ -257,13 +269,26 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
   d->steps = r.count[T_STEPS] ? steps : NULL;
 
   mlc_rt_extern_desc *ext = (mlc_rt_extern_desc *)(block + o_ext);
+  const char **plugins = (const char **)(block + o_plug);
+  int32_t nplugins = 0;
   for (uint32_t i = 0; i < r.count[T_EXTERNS]; i++) {
-    ext[i].name = STR(rd32(rec(&r, T_EXTERNS, i)));
-    ext[i].kernel = (int32_t)rd32(rec(&r, T_EXTERNS, i) + 4);
-    ext[i].fn = fns ? fns[ext[i].kernel] : NULL;
+    const uint8_t *q = rec(&r, T_EXTERNS, i);
+    uint32_t pl = rd32(q + 8);
+    ext[i].name = STR(rd32(q));
+    ext[i].kernel = (int32_t)rd32(q + 4);
+    ext[i].plugin = NULL;
+    ext[i].fn = fns && ext[i].kernel >= 0 ? fns[ext[i].kernel] : NULL;
+    if (pl == MLC_RT_BLOB_NONE) continue;
+    ext[i].plugin = STR(pl);
+    /* the plugins, each named once, in order of first use */
+    int seen = 0;
+    for (int32_t k = 0; k < nplugins && !seen; k++) seen = !strcmp(plugins[k], ext[i].plugin);
+    if (!seen) plugins[nplugins++] = ext[i].plugin;
   }
   d->nexterns = (int32_t)r.count[T_EXTERNS];
   d->externs = r.count[T_EXTERNS] ? ext : NULL;
+  d->nplugins = nplugins;
+  d->plugins = nplugins ? plugins : NULL;
 
   const char **kern = (const char **)(block + o_kern);
   for (uint32_t i = 0; i < r.count[T_KERNELS]; i++) kern[i] = STR(rd32(rec(&r, T_KERNELS, i)));

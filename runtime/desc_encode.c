@@ -54,7 +54,7 @@ static uint32_t put_str(writer *w, const char *s) {
 
 enum { T_SYMS, T_TENSORS, T_DIMS, T_INPUTS, T_OUTPUTS, T_STEPS, T_ARGS, T_EXTERNS, T_KERNELS,
        T_STRINGS, T_COUNT };
-static const uint32_t rec_size[T_COUNT] = {4, 24, 8, 8, 8, 24, 16, 8, 4, 1};
+static const uint32_t rec_size[T_COUNT] = {4, 24, 8, 8, 8, 24, 16, 12, 4, 1};
 
 /* Checks what the encoder relies on. */
 static mlc_rt_status check(writer *w, const mlc_rt_model_desc *d, int32_t nfns) {
@@ -85,10 +85,14 @@ static mlc_rt_status check(writer *w, const mlc_rt_model_desc *d, int32_t nfns) 
     if (s->kind == MLC_RT_STEP_KERNEL && (s->kernel < 0 || s->kernel >= nfns))
       return fail(w, "step %d: function index %d (%d functions)", i, s->kernel, nfns);
   }
-  for (int32_t i = 0; i < d->nexterns; i++)
-    if (!d->externs[i].name || d->externs[i].kernel < 0 || d->externs[i].kernel >= nfns)
-      return fail(w, "extern %d: no name or function index %d out of range", i,
-                  d->externs[i].kernel);
+  for (int32_t i = 0; i < d->nexterns; i++) {
+    const mlc_rt_extern_desc *e = &d->externs[i];
+    int linked = e->kernel >= 0 && e->kernel < nfns && !e->plugin;
+    int plugin = e->kernel == -1 && e->plugin && *e->plugin && !strchr(e->plugin, '/');
+    if (!e->name || (!linked && !plugin))
+      return fail(w, "extern %d: no name, or neither a function index (%d) nor a plugin file name", i,
+                  e->kernel);
+  }
   return MLC_RT_OK;
 }
 
@@ -159,9 +163,11 @@ static void emit(writer *w, const mlc_rt_model_desc *d, int32_t nfns, const uint
   }
   for (int32_t i = 0; i < d->nexterns; i++) {
     uint32_t s = put_str(w, d->externs[i].name);
+    uint32_t pl = d->externs[i].plugin ? put_str(w, d->externs[i].plugin) : MLC_RT_BLOB_NONE;
     if (p) {
-      wr32(p + off[T_EXTERNS] + 8 * (size_t)i, s);
-      wr32(p + off[T_EXTERNS] + 8 * (size_t)i + 4, (uint32_t)d->externs[i].kernel);
+      wr32(p + off[T_EXTERNS] + 12 * (size_t)i, s);
+      wr32(p + off[T_EXTERNS] + 12 * (size_t)i + 4, (uint32_t)d->externs[i].kernel);
+      wr32(p + off[T_EXTERNS] + 12 * (size_t)i + 8, pl);
     }
   }
   count[T_SYMS] = (uint32_t)d->nsyms;

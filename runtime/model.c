@@ -215,10 +215,11 @@ static mlc_rt_status find_binders(checker *c, mlc_rt_model *m) {
   return MLC_RT_OK;
 }
 
-static mlc_kernel_fn find_extern(const mlc_rt_model_desc *d, const char *name) {
+static mlc_kernel_fn find_extern(const mlc_rt_model_desc *d, const mlc_rt_model *m, const char *name) {
   if (strncmp(name, "mlc.", 4) == 0) return mlc_rt_builtin_find(name);
   for (int32_t i = 0; i < d->nexterns; i++)
-    if (d->externs[i].name && strcmp(d->externs[i].name, name) == 0) return d->externs[i].fn;
+    if (d->externs[i].name && strcmp(d->externs[i].name, name) == 0)
+      return !d->externs[i].plugin ? d->externs[i].fn : m->extern_fns ? m->extern_fns[i] : NULL;
   return NULL;
 }
 
@@ -240,7 +241,7 @@ static mlc_rt_status check_steps(checker *c, mlc_rt_model *m) {
         return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                              "model \"%s\": step %d (node \"%s\"): external step without a name",
                              MODEL_NAME(d), i, label);
-      fn = find_extern(d, st->name);
+      fn = find_extern(d, m, st->name);
       if (!fn)
         return mlc_rt_errorf(c->err, c->errlen, MLC_RT_NOT_FOUND,
                              "model \"%s\": step %d (node \"%s\"): external function \"%s\" is not registered",
@@ -411,6 +412,20 @@ static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
   }
   if (st == MLC_RT_OK) st = scan_binds(c, m);
   if (st == MLC_RT_OK) st = find_binders(c, m);
+  if (st == MLC_RT_OK && d->nplugins > 0) {
+    if (d->nplugins > d->nexterns || !d->plugins)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT, "model \"%s\": %d plugins for %d externs",
+                           MODEL_NAME(d), d->nplugins, d->nexterns);
+    for (int32_t p = 0; p < d->nplugins; p++)
+      if (!d->plugins[p] || !*d->plugins[p] || strchr(d->plugins[p], '/'))
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": plugin %d is not a plain file name", MODEL_NAME(d), p);
+    m->plugins = mlc_rt_calloc(&m->alloc, (size_t)d->nplugins, sizeof *m->plugins);
+    m->extern_fns = mlc_rt_calloc(&m->alloc, (size_t)d->nexterns, sizeof *m->extern_fns);
+    if (!m->plugins || !m->extern_fns)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+    st = mlc_rt_plugins_load(d, m->plugins, m->extern_fns, c->err, c->errlen);
+  }
   if (st == MLC_RT_OK) st = check_steps(c, m);
   if (st == MLC_RT_OK) st = plan_run_bound(c, m);
   return st;
@@ -464,6 +479,9 @@ mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt
 void mlc_rt_model_close(mlc_rt_model *m) {
   if (!m) return;
   m->magic = 0;
+  if (m->plugins) mlc_rt_plugins_close(m->plugins, m->desc ? m->desc->nplugins : 0);
+  mlc_rt_free(&m->alloc, m->plugins);
+  mlc_rt_free(&m->alloc, m->extern_fns);
   mlc_rt_desc_free(m->owned_desc);
   mlc_rt_free(&m->alloc, m->step_fns);
   mlc_rt_free(&m->alloc, m->arg_start);

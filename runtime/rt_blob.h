@@ -34,7 +34,9 @@
 **                  i32 function index (-1 unless a kernel step),
 **                  u32 nargs, u32 first arg
 **         args     16 bytes: i32 kind, u32 zero, i64 value
-**         externs  8 bytes: u32 name string, i32 function index
+**         externs  12 bytes: u32 name string, i32 function index (-1 for
+**                  a plugin's), u32 plugin string (its file name) or
+**                  MLC_RT_BLOB_NONE
 **         kernels  u32 string (kernel names, for inspect)
 **         strings  count = bytes of the string table
 **

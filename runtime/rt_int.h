@@ -61,6 +61,8 @@ struct mlc_rt_model {
   unsigned char *storage_late; /* nstorages: 1 when sized step by step */
   unsigned char *step_dyn;   /* nsteps: names a tensor with run-bound dims */
   int has_run_syms;
+  void **plugins;            /* desc->nplugins handles of the plugin libraries */
+  mlc_kernel_fn *extern_fns; /* desc->nexterns: a plugin's functions, resolved at open */
 };
 
 /*
@@ -108,6 +110,19 @@ int mlc_rt_shape_size(DLDataType t, const int64_t *shape, int32_t ndim, uint64_t
 /* The runtime's own function named |name| ("mlc.reshape_dims", ...), or
 ** NULL when |name| names none. */
 mlc_kernel_fn mlc_rt_builtin_find(const char *name);
+
+/* ---- plugins (plugin.c) ------------------------------------------------- */
+
+/*
+** Loads the plugins |d| names (d->plugins) into |handles| (nplugins
+** entries, NULL-initialized; close them with mlc_rt_plugins_close even on
+** failure) and resolves each extern of a plugin into |fns| (nexterns
+** entries).  Errors name the model, the plugin, the places tried and the
+** function.
+*/
+mlc_rt_status mlc_rt_plugins_load(const mlc_rt_model_desc *d, void **handles, mlc_kernel_fn *fns, char *err,
+                                  size_t errlen);
+void mlc_rt_plugins_close(void **handles, int32_t n);
 
 /* ---- sessions (session.c) ----------------------------------------------- */
 

@@ -58,7 +58,7 @@
 #include "runtime/rt_abi.h"
 
 /* Version of the layout below; bump it whenever a struct here changes. */
-#define MLC_RT_DESC_VERSION 3
+#define MLC_RT_DESC_VERSION 4
 
 /* Where a tensor lives (mlc_rt_tensor_desc.storage). */
 enum mlc_rt_storage {
@@ -116,14 +116,15 @@ typedef struct mlc_rt_step_desc {
 /*
 ** One external function the model may call: a name and its implementation,
 ** either linked into the model (a provider's wrapper: |kernel| indexes the
-** function table, |plugin| is -1) or exported by a plugin library
-** (|plugin| indexes |plugins|, |kernel| is -1; |fn| is found at load).
+** function table, |plugin| is NULL) or exported by a plugin library
+** (|plugin| is its file name, |kernel| is -1; the function is found by
+** name when the model is opened).
 */
 typedef struct mlc_rt_extern_desc {
-  const char *name; /* e.g. "openblas.matmul", "myops.linear" */
+  const char *name;   /* e.g. "openblas.matmul", "myops.linear" */
   mlc_kernel_fn fn;
-  int32_t kernel;   /* index of |fn| in the function table, or -1 */
-  int32_t plugin;   /* index in the model's plugins, or -1 */
+  int32_t kernel;     /* index of |fn| in the function table, or -1 */
+  const char *plugin; /* the plugin's file name ("libmyops.so"), or NULL */
 } mlc_rt_extern_desc;
 
 typedef struct mlc_rt_model_desc {
@@ -151,7 +152,9 @@ typedef struct mlc_rt_model_desc {
   int32_t nexterns; /* the registry EXTERN steps are resolved from */
   const mlc_rt_extern_desc *externs;
 
-  int32_t nplugins; /* the plugin libraries the externs need: file names ("libmyops.so") */
+  /* The plugin libraries the externs name, each once (filled by the
+  ** decoder; the encoder reads the externs' |plugin| instead). */
+  int32_t nplugins;
   const char *const *plugins;
 
   int32_t nkernels; /* summary for inspect: the generated kernels' names */

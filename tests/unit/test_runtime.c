@@ -1025,6 +1025,7 @@ static void outer_desc(mlc_rt_model_desc *d, mlc_rt_tensor_desc *t, mlc_rt_io_de
   st->label = "Outer_0";
   st->nargs = 3;
   st->args = args;
+  memset(ex, 0, sizeof *ex);
   ex->name = "fill";
   ex->fn = k_fill;
   memset(d, 0, sizeof *d);
@@ -1350,6 +1351,36 @@ static void test_blob_robust(void) {
   v_externs[0].kernel = 1; /* out of range */
   CU_ASSERT_EQUAL(mlc_rt_desc_encode(NULL, &v, 1, &enc, &len, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
   CU_ASSERT_PTR_NULL(enc);
+  v_externs[0].kernel = 0;
+
+  /* A plugin's function: its file name travels, the decoder lists the
+  ** plugin once; opening looks for it and fails naming it. */
+  v_externs[0].kernel = -1;
+  v_externs[0].plugin = "libnosuchplugin.so";
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(NULL, &v, 1, &enc, &len, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_decode(NULL, enc, len, fns, 1, v_weights, &d, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL(d->nplugins, 1);
+  CU_ASSERT_STRING_EQUAL(d->plugins[0], "libnosuchplugin.so");
+  CU_ASSERT_STRING_EQUAL(d->externs[0].plugin, "libnosuchplugin.so");
+  CU_ASSERT_EQUAL(d->externs[0].kernel, -1);
+  mlc_rt_model *pm = NULL;
+  CU_ASSERT_EQUAL(mlc_rt_model_open(d, &pm, err, sizeof err), MLC_RT_NOT_FOUND);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "libnosuchplugin.so"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, v_externs[0].name));
+  mlc_rt_desc_free(d);
+  /* a path is refused by the encoder and, written by hand, by the decoder */
+  free(enc);
+  v_externs[0].plugin = "../libx.so";
+  CU_ASSERT_EQUAL(mlc_rt_desc_encode(NULL, &v, 1, &enc, &len, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  v_externs[0].plugin = "libx_so_xxx";
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(NULL, &v, 1, &enc, &len, err, sizeof err), MLC_RT_OK);
+  uint8_t *hit = memmem(enc, len, "libx_so_xxx", 11);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(hit);
+  hit[4] = '/';
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(NULL, enc, len, fns, 1, v_weights, &d, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "plain file name"));
+  free(enc);
+  v_externs[0].plugin = NULL;
   v_externs[0].kernel = 0;
 }
 
