@@ -87,7 +87,7 @@ typedef struct mlc_drv_measure {
 MLC_MUST_USE mlc_status mlc_drv_measure_init(mlc_drv_measure *ms, const char *target_spec);
 void mlc_drv_measure_fini(mlc_drv_measure *ms);
 double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_kernel *k,
-                            const mlc_extern_match *mt, char *why, size_t whylen);
+                            const mlc_extern_match *mt, double *convert, char *why, size_t whylen);
 /* Compiles module |gm| (a probe: one call) to |out_so| with only |only|'s
 ** kernels allowed (NULL: generated code only); quiet (compile.c). */
 MLC_MUST_USE mlc_status mlc_drv_compile_probe(const mlc_drv_measure *ms, mlc_module *gm,

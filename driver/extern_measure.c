@@ -9,8 +9,10 @@
 ** only the candidate's provider allowed, or none for generated code) into
 ** the scratch directory and run by `mlc-onnx run PROBE.so --bench N
 ** --json` in a child process on the threads the model will use (inputs:
-** seeded random data); the median latency is the candidate's time.  A
-** probe that fails to compile or run is reported and not chosen.
+** seeded random data) with its steps profiled: the candidate's time is
+** the mean of its steps, less the layout conversions a probe of generated
+** code has at its edges (returned apart: extern.h).  A probe that fails to
+** compile or run is reported and not chosen.
 */
 #include "config.h"
 
@@ -181,24 +183,40 @@ static mlc_status build_probe(const mlc_module *m, const mlc_extern_match *mt, m
   return NULL;
 }
 
-/* The median latency in the JSON `mlc-onnx run --json --bench` printed
-** (in |log|), in seconds; < 0 if none. */
-static double read_median(const char *log_path) {
+/* From the JSON `mlc-onnx run --json --bench --profile` printed (in
+** |log|): the seconds per run of the steps, *|convert| those of the
+** layout conversions among them (steps whose function is a
+** layout_transform, or a fused kernel that starts with one); < 0 if the
+** profile is not there.  Parsed, not trusted: the probe is ours, but a
+** line that does not fit is a failed measurement. */
+static double read_profile(const char *log_path, double *convert) {
   FILE *f = fopen(log_path, "r");
   if (!f) return -1;
-  char buf[8192];
+  static char buf[1 << 16];
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = 0;
-  const char *p = strstr(buf, "\"median\":");
+  const char *p = strstr(buf, "\"profile\": [");
   if (!p) return -1;
-  char *end;
-  double ms = strtod(p + 9, &end);
-  return end == p + 9 || ms <= 0 ? -1 : ms * 1e-3;
+  double total = 0, conv = 0;
+  int steps = 0;
+  for (const char *q = strstr(p, "\"function\": \""); q; q = strstr(q + 1, "\"function\": \"")) {
+    const char *name = q + 13, *ms = strstr(q, "\"ms\": ");
+    if (!ms) return -1;
+    char *end;
+    double v = strtod(ms + 6, &end);
+    if (end == ms + 6 || v < 0) return -1;
+    total += v;
+    if (!strncmp(name, "layout_transform", 16) || !strncmp(name, "fused_layout_transform", 22)) conv += v;
+    steps++;
+  }
+  if (!steps) return -1;
+  *convert = conv * 1e-3;
+  return (total - conv) * 1e-3;
 }
 
 double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_kernel *k, const mlc_extern_match *mt,
-                            char *why, size_t whylen) {
+                            double *convert, char *why, size_t whylen) {
   mlc_drv_measure *ms = user;
   mlc_module *pm = NULL;
   mlc_status s = build_probe(m, mt, &pm);
@@ -214,9 +232,12 @@ double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_ke
     snprintf(runs, sizeof runs, "%d", PROBE_RUNS);
     snprintf(warm, sizeof warm, "%d", PROBE_WARMUP);
     snprintf(threads, sizeof threads, "%d", ms->threads);
-    const char *argv[] = {ms->cli, "run", so, "--bench", runs, "--warmup", warm, "--threads", threads, "--json", NULL};
+    const char *argv[] = {ms->cli, "run",    so,     "--bench", runs,      "--warmup",
+                          warm,    "--threads", threads, "--json",  "--profile", NULL};
+    double cv = 0;
     s = mlc_drv_spawn(argv, NULL, log);
-    if (!s && (secs = read_median(log)) < 0) s = mlc_make_status(MLC_INTERNAL, "no latency in the output of run");
+    if (!s && (secs = read_profile(log, &cv)) < 0) s = mlc_make_status(MLC_INTERNAL, "no profile in the output of run");
+    if (!s && convert) *convert = cv;
   }
   if (s) {
     snprintf(why, whylen, "%s", mlc_status_message(s));
@@ -226,6 +247,8 @@ double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_ke
   if (ms->progress) {
     char line[256];
     snprintf(line, sizeof line, "      timed %-18s %8.3f ms", k ? k->name : "generated", secs * 1e3);
+    if (!k && convert && *convert > 0)
+      snprintf(line + strlen(line), sizeof line - strlen(line), " (+ %.3f ms of layout conversions)", *convert * 1e3);
     ms->progress(ms->progress_user, line);
   }
   return secs;

@@ -179,6 +179,24 @@ typedef struct cand {
   double secs;
 } cand;
 
+/* Extends |mt| by the elementwise or broadcast ops that each use only the
+** value before them, up to MLC_EXT_MAX_ABSORB bindings in all. */
+static void with_epilogue(const mlc_extern_site *s, mlc_extern_match *mt) {
+  while (mt->nbindings < MLC_EXT_MAX_ABSORB) {
+    const mlc_binding *last = mt->bindings[mt->nbindings - 1];
+    if (last->nouts != 1) return;
+    const mlc_value *v = last->outs[0];
+    if (v->id < 0 || s->uses[v->id] != 1) return;
+    for (int r = 0; r < s->f->nrets; r++)
+      if (s->f->rets[r] == v) return;
+    mlc_binding *u = s->user[v->id];
+    if (!u || u->kind != MLC_CALL_OP || u->nouts != 1 || u->pattern > MLC_PATTERN_BROADCAST) return;
+    for (int i = 0; i < s->ntaken; i++)
+      if (s->taken[i] == u) return;
+    mt->bindings[mt->nbindings++] = u;
+  }
+}
+
 /* The allowed kernels that take |s|->b, at most one per provider, into
 ** |c| (after the generated one at c[0]); their count. */
 static int candidates(const mlc_extern_options *o, const mlc_extern_site *s, cand *c, int max) {
@@ -203,36 +221,54 @@ static int candidates(const mlc_extern_options *o, const mlc_extern_site *s, can
   return n;
 }
 
-/* Times |c| (cache first); its seconds, < 0 when it cannot be timed. */
-static double timed(mlc_extern_options *o, mlc_module *m, tcache *tc, cand *c, const mlc_extern_match *key_mt) {
-  mlc_strbuf key = MLC_STRBUF_INIT;
+/* A time as the cache file gives it back. */
+static double rounded(double s) {
+  char txt[32];
+  snprintf(txt, sizeof txt, "%.9g", s);
+  return strtod(txt, NULL);
+}
+
+/* Times |c| (cache first); its seconds, < 0 when it cannot be timed.  For
+** generated code also *|convert| (the cache keeps it under the key with
+** " convert" added; a time of 0 is kept as 1e-12). */
+static double timed(mlc_extern_options *o, mlc_module *m, tcache *tc, cand *c, const mlc_extern_match *key_mt,
+                    double *convert) {
+  mlc_strbuf key = MLC_STRBUF_INIT, ckey = MLC_STRBUF_INIT;
   call_key(&key, m, key_mt, o->target_key);
   if (c->k) mlc_sb_printf(&key, " %s@%s", c->k->name, c->k->provider->version ? c->k->provider->version : "");
   else mlc_sb_puts(&key, " generated@" PACKAGE_VERSION);
-  if (key.oom) {
+  mlc_sb_printf(&ckey, "%s convert", mlc_sb_str(&key));
+  if (key.oom || ckey.oom) {
     mlc_sb_fini(&key);
+    mlc_sb_fini(&ckey);
     return -1;
   }
-  double s = tcache_get(tc, mlc_sb_str(&key));
-  if (s <= 0 && o->measure) {
+  double s = tcache_get(tc, mlc_sb_str(&key)), cv = tcache_get(tc, mlc_sb_str(&ckey));
+  if ((s <= 0 || (!c->k && cv <= 0)) && o->measure) {
     char why[256] = "";
-    s = o->measure(o->measure_user, m, c->k, c->k ? &c->mt : key_mt, why, sizeof why);
+    cv = 0;
+    s = o->measure(o->measure_user, m, c->k, c->k ? &c->mt : key_mt, &cv, why, sizeof why);
     if (s > 0) {
-      char txt[32]; /* as the cache file will give it back */
-      snprintf(txt, sizeof txt, "%.9g", s);
-      s = strtod(txt, NULL);
+      s = rounded(s);
+      cv = rounded(cv > 1e-12 ? cv : 1e-12);
       tcache_add(tc, mlc_sb_str(&key), s);
       tcache_append(o->cache_path, mlc_sb_str(&key), s);
+      if (!c->k) {
+        tcache_add(tc, mlc_sb_str(&ckey), cv);
+        tcache_append(o->cache_path, mlc_sb_str(&ckey), cv);
+      }
     } else if (o->log) {
       fprintf(o->log, "extern: cannot time %s: %s\n", c->k ? c->k->name : "generated code", why);
     }
   }
+  if (convert) *convert = cv > 1e-12 ? cv : 0;
   mlc_sb_fini(&key);
+  mlc_sb_fini(&ckey);
   return s;
 }
 
 static mlc_status record(mlc_module *m, mlc_extern_options *o, const mlc_binding *b, const cand *c, int nc,
-                         int chosen, const char *why) {
+                         int chosen, const char *why, double convert) {
   mlc_extern_choice *ch = MLC_ARENA_ARRAY(m->arena, (size_t)o->nchoices + 1, mlc_extern_choice);
   if (!ch) return mlc_oom();
   if (o->nchoices) memcpy(ch, o->choices, sizeof *ch * (size_t)o->nchoices);
@@ -243,6 +279,7 @@ static mlc_status record(mlc_module *m, mlc_extern_options *o, const mlc_binding
   e->shape = call_shape(m, b);
   e->chosen = c[chosen].k ? c[chosen].k->name : "generated";
   e->why = why;
+  e->convert = convert;
   for (int i = 0; i < nc && i < 4; i++) {
     e->cand[i] = c[i].k ? c[i].k->name : "generated";
     e->seconds[i] = c[i].secs;
@@ -288,18 +325,28 @@ static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *
       if (nc == 1) continue;
       total++;
       int best = 1;
+      double conv_secs = 0;
       const char *why = "first allowed library that takes it";
       if (o->auto_choice) {
-        /* generated code is timed on the op alone: what it would run
-        ** with the same epilogue fused into it is close enough, and the
-        ** op's key is the same whichever library matched more */
+        /* every candidate is timed on the same probe: the bindings the
+        ** first library takes and the elementwise ops that follow them
+        ** (generated code fuses those into the op; after a library call
+        ** they are a kernel of their own), and the probe is the cache key */
         mlc_extern_match op_only = c[1].mt;
-        op_only.nbindings = c[1].mt.nbindings;
+        with_epilogue(&site, &op_only);
         if (o->log) {
           char *shape = call_shape(m, b);
           fprintf(o->log, "extern: timing %s %s (%d candidates)\n", mlc_op_name[b->op], shape ? shape : "", nc);
         }
-        for (int i = 0; i < nc; i++) c[i].secs = timed(o, m, tc, &c[i], &op_only);
+        /* a library call amid generated code also pays the layout
+        ** conversions the generated kernel does not need in the model */
+        double convert = 0;
+        c[0].secs = timed(o, m, tc, &c[0], &op_only, &convert);
+        for (int i = 1; i < nc; i++) {
+          c[i].secs = timed(o, m, tc, &c[i], &op_only, NULL);
+          if (c[i].secs > 0) c[i].secs += convert;
+        }
+        conv_secs = convert;
         best = -1;
         for (int i = 0; i < nc; i++)
           if (c[i].secs > 0 && (best < 0 || c[i].secs < c[best].secs)) best = i;
@@ -310,7 +357,7 @@ static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *
           why = "measured fastest";
         }
       }
-      s = record(m, o, b, c, nc, best, why);
+      s = record(m, o, b, c, nc, best, why, conv_secs);
       if (!s && c[best].k) {
         s = rewrite(m, c[best].k, &c[best].mt, dead, &ndead);
         done++;

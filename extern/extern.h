@@ -56,7 +56,7 @@ enum { MLC_EXT_ACT_NONE = 0, MLC_EXT_ACT_RELU = 1, MLC_EXT_ACT_CLIP = 2 };
 
 #define MLC_EXT_MAX_ARGS 8
 #define MLC_EXT_MAX_ATTRS 24
-#define MLC_EXT_MAX_ABSORB 4
+#define MLC_EXT_MAX_ABSORB 6
 
 /* One call a kernel takes: the bindings it replaces (the matched op first,
 ** then the epilogue it absorbs, each the only use of the one before), the
@@ -135,14 +135,18 @@ MLC_MUST_USE mlc_status mlc_extern_load_plugin(const char *path, mlc_extern_plug
 void mlc_extern_plugin_free(mlc_extern_plugin_lib *p);
 
 /*
-** Times one candidate for one call: returns the median time in seconds of
-** running |k| (NULL: the generated kernel) on the call of |mt| (the
-** bindings, arguments, attributes it would replace), or < 0 when it cannot
-** be timed (the reason in *|why|).  Supplied by the driver, which can
-** compile and run.
+** Times one candidate for one call: returns the time in seconds of running
+** |k| (NULL: the generated kernel) on the call of |mt| (the bindings,
+** arguments, attributes it would replace), or < 0 when it cannot be timed
+** (the reason in *|why|).  Compiled alone, generated code converts its
+** input and output between the model's layout and its blocked one, which
+** it does not do inside a model: those conversions are not counted in the
+** time but returned in *|convert| (seconds; 0 when none), since a library
+** call amid generated code needs them instead.  Supplied by the driver,
+** which can compile and run.
 */
 typedef double (*mlc_extern_measure_fn)(void *user, const mlc_module *m, const mlc_extern_kernel *k,
-                                        const mlc_extern_match *mt, char *why, size_t whylen);
+                                        const mlc_extern_match *mt, double *convert, char *why, size_t whylen);
 
 /* One decision of the dispatcher, for the manifest and inspect. */
 typedef struct mlc_extern_choice {
@@ -153,7 +157,10 @@ typedef struct mlc_extern_choice {
   const char *why;       /* "--extern openblas", "measured", "only candidate", ... */
   int ncand;
   const char *cand[4];   /* "generated", kernel names */
-  double seconds[4];     /* measured time per candidate (< 0: not measured) */
+  double seconds[4];     /* measured time per candidate (< 0: not measured); a library's
+                         ** includes |convert| */
+  double convert;        /* seconds of the layout conversions a library call needs amid
+                         ** generated code (0: none) */
 } mlc_extern_choice;
 
 typedef struct mlc_extern_options {

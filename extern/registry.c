@@ -52,7 +52,7 @@ static int always(void) { return 1; }
 const mlc_extern_provider mlc_extern_provider_openblas = {
     "openblas", "libopenblas.so.0", MLC_OPENBLAS_VERSION, NULL, 1, configured_openblas, NULL, NULL};
 const mlc_extern_provider mlc_extern_provider_onednn = {
-    "onednn", "libdnnl.so.2", MLC_ONEDNN_VERSION, "-ldnnl", 1, configured_onednn, NULL, NULL};
+    "onednn", "libdnnl.so.2", MLC_ONEDNN_VERSION, NULL, 1, configured_onednn, NULL, NULL};
 const mlc_extern_provider mlc_extern_provider_mlc = {"mlc", NULL, PACKAGE_VERSION, NULL, 1, always, NULL, NULL};
 
 const mlc_extern_provider *mlc_extern_find_provider(const char *name) {

@@ -21,9 +21,8 @@
 ** Concurrency and threads.  Primitives run with a user scratchpad taken
 ** from the session's workspace, so sessions may share cached primitives.
 ** oneDNN here runs on OpenMP: each call sets the calling thread's OpenMP
-** thread count to the session's thread count.  OpenMP's threads outlive
-** the calls, so the first call pins libdnnl and libgomp in the process
-** (RTLD_NODELETE): they stay loaded after the model is freed.
+** thread count to the session's thread count.  The library is loaded at
+** the first call (below), and stays loaded after the model is freed.
 **
 ** Errors: every argument is checked (counts, float32, ranks, shapes against
 ** the attributes); a oneDNN failure is an error naming the function, what
@@ -41,8 +40,87 @@
 
 #include "extern/rt_ext.h"
 
-/* OpenMP's thread count of the calling thread (libgomp, which oneDNN links). */
-extern void omp_set_num_threads(int n);
+/*
+** The model does not link libdnnl: the first call loads it (dlopen) and
+** takes these functions from it, each through a pointer of the header's
+** type under the header's name.  Loading it late lets it start OpenMP with
+** a short spin (GOMP_SPINCOUNT, unless the user set OpenMP's wait policy or
+** spin count): OpenMP's idle threads otherwise spin for long after each
+** call and take the cores from the session's own threads, which run the
+** generated kernels in between.
+*/
+#define DNNL_FNS(X) \
+  X(dnnl_dilated_convolution_forward_desc_init) \
+  X(dnnl_engine_create) \
+  X(dnnl_logsoftmax_forward_desc_init) \
+  X(dnnl_matmul_desc_init) \
+  X(dnnl_memory_create) \
+  X(dnnl_memory_desc_equal) \
+  X(dnnl_memory_desc_get_size) \
+  X(dnnl_memory_desc_init_by_tag) \
+  X(dnnl_memory_destroy) \
+  X(dnnl_pooling_v2_forward_desc_init) \
+  X(dnnl_post_ops_append_eltwise) \
+  X(dnnl_post_ops_append_sum) \
+  X(dnnl_post_ops_create) \
+  X(dnnl_post_ops_destroy) \
+  X(dnnl_primitive_attr_create) \
+  X(dnnl_primitive_attr_destroy) \
+  X(dnnl_primitive_attr_set_post_ops) \
+  X(dnnl_primitive_attr_set_scratchpad_mode) \
+  X(dnnl_primitive_create) \
+  X(dnnl_primitive_desc_create) \
+  X(dnnl_primitive_desc_destroy) \
+  X(dnnl_primitive_desc_query_md) \
+  X(dnnl_primitive_destroy) \
+  X(dnnl_primitive_execute) \
+  X(dnnl_reorder_primitive_desc_create) \
+  X(dnnl_softmax_forward_desc_init) \
+  X(dnnl_status2str) \
+  X(dnnl_stream_create) \
+  X(dnnl_stream_destroy) \
+  X(dnnl_stream_wait)
+
+#define X(f) static __typeof__(f) *p_##f;
+DNNL_FNS(X)
+#undef X
+#define X(f) "\0" #f
+static const char fn_names[] = "" DNNL_FNS(X);
+#undef X
+static void (*p_omp_set_num_threads)(int);
+static char load_error[512];
+
+/* The library's functions by their own names, from here on. */
+#define dnnl_dilated_convolution_forward_desc_init (*p_dnnl_dilated_convolution_forward_desc_init)
+#define dnnl_engine_create (*p_dnnl_engine_create)
+#define dnnl_logsoftmax_forward_desc_init (*p_dnnl_logsoftmax_forward_desc_init)
+#define dnnl_matmul_desc_init (*p_dnnl_matmul_desc_init)
+#define dnnl_memory_create (*p_dnnl_memory_create)
+#define dnnl_memory_desc_equal (*p_dnnl_memory_desc_equal)
+#define dnnl_memory_desc_get_size (*p_dnnl_memory_desc_get_size)
+#define dnnl_memory_desc_init_by_tag (*p_dnnl_memory_desc_init_by_tag)
+#define dnnl_memory_destroy (*p_dnnl_memory_destroy)
+#define dnnl_pooling_v2_forward_desc_init (*p_dnnl_pooling_v2_forward_desc_init)
+#define dnnl_post_ops_append_eltwise (*p_dnnl_post_ops_append_eltwise)
+#define dnnl_post_ops_append_sum (*p_dnnl_post_ops_append_sum)
+#define dnnl_post_ops_create (*p_dnnl_post_ops_create)
+#define dnnl_post_ops_destroy (*p_dnnl_post_ops_destroy)
+#define dnnl_primitive_attr_create (*p_dnnl_primitive_attr_create)
+#define dnnl_primitive_attr_destroy (*p_dnnl_primitive_attr_destroy)
+#define dnnl_primitive_attr_set_post_ops (*p_dnnl_primitive_attr_set_post_ops)
+#define dnnl_primitive_attr_set_scratchpad_mode (*p_dnnl_primitive_attr_set_scratchpad_mode)
+#define dnnl_primitive_create (*p_dnnl_primitive_create)
+#define dnnl_primitive_desc_create (*p_dnnl_primitive_desc_create)
+#define dnnl_primitive_desc_destroy (*p_dnnl_primitive_desc_destroy)
+#define dnnl_primitive_desc_query_md (*p_dnnl_primitive_desc_query_md)
+#define dnnl_primitive_destroy (*p_dnnl_primitive_destroy)
+#define dnnl_primitive_execute (*p_dnnl_primitive_execute)
+#define dnnl_reorder_primitive_desc_create (*p_dnnl_reorder_primitive_desc_create)
+#define dnnl_softmax_forward_desc_init (*p_dnnl_softmax_forward_desc_init)
+#define dnnl_status2str (*p_dnnl_status2str)
+#define dnnl_stream_create (*p_dnnl_stream_create)
+#define dnnl_stream_destroy (*p_dnnl_stream_destroy)
+#define dnnl_stream_wait (*p_dnnl_stream_wait)
 
 #define CACHE_MAX 512
 #define MAX_RANK 12
@@ -91,7 +169,7 @@ static int count_tensors(const int32_t *codes, int32_t nargs) {
 
 static void set_threads(mlc_rt_ctx *ctx) {
   int n = ctx->api->num_threads ? ctx->api->num_threads(ctx) : 1;
-  omp_set_num_threads(n < 1 ? 1 : n);
+  if (p_omp_set_num_threads) p_omp_set_num_threads(n < 1 ? 1 : n);
 }
 
 /* ---- the engine --------------------------------------------------------- */
@@ -100,19 +178,43 @@ static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t engine;
 static dnnl_status_t engine_status = dnnl_runtime_error;
 
-/* Creates the engine, and pins oneDNN and its OpenMP runtime in the
-** process: OpenMP's worker threads outlive a call, so unloading them with
-** the model (dlclose) would pull their code from under them. */
+/* Loads oneDNN (see above) and creates the engine.  oneDNN and its
+** OpenMP runtime stay loaded in the process (RTLD_NODELETE): OpenMP's
+** worker threads outlive a call and a model. */
 static void make_engine(void) {
-  const char *libs[] = {"libdnnl.so.2", "libgomp.so.1"};
-  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) dlopen(libs[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  int set_spin = 0;
+  if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
+      !dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD))
+    set_spin = setenv("GOMP_SPINCOUNT", "20000", 1) == 0;
+  void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (set_spin) unsetenv("GOMP_SPINCOUNT");
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(load_error, sizeof load_error, "cannot load libdnnl.so.2 (install libdnnl2): %s", e ? e : "?");
+    return;
+  }
+  for (const char *n = fn_names + 1; *n; n += strlen(n) + 1) {
+    void *f = dlsym(h, n);
+    if (!f) {
+      snprintf(load_error, sizeof load_error, "libdnnl.so.2 has no %s", n);
+      return;
+    }
+  }
+#define X(f) { void *sym = dlsym(h, #f); memcpy(&p_##f, &sym, sizeof sym); }
+  DNNL_FNS(X)
+#undef X
+  void *g = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  void *st = g ? dlsym(g, "omp_set_num_threads") : NULL;
+  if (st) memcpy(&p_omp_set_num_threads, &st, sizeof st);
   engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+  if (engine_status != dnnl_success)
+    snprintf(load_error, sizeof load_error, "creating the CPU engine: %s", dnnl_status2str(engine_status));
 }
 
 static int have_engine(mlc_rt_ctx *ctx, const char *fn) {
   pthread_once(&engine_once, make_engine);
   if (engine_status == dnnl_success) return 1;
-  fail(ctx, fn, "creating the CPU engine: %s", dnnl_status2str(engine_status));
+  fail(ctx, fn, "%s", load_error[0] ? load_error : "oneDNN is not available");
   return 0;
 }
 

@@ -58,6 +58,8 @@ static const mlc_rt_entry entry_v1 = {
     .session_get_output = mlc_rt_session_get_output,
     .session_last_error = mlc_rt_session_last_error,
     .model_open_with = open_model_with,
+    .session_set_profiling = mlc_rt_session_set_profiling,
+    .session_profile = mlc_rt_session_profile,
 };
 
 MLC_API const mlc_rt_entry *mlc_model_entry_v1(void) { return &entry_v1; }

@@ -161,7 +161,7 @@ static mlc_session *live_session(mlc_session *s, const char *who) {
 /* Opens the model behind |entry|; |dl| (may be NULL) is owned by the model on success. */
 static mlc_rt_status open_entry(const mlc_rt_entry *entry, void *dl, const char *what,
                                 mlc_model **out, char *err, size_t errlen) {
-  if (entry->abi_version != MLC_RT_ENTRY_VERSION || entry->size < sizeof(mlc_rt_entry))
+  if (entry->abi_version != MLC_RT_ENTRY_VERSION || entry->size < MLC_RT_ENTRY_MIN_SIZE)
     return fail(err, errlen, MLC_RT_ABI_MISMATCH,
                 "%s: model entry ABI version %u (%u-byte table), but this loader reads version %u "
                 "(%u-byte table); rebuild the model or the program",
@@ -428,6 +428,23 @@ mlc_rt_status mlc_session_get_output(mlc_session *s, int32_t index, const DLTens
     return MLC_RT_INVALID_ARGUMENT;
   }
   return s->entry->session_get_output(s->impl, index, out);
+}
+
+/* |s|'s table has the function at |off| (a table built before it was
+** appended lacks it). */
+#define HAS_FN(s, member) ((s)->entry->size >= offsetof(mlc_rt_entry, member) + sizeof((s)->entry->member) && \
+                           (s)->entry->member)
+
+mlc_rt_status mlc_session_set_profiling(mlc_session *s, int enable) {
+  if (!live_session(s, __func__)) return MLC_RT_INVALID_ARGUMENT;
+  if (!HAS_FN(s, session_set_profiling))
+    return fail(NULL, 0, MLC_RT_ABI_MISMATCH, "mlc_session_set_profiling: the model was built by a compiler without profiling");
+  return s->entry->session_set_profiling(s->impl, enable);
+}
+
+int32_t mlc_session_profile(const mlc_session *s, int32_t i, const char **name, const char **node, double *ms) {
+  if (!s || bad_session(s) || !HAS_FN(s, session_profile)) return 0;
+  return s->entry->session_profile(s->impl, i, name, node, ms);
 }
 
 const char *mlc_session_last_error(const mlc_session *s) {

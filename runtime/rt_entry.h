@@ -66,7 +66,16 @@ struct mlc_rt_entry {
   ** (copied; NULL = the C library). */
   mlc_rt_status (*model_open_with)(const mlc_rt_allocator *a, mlc_rt_model **out, char *err,
                                    size_t errlen);
+
+  /* Appended later: a table whose |size| ends before them lacks them
+  ** (MLC_RT_ENTRY_MIN_SIZE is what the loader requires). */
+  mlc_rt_status (*session_set_profiling)(mlc_rt_session *s, int enable);
+  int32_t (*session_profile)(const mlc_rt_session *s, int32_t i, const char **name, const char **node,
+                             double *ms);
 };
+
+/* The smallest table a loader accepts: up to model_open_with. */
+#define MLC_RT_ENTRY_MIN_SIZE (offsetof(mlc_rt_entry, model_open_with) + sizeof(void (*)(void)))
 
 /*
 ** The entry table behind |m| (loader side), for tools that want the raw

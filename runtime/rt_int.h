@@ -141,6 +141,9 @@ mlc_rt_status mlc_rt_session_set_input_by_name(mlc_rt_session *s, const char *na
 mlc_rt_status mlc_rt_session_run(mlc_rt_session *s);
 mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const DLTensor **out);
 const char *mlc_rt_session_last_error(const mlc_rt_session *s);
+mlc_rt_status mlc_rt_session_set_profiling(mlc_rt_session *s, int enable);
+int32_t mlc_rt_session_profile(const mlc_rt_session *s, int32_t i, const char **name, const char **node,
+                               double *ms);
 /* Threads the session runs loops on, the caller included (>= 1; 0 for NULL). */
 int32_t mlc_rt_session_num_threads(const mlc_rt_session *s);
 /* The session's kernel context (borrowed), for calling kernels by hand. */
@@ -169,6 +172,10 @@ int mlc_rt_pool_create_with(const mlc_rt_allocator *a, int32_t nthreads, mlc_rt_
 void mlc_rt_pool_destroy(mlc_rt_pool *p);
 /* Threads of |p|, the caller included (1 for NULL). */
 int32_t mlc_rt_pool_threads(const mlc_rt_pool *p);
+/* |idle| 1: the workers stop watching for the next loop and sleep until it
+** comes, leaving the cores to something else (an external library's own
+** threads); 0: they watch again after each loop. */
+void mlc_rt_pool_idle(mlc_rt_pool *p, int idle);
 /*
 ** Runs |body| over [0, |n|) split into contiguous chunks on |p|'s threads
 ** and the calling thread; returns 0 or the nonzero result of the lowest

@@ -41,6 +41,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,8 @@ struct mlc_rt_session {
   void **late_buf;         /* nstorages: storages sized step by step */
   uint64_t *late_cap;
   int outputs_valid;       /* the last run succeeded */
+  double *step_ms;         /* profiling: nsteps total milliseconds, NULL when off */
+  int64_t prof_runs;       /* profiling: successful runs timed */
   int ran;                 /* a run was attempted */
   pthread_mutex_t mu;      /* guards kerr and the workspace cache: kernels run on any thread */
   int kerr_set;
@@ -237,6 +240,7 @@ static void destroy(mlc_rt_session *s) {
     for (int32_t i = 0; i < DESC(s)->noutputs; i++) mlc_rt_free_aligned(ALLOC(s), s->out_buf[i]);
   mlc_rt_free(ALLOC(s), s->out_buf);
   mlc_rt_free(ALLOC(s), s->out_cap);
+  mlc_rt_free(ALLOC(s), s->step_ms);
   if (s->late_buf)
     for (int32_t i = 0; i < DESC(s)->nstorages; i++) mlc_rt_free_aligned(ALLOC(s), s->late_buf[i]);
   mlc_rt_free(ALLOC(s), s->late_buf);
@@ -699,7 +703,17 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
       if ((st = bind_step(s, i)) != MLC_RT_OK) return st;
       continue;
     }
+    struct timespec t0, t1;
+    if (s->step_ms) clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* a library's call may run its own threads: ours sleep meanwhile */
+    int lib = d->steps[i].kind == MLC_RT_STEP_EXTERN && d->steps[i].name && strncmp(d->steps[i].name, "mlc.", 4);
+    if (lib) mlc_rt_pool_idle(s->pool, 1);
     int rc = m->step_fns[i](s->args + a, m->arg_codes + a, d->steps[i].nargs, &s->ctx);
+    if (lib) mlc_rt_pool_idle(s->pool, 0);
+    if (s->step_ms) {
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      s->step_ms[i] += (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    }
     if (rc != 0) {
       const char *label = d->steps[i].label ? d->steps[i].label : "";
       if (s->kerr_set && s->kerr_op[0]) /* a failed check: the op, then what */
@@ -712,7 +726,32 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
     }
   }
   s->outputs_valid = 1;
+  if (s->step_ms) s->prof_runs++;
   return MLC_RT_OK;
+}
+
+mlc_rt_status mlc_rt_session_set_profiling(mlc_rt_session *s, int enable) {
+  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
+  mlc_rt_free(ALLOC(s), s->step_ms);
+  s->step_ms = NULL;
+  s->prof_runs = 0;
+  if (!enable) return MLC_RT_OK;
+  int32_t n = DESC(s)->nsteps;
+  s->step_ms = mlc_rt_calloc(ALLOC(s), (size_t)(n > 0 ? n : 1), sizeof *s->step_ms);
+  return s->step_ms ? MLC_RT_OK : SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for the profile");
+}
+
+int32_t mlc_rt_session_profile(const mlc_rt_session *s, int32_t i, const char **name, const char **node,
+                               double *ms) {
+  if (!LIVE(s) || !s->step_ms) return 0;
+  const mlc_rt_model_desc *d = DESC(s);
+  if (i >= 0 && i < d->nsteps) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    if (name) *name = st->kind == MLC_RT_STEP_BIND_SYMS ? "define_dims" : st->name ? st->name : "";
+    if (node) *node = st->label ? st->label : "";
+    if (ms) *ms = s->prof_runs ? s->step_ms[i] / (double)s->prof_runs : 0.0;
+  }
+  return d->nsteps;
 }
 
 mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const DLTensor **out) {

@@ -68,6 +68,7 @@ struct mlc_rt_pool {
   atomic_int_fast64_t fail_chunk; /* lowest failed chunk so far: skip those after it */
   int64_t err_chunk;              /* lowest failing chunk (under mu) */
   int err_rc;
+  atomic_int idle;                /* 1: workers sleep at once instead of watching (mlc_rt_pool_idle) */
 };
 
 /* Nonzero while this thread runs a loop body. */
@@ -133,6 +134,13 @@ static int same_gen(const void *ticket, uint64_t seen) {
   return (v >> CHUNK_BITS) == (seen & GEN_MASK);
 }
 
+/* A worker keeps watching: no new loop yet, and the pool is not told to
+** go idle. */
+static int worker_keep(const void *pool, uint64_t seen) {
+  const mlc_rt_pool *p = pool;
+  return !atomic_load_explicit(&((mlc_rt_pool *)p)->idle, memory_order_relaxed) && same_gen(&p->ticket, seen);
+}
+
 /* Chunks of the loop are still running. */
 static int chunks_left(const void *remaining, uint64_t unused) {
   (void)unused;
@@ -189,7 +197,7 @@ static void *worker_main(void *arg) {
   for (;;) {
     if (!p->shutdown && p->gen == seen) { /* watch for the next loop a while */
       pthread_mutex_unlock(&p->mu);
-      spin_while(same_gen, &p->ticket, seen);
+      spin_while(worker_keep, p, seen);
       pthread_mutex_lock(&p->mu);
     }
     while (!p->shutdown && p->gen == seen) pthread_cond_wait(&p->work_cv, &p->mu);
@@ -230,6 +238,7 @@ int mlc_rt_pool_create_with(const mlc_rt_allocator *a, int32_t nthreads, mlc_rt_
   atomic_init(&p->ticket, 0);
   atomic_init(&p->remaining, 0);
   atomic_init(&p->fail_chunk, INT64_MAX);
+  atomic_init(&p->idle, 0);
   if (p->nworkers > 0) {
     p->threads = mlc_rt_calloc(&p->alloc, (size_t)p->nworkers, sizeof *p->threads);
     if (!p->threads) {
@@ -326,4 +335,8 @@ int mlc_rt_pool_run(mlc_rt_pool *p, int64_t n, mlc_rt_parallel_body body, void *
   p->busy = 0;
   pthread_mutex_unlock(&p->mu);
   return rc;
+}
+
+void mlc_rt_pool_idle(mlc_rt_pool *p, int idle) {
+  if (p) atomic_store_explicit(&p->idle, idle ? 1 : 0, memory_order_relaxed);
 }

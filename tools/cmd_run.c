@@ -16,7 +16,7 @@
 
 const char run_help[] =
     "usage: " PROG " run MODEL.so [--input FILE | --input NAME=FILE ...] [--output-dir DIR]\n"
-    "                    [--bench N] [--warmup W] [--threads T] [--seed S] [--json]\n"
+    "                    [--bench N] [--warmup W] [--threads T] [--seed S] [--json] [--profile]\n"
     "\n"
     "Runs a compiled model.  Inputs are NumPy .npy files or ONNX TensorProto .pb\n"
     "files, given in graph-input order (--input FILE) or by name (--input\n"
@@ -34,6 +34,10 @@ const char run_help[] =
     "  --seed S           seed of the random inputs (default 0)\n"
     "  --json             print one JSON object: outputs (name, dtype, shape) and,\n"
     "                     with --bench, \"latency_ms\": {\"median\", \"min\", \"p90\"}\n"
+    "  --profile          time each step of the timed runs (the one run without\n"
+    "                     --bench) and print its mean milliseconds, function and\n"
+    "                     ONNX node (with --json: \"profile\": [{\"step\", \"function\",\n"
+    "                     \"node\", \"ms\"}, ...])\n"
     "  -h, --help         show this help and exit\n";
 
 #define MAX_INPUTS 256
@@ -93,7 +97,7 @@ static void print_json_str(const char *s) {
 int cmd_run(int argc, char **argv) {
   const char *model_path = NULL, *outdir = NULL;
   const char *inputs[MAX_INPUTS];
-  int ninputs = 0, json = 0, threads = 0;
+  int ninputs = 0, json = 0, threads = 0, profile = 0;
   long bench = 0, warmup = -1;
   unsigned long long seed = 0;
   for (int i = 0; i < argc; i++) {
@@ -109,6 +113,10 @@ int cmd_run(int argc, char **argv) {
       }
       if (!strcmp(name, "--json")) {
         json = 1;
+        continue;
+      }
+      if (!strcmp(name, "--profile")) {
+        profile = 1;
         continue;
       }
       if (strcmp(name, "--input") && strcmp(name, "--output-dir") && strcmp(name, "--bench") &&
@@ -207,6 +215,10 @@ int cmd_run(int argc, char **argv) {
       goto done;
     }
   for (long k = 0; k < warmup + (bench ? bench : 1); k++) {
+    if (profile && k == warmup && mlc_session_set_profiling(s, 1) != MLC_RT_OK) {
+      cli_error("%s", mlc_session_last_error(s));
+      goto done;
+    }
     double t0 = now_ms();
     if (mlc_session_run(s) != MLC_RT_OK) {
       cli_error("%s", mlc_session_last_error(s));
@@ -257,6 +269,27 @@ int cmd_run(int argc, char **argv) {
         printf(n > 6 ? ", ...]" : "]");
       }
       printf("\n");
+    }
+  }
+  if (profile) {
+    int32_t ns = mlc_session_profile(s, -1, NULL, NULL, NULL);
+    if (json) printf("], \"profile\": [");
+    else printf("profile (mean ms per run, %d steps):\n", ns);
+    for (int32_t i = 0; i < ns; i++) {
+      const char *fn = "", *node = "";
+      double ms = 0;
+      mlc_session_profile(s, i, &fn, &node, &ms);
+      if (json) {
+        printf("%s{\"step\": %d, \"function\": ", i ? ", " : "", i);
+        print_json_str(fn);
+        printf(", \"node\": ");
+        print_json_str(node);
+        printf(", \"ms\": %.5f}", ms);
+      } else {
+        printf("  %4d %10.4f  %s", i, ms, fn);
+        if (*node) printf(" (node "), print_json_str(node), printf(")");
+        printf("\n");
+      }
     }
   }
   if (bench) {

@@ -267,6 +267,24 @@ MLC_API mlc_rt_status mlc_session_get_output(mlc_session *s, int32_t index,
 */
 MLC_API const char *mlc_session_last_error(const mlc_session *s);
 
+/*
+** Profiling: with |enable| nonzero, every later successful run of |s| adds
+** each step's wall-clock time (a generated kernel, an external library's
+** call, a run-time shape step) to a total kept per step; turning it on
+** again restarts the totals, |enable| 0 stops and drops them.
+*/
+MLC_API mlc_rt_status mlc_session_set_profiling(mlc_session *s, int enable);
+
+/*
+** The profile of |s|: returns the number of steps (0 when profiling is off
+** or |s| is not a session) and, for 0 <= |i| < that number, step |i|'s
+** function name (a kernel, "openblas.conv2d", ...), ONNX node and mean
+** milliseconds per profiled run into the pointers that are not NULL (the
+** strings borrowed from the model).
+*/
+MLC_API int32_t mlc_session_profile(const mlc_session *s, int32_t i, const char **name, const char **node,
+                                    double *ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -229,14 +229,16 @@ static void test_plugin_errors(void) {
 typedef struct fake_times {
   double generated, blas, dnnl; /* < 0: cannot time */
   int calls;
+  double convert;               /* the generated probe's layout conversions */
 } fake_times;
 
 static double fake_measure(void *user, const mlc_module *m, const mlc_extern_kernel *k, const mlc_extern_match *mt,
-                           char *why, size_t whylen) {
+                           double *convert, char *why, size_t whylen) {
   (void)m;
   (void)mt;
   fake_times *t = user;
   t->calls++;
+  if (convert) *convert = t->convert;
   double r = !k ? t->generated : k->provider == &mlc_extern_provider_openblas ? t->blas : t->dnnl;
   if (r < 0) snprintf(why, whylen, "fake failure");
   return r;
@@ -259,7 +261,7 @@ static void test_auto(void) {
   int fd = mkstemp(cache);
   CU_ASSERT_FATAL(fd >= 0);
   close(fd);
-  fake_times t = {2e-3, 1e-3, 3e-3, 0};
+  fake_times t = {2e-3, 1e-3, 3e-3, 0, 0};
   mlc_extern_options o;
   memset(&o, 0, sizeof o);
   o.providers[o.nproviders++] = &mlc_extern_provider_openblas;
@@ -294,6 +296,17 @@ static void test_auto(void) {
   CU_ASSERT_EQUAL(t.calls, 3);
   CU_ASSERT_EQUAL(nth(mlc_module_func(m, "main"), 0)->kind, MLC_CALL_OP);
   CU_ASSERT_STRING_EQUAL(o.choices[0].chosen, "generated");
+  t.calls = 0;
+  /* a library amid generated code pays the conversions: 1.0 + 1.5 > 2.0 */
+  o.target_key = "fourth-target";
+  t.generated = 2e-3, t.blas = 1e-3, t.dnnl = 3e-3, t.convert = 1.5e-3;
+  o.nchoices = 0;
+  m = matmul_module();
+  if (!m || !OK(run_dispatch(m, &o))) goto out;
+  CU_ASSERT_EQUAL(nth(mlc_module_func(m, "main"), 0)->kind, MLC_CALL_OP);
+  CU_ASSERT_DOUBLE_EQUAL(o.choices[0].seconds[1], 2.5e-3, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o.choices[0].convert, 1.5e-3, 1e-12);
+  t.convert = 0;
   /* nothing can be timed: generated code stays */
   o.target_key = "third-target";
   t.generated = t.blas = t.dnnl = -1;
