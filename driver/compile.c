@@ -349,7 +349,8 @@ static mlc_status after_pass(void *user, const char *pass, mlc_module *m) {
 ** external library: its function, provider, library and ONNX node),
 ** "extern_libs" (the libraries the model needs at run time) and
 ** "extern_choices" (every call the dispatcher looked at: the candidates,
-** their measured times in ms, the choice and why). */
+** their measured times in ms, a library's including the layout
+** conversions "convert_ms", the choice and why). */
 static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, mlc_strbuf *b) {
   const mlc_extern_provider *used[16];
   int nused = 0, first = 1, step = 0;
@@ -383,7 +384,12 @@ static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, m
     mlc_sb_json_str(b, used[i]->version ? used[i]->version : "");
     mlc_sb_printf(b, ", \"plugin\": %s}", used[i]->builtin ? "false" : "true");
   }
-  mlc_sb_puts(b, "], \"extern_choices\": [");
+  mlc_sb_puts(b, "], ");
+  if (ext && ext->model_mixed_ms > 0 && ext->model_generated_ms > 0)
+    mlc_sb_printf(b, "\"extern_auto\": {\"model_with_libraries_ms\": %.4f, \"model_generated_ms\": %.4f, "
+                  "\"kept\": \"%s\"}, ",
+                  ext->model_mixed_ms, ext->model_generated_ms, ext->nproviders ? "libraries" : "generated");
+  mlc_sb_puts(b, "\"extern_choices\": [");
   for (int i = 0; ext && i < ext->nchoices; i++) {
     const mlc_extern_choice *e = &ext->choices[i];
     mlc_sb_puts(b, i ? ", {\"node\": " : "{\"node\": ");
@@ -396,6 +402,7 @@ static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, m
     mlc_sb_json_str(b, e->chosen);
     mlc_sb_puts(b, ", \"why\": ");
     mlc_sb_json_str(b, e->why ? e->why : "");
+    if (e->convert > 0) mlc_sb_printf(b, ", \"convert_ms\": %.4f", e->convert * 1e3);
     mlc_sb_puts(b, ", \"candidates\": [");
     for (int j = 0; j < e->ncand; j++) {
       mlc_sb_puts(b, j ? ", {\"kernel\": " : "{\"kernel\": ");
@@ -576,12 +583,24 @@ done:
   return s;
 }
 
+/* Loads and imports the model at |onnx_path|; *|out| transferred. */
+static mlc_status import_model(cstate *c, const char *onnx_path, mlc_module **out) {
+  mlc_onnx_model *om = NULL;
+  *out = NULL;
+  MLC_RETURN_IF_ERROR(mlc_onnx_load_file(onnx_path, &om));
+  step_done(c, "load");
+  mlc_fe_options fopt = {0, c->o->params_as_inputs};
+  mlc_status s = mlc_fe_import(om, &fopt, out);
+  mlc_onnx_model_destroy(om);
+  if (!s) step_done(c, "import");
+  return s;
+}
+
 mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc_compile_options *opts) {
   mlc_compile_options dflt;
   mlc_compile_options_init(&dflt);
   cstate c = {opts ? opts : &dflt, now_ms(), cpu_ms(), 0, NULL};
   if (!onnx_path || !out_so) return mlc_make_status(MLC_INVALID_ARGUMENT, "no input or output path");
-  mlc_onnx_model *om = NULL;
   mlc_module *gm = NULL;
   mlc_target *target = NULL;
   mlc_extern_options ext;
@@ -612,17 +631,23 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
   if ((s = extern_setup(c.o, &ext))) goto done;
   if ((s = hash_file(onnx_path, hash))) goto done;
   step_done(&c, "setup");
-  if ((s = mlc_onnx_load_file(onnx_path, &om))) goto done;
-  step_done(&c, "load");
-  mlc_fe_options fopt = {0, c.o->params_as_inputs};
-  if ((s = mlc_fe_import(om, &fopt, &gm))) goto done;
-  mlc_onnx_model_destroy(om);
-  om = NULL;
-  step_done(&c, "import");
+  if ((s = import_model(&c, onnx_path, &gm))) goto done;
   progress(&c, "[1/6] imported %s (%.0f ms)", base_name(onnx_path), now_ms() - t);
   if ((s = dump_graph(&c, "00_import.txt", gm))) goto done;
   if (c.o->dump_ir_dir) step_done(&c, "dump");
-  if (ext.auto_choice) {
+  if (!ext.auto_choice) {
+    s = compile_module(&c, gm, target, &ext, onnx_path, hash, out_so, h, t_all);
+    goto done;
+  }
+  /*
+  ** auto: the per-op choices (each call's candidates timed alone), then the
+  ** model with them against the model with generated code only, both timed
+  ** whole, since a library call amid generated code costs more than it
+  ** does alone (layout conversions, fusions it breaks, threads); the
+  ** faster is compiled into the output.  The verdict is cached with the
+  ** per-op times.
+  */
+  {
     char spec[512];
     target_spec(target, spec, sizeof spec);
     measure.opts = c.o;
@@ -636,14 +661,66 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
     ext.measure_user = &measure;
     ext.cache_path = measure.cache_path;
     ext.target_key = measure.key;
+    char so_mixed[PATH_MAX + 32], so_gen[PATH_MAX + 32];
+    snprintf(so_mixed, sizeof so_mixed, "%s/auto_mixed.so", measure.workdir);
+    snprintf(so_gen, sizeof so_gen, "%s/auto_generated.so", measure.workdir);
+    progress(&c, "      auto: choosing per op");
+    /* the two candidates are compiled quietly, without dumps */
+    mlc_compile_options qo = *c.o;
+    qo.progress = NULL;
+    qo.dump_ir_dir = NULL;
+    qo.verbose = 0;
+    cstate qc = {&qo, now_ms(), cpu_ms(), 0, NULL};
+    if ((s = compile_module(&qc, gm, target, &ext, onnx_path, hash, so_mixed, NULL, t_all))) goto done;
+    mlc_module *gm_mixed = gm; /* its arena holds the choices */
+    gm = NULL;
+    int nlib = 0;
+    for (int i = 0; i < ext.nchoices; i++) nlib += strcmp(ext.choices[i].chosen, "generated") != 0;
+    double mixed_ms = -1, gen_ms = -1;
+    int use_gen = 0;
+    if (nlib > 0 && mlc_drv_measure_verdict(&measure, hash, &mixed_ms, &gen_ms)) {
+      use_gen = gen_ms <= mixed_ms;
+    } else if (nlib > 0) {
+      mlc_extern_options none;
+      memset(&none, 0, sizeof none);
+      if (!(s = import_model(&qc, onnx_path, &gm)))
+        s = compile_module(&qc, gm, target, &none, onnx_path, hash, so_gen, NULL, t_all);
+      mlc_module_destroy(gm);
+      gm = NULL;
+      if (!s && (s = mlc_drv_measure_models(&measure, so_mixed, so_gen, &mixed_ms, &gen_ms))) {
+        mlc_module_destroy(gm_mixed);
+        goto done;
+      }
+      if (!s) mlc_drv_measure_save_verdict(&measure, hash, mixed_ms, gen_ms);
+      use_gen = gen_ms <= mixed_ms;
+    }
+    if (s) {
+      mlc_module_destroy(gm_mixed);
+      goto done;
+    }
+    if (nlib > 0)
+      progress(&c, "      auto: %d ops to libraries, the model %.3f ms; generated code only %.3f ms: %s", nlib,
+               mixed_ms, gen_ms, use_gen ? "generated code kept" : "the libraries kept");
+    /* the output: the winner again, its manifest with the choices and the verdict */
+    mlc_extern_options fin = ext;
+    if (use_gen) {
+      fin.nproviders = 0;
+      fin.auto_choice = 0;
+    } else {
+      fin.nchoices = 0;
+      fin.choices = NULL;
+    }
+    fin.model_mixed_ms = mixed_ms;
+    fin.model_generated_ms = gen_ms;
+    if (!(s = import_model(&c, onnx_path, &gm)))
+      s = compile_module(&c, gm, target, &fin, onnx_path, hash, out_so, h, t_all);
+    mlc_module_destroy(gm_mixed);
   }
-  s = compile_module(&c, gm, target, &ext, onnx_path, hash, out_so, h, t_all);
 done:
   mlc_drv_measure_fini(&measure);
   extern_cleanup(&ext);
   mlc_target_destroy(target);
   mlc_module_destroy(gm);
-  mlc_onnx_model_destroy(om);
   return s ? mlc_status_annotate(s, "%s", base_name(onnx_path)) : NULL;
 }
 

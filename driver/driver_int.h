@@ -88,6 +88,14 @@ MLC_MUST_USE mlc_status mlc_drv_measure_init(mlc_drv_measure *ms, const char *ta
 void mlc_drv_measure_fini(mlc_drv_measure *ms);
 double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_kernel *k,
                             const mlc_extern_match *mt, double *convert, char *why, size_t whylen);
+/* The cached verdict of the whole-model check of the model with sha256
+** |hash|: 1 and the two times, or 0. */
+int mlc_drv_measure_verdict(const mlc_drv_measure *ms, const char *hash, double *mixed_ms, double *gen_ms);
+void mlc_drv_measure_save_verdict(const mlc_drv_measure *ms, const char *hash, double mixed_ms, double gen_ms);
+/* Times two compiled models alternately (child processes, rounds of
+** `mlc-onnx run --bench`): the median ms of each. */
+MLC_MUST_USE mlc_status mlc_drv_measure_models(mlc_drv_measure *ms, const char *so_a, const char *so_b,
+                                               double *a_ms, double *b_ms);
 /* Compiles module |gm| (a probe: one call) to |out_so| with only |only|'s
 ** kernels allowed (NULL: generated code only); quiet (compile.c). */
 MLC_MUST_USE mlc_status mlc_drv_compile_probe(const mlc_drv_measure *ms, mlc_module *gm,

@@ -16,6 +16,7 @@
 */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -101,17 +102,15 @@ mlc_status mlc_drv_measure_init(mlc_drv_measure *ms, const char *target_spec) {
 }
 
 void mlc_drv_measure_fini(mlc_drv_measure *ms) {
-  if (ms->workdir) {
-    for (int i = 0; i < ms->nprobes; i++) {
-      char p[PATH_MAX + 64];
-      const char *names[] = {"probe%d.so", "probe%d.log"};
-      for (int j = 0; j < 2; j++) {
-        snprintf(p, sizeof p, "%s/", ms->workdir);
-        size_t l = strlen(p);
-        snprintf(p + l, sizeof p - l, names[j], i);
-        unlink(p);
-      }
-    }
+  DIR *d = ms->workdir && !getenv("MLC_KEEP_TEMP") ? opendir(ms->workdir) : NULL;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char p[PATH_MAX + 300];
+    snprintf(p, sizeof p, "%s/%s", ms->workdir, e->d_name);
+    unlink(p);
+  }
+  if (d) {
+    closedir(d);
     rmdir(ms->workdir);
   }
   mlc_mem_free(ms->workdir);
@@ -252,4 +251,92 @@ double mlc_drv_measure_call(void *user, const mlc_module *m, const mlc_extern_ke
     ms->progress(ms->progress_user, line);
   }
   return secs;
+}
+
+/* ---- the whole-model check ------------------------------------------------ */
+
+/* Rounds of timing the two models, and runs per round. */
+#define MODEL_ROUNDS 3
+#define MODEL_RUNS 10
+
+/* The cache lines of the verdict: "model HASH KEY with-libraries" and
+** "... generated", each a time in ms (the timing cache's format). */
+static void verdict_key(const mlc_drv_measure *ms, const char *hash, const char *which, char *buf, size_t n) {
+  snprintf(buf, n, "model %s %s %s", hash, ms->key, which);
+}
+
+int mlc_drv_measure_verdict(const mlc_drv_measure *ms, const char *hash, double *mixed_ms, double *gen_ms) {
+  FILE *f = ms->cache_path ? fopen(ms->cache_path, "r") : NULL;
+  if (!f) return 0;
+  char km[1024], kg[1024], line[2048];
+  verdict_key(ms, hash, "with-libraries", km, sizeof km);
+  verdict_key(ms, hash, "generated", kg, sizeof kg);
+  double m = -1, g = -1;
+  while (fgets(line, sizeof line, f)) {
+    char *tab = strrchr(line, '\t');
+    if (!tab) continue;
+    *tab = 0;
+    double v = strtod(tab + 1, NULL);
+    if (v <= 0) continue;
+    if (!strcmp(line, km)) m = v;
+    else if (!strcmp(line, kg)) g = v;
+  }
+  fclose(f);
+  if (m <= 0 || g <= 0) return 0;
+  *mixed_ms = m;
+  *gen_ms = g;
+  return 1;
+}
+
+void mlc_drv_measure_save_verdict(const mlc_drv_measure *ms, const char *hash, double mixed_ms, double gen_ms) {
+  FILE *f = ms->cache_path ? fopen(ms->cache_path, "a") : NULL;
+  if (!f) return;
+  char k[1024];
+  verdict_key(ms, hash, "with-libraries", k, sizeof k);
+  fprintf(f, "%s\t%.9g\n", k, mixed_ms);
+  verdict_key(ms, hash, "generated", k, sizeof k);
+  fprintf(f, "%s\t%.9g\n", k, gen_ms);
+  fclose(f);
+}
+
+/* The median latency (ms) `run --json --bench` printed into |log|; < 0 if none. */
+static double read_median(const char *log) {
+  FILE *f = fopen(log, "r");
+  if (!f) return -1;
+  static char buf[1 << 14];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *p = strstr(buf, "\"median\": ");
+  if (!p) return -1;
+  char *end;
+  double v = strtod(p + 10, &end);
+  return end == p + 10 || v <= 0 ? -1 : v;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+mlc_status mlc_drv_measure_models(mlc_drv_measure *ms, const char *so_a, const char *so_b, double *a_ms,
+                                  double *b_ms) {
+  double t[2][MODEL_ROUNDS];
+  char runs[16], threads[16], log[PATH_MAX + 32];
+  snprintf(runs, sizeof runs, "%d", MODEL_RUNS);
+  snprintf(threads, sizeof threads, "%d", ms->threads);
+  snprintf(log, sizeof log, "%s/model.log", ms->workdir);
+  if (ms->progress) ms->progress(ms->progress_user, "      auto: timing the model with the libraries and without");
+  for (int r = 0; r < MODEL_ROUNDS; r++)
+    for (int w = 0; w < 2; w++) {
+      const char *argv[] = {ms->cli, "run", w ? so_b : so_a, "--bench", runs, "--warmup", "2",
+                            "--threads", threads, "--json", NULL};
+      mlc_status s = mlc_drv_spawn(argv, NULL, log);
+      if (s) return mlc_status_annotate(s, "timing the compiled model");
+      if ((t[w][r] = read_median(log)) < 0) return mlc_make_status(MLC_INTERNAL, "no latency in the output of run");
+    }
+  for (int w = 0; w < 2; w++) qsort(t[w], MODEL_ROUNDS, sizeof t[w][0], cmp_double);
+  *a_ms = t[0][MODEL_ROUNDS / 2];
+  *b_ms = t[1][MODEL_ROUNDS / 2];
+  return NULL;
 }

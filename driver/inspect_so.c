@@ -203,6 +203,13 @@ static void put_member(mlc_strbuf *b, const json_t *o, const char *key) {
 ** it looked at, the candidates with their measured times, the choice and
 ** why. */
 static void dispatch_text(const json_t *man, mlc_strbuf *b) {
+  const json_t *au = json_object_get(man, "extern_auto");
+  const json_t *mm = json_object_get(au, "model_with_libraries_ms"), *gm = json_object_get(au, "model_generated_ms");
+  if (json_is_number(mm) && json_is_number(gm))
+    mlc_sb_printf(b, "auto: the model with the library calls chosen below ran %.3f ms, with generated code only "
+                  "%.3f ms: %s\n",
+                  json_number_value(mm), json_number_value(gm),
+                  json_number_value(gm) <= json_number_value(mm) ? "generated code kept" : "the libraries kept");
   const json_t *ch = json_object_get(man, "extern_choices");
   if (!json_is_array(ch) || json_array_size(ch) == 0) return;
   mlc_sb_printf(b, "dispatch (%zu ops an external library takes):\n", json_array_size(ch));
@@ -231,6 +238,9 @@ static void dispatch_text(const json_t *man, mlc_strbuf *b) {
       if (json_is_number(ms)) mlc_sb_printf(b, " %.3f ms", json_number_value(ms));
       else mlc_sb_puts(b, " (not timed)");
     }
+    const json_t *cv = json_object_get(e, "convert_ms");
+    if (timed && json_is_number(cv))
+      mlc_sb_printf(b, " (a library's time includes %.3f ms of layout conversions)", json_number_value(cv));
     mlc_sb_putc(b, '\n');
   }
 }

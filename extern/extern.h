@@ -180,6 +180,10 @@ typedef struct mlc_extern_options {
   ** module). */
   mlc_extern_choice *choices;
   int nchoices;
+  /* auto's check of the whole model (the driver's): the model with the
+  ** chosen library calls and with generated code only, ms per run (0: not
+  ** checked), for the manifest. */
+  double model_mixed_ms, model_generated_ms;
 } mlc_extern_options;
 
 /* The dispatch pass (STYLE R16 signature); its options come from

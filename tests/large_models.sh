@@ -6,7 +6,8 @@
 #   tests/large_models.sh [BENCH_MODELS_DIR]
 #
 # BENCH_MODELS_DIR defaults to ../shared/bench/work/models (made by the
-# bench's setup.sh and make_models.py).  Prints a table with compile time,
+# bench's setup.sh and make_models.py).  MLC_COMPILE_FLAGS adds options to
+# every compile (e.g. "--extern onednn").  Prints a table with compile time,
 # .so size, weights size and the max error, and ends with
 # "large_models: N passed, N failed".
 set -u
@@ -23,7 +24,8 @@ for m in mlp squeezenet1_1 mobilenet_v2 resnet18 resnet50 encoder; do
   onnx=$dir/$m.onnx
   if [ ! -f "$onnx" ]; then echo "$m: missing $onnx"; fail=$((fail + 1)); continue; fi
   t0=$(date +%s.%N)
-  if ! "$cli" compile "$onnx" -o "$work/$m.so" >"$work/$m.compile.log" 2>&1; then
+  # shellcheck disable=SC2086
+  if ! "$cli" compile "$onnx" -o "$work/$m.so" ${MLC_COMPILE_FLAGS:-} >"$work/$m.compile.log" 2>&1; then
     echo "$m: compile failed:"; tail -5 "$work/$m.compile.log"; fail=$((fail + 1)); continue
   fi
   t1=$(date +%s.%N)

@@ -161,5 +161,21 @@ else
   fail "examples/classify was not built"
 fi
 
+# ---- run --profile: every step timed, as many as inspect lists ---------------------------
+if have_numpy; then
+  check "run --profile --json" "$cli" run "$tmp/cnn.so" --bench 3 --profile --json
+  "$py" - "$tmp/out" "$tmp/cnn.so" "$cli" <<'PYEOF' && ok || fail "run --profile: a step missing or untimed"
+import json, subprocess, sys
+r = json.load(open(sys.argv[1]))
+steps = json.loads(subprocess.run([sys.argv[3], "inspect", sys.argv[2], "--json"], capture_output=True, check=True).stdout)["nsteps"]
+p = r["profile"]
+assert len(p) == steps and steps > 0
+assert all(s["ms"] >= 0 and s["function"] for s in p) and sum(s["ms"] for s in p) > 0
+assert r["latency_ms"]["median"] > 0
+PYEOF
+  check "run --profile (text)" "$cli" run "$tmp/cnn.so" --profile
+  grep -q '^profile (mean ms per run' "$tmp/out" && ok || fail "run --profile: no profile table"
+fi
+
 echo "test_compile_run: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
