@@ -671,14 +671,24 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
     qo.dump_ir_dir = NULL;
     qo.verbose = 0;
     cstate qc = {&qo, now_ms(), cpu_ms(), 0, NULL};
-    if ((s = compile_module(&qc, gm, target, &ext, onnx_path, hash, so_mixed, NULL, t_all))) goto done;
+    double mixed_ms = -1, gen_ms = -1;
+    int cached = mlc_drv_measure_verdict(&measure, hash, &mixed_ms, &gen_ms);
+    if (cached) {
+      /* only the choices, for the manifest: the graph passes, no code */
+      mlc_pipeline_options popt = {c.o->no_fold, c.o->no_layout, c.o->no_fuse, c.o->params_as_inputs, 0, 0, 0,
+                                   (int)target->vector_bits, NULL, mlc_pass_dispatch, &ext};
+      mlc_pass_ctx pctx = {0, NULL, NULL, NULL, &popt, NULL, NULL};
+      s = mlc_graph_pipeline(gm, &pctx);
+    } else {
+      s = compile_module(&qc, gm, target, &ext, onnx_path, hash, so_mixed, NULL, t_all);
+    }
+    if (s) goto done;
     mlc_module *gm_mixed = gm; /* its arena holds the choices */
     gm = NULL;
     int nlib = 0;
     for (int i = 0; i < ext.nchoices; i++) nlib += strcmp(ext.choices[i].chosen, "generated") != 0;
-    double mixed_ms = -1, gen_ms = -1;
     int use_gen = 0;
-    if (nlib > 0 && mlc_drv_measure_verdict(&measure, hash, &mixed_ms, &gen_ms)) {
+    if (nlib > 0 && cached) {
       use_gen = gen_ms <= mixed_ms;
     } else if (nlib > 0) {
       mlc_extern_options none;
