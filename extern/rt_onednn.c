@@ -39,6 +39,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "extern/rt_ext.h"
+#include "extern/rt_util.h"
 
 /*
 ** The model does not link libdnnl: the first call loads it (dlopen) and
@@ -138,34 +139,10 @@ static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) {
   return ctx->api->set_error(ctx, msg);
 }
 
-static int f32_tensor(const DLTensor *t, int rank) {
-  if (!t || t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1) return 0;
-  if (rank >= 0 && t->ndim != rank) return 0;
-  if (t->ndim < 0 || t->ndim > MAX_RANK || (t->ndim && !t->shape)) return 0;
-  int64_t n = 1;
-  for (int i = t->ndim - 1; i >= 0; i--) {
-    if (t->shape[i] < 0) return 0;
-    if (t->strides && t->shape[i] != 1 && t->strides[i] != n) return 0;
-    n *= t->shape[i];
-  }
-  return n == 0 || t->data;
-}
-
-static float *fdata(const DLTensor *t) { return (float *)((char *)t->data + t->byte_offset); }
-
-static int64_t numel(const DLTensor *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-  return n;
-}
-
-static int count_tensors(const int32_t *codes, int32_t nargs) {
-  int n = 0;
-  while (n < nargs && codes[n] == MLC_ARG_TENSOR) n++;
-  for (int i = n; i < nargs; i++)
-    if (codes[i] != MLC_ARG_INT) return -1;
-  return n;
-}
+#define f32_tensor mlc_ext_f32
+#define fdata mlc_ext_data
+#define numel mlc_ext_numel
+#define count_tensors mlc_ext_ntensors
 
 static void set_threads(mlc_rt_ctx *ctx) {
   int n = ctx->api->num_threads ? ctx->api->num_threads(ctx) : 1;
@@ -390,44 +367,17 @@ static void ws_free(mlc_rt_ctx *ctx, void *p) {
 
 /* ---- conv2d ------------------------------------------------------------- */
 
-enum { ACT_NONE = 0, ACT_RELU = 1, ACT_CLIP = 2 };
+enum { ACT_NONE = MLC_EXT_RT_NONE, ACT_RELU = MLC_EXT_RT_RELU, ACT_CLIP = MLC_EXT_RT_CLIP };
 
 int mlc_ext_onednn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
-  int nt = count_tensors(codes, nargs);
-  if (nt < 3 || nt > 5 || nargs - nt != 15)
-    return fail(ctx, "conv2d", "takes X, W, [bias], [residual], Y and 15 ints (%d arguments)", nargs);
-  int64_t at[15];
-  for (int i = 0; i < 15; i++) at[i] = *(const int64_t *)args[nt + i];
-  int64_t dh = at[0], dw = at[1], groups = at[2], pt = at[3], pl = at[4], pb = at[5], pr = at[6], sh = at[7],
-          sw = at[8], has_bias = at[9], has_res = at[10], act = at[11], w_const = at[14];
-  if (nt != 3 + (has_bias != 0) + (has_res != 0))
-    return fail(ctx, "conv2d", "%d tensors for has_bias %lld, has_residual %lld", nt, (long long)has_bias,
-                (long long)has_res);
-  const DLTensor *X = args[0], *W = args[1], *Bi = has_bias ? args[2] : NULL,
-                 *R = has_res ? args[2 + (has_bias != 0)] : NULL, *Y = args[nt - 1];
-  if (!f32_tensor(X, 4) || !f32_tensor(W, 4) || !f32_tensor(Y, 4) || (Bi && !f32_tensor(Bi, 1)) ||
-      (R && !f32_tensor(R, 4)))
-    return fail(ctx, "conv2d", "X, W, Y (and residual) must be compact float32 tensors of rank 4, bias rank 1");
-  if (dh < 1 || dw < 1 || sh < 1 || sw < 1 || groups < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0 || act < 0 ||
-      act > ACT_CLIP)
-    return fail(ctx, "conv2d", "bad attributes (dilations %lld %lld, strides %lld %lld, groups %lld, act %lld)",
-                (long long)dh, (long long)dw, (long long)sh, (long long)sw, (long long)groups, (long long)act);
-  int64_t n = X->shape[0], c = X->shape[1], h = X->shape[2], wd = X->shape[3];
-  int64_t k = W->shape[0], kh = W->shape[2], kw = W->shape[3];
-  if (c % groups || k % groups || W->shape[1] != c / groups)
-    return fail(ctx, "conv2d", "X has %lld channels, W is [%lld, %lld, ..], groups %lld: they disagree",
-                (long long)c, (long long)k, (long long)W->shape[1], (long long)groups);
-  int64_t eh = (kh - 1) * dh + 1, ew = (kw - 1) * dw + 1;
-  int64_t oh = h + pt + pb >= eh ? (h + pt + pb - eh) / sh + 1 : 0, ow = wd + pl + pr >= ew ? (wd + pl + pr - ew) / sw + 1 : 0;
-  if (Y->shape[0] != n || Y->shape[1] != k || Y->shape[2] != oh || Y->shape[3] != ow)
-    return fail(ctx, "conv2d", "Y is [%lld, %lld, %lld, %lld], the convolution gives [%lld, %lld, %lld, %lld]",
-                (long long)Y->shape[0], (long long)Y->shape[1], (long long)Y->shape[2], (long long)Y->shape[3],
-                (long long)n, (long long)k, (long long)oh, (long long)ow);
-  if (Bi && Bi->shape[0] != k)
-    return fail(ctx, "conv2d", "bias has %lld values for %lld filters", (long long)Bi->shape[0], (long long)k);
-  if (R)
-    for (int d = 0; d < 4; d++)
-      if (R->shape[d] != Y->shape[d]) return fail(ctx, "conv2d", "the residual's shape is not Y's");
+  mlc_ext_conv cv;
+  char msg[256];
+  if (mlc_ext_conv_read(args, codes, nargs, &cv, msg, sizeof msg)) return fail(ctx, "conv2d", "%s", msg);
+  const DLTensor *X = cv.x, *W = cv.w, *Bi = cv.bias, *R = cv.res, *Y = cv.y;
+  const int64_t *at = cv.at;
+  int64_t dh = cv.dh, dw = cv.dw, groups = cv.groups, pt = cv.pt, pl = cv.pl, pb = cv.pb, pr = cv.pr, sh = cv.sh,
+          sw = cv.sw, act = cv.act, w_const = cv.w_const;
+  int64_t n = cv.n, c = cv.c, h = cv.h, wd = cv.wd, k = cv.k, kh = cv.kh, kw = cv.kw, oh = cv.oh, ow = cv.ow;
   if (numel(Y) == 0) return 0;
   if (numel(X) == 0 || numel(W) == 0) return fail(ctx, "conv2d", "an empty input or weight");
   if (!have_engine(ctx, "conv2d")) return -1;

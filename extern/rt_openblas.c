@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "extern/rt_ext.h"
+#include "extern/rt_util.h"
 
 /* cblas enums, as cblas.h numbers them */
 enum { ROW_MAJOR = 101, NO_TRANS = 111 };
@@ -110,37 +111,10 @@ static int nthreads(mlc_rt_ctx *ctx) {
   return n < 1 ? 1 : n;
 }
 
-/* |t| is a float32 CPU tensor of rank |rank| (any rank when < 0) with
-** data (unless empty) and no strides but compact ones. */
-static int f32_tensor(const DLTensor *t, int rank) {
-  if (!t || t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1) return 0;
-  if (rank >= 0 && t->ndim != rank) return 0;
-  if (t->ndim < 0 || t->ndim > 32 || (t->ndim && !t->shape)) return 0;
-  int64_t n = 1;
-  for (int i = t->ndim - 1; i >= 0; i--) {
-    if (t->shape[i] < 0) return 0;
-    if (t->strides && t->shape[i] != 1 && t->strides[i] != n) return 0;
-    n *= t->shape[i];
-  }
-  return n == 0 || t->data;
-}
-
-static float *fdata(const DLTensor *t) { return (float *)((char *)t->data + t->byte_offset); }
-
-static int64_t numel(const DLTensor *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-  return n;
-}
-
-/* Counts the leading tensor arguments; 0 if a tensor follows an int. */
-static int count_tensors(const int32_t *codes, int32_t nargs) {
-  int n = 0;
-  while (n < nargs && codes[n] == MLC_ARG_TENSOR) n++;
-  for (int i = n; i < nargs; i++)
-    if (codes[i] != MLC_ARG_INT) return -1;
-  return n;
-}
+#define f32_tensor mlc_ext_f32
+#define fdata mlc_ext_data
+#define numel mlc_ext_numel
+#define count_tensors mlc_ext_ntensors
 
 /* ---- matmul ------------------------------------------------------------- */
 
@@ -271,7 +245,7 @@ int mlc_ext_openblas_matmul(void **args, const int32_t *codes, int32_t nargs, ml
 
 /* ---- conv2d ------------------------------------------------------------- */
 
-enum { ACT_NONE = 0, ACT_RELU = 1, ACT_CLIP = 2 };
+enum { ACT_NONE = MLC_EXT_RT_NONE, ACT_RELU = MLC_EXT_RT_RELU, ACT_CLIP = MLC_EXT_RT_CLIP };
 
 /* Bytes of im2col panel each piece aims for (about an L2 cache's half). */
 #define COL_BYTES (4 * 1024 * 1024)
@@ -393,59 +367,25 @@ static int conv_body(int64_t begin, int64_t end, void *closure) {
 }
 
 int mlc_ext_openblas_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
-  int nt = count_tensors(codes, nargs);
-  if (nt < 3 || nt > 5 || nargs - nt != 15)
-    return fail(ctx, "conv2d", "takes X, W, [bias], [residual], Y and 15 ints (%d arguments)", nargs);
-  int64_t at[15];
-  for (int i = 0; i < 15; i++) at[i] = *(const int64_t *)args[nt + i];
-  int64_t dh = at[0], dw = at[1], groups = at[2], pt = at[3], pl = at[4], pb = at[5], pr = at[6], sh = at[7],
-          sw = at[8], has_bias = at[9], has_res = at[10], act = at[11];
-  if (nt != 3 + (has_bias != 0) + (has_res != 0))
-    return fail(ctx, "conv2d", "%d tensors for has_bias %lld, has_residual %lld", nt, (long long)has_bias,
-                (long long)has_res);
-  const DLTensor *X = args[0], *W = args[1], *Bi = has_bias ? args[2] : NULL,
-                 *R = has_res ? args[2 + (has_bias != 0)] : NULL, *Y = args[nt - 1];
-  if (!f32_tensor(X, 4) || !f32_tensor(W, 4) || !f32_tensor(Y, 4) || (Bi && !f32_tensor(Bi, 1)) ||
-      (R && !f32_tensor(R, 4)))
-    return fail(ctx, "conv2d", "X, W, Y (and residual) must be compact float32 tensors of rank 4, bias rank 1");
-  if (dh < 1 || dw < 1 || sh < 1 || sw < 1 || groups < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0 || act < 0 ||
-      act > ACT_CLIP)
-    return fail(ctx, "conv2d", "bad attributes (dilations %lld %lld, strides %lld %lld, groups %lld, act %lld)",
-                (long long)dh, (long long)dw, (long long)sh, (long long)sw, (long long)groups, (long long)act);
+  mlc_ext_conv cv;
+  char msg[256];
+  if (mlc_ext_conv_read(args, codes, nargs, &cv, msg, sizeof msg)) return fail(ctx, "conv2d", "%s", msg);
   conv_job j;
   memset(&j, 0, sizeof j);
   j.ctx = ctx;
-  j.n = X->shape[0], j.c = X->shape[1], j.h = X->shape[2], j.wd = X->shape[3];
-  j.k = W->shape[0], j.kh = W->shape[2], j.kw = W->shape[3];
-  j.groups = groups;
-  if (j.c % groups || j.k % groups || W->shape[1] != j.c / groups)
-    return fail(ctx, "conv2d", "X has %lld channels, W is [%lld, %lld, ..], groups %lld: they disagree",
-                (long long)j.c, (long long)j.k, (long long)W->shape[1], (long long)groups);
-  j.cg = j.c / groups, j.kg = j.k / groups;
-  int64_t eh = (j.kh - 1) * dh + 1, ew = (j.kw - 1) * dw + 1;
-  int64_t oh = (j.h + pt + pb - eh) / sh + 1, ow = (j.wd + pl + pr - ew) / sw + 1;
-  if (j.h + pt + pb < eh || j.wd + pl + pr < ew) oh = ow = 0;
-  if (Y->shape[0] != j.n || Y->shape[1] != j.k || Y->shape[2] != oh || Y->shape[3] != ow)
-    return fail(ctx, "conv2d", "Y is [%lld, %lld, %lld, %lld], the convolution gives [%lld, %lld, %lld, %lld]",
-                (long long)Y->shape[0], (long long)Y->shape[1], (long long)Y->shape[2], (long long)Y->shape[3],
-                (long long)j.n, (long long)j.k, (long long)oh, (long long)ow);
-  if (Bi && Bi->shape[0] != j.k) return fail(ctx, "conv2d", "bias has %lld values for %lld filters", (long long)Bi->shape[0], (long long)j.k);
-  if (R)
-    for (int d = 0; d < 4; d++)
-      if (R->shape[d] != Y->shape[d]) return fail(ctx, "conv2d", "the residual's shape is not Y's");
-  j.oh = oh, j.ow = ow, j.sh = sh, j.sw = sw, j.pt = pt, j.pl = pl, j.dh = dh, j.dw = dw;
+  j.n = cv.n, j.c = cv.c, j.h = cv.h, j.wd = cv.wd, j.k = cv.k, j.kh = cv.kh, j.kw = cv.kw;
+  j.groups = cv.groups, j.cg = cv.c / cv.groups, j.kg = cv.k / cv.groups;
+  j.oh = cv.oh, j.ow = cv.ow, j.sh = cv.sh, j.sw = cv.sw, j.pt = cv.pt, j.pl = cv.pl, j.dh = cv.dh, j.dw = cv.dw;
   j.rows = j.cg * j.kh * j.kw;
-  if (j.rows > INT_MAX || oh * ow > INT_MAX || j.kg > INT_MAX) return fail(ctx, "conv2d", "a dimension over %d", INT_MAX);
-  j.act = (int)act;
-  uint32_t lo = (uint32_t)at[12], hi = (uint32_t)at[13];
-  memcpy(&j.lo, &lo, sizeof j.lo);
-  memcpy(&j.hi, &hi, sizeof j.hi);
-  if (numel(Y) == 0) return 0;
-  j.x = fdata(X), j.w = fdata(W), j.y = fdata(Y);
-  j.bias = Bi ? fdata(Bi) : NULL;
-  j.res = R ? fdata(R) : NULL;
+  if (j.rows > INT_MAX || j.oh * j.ow > INT_MAX || j.kg > INT_MAX) return fail(ctx, "conv2d", "a dimension over %d", INT_MAX);
+  j.act = cv.act, j.lo = cv.lo, j.hi = cv.hi;
+  if (mlc_ext_numel(cv.y) == 0) return 0;
+  j.x = fdata(cv.x), j.w = fdata(cv.w), j.y = fdata(cv.y);
+  j.bias = cv.bias ? fdata(cv.bias) : NULL;
+  j.res = cv.res ? fdata(cv.res) : NULL;
+  int64_t oh = j.oh, ow = j.ow, sh = j.sh, sw = j.sw, pt = cv.pt, pl = cv.pl, pb = cv.pb, pr = cv.pr, groups = j.groups;
   if (j.rows == 0) {
-    memset(j.y, 0, sizeof(float) * (size_t)numel(Y));
+    memset(j.y, 0, sizeof(float) * (size_t)numel(cv.y));
     for (int64_t img = 0; img < j.n; img++) epilogue(&j, img, 0, j.k, 0, oh * ow);
     return 0;
   }
