@@ -89,3 +89,12 @@ peak_for() {
   if [ "$1" -eq 1 ]; then echo "$peak1"; return 0; fi
   awk -v p="$peakn" -v n="$ncpu" -v t="$1" 'BEGIN { if (t > n) t = n; printf "%.1f\n", p / n * t }'
 }
+
+# ort_ms MODEL THREADS: ONNX Runtime's median ms of one process, run by the
+# reference tools in $ref on $models/MODEL.onnx with its input_0.npy, $iters
+# runs (fails when ort_bench.js does not run; its stderr in $tmp/ort.log)
+ort_ms() {
+  (cd "$ref" && node ort_bench.js "$models/$1.onnx" --threads "$2" --iters "$iters" --warmup 3 \
+    --input "$models/$1/input_0.npy" --json 2>"$tmp/ort.log") |
+    "$py" -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])' 2>/dev/null
+}

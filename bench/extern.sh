@@ -61,12 +61,6 @@ trap 'rm -rf "$tmp"' EXIT
 
 variants="none openblas onednn auto"
 
-ort_ms() {
-  (cd "$ref" && node ort_bench.js "$models/$1.onnx" --threads "$2" --iters "$iters" --warmup 3 \
-    --input "$models/$1/input_0.npy" --json 2>"$tmp/ort.log") |
-    "$py" -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])' 2>/dev/null
-}
-
 # our_ms MODEL VARIANT THREADS
 our_ms() {
   "$cli" run "$tmp/$1.$2.so" --input "$models/$1/input_0.npy" --bench "$iters" --warmup 1 \

@@ -55,14 +55,6 @@ ref=$(cd "$ref" 2>/dev/null && pwd || echo "$ref")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# ort_ms MODEL THREADS: ONNX Runtime's median ms of one process (fails when
-# ort_bench.js does not run)
-ort_ms() {
-  (cd "$ref" && node ort_bench.js "$models/$1.onnx" --threads "$2" --iters "$iters" --warmup 3 \
-    --input "$models/$1/input_0.npy" --json 2>"$tmp/ort.log") |
-    "$py" -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])' 2>/dev/null
-}
-
 # our_ms MODEL THREADS: the compiled model's median ms of one process
 our_ms() {
   "$cli" run "$tmp/$1.so" --input "$models/$1/input_0.npy" --bench "$iters" --warmup 1 \
