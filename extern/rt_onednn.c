@@ -53,6 +53,7 @@
 #define DNNL_FNS(X) \
   X(dnnl_dilated_convolution_forward_desc_init) \
   X(dnnl_engine_create) \
+  X(dnnl_engine_destroy) \
   X(dnnl_logsoftmax_forward_desc_init) \
   X(dnnl_matmul_desc_init) \
   X(dnnl_memory_create) \
@@ -94,6 +95,7 @@ static char load_error[512];
 /* The library's functions by their own names, from here on. */
 #define dnnl_dilated_convolution_forward_desc_init (*p_dnnl_dilated_convolution_forward_desc_init)
 #define dnnl_engine_create (*p_dnnl_engine_create)
+#define dnnl_engine_destroy (*p_dnnl_engine_destroy)
 #define dnnl_logsoftmax_forward_desc_init (*p_dnnl_logsoftmax_forward_desc_init)
 #define dnnl_matmul_desc_init (*p_dnnl_matmul_desc_init)
 #define dnnl_memory_create (*p_dnnl_memory_create)
@@ -266,6 +268,16 @@ static int cache_add(entry *e, entry **use) {
   if (kept) cache[ncache++] = e;
   pthread_mutex_unlock(&cache_mu);
   return kept;
+}
+
+/* When the model is unloaded: its cached primitives and the engine go
+** (oneDNN itself stays loaded, so this is safe after the last call). */
+__attribute__((destructor)) static void release_all(void) {
+  pthread_mutex_lock(&cache_mu);
+  for (int i = 0; i < ncache; i++) entry_free(cache[i]);
+  ncache = 0;
+  pthread_mutex_unlock(&cache_mu);
+  if (engine_status == dnnl_success && p_dnnl_engine_destroy) p_dnnl_engine_destroy(engine);
 }
 
 static void key_add(key *k, int64_t v) {
