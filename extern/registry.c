@@ -267,7 +267,7 @@ static int match_plugin(const mlc_extern_kernel *k, const mlc_extern_site *s, ml
   mlc_attr sorted[32];
   int na = b->nattrs < 32 ? b->nattrs : 32;
   if (b->nattrs > 32) return 0;
-  memcpy(sorted, b->attrs, sizeof sorted[0] * (size_t)na);
+  if (na) memcpy(sorted, b->attrs, sizeof sorted[0] * (size_t)na);
   qsort(sorted, (size_t)na, sizeof sorted[0], cmp_attr_name);
   for (int i = 0; i < na; i++) {
     const mlc_attr *a = &sorted[i];

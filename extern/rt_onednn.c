@@ -87,7 +87,7 @@
 DNNL_FNS(X)
 #undef X
 #define X(f) "\0" #f
-static const char fn_names[] = "" DNNL_FNS(X);
+static const char fn_names[] = "" DNNL_FNS(X) "\0"; /* "\0name\0name...\0\0" */
 #undef X
 static void (*p_omp_set_num_threads)(int);
 static char load_error[512];
