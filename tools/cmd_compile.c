@@ -162,6 +162,23 @@ int cmd_compile(int argc, char **argv) {
   if (!out) return cli_usage_error("compile", "compile: no output given (-o OUTPUT.so)");
   if (no_header && o.header_path) return cli_usage_error("compile", "compile: --header and --no-header exclude one another");
   if (quiet && o.verbose) return cli_usage_error("compile", "compile: -q and -v exclude one another");
+  if (o.extern_libs && strcmp(o.extern_libs, "auto") && strcmp(o.extern_libs, "none")) {
+    /* a list of known names, each once (whether this build has them is
+    ** the compiler's to say) */
+    const char *known[] = {"openblas", "onednn"};
+    int seen[2] = {0, 0};
+    for (const char *p = o.extern_libs;;) {
+      size_t n = strcspn(p, ",");
+      int k = -1;
+      for (int i = 0; i < 2; i++)
+        if (n == strlen(known[i]) && !strncmp(p, known[i], n)) k = i;
+      if (k < 0 || seen[k]++)
+        return cli_usage_error("compile", "compile: --extern %s: %s \"%.*s\" (libraries: openblas, onednn; or auto, none)",
+                               o.extern_libs, k < 0 ? "unknown library" : "twice", (int)n, p);
+      if (!p[n]) break;
+      p += n + 1;
+    }
+  }
   if (o.link_extern_plugins && !o.nextern_plugins)
     return cli_usage_error("compile", "compile: --link-extern-lib without --extern-lib");
   if (quiet) o.progress = NULL;

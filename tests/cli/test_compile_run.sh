@@ -136,6 +136,9 @@ fi
 exit_is 2 "compile without -o" "$cli" compile "$models/mlp.onnx"
 exit_is 2 "compile -q -v" "$cli" compile "$models/mlp.onnx" -o "$tmp/x.so" -q -v
 exit_is 2 "compile unknown flag" "$cli" compile "$models/mlp.onnx" -o "$tmp/x.so" --frobnicate
+exit_is 2 "compile --extern unknown" "$cli" compile "$models/mlp.onnx" -o "$tmp/x.so" --extern blas
+exit_is 2 "compile --extern twice" "$cli" compile "$models/mlp.onnx" -o "$tmp/x.so" --extern onednn,onednn
+exit_is 2 "compile --extern empty name" "$cli" compile "$models/mlp.onnx" -o "$tmp/x.so" --extern onednn,
 exit_is 2 "run unknown flag" "$cli" run "$tmp/mlp.so" --frobnicate
 exit_is 2 "run --bench abc" "$cli" run "$tmp/mlp.so" --bench abc
 exit_is 1 "compile unsupported model" "$cli" compile "$src/tests/malformed/unknown_op.onnx" -o "$tmp/u.so"
