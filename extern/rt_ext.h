@@ -8,10 +8,14 @@
 #ifndef MLC_EXTERN_RT_EXT_H
 #define MLC_EXTERN_RT_EXT_H
 
+#include <stddef.h>
+
 #include "mlc/mlc_extern.h"
 
 int mlc_ext_openblas_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);
 int mlc_ext_openblas_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);
+/* The kernels OpenBLAS chose, into |buf| (|n| bytes): 0, or -1 with why it cannot be loaded. */
+int mlc_ext_openblas_coretype(char *buf, size_t n);
 
 int mlc_ext_onednn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);
 int mlc_ext_onednn_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);

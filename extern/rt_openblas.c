@@ -47,6 +47,7 @@ typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float a
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static sgemm_fn p_sgemm;
+static char *(*p_corename)(void);
 static char load_error[512];
 
 #define LIB "libopenblas.so.0"
@@ -76,7 +77,8 @@ static void load(void) {
     snprintf(load_error, sizeof load_error, "cannot load " LIB " (install libopenblas0): %s", e ? e : "?");
     return;
   }
-  void *g = dlsym(h, "cblas_sgemm"), *t = dlsym(h, "openblas_set_num_threads");
+  void *g = dlsym(h, "cblas_sgemm"), *t = dlsym(h, "openblas_set_num_threads"), *cn = dlsym(h, "openblas_get_corename");
+  if (cn) memcpy(&p_corename, &cn, sizeof p_corename);
   if (!g) {
     snprintf(load_error, sizeof load_error, LIB " has no cblas_sgemm");
     return;
@@ -99,6 +101,15 @@ static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) {
   vsnprintf(msg + (n > 0 ? n : 0), sizeof msg - (size_t)(n > 0 ? n : 0), fmt, ap);
   va_end(ap);
   return ctx->api->set_error(ctx, msg);
+}
+
+/* The kernels OpenBLAS chose ("SkylakeX", ...), into |buf|: 0, or -1 with
+** the reason it cannot be loaded (for tests and diagnostics). */
+int mlc_ext_openblas_coretype(char *buf, size_t n) {
+  pthread_once(&load_once, load);
+  const char *s = p_sgemm ? (p_corename ? p_corename() : "unknown") : load_error;
+  snprintf(buf, n, "%s", s ? s : "unknown");
+  return p_sgemm ? 0 : -1;
 }
 
 static int ready(mlc_rt_ctx *ctx, const char *fn) {
@@ -259,6 +270,7 @@ typedef struct conv_job {
   int64_t cg, kg, rows; /* channels and filters per group; rows = cg * kh * kw */
   int64_t tile, ntiles, kchunk, kparts;
   int direct;           /* 1x1, stride 1, no padding: X is the column matrix */
+  int res_in_y;         /* the residual is Y itself: the GEMM adds onto it */
   int act;
   float lo, hi;
 } conv_job;
@@ -358,8 +370,8 @@ static int conv_body(int64_t begin, int64_t end, void *closure) {
     }
     const float *a = j->w + (g * j->kg + k0) * j->rows;
     float *y = j->y + (img * j->k + g * j->kg + k0) * plane + p0;
-    p_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)nk, (int)np, (int)j->rows, 1.0f, a, (int)j->rows, bm, (int)ldb, 0.0f,
-            y, (int)plane);
+    p_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)nk, (int)np, (int)j->rows, 1.0f, a, (int)j->rows, bm, (int)ldb,
+            j->res_in_y ? 1.0f : 0.0f, y, (int)plane);
     if (epi) epilogue(j, img, g * j->kg + k0, nk, p0, np);
   }
   if (col) j->ctx->api->workspace_free(j->ctx, col);
@@ -383,9 +395,24 @@ int mlc_ext_openblas_conv2d(void **args, const int32_t *codes, int32_t nargs, ml
   j.x = fdata(cv.x), j.w = fdata(cv.w), j.y = fdata(cv.y);
   j.bias = cv.bias ? fdata(cv.bias) : NULL;
   j.res = cv.res ? fdata(cv.res) : NULL;
+  /* Y may be the residual's memory (then the GEMM adds onto it), never
+  ** overlap X, W, the bias or part of the residual */
+  size_t yb = sizeof(float) * (size_t)numel(cv.y);
+  const DLTensor *ins[4] = {cv.x, cv.w, cv.bias, cv.res};
+  for (int i = 0; i < 4; i++) {
+    if (!ins[i] || (i == 3 && j.res == j.y)) continue;
+    const char *a = (const char *)fdata(ins[i]), *ye = (const char *)j.y;
+    size_t ab = sizeof(float) * (size_t)numel(ins[i]);
+    if (ab && a < ye + yb && ye < a + ab)
+      return fail(ctx, "conv2d", "Y overlaps its %s", i == 0 ? "input X" : i == 1 ? "weight" : i == 2 ? "bias" : "residual");
+  }
+  if (j.res == j.y) {
+    j.res_in_y = 1;
+    j.res = NULL;
+  }
   int64_t oh = j.oh, ow = j.ow, sh = j.sh, sw = j.sw, pt = cv.pt, pl = cv.pl, pb = cv.pb, pr = cv.pr, groups = j.groups;
   if (j.rows == 0) {
-    memset(j.y, 0, sizeof(float) * (size_t)numel(cv.y));
+    if (!j.res_in_y) memset(j.y, 0, sizeof(float) * (size_t)numel(cv.y));
     for (int64_t img = 0; img < j.n; img++) epilogue(&j, img, 0, j.k, 0, oh * ow);
     return 0;
   }
