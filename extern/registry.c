@@ -351,7 +351,13 @@ mlc_status mlc_extern_load_plugin(const char *path, mlc_extern_plugin_lib **out)
   char buf[4096];
   snprintf(buf, sizeof buf, "%s%s", strchr(path, '/') ? "" : "./", path);
   const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  if (!*base) return mlc_make_status(MLC_INVALID_ARGUMENT, "extern library %s: not a file name", path);
+  /* the model records this name, and the runtime takes only plain,
+  ** printable file names (runtime/desc_decode.c) */
+  int plain = *base && strcmp(base, ".") && strcmp(base, "..");
+  for (const char *c = base; *c && plain; c++) plain = *c > 0x20 && *c < 0x7f;
+  if (!plain)
+    return mlc_make_status(MLC_INVALID_ARGUMENT,
+                           "extern library %s: its file name must be printable ASCII without spaces", path);
   void *h = dlopen(buf, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();

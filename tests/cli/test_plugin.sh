@@ -113,6 +113,10 @@ rc=$?
 "$cli" compile "$tmp/mix.onnx" -o "$tmp/m/bad.so" -q --extern-lib "$tmp/none.so" >/dev/null 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 1 ] && ok || fail "a missing plugin: exit $rc"
+cp "$tmp/lib/libmyops.so" "$tmp/lib/lib my.so"
+"$cli" compile "$tmp/mix.onnx" -o "$tmp/m/bad.so" -q --extern-lib "$tmp/lib/lib my.so" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q 'without spaces' "$tmp/err" && ok || fail "a plugin file name with a space: exit $rc"
 "$cli" compile "$tmp/mix.onnx" -o "$tmp/m/bad.so" -q --link-extern-lib >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 2 ] && ok || fail "--link-extern-lib alone: exit $rc, expected 2"
