@@ -184,15 +184,8 @@ typedef struct cand {
 static void with_epilogue(const mlc_extern_site *s, mlc_extern_match *mt) {
   while (mt->nbindings < MLC_EXT_MAX_ABSORB) {
     const mlc_binding *last = mt->bindings[mt->nbindings - 1];
-    if (last->nouts != 1) return;
-    const mlc_value *v = last->outs[0];
-    if (v->id < 0 || s->uses[v->id] != 1) return;
-    for (int r = 0; r < s->f->nrets; r++)
-      if (s->f->rets[r] == v) return;
-    mlc_binding *u = s->user[v->id];
-    if (!u || u->kind != MLC_CALL_OP || u->nouts != 1 || u->pattern > MLC_PATTERN_BROADCAST) return;
-    for (int i = 0; i < s->ntaken; i++)
-      if (s->taken[i] == u) return;
+    mlc_binding *u = last->nouts == 1 ? mlc_extern_sole_user(s, last->outs[0]) : NULL;
+    if (!u || u->nouts != 1 || u->pattern > MLC_PATTERN_BROADCAST) return;
     mt->bindings[mt->nbindings++] = u;
   }
 }

@@ -109,6 +109,10 @@ struct mlc_extern_kernel {
   mlc_op op;             /* a plugin's function: the op it implements */
 };
 
+/* The op call of |s|'s function that is the only use of |v|, or NULL (used
+** more than once, returned, not at all, or taken by an earlier match). */
+mlc_binding *mlc_extern_sole_user(const mlc_extern_site *s, const mlc_value *v);
+
 /* The built-in registry: NULL-terminated by name. */
 extern const mlc_extern_kernel mlc_extern_builtin_kernels[];
 /* The built-in providers. */

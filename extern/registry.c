@@ -19,6 +19,7 @@
 
 #include "base/alloc.h"
 #include "extern/extern.h"
+#include "runtime/rt_model.h"
 
 /* ---- providers ---------------------------------------------------------- */
 
@@ -96,9 +97,7 @@ static int push_ints(mlc_extern_match *mt, const mlc_binding *b, const char *nam
   return 1;
 }
 
-/* The binding that is the only use of |v|, or NULL (used more than once,
-** returned, or not at all). */
-static mlc_binding *sole_user(const mlc_extern_site *s, const mlc_value *v) {
+mlc_binding *mlc_extern_sole_user(const mlc_extern_site *s, const mlc_value *v) {
   if (v->id < 0 || s->uses[v->id] != 1) return NULL;
   mlc_binding *u = s->user[v->id];
   if (!u || u->kind != MLC_CALL_OP) return NULL;
@@ -154,7 +153,7 @@ static int match_conv_common(const mlc_extern_site *s, mlc_extern_match *mt, int
   mlc_value *cur = y, *res = NULL;
   int act = MLC_EXT_ACT_NONE;
   double lo = -FLT_MAX, hi = FLT_MAX;
-  mlc_binding *u = sole_user(s, cur);
+  mlc_binding *u = mlc_extern_sole_user(s, cur);
   if (u && u->op == MLC_OP_ADD && u->nargs == 2 && u->nouts == 1) {
     mlc_value *other = u->args[0] == cur ? u->args[1] : u->args[0];
     if (u->args[0] != u->args[1] && is_f32(other) && mlc_type_equal(&other->type, &y->type) &&
@@ -162,7 +161,7 @@ static int match_conv_common(const mlc_extern_site *s, mlc_extern_match *mt, int
       res = other;
       if (!absorb(mt, u)) return 0;
       cur = u->outs[0];
-      u = sole_user(s, cur);
+      u = mlc_extern_sole_user(s, cur);
     }
   }
   if (u && u->nargs == 1 && u->nouts == 1 && (u->op == MLC_OP_RELU || u->op == MLC_OP_CLIP)) {
@@ -265,8 +264,8 @@ static int match_plugin(const mlc_extern_kernel *k, const mlc_extern_site *s, ml
     t[i].shape = shapes[i];
   }
   mlc_attr sorted[32];
-  int na = b->nattrs < 32 ? b->nattrs : 32;
-  if (b->nattrs > 32) return 0;
+  int na = b->nattrs;
+  if (na > 32) return 0;
   if (na) memcpy(sorted, b->attrs, sizeof sorted[0] * (size_t)na);
   qsort(sorted, (size_t)na, sizeof sorted[0], cmp_attr_name);
   for (int i = 0; i < na; i++) {
@@ -351,11 +350,8 @@ mlc_status mlc_extern_load_plugin(const char *path, mlc_extern_plugin_lib **out)
   char buf[4096];
   snprintf(buf, sizeof buf, "%s%s", strchr(path, '/') ? "" : "./", path);
   const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  /* the model records this name, and the runtime takes only plain,
-  ** printable file names (runtime/desc_decode.c) */
-  int plain = *base && strcmp(base, ".") && strcmp(base, "..");
-  for (const char *c = base; *c && plain; c++) plain = *c > 0x20 && *c < 0x7f;
-  if (!plain)
+  /* the model records this name, and the runtime takes only plain ones */
+  if (!mlc_rt_plain_file_name(base))
     return mlc_make_status(MLC_INVALID_ARGUMENT,
                            "extern library %s: its file name must be printable ASCII without spaces", path);
   void *h = dlopen(buf, RTLD_NOW | RTLD_LOCAL);

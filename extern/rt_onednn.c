@@ -30,7 +30,6 @@
 */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,9 +85,6 @@
 #define X(f) static __typeof__(f) *p_##f;
 DNNL_FNS(X)
 #undef X
-#define X(f) "\0" #f
-static const char fn_names[] = "" DNNL_FNS(X) "\0"; /* "\0name\0name...\0\0" */
-#undef X
 static void (*p_omp_set_num_threads)(int);
 static char load_error[512];
 
@@ -130,21 +126,9 @@ static char load_error[512];
 
 /* ---- errors and common checks ----------------------------------------- */
 
-static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) {
-  char msg[512];
-  int n = snprintf(msg, sizeof msg, "onednn.%s: ", fn);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg + (n > 0 ? n : 0), sizeof msg - (size_t)(n > 0 ? n : 0), fmt, ap);
-  va_end(ap);
-  return ctx->api->set_error(ctx, msg);
-}
+/* Errors name the function: "onednn.FN: ..." (rt_util.h). */
+#define fail(ctx, fn, ...) mlc_ext_fail((ctx), "onednn", (fn), __VA_ARGS__)
 
-#define f32_tensor mlc_ext_f32
-#define fdata mlc_ext_data
-#define numel mlc_ext_numel
-#define count_tensors mlc_ext_ntensors
 
 static void set_threads(mlc_rt_ctx *ctx) {
   int n = ctx->api->num_threads ? ctx->api->num_threads(ctx) : 1;
@@ -172,14 +156,15 @@ static void make_engine(void) {
     snprintf(load_error, sizeof load_error, "cannot load libdnnl.so.2 (install libdnnl2): %s", e ? e : "?");
     return;
   }
-  for (const char *n = fn_names + 1; *n; n += strlen(n) + 1) {
-    void *f = dlsym(h, n);
-    if (!f) {
-      snprintf(load_error, sizeof load_error, "libdnnl.so.2 has no %s", n);
-      return;
-    }
+#define X(f)                                                            \
+  {                                                                     \
+    void *sym = dlsym(h, #f);                                           \
+    if (!sym) {                                                         \
+      snprintf(load_error, sizeof load_error, "libdnnl.so.2 has no " #f); \
+      return;                                                           \
+    }                                                                   \
+    memcpy(&p_##f, &sym, sizeof sym);                                   \
   }
-#define X(f) { void *sym = dlsym(h, #f); memcpy(&p_##f, &sym, sizeof sym); }
   DNNL_FNS(X)
 #undef X
   void *g = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
@@ -390,8 +375,8 @@ int mlc_ext_onednn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_
   int64_t dh = cv.dh, dw = cv.dw, groups = cv.groups, pt = cv.pt, pl = cv.pl, pb = cv.pb, pr = cv.pr, sh = cv.sh,
           sw = cv.sw, act = cv.act, w_const = cv.w_const;
   int64_t n = cv.n, c = cv.c, h = cv.h, wd = cv.wd, k = cv.k, kh = cv.kh, kw = cv.kw, oh = cv.oh, ow = cv.ow;
-  if (numel(Y) == 0) return 0;
-  if (numel(X) == 0 || numel(W) == 0) return fail(ctx, "conv2d", "an empty input or weight");
+  if (mlc_ext_numel(Y) == 0) return 0;
+  if (mlc_ext_numel(X) == 0 || mlc_ext_numel(W) == 0) return fail(ctx, "conv2d", "an empty input or weight");
   if (!have_engine(ctx, "conv2d")) return -1;
   key kk;
   memset(&kk, 0, sizeof kk);
@@ -399,7 +384,7 @@ int mlc_ext_onednn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_
   key_dims(&kk, X);
   key_dims(&kk, W);
   for (int i = 0; i < 15; i++) key_add(&kk, at[i]);
-  kk.w = w_const ? fdata(W) : NULL;
+  kk.w = w_const ? mlc_ext_data(W) : NULL;
   entry *e = cache_find(&kk), *fresh = NULL;
   dnnl_status_t st = dnnl_success;
   const char *doing = "";
@@ -454,7 +439,7 @@ int mlc_ext_onednn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_
         st = dnnl_out_of_memory;
       } else {
         set_threads(ctx);
-        st = reorder_run(fresh->wei_in, &w_md, fdata(W), &fresh->wei_md, fresh->wei_const);
+        st = reorder_run(fresh->wei_in, &w_md, mlc_ext_data(W), &fresh->wei_md, fresh->wei_const);
       }
     }
     if (st != dnnl_success) {
@@ -478,30 +463,30 @@ int mlc_ext_onednn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_
     st = dnnl_out_of_memory;
     doing = "allocating workspace";
   }
-  float *y = fdata(Y);
+  float *y = mlc_ext_data(Y);
   void *ybuf = e->dst_plain ? (void *)y : ys;
   if (st == dnnl_success && e->src_in) {
     doing = "reordering the input";
-    st = reorder_run(e->src_in, &x_md, fdata(X), &e->src_md, xs);
+    st = reorder_run(e->src_in, &x_md, mlc_ext_data(X), &e->src_md, xs);
   }
-  const void *wptr = e->wei_plain ? fdata(W) : w_const && e->wei_const ? e->wei_const : wsb;
+  const void *wptr = e->wei_plain ? mlc_ext_data(W) : w_const && e->wei_const ? e->wei_const : wsb;
   if (st == dnnl_success && !e->wei_plain && !(w_const && e->wei_const)) {
     doing = "reordering the weights";
-    st = reorder_run(e->wei_in, &w_md, fdata(W), &e->wei_md, wsb);
+    st = reorder_run(e->wei_in, &w_md, mlc_ext_data(W), &e->wei_md, wsb);
   }
   if (st == dnnl_success && R) {
     doing = "placing the residual";
     if (e->dst_plain) {
-      if (fdata(R) != y) memmove(y, fdata(R), sizeof(float) * (size_t)numel(Y));
+      if (mlc_ext_data(R) != y) memmove(y, mlc_ext_data(R), sizeof(float) * (size_t)mlc_ext_numel(Y));
     } else {
-      st = reorder_run(e->res_in, &y_md, fdata(R), &e->dst_md, ys);
+      st = reorder_run(e->res_in, &y_md, mlc_ext_data(R), &e->dst_md, ys);
     }
   }
   if (st == dnnl_success) {
     doing = "running the convolution";
-    st = mem(&e->src_md, e->src_in ? xs : (void *)fdata(X), &mx);
+    st = mem(&e->src_md, e->src_in ? xs : (void *)mlc_ext_data(X), &mx);
     if (st == dnnl_success) st = mem(&e->wei_md, (void *)wptr, &mw);
-    if (st == dnnl_success && Bi) st = mem(&b_md, fdata(Bi), &mb);
+    if (st == dnnl_success && Bi) st = mem(&b_md, mlc_ext_data(Bi), &mb);
     if (st == dnnl_success) st = mem(&e->dst_md, ybuf, &my);
     if (st == dnnl_success && e->scratch_bytes) st = mem(&e->scratch_md, scratch, &msc);
     if (st == dnnl_success) {
@@ -591,14 +576,14 @@ static entry *plain_entry(mlc_rt_ctx *ctx, const char *fn, const key *kk, const 
 
 static int pool(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx, int is_max) {
   const char *fn = is_max ? "max_pool2d" : "avg_pool2d";
-  if (count_tensors(codes, nargs) != 2 || nargs != 2 + 11)
+  if (mlc_ext_ntensors(codes, nargs) != 2 || nargs != 2 + 11)
     return fail(ctx, fn, "takes X, Y and 11 ints (%d arguments)", nargs);
   const DLTensor *X = args[0], *Y = args[1];
   int64_t at[11];
   for (int i = 0; i < 11; i++) at[i] = *(const int64_t *)args[2 + i];
   int64_t kh = at[0], kw = at[1], pt = at[2], pl = at[3], pb = at[4], pr = at[5], sh = at[6], sw = at[7],
           dh = at[8], dw = at[9], incl = at[10];
-  if (!f32_tensor(X, 4) || !f32_tensor(Y, 4)) return fail(ctx, fn, "X and Y must be compact float32 of rank 4");
+  if (!mlc_ext_f32(X, 4) || !mlc_ext_f32(Y, 4)) return fail(ctx, fn, "X and Y must be compact float32 of rank 4");
   if (kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
     return fail(ctx, fn, "bad attributes");
   int64_t n = X->shape[0], c = X->shape[1], h = X->shape[2], wd = X->shape[3], oh = Y->shape[2], ow = Y->shape[3];
@@ -612,7 +597,7 @@ static int pool(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ct
                 (long long)oh, (long long)ow, (long long)h, (long long)wd);
   if (!is_max && incl && (prb > pb || prr > pr))
     return fail(ctx, fn, "count_include_pad with ceil_mode's extra padding is not supported");
-  if (numel(X) == 0) return fail(ctx, fn, "empty input");
+  if (mlc_ext_numel(X) == 0) return fail(ctx, fn, "empty input");
   if (!have_engine(ctx, fn)) return -1;
   key kk;
   memset(&kk, 0, sizeof kk);
@@ -634,8 +619,8 @@ static int pool(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ct
   entry *fresh, *e = plain_entry(ctx, fn, &kk, &pd, &fresh);
   if (!e) return -1;
   int ids[1] = {DNNL_ARG_SRC};
-  void *in[1] = {fdata(X)};
-  st = run_plain(ctx, e, 1, ids, &x_md, in, &y_md, fdata(Y));
+  void *in[1] = {mlc_ext_data(X)};
+  st = run_plain(ctx, e, 1, ids, &x_md, in, &y_md, mlc_ext_data(Y));
   entry_free(fresh);
   return st == dnnl_success ? 0 : fail(ctx, fn, "running the pooling: %s", dnnl_status2str(st));
 }
@@ -649,15 +634,15 @@ int mlc_ext_onednn_avg_pool2d(void **args, const int32_t *codes, int32_t nargs, 
 }
 
 int mlc_ext_onednn_softmax(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
-  if (count_tensors(codes, nargs) != 2 || nargs != 4) return fail(ctx, "softmax", "takes X, Y, axis and log (%d arguments)", nargs);
+  if (mlc_ext_ntensors(codes, nargs) != 2 || nargs != 4) return fail(ctx, "softmax", "takes X, Y, axis and log (%d arguments)", nargs);
   const DLTensor *X = args[0], *Y = args[1];
   int64_t axis = *(const int64_t *)args[2], lg = *(const int64_t *)args[3];
-  if (!f32_tensor(X, -1) || !f32_tensor(Y, X->ndim) || X->ndim < 1 || X->ndim > 6)
+  if (!mlc_ext_f32(X, -1) || !mlc_ext_f32(Y, X->ndim) || X->ndim < 1 || X->ndim > 6)
     return fail(ctx, "softmax", "X and Y must be compact float32 of one rank in 1..6");
   for (int d = 0; d < X->ndim; d++)
     if (X->shape[d] != Y->shape[d]) return fail(ctx, "softmax", "Y's shape differs from X's");
   if (axis < 0 || axis >= X->ndim || (lg != 0 && lg != 1)) return fail(ctx, "softmax", "bad axis %lld or log %lld", (long long)axis, (long long)lg);
-  if (numel(X) == 0) return 0;
+  if (mlc_ext_numel(X) == 0) return 0;
   if (!have_engine(ctx, "softmax")) return -1;
   key kk;
   memset(&kk, 0, sizeof kk);
@@ -677,16 +662,16 @@ int mlc_ext_onednn_softmax(void **args, const int32_t *codes, int32_t nargs, mlc
   entry *fresh, *e = plain_entry(ctx, "softmax", &kk, lg ? (const void *)&ld : (const void *)&sd, &fresh);
   if (!e) return -1;
   int ids[1] = {DNNL_ARG_SRC};
-  void *in[1] = {fdata(X)};
-  st = run_plain(ctx, e, 1, ids, &md, in, &md, fdata(Y));
+  void *in[1] = {mlc_ext_data(X)};
+  st = run_plain(ctx, e, 1, ids, &md, in, &md, mlc_ext_data(Y));
   entry_free(fresh);
   return st == dnnl_success ? 0 : fail(ctx, "softmax", "running the softmax: %s", dnnl_status2str(st));
 }
 
 int mlc_ext_onednn_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
-  if (nargs != 3 || count_tensors(codes, nargs) != 3) return fail(ctx, "matmul", "takes A, B and Y (%d arguments)", nargs);
+  if (nargs != 3 || mlc_ext_ntensors(codes, nargs) != 3) return fail(ctx, "matmul", "takes A, B and Y (%d arguments)", nargs);
   const DLTensor *A = args[0], *B = args[1], *Y = args[2];
-  if (!f32_tensor(A, -1) || !f32_tensor(B, -1) || !f32_tensor(Y, -1))
+  if (!mlc_ext_f32(A, -1) || !mlc_ext_f32(B, -1) || !mlc_ext_f32(Y, -1))
     return fail(ctx, "matmul", "A, B and Y must be compact float32 tensors");
   int r = Y->ndim;
   if (A->ndim < 2 || B->ndim < 2 || r != (A->ndim > B->ndim ? A->ndim : B->ndim))
@@ -705,9 +690,9 @@ int mlc_ext_onednn_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_
     if ((ad[i] != yd[i] && ad[i] != 1) || (bd[i] != yd[i] && bd[i] != 1))
       return fail(ctx, "matmul", "batch dim %d: %lld and %lld do not broadcast to %lld", i, (long long)ad[i],
                   (long long)bd[i], (long long)yd[i]);
-  if (numel(Y) == 0) return 0;
+  if (mlc_ext_numel(Y) == 0) return 0;
   if (ad[r - 1] == 0) {
-    memset(fdata(Y), 0, sizeof(float) * (size_t)numel(Y));
+    memset(mlc_ext_data(Y), 0, sizeof(float) * (size_t)mlc_ext_numel(Y));
     return 0;
   }
   if (!have_engine(ctx, "matmul")) return -1;
@@ -727,8 +712,8 @@ int mlc_ext_onednn_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_
   if (!e) return -1;
   int ids[2] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS};
   dnnl_memory_desc_t mds[2] = {a_md, b_md};
-  void *in[2] = {fdata(A), fdata(B)};
-  st = run_plain(ctx, e, 2, ids, mds, in, &y_md, fdata(Y));
+  void *in[2] = {mlc_ext_data(A), mlc_ext_data(B)};
+  st = run_plain(ctx, e, 2, ids, mds, in, &y_md, mlc_ext_data(Y));
   entry_free(fresh);
   return st == dnnl_success ? 0 : fail(ctx, "matmul", "running the matmul: %s", dnnl_status2str(st));
 }

@@ -31,7 +31,6 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,17 +90,8 @@ static void load(void) {
   memcpy(&p_sgemm, &g, sizeof p_sgemm);
 }
 
-/* The message of a failed call: "openblas.FN: what". */
-static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(mlc_rt_ctx *ctx, const char *fn, const char *fmt, ...) {
-  char msg[512];
-  int n = snprintf(msg, sizeof msg, "openblas.%s: ", fn);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg + (n > 0 ? n : 0), sizeof msg - (size_t)(n > 0 ? n : 0), fmt, ap);
-  va_end(ap);
-  return ctx->api->set_error(ctx, msg);
-}
+/* Errors name the function: "openblas.FN: ..." (rt_util.h). */
+#define fail(ctx, fn, ...) mlc_ext_fail((ctx), "openblas", (fn), __VA_ARGS__)
 
 /* The kernels OpenBLAS chose ("SkylakeX", ...), into |buf|: 0, or -1 with
 ** the reason it cannot be loaded (for tests and diagnostics). */
@@ -122,10 +112,6 @@ static int nthreads(mlc_rt_ctx *ctx) {
   return n < 1 ? 1 : n;
 }
 
-#define f32_tensor mlc_ext_f32
-#define fdata mlc_ext_data
-#define numel mlc_ext_numel
-#define count_tensors mlc_ext_ntensors
 
 /* ---- matmul ------------------------------------------------------------- */
 
@@ -175,9 +161,9 @@ static void split(int64_t nbatch, int64_t m, int64_t n, int t, int64_t *mchunk, 
 }
 
 int mlc_ext_openblas_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
-  if (nargs != 3 || count_tensors(codes, nargs) != 3) return fail(ctx, "matmul", "takes A, B and Y (%d arguments)", nargs);
+  if (nargs != 3 || mlc_ext_ntensors(codes, nargs) != 3) return fail(ctx, "matmul", "takes A, B and Y (%d arguments)", nargs);
   const DLTensor *A = args[0], *B = args[1], *Y = args[2];
-  if (!f32_tensor(A, -1) || !f32_tensor(B, -1) || !f32_tensor(Y, -1))
+  if (!mlc_ext_f32(A, -1) || !mlc_ext_f32(B, -1) || !mlc_ext_f32(Y, -1))
     return fail(ctx, "matmul", "A, B and Y must be compact float32 tensors");
   if (A->ndim < 2 || B->ndim < 2 || Y->ndim < 2 || Y->ndim != (A->ndim > B->ndim ? A->ndim : B->ndim))
     return fail(ctx, "matmul", "ranks %d x %d -> %d: want both >= 2 and Y of the larger", A->ndim, B->ndim, Y->ndim);
@@ -203,9 +189,9 @@ int mlc_ext_openblas_matmul(void **args, const int32_t *codes, int32_t nargs, ml
     if (db >= 0) b_s *= eb;
     nbatch *= ey;
   }
-  if (numel(Y) == 0) return 0;
+  if (mlc_ext_numel(Y) == 0) return 0;
   if (k == 0) {
-    memset(fdata(Y), 0, sizeof(float) * (size_t)numel(Y));
+    memset(mlc_ext_data(Y), 0, sizeof(float) * (size_t)mlc_ext_numel(Y));
     return 0;
   }
   if (!ready(ctx, "matmul")) return -1;
@@ -236,9 +222,9 @@ int mlc_ext_openblas_matmul(void **args, const int32_t *codes, int32_t nargs, ml
   }
   mm_job j;
   memset(&j, 0, sizeof j);
-  j.a = fdata(A);
-  j.b = fdata(B);
-  j.y = fdata(Y);
+  j.a = mlc_ext_data(A);
+  j.b = mlc_ext_data(B);
+  j.y = mlc_ext_data(Y);
   j.m = mm;
   j.n = n;
   j.k = k;
@@ -392,17 +378,17 @@ int mlc_ext_openblas_conv2d(void **args, const int32_t *codes, int32_t nargs, ml
   if (j.rows > INT_MAX || j.oh * j.ow > INT_MAX || j.kg > INT_MAX) return fail(ctx, "conv2d", "a dimension over %d", INT_MAX);
   j.act = cv.act, j.lo = cv.lo, j.hi = cv.hi;
   if (mlc_ext_numel(cv.y) == 0) return 0;
-  j.x = fdata(cv.x), j.w = fdata(cv.w), j.y = fdata(cv.y);
-  j.bias = cv.bias ? fdata(cv.bias) : NULL;
-  j.res = cv.res ? fdata(cv.res) : NULL;
+  j.x = mlc_ext_data(cv.x), j.w = mlc_ext_data(cv.w), j.y = mlc_ext_data(cv.y);
+  j.bias = cv.bias ? mlc_ext_data(cv.bias) : NULL;
+  j.res = cv.res ? mlc_ext_data(cv.res) : NULL;
   /* Y may be the residual's memory (then the GEMM adds onto it), never
   ** overlap X, W, the bias or part of the residual */
-  size_t yb = sizeof(float) * (size_t)numel(cv.y);
+  size_t yb = sizeof(float) * (size_t)mlc_ext_numel(cv.y);
   const DLTensor *ins[4] = {cv.x, cv.w, cv.bias, cv.res};
   for (int i = 0; i < 4; i++) {
     if (!ins[i] || (i == 3 && j.res == j.y)) continue;
-    const char *a = (const char *)fdata(ins[i]), *ye = (const char *)j.y;
-    size_t ab = sizeof(float) * (size_t)numel(ins[i]);
+    const char *a = (const char *)mlc_ext_data(ins[i]), *ye = (const char *)j.y;
+    size_t ab = sizeof(float) * (size_t)mlc_ext_numel(ins[i]);
     if (ab && a < ye + yb && ye < a + ab)
       return fail(ctx, "conv2d", "Y overlaps its %s", i == 0 ? "input X" : i == 1 ? "weight" : i == 2 ? "bias" : "residual");
   }
@@ -412,7 +398,7 @@ int mlc_ext_openblas_conv2d(void **args, const int32_t *codes, int32_t nargs, ml
   }
   int64_t oh = j.oh, ow = j.ow, sh = j.sh, sw = j.sw, pt = cv.pt, pl = cv.pl, pb = cv.pb, pr = cv.pr, groups = j.groups;
   if (j.rows == 0) {
-    if (!j.res_in_y) memset(j.y, 0, sizeof(float) * (size_t)numel(cv.y));
+    if (!j.res_in_y) memset(j.y, 0, sizeof(float) * (size_t)mlc_ext_numel(cv.y));
     for (int64_t img = 0; img < j.n; img++) epilogue(&j, img, 0, j.k, 0, oh * ow);
     return 0;
   }

@@ -7,10 +7,25 @@
 #ifndef MLC_EXTERN_RT_UTIL_H
 #define MLC_EXTERN_RT_UTIL_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mlc/mlc_extern.h"
+
+/* Records the error "PROVIDER.FN: message" for the session; returns -1. */
+static inline int mlc_ext_fail(mlc_rt_ctx *ctx, const char *provider, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int mlc_ext_fail(mlc_rt_ctx *ctx, const char *provider, const char *fn, const char *fmt, ...) {
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "%s.%s: ", provider, fn);
+  if (n < 0 || (size_t)n >= sizeof msg) n = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+  va_end(ap);
+  return ctx->api->set_error(ctx, msg);
+}
 
 /* |t| is a float32 CPU tensor of rank |rank| (any rank <= 32 when < 0),
 ** with compact strides (or none) and data unless it is empty. */

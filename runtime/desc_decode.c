@@ -170,11 +170,8 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
     }
     if (fn != -1) return bad(&r, "extern %u: both a function index and a plugin", i);
     if (check_str(&r, pl, "extern plugin", i)) return MLC_RT_INVALID_ARGUMENT;
-    /* a plain file name: printable, no '/', not empty, not "." or ".." */
-    const char *pn = (const char *)r.p + r.off[T_STRINGS] + pl;
-    int okname = *pn && strcmp(pn, ".") && strcmp(pn, "..");
-    for (const char *c = pn; *c && okname; c++) okname = *c > 0x20 && *c < 0x7f && *c != '/';
-    if (!okname) return bad(&r, "extern %u: the plugin is not a plain file name", i);
+    if (!mlc_rt_plain_file_name((const char *)r.p + r.off[T_STRINGS] + pl))
+      return bad(&r, "extern %u: the plugin is not a plain file name", i);
   }
 
   /* One block: the struct, then each table, then the strings. */

@@ -88,8 +88,7 @@ static mlc_rt_status check(writer *w, const mlc_rt_model_desc *d, int32_t nfns) 
   for (int32_t i = 0; i < d->nexterns; i++) {
     const mlc_rt_extern_desc *e = &d->externs[i];
     int linked = e->kernel >= 0 && e->kernel < nfns && !e->plugin;
-    int plugin = e->kernel == -1 && e->plugin && *e->plugin && strcmp(e->plugin, ".") && strcmp(e->plugin, "..");
-    for (const char *c = plugin ? e->plugin : ""; *c && plugin; c++) plugin = *c > 0x20 && *c < 0x7f && *c != '/';
+    int plugin = e->kernel == -1 && mlc_rt_plain_file_name(e->plugin);
     if (!e->name || (!linked && !plugin))
       return fail(w, "extern %d: no name, or neither a function index (%d) nor a plugin file name", i,
                   e->kernel);

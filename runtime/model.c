@@ -417,7 +417,7 @@ static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
       return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT, "model \"%s\": %d plugins for %d externs",
                            MODEL_NAME(d), d->nplugins, d->nexterns);
     for (int32_t p = 0; p < d->nplugins; p++)
-      if (!d->plugins[p] || !*d->plugins[p] || strchr(d->plugins[p], '/'))
+      if (!mlc_rt_plain_file_name(d->plugins[p]))
         return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                              "model \"%s\": plugin %d is not a plain file name", MODEL_NAME(d), p);
     m->plugins = mlc_rt_calloc(&m->alloc, (size_t)d->nplugins, sizeof *m->plugins);

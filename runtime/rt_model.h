@@ -127,6 +127,16 @@ typedef struct mlc_rt_extern_desc {
   const char *plugin; /* the plugin's file name ("libmyops.so"), or NULL */
 } mlc_rt_extern_desc;
 
+/* 1 when |s| may name a plugin: a plain file name (printable ASCII, no
+** space, no '/', not empty, not "." or ".."), so a model can only name a
+** file the runtime looks for in the places it chooses. */
+static inline int mlc_rt_plain_file_name(const char *s) {
+  if (!s || !*s || (s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2])))) return 0;
+  for (; *s; s++)
+    if (*s <= 0x20 || *s >= 0x7f || *s == '/') return 0;
+  return 1;
+}
+
 typedef struct mlc_rt_model_desc {
   uint32_t abi_version; /* MLC_RT_DESC_VERSION */
   uint32_t kernel_abi;  /* MLC_RT_ABI_VERSION of rt_abi.h the kernels follow */
