@@ -708,7 +708,7 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
     if (!cc || !*cc) cc = MLC_MODEL_CC;
     char kobj[4096];
     snprintf(kobj, sizeof kobj, "%s", a->kernels_obj);
-    const char *argv[40 + 5 * MAX_EXT_FNS];
+    const char *argv[40 + 8 * MAX_EXT_FNS];
     char extra[MAX_EXT_FNS][4200];
     int nextra = 0;
     int n = 0;
@@ -749,7 +749,10 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
       /* by file name (-l:FILE), so the dependency is recorded under the
       ** name the runtime looks for, kept even though no symbol of it is
       ** referenced, and found again through the run path */
-      snprintf(extra[nextra], sizeof extra[nextra], "-Wl,-rpath,%s", absdir);
+      argv[n++] = "-Xlinker"; /* not -Wl, which would split a path at its commas */
+      argv[n++] = "-rpath";
+      argv[n++] = "-Xlinker";
+      snprintf(extra[nextra], sizeof extra[nextra], "%s", absdir);
       argv[n++] = extra[nextra++];
       snprintf(extra[nextra], sizeof extra[nextra], "-L%s", absdir);
       argv[n++] = extra[nextra++];

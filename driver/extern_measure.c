@@ -182,6 +182,17 @@ static mlc_status build_probe(const mlc_module *m, const mlc_extern_match *mt, m
   return NULL;
 }
 
+/* The start of the file at |path| (at most |size| - 1 bytes) into |buf|,
+** NUL-terminated: 1, or 0 when it cannot be read. */
+static int read_log(const char *path, char *buf, size_t size) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, size - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  return 1;
+}
+
 /* From the JSON `mlc-onnx run --json --bench --profile` printed (in
 ** |log|): the seconds per run of the steps, *|convert| those of the
 ** layout conversions among them (steps whose function is a
@@ -189,12 +200,8 @@ static mlc_status build_probe(const mlc_module *m, const mlc_extern_match *mt, m
 ** profile is not there.  Parsed, not trusted: the probe is ours, but a
 ** line that does not fit is a failed measurement. */
 static double read_profile(const char *log_path, double *convert) {
-  FILE *f = fopen(log_path, "r");
-  if (!f) return -1;
   static char buf[1 << 16];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
+  if (!read_log(log_path, buf, sizeof buf)) return -1;
   const char *p = strstr(buf, "\"profile\": [");
   if (!p) return -1;
   double total = 0, conv = 0;
@@ -301,12 +308,8 @@ void mlc_drv_measure_save_verdict(const mlc_drv_measure *ms, const char *hash, d
 
 /* The median latency (ms) `run --json --bench` printed into |log|; < 0 if none. */
 static double read_median(const char *log) {
-  FILE *f = fopen(log, "r");
-  if (!f) return -1;
   static char buf[1 << 14];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
+  if (!read_log(log, buf, sizeof buf)) return -1;
   const char *p = strstr(buf, "\"median\": ");
   if (!p) return -1;
   char *end;

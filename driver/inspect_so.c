@@ -191,12 +191,10 @@ static void io_list(const mlc_rt_model_desc *d, int out, int json, mlc_strbuf *b
   }
 }
 
-/* A string member of |o| as text safe to print (control bytes escaped), or "". */
-static void put_member(mlc_strbuf *b, const json_t *o, const char *key) {
+/* A string member of |o| for a terminal (put_name), or "". */
+static void put_member(mlc_strbuf *b, const json_t *o, const char *key, int quote) {
   const char *v = json_string_value(json_object_get(o, key));
-  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++)
-    if (*p < 0x20 || *p == 0x7f) mlc_sb_printf(b, "\\x%02x", *p);
-    else mlc_sb_putc(b, (char)*p);
+  put_name(b, v ? v : "", quote);
 }
 
 /* The dispatcher's decisions of the manifest ("extern_choices"): per op
@@ -216,15 +214,15 @@ static void dispatch_text(const json_t *man, mlc_strbuf *b) {
   for (size_t i = 0; i < json_array_size(ch); i++) {
     const json_t *e = json_array_get(ch, i);
     mlc_sb_puts(b, "  ");
-    put_member(b, e, "op");
-    mlc_sb_puts(b, " \"");
-    put_member(b, e, "node");
-    mlc_sb_puts(b, "\" ");
-    put_member(b, e, "shape");
+    put_member(b, e, "op", 0);
+    mlc_sb_putc(b, ' ');
+    put_member(b, e, "node", 1);
+    mlc_sb_putc(b, ' ');
+    put_member(b, e, "shape", 0);
     mlc_sb_puts(b, " -> ");
-    put_member(b, e, "chosen");
+    put_member(b, e, "chosen", 0);
     mlc_sb_puts(b, " (");
-    put_member(b, e, "why");
+    put_member(b, e, "why", 0);
     mlc_sb_puts(b, ")");
     const json_t *c = json_object_get(e, "candidates");
     int timed = 0;
@@ -233,7 +231,7 @@ static void dispatch_text(const json_t *man, mlc_strbuf *b) {
     for (size_t j = 0; timed && j < json_array_size(c); j++) {
       const json_t *cj = json_array_get(c, j);
       mlc_sb_puts(b, j ? ", " : ": ");
-      put_member(b, cj, "kernel");
+      put_member(b, cj, "kernel", 0);
       const json_t *ms = json_object_get(cj, "ms");
       if (json_is_number(ms)) mlc_sb_printf(b, " %.3f ms", json_number_value(ms));
       else mlc_sb_puts(b, " (not timed)");
@@ -377,17 +375,19 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     if (next) {
       mlc_sb_puts(b, "external calls:\n");
       for (int i = 0; i < d->nsteps; i++)
-        if (d->steps[i].kind == MLC_RT_STEP_EXTERN && !is_shape_step(&d->steps[i]))
-          mlc_sb_printf(b, "  %s (node \"%s\")\n", d->steps[i].name, d->steps[i].label);
+        if (d->steps[i].kind == MLC_RT_STEP_EXTERN && !is_shape_step(&d->steps[i])) {
+          mlc_sb_puts(b, "  ");
+          put_name(b, d->steps[i].name, 0);
+          mlc_sb_puts(b, " (node ");
+          put_name(b, d->steps[i].label ? d->steps[i].label : "", 1);
+          mlc_sb_puts(b, ")\n");
+        }
     }
     if (d->nplugins) {
       mlc_sb_puts(b, "plugins:");
       for (int i = 0; i < d->nplugins; i++) {
         mlc_sb_putc(b, ' ');
-        /* a file name from the model, shown escaped */
-        for (const unsigned char *c = (const unsigned char *)d->plugins[i]; *c; c++)
-          if (*c < 0x20 || *c >= 0x7f) mlc_sb_printf(b, "\\x%02x", *c);
-          else mlc_sb_putc(b, (char)*c);
+        put_name(b, d->plugins[i], 0);
       }
       mlc_sb_puts(b, " (loaded with the model: already in the process, else from MLC_EXTERN_LIB_PATH, else next to it)\n");
     }

@@ -95,11 +95,22 @@ static void tcache_append(const char *path, const char *key, double s) {
 
 /* ---- describing a call -------------------------------------------------- */
 
+/* A shape as "1x64xN": a symbolic dim by its name from the model, any
+** byte of it but a letter, digit or '_' written \xNN (the text goes into
+** the timing cache's lines). */
 static void put_shape(mlc_strbuf *b, const mlc_module *m, const mlc_type *t) {
   for (int d = 0; d < t->rank; d++) {
     if (d) mlc_sb_putc(b, 'x');
-    if (t->dims[d] >= 0) mlc_sb_printf(b, "%lld", (long long)t->dims[d]);
-    else mlc_sb_puts(b, mlc_module_sym_name(m, t->dims[d]) ? mlc_module_sym_name(m, t->dims[d]) : "?");
+    if (t->dims[d] >= 0) {
+      mlc_sb_printf(b, "%lld", (long long)t->dims[d]);
+      continue;
+    }
+    const char *name = mlc_module_sym_name(m, t->dims[d]);
+    for (const unsigned char *c = (const unsigned char *)(name ? name : "?"); *c; c++)
+      if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '?')
+        mlc_sb_putc(b, (char)*c);
+      else
+        mlc_sb_printf(b, "\\x%02x", *c);
   }
   if (!t->rank) mlc_sb_puts(b, "scalar");
 }
