@@ -42,6 +42,11 @@ int mlc_th_compile(const char *onnx, const char *name, const char *prefix, char 
 ** "<prefix>load <name>: <error>".  Asserts nothing. */
 mlc_model *mlc_th_load(const char *so, const char *name, const char *prefix);
 
+/* Runs |m| on the input |in| from 8 threads at once, each with a session
+** of 2 threads doing |iters| runs: asserts that every run succeeds and
+** gives the bits of the first 64 output values that all the others give. */
+void mlc_th_check_concurrent(mlc_model *m, const DLTensor *in, int iters);
+
 /* ---- one-node ONNX cases ---------------------------------------------------------- */
 
 /* ONNX TensorProto.DataType codes */

@@ -12,7 +12,6 @@
 ** unchanged) and chooses the same.  A library this build lacks is skipped.
 */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,34 +157,6 @@ static void test_none(void) {
   mlc_model_free(m);
 }
 
-typedef struct worker {
-  mlc_model *m;
-  const DLTensor *in;
-  float out[64];
-  int n, ok;
-} worker;
-
-static void *work(void *p) {
-  worker *w = p;
-  mlc_session *s = NULL;
-  mlc_session_options o = {2};
-  if (mlc_session_create(w->m, &o, &s) != MLC_RT_OK) return NULL;
-  w->ok = 1;
-  for (int it = 0; it < 10 && w->ok; it++) {
-    const DLTensor *got = NULL;
-    if (mlc_session_set_input(s, 0, w->in) || mlc_session_run(s) || mlc_session_get_output(s, 0, &got)) {
-      w->ok = 0;
-      break;
-    }
-    w->n = (int)numel(got);
-    if (w->n > 64) w->n = 64;
-    if (it == 0) memcpy(w->out, got->data, sizeof(float) * (size_t)w->n);
-    else if (memcmp(w->out, got->data, sizeof(float) * (size_t)w->n) != 0) w->ok = 0;
-  }
-  mlc_session_free(s);
-  return NULL;
-}
-
 static void threads_with(const char *libs) {
   if (!have(libs)) return;
   const char *so = compile_with("cnn", libs, "");
@@ -195,20 +166,7 @@ static void threads_with(const char *libs) {
   CU_ASSERT_EQUAL_FATAL(mlc_model_load(so, &m, err, sizeof err), MLC_RT_OK);
   DLTensor *in = NULL;
   CU_ASSERT_PTR_NULL_FATAL(mlc_tensor_read_file(model_path("cnn.input_0.npy"), &in));
-  worker w[8];
-  pthread_t th[8];
-  for (int i = 0; i < 8; i++) {
-    memset(&w[i], 0, sizeof w[i]);
-    w[i].m = m;
-    w[i].in = in;
-    CU_ASSERT_EQUAL(pthread_create(&th[i], NULL, work, &w[i]), 0);
-  }
-  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
-  for (int i = 0; i < 8; i++) {
-    CU_ASSERT(w[i].ok);
-    CU_ASSERT_EQUAL(w[i].n, w[0].n);
-    CU_ASSERT_EQUAL(memcmp(w[i].out, w[0].out, sizeof(float) * (size_t)w[0].n), 0);
-  }
+  mlc_th_check_concurrent(m, in, 10);
   mlc_tensor_free(in);
   mlc_model_free(m);
 }
