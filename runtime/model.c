@@ -242,6 +242,7 @@ static mlc_rt_status check_steps(checker *c, mlc_rt_model *m) {
                              "model \"%s\": step %d (node \"%s\"): external step without a name",
                              MODEL_NAME(d), i, label);
       fn = find_extern(d, m, st->name);
+      m->step_lib[i] = strncmp(st->name, "mlc.", 4) != 0;
       if (!fn)
         return mlc_rt_errorf(c->err, c->errlen, MLC_RT_NOT_FOUND,
                              "model \"%s\": step %d (node \"%s\"): external function \"%s\" is not registered",
@@ -461,9 +462,11 @@ mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt
   m->tensor_first = mlc_rt_calloc(&m->alloc, (size_t)nt + 1, sizeof *m->tensor_first);
   m->storage_late = mlc_rt_calloc(&m->alloc, (size_t)nst + 1, 1);
   m->step_dyn = mlc_rt_calloc(&m->alloc, (size_t)nsteps + 1, 1);
+  m->step_lib = mlc_rt_calloc(&m->alloc, (size_t)nsteps + 1, 1);
   mlc_rt_status st;
   if (!m->step_fns || !m->arg_start || !m->sym_input || !m->sym_dim || !m->sym_bind_step ||
-      !m->tensor_run || !m->tensor_late || !m->tensor_first || !m->storage_late || !m->step_dyn)
+      !m->tensor_run || !m->tensor_late || !m->tensor_first || !m->storage_late || !m->step_dyn ||
+      !m->step_lib)
     st = mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   else
     st = check_desc(&c, m);
@@ -494,6 +497,7 @@ void mlc_rt_model_close(mlc_rt_model *m) {
   mlc_rt_free(&m->alloc, m->tensor_first);
   mlc_rt_free(&m->alloc, m->storage_late);
   mlc_rt_free(&m->alloc, m->step_dyn);
+  mlc_rt_free(&m->alloc, m->step_lib);
   mlc_rt_allocator a = m->alloc;
   mlc_rt_free(&a, m);
 }

@@ -60,6 +60,7 @@ struct mlc_rt_model {
   int32_t *tensor_first;     /* ntensors: first step naming it, -1: none */
   unsigned char *storage_late; /* nstorages: 1 when sized step by step */
   unsigned char *step_dyn;   /* nsteps: names a tensor with run-bound dims */
+  unsigned char *step_lib;   /* nsteps: calls an external library (not a "mlc.*" built-in) */
   int has_run_syms;
   void **plugins;            /* desc->nplugins handles of the plugin libraries */
   mlc_kernel_fn *extern_fns; /* desc->nexterns: a plugin's functions, resolved at open */

@@ -41,9 +41,9 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct mlc_rt_session {
   mlc_rt_ctx ctx; /* first, so a kernel's ctx is the session */
@@ -706,10 +706,9 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
     struct timespec t0, t1;
     if (s->step_ms) clock_gettime(CLOCK_MONOTONIC, &t0);
     /* a library's call may run its own threads: ours sleep meanwhile */
-    int lib = d->steps[i].kind == MLC_RT_STEP_EXTERN && d->steps[i].name && strncmp(d->steps[i].name, "mlc.", 4);
-    if (lib) mlc_rt_pool_idle(s->pool, 1);
+    if (m->step_lib[i]) mlc_rt_pool_idle(s->pool, 1);
     int rc = m->step_fns[i](s->args + a, m->arg_codes + a, d->steps[i].nargs, &s->ctx);
-    if (lib) mlc_rt_pool_idle(s->pool, 0);
+    if (m->step_lib[i]) mlc_rt_pool_idle(s->pool, 0);
     if (s->step_ms) {
       clock_gettime(CLOCK_MONOTONIC, &t1);
       s->step_ms[i] += (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
