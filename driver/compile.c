@@ -471,6 +471,7 @@ static mlc_status extern_setup(const mlc_compile_options *o, mlc_extern_options 
 }
 
 static void extern_cleanup(mlc_extern_options *ext) {
+  mlc_extern_options_release(ext);
   for (int i = 0; i < ext->nplugins; i++) mlc_extern_plugin_free(ext->plugins[i]);
   ext->nplugins = 0;
 }

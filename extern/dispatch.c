@@ -33,19 +33,26 @@
 /*
 ** A text file, one entry per line: "KEY\tSECONDS\n", KEY the call's key
 ** and the candidate ("generated" or a kernel name with its library
-** version).  Read whole at the start of the pass, appended to as new
-** times are measured; a line that does not parse is ignored.
+** version).  Read whole the first time the pass runs with the options,
+** kept with them (so a second run of the pass in one compile measures
+** nothing, cache file or not), appended to as new times are measured; a
+** line that does not parse is ignored.
 */
-typedef struct tcache {
+typedef struct mlc_extern_times {
   char **keys;
   double *secs;
   int n, cap;
 } tcache;
 
-static void tcache_free(tcache *c) {
-  for (int i = 0; i < c->n; i++) mlc_mem_free(c->keys[i]);
-  mlc_mem_free(c->keys);
-  mlc_mem_free(c->secs);
+void mlc_extern_options_release(mlc_extern_options *o) {
+  tcache *c = o->times;
+  for (int i = 0; c && i < c->n; i++) mlc_mem_free(c->keys[i]);
+  if (c) {
+    mlc_mem_free(c->keys);
+    mlc_mem_free(c->secs);
+    mlc_mem_free(c);
+  }
+  o->times = NULL;
 }
 
 static int tcache_add(tcache *c, const char *key, double s) {
@@ -236,7 +243,7 @@ static double rounded(double s) {
 ** generated code also *|convert| (the cache keeps it under the key with
 ** " convert" added; a time of 0 is kept as 1e-12). */
 static double timed(mlc_extern_options *o, mlc_module *m, tcache *tc, cand *c, const mlc_extern_match *key_mt,
-                    double *convert) {
+                    double *convert, FILE *log) {
   mlc_strbuf key = MLC_STRBUF_INIT, ckey = MLC_STRBUF_INIT;
   call_key(&key, m, key_mt, o->target_key);
   if (c->k) mlc_sb_printf(&key, " %s@%s", c->k->name, c->k->provider->version ? c->k->provider->version : "");
@@ -261,8 +268,8 @@ static double timed(mlc_extern_options *o, mlc_module *m, tcache *tc, cand *c, c
         tcache_add(tc, mlc_sb_str(&ckey), cv);
         tcache_append(o->cache_path, mlc_sb_str(&ckey), cv);
       }
-    } else if (o->log) {
-      fprintf(o->log, "extern: cannot time %s: %s\n", c->k ? c->k->name : "generated code", why);
+    } else if (log) {
+      fprintf(log, "extern: cannot time %s: %s\n", c->k ? c->k->name : "generated code", why);
     }
   }
   if (convert) *convert = cv > 1e-12 ? cv : 0;
@@ -295,7 +302,9 @@ static mlc_status record(mlc_module *m, mlc_extern_options *o, const mlc_binding
   return NULL;
 }
 
-static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *o, tcache *tc) {
+/* Dispatches the calls of |f|; progress and failed timings to |log| (the
+** pass manager's, NULL: quiet). */
+static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *o, tcache *tc, FILE *log) {
   int *uses = NULL;
   MLC_RETURN_IF_ERROR(mlc_module_use_counts(m, &uses));
   int nvals = m->next_value_id, nb = 0;
@@ -338,16 +347,16 @@ static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *
         ** they are a kernel of their own), and the probe is the cache key */
         mlc_extern_match op_only = c[1].mt;
         with_epilogue(&site, &op_only);
-        if (o->log) {
+        if (log) {
           char *shape = call_shape(m, b);
-          fprintf(o->log, "extern: timing %s %s (%d candidates)\n", mlc_op_name[b->op], shape ? shape : "", nc);
+          fprintf(log, "extern: timing %s %s (%d candidates)\n", mlc_op_name[b->op], shape ? shape : "", nc);
         }
         /* a library call amid generated code also pays the layout
         ** conversions the generated kernel does not need in the model */
         double convert = 0;
-        c[0].secs = timed(o, m, tc, &c[0], &op_only, &convert);
+        c[0].secs = timed(o, m, tc, &c[0], &op_only, &convert, log);
         for (int i = 1; i < nc; i++) {
-          c[i].secs = timed(o, m, tc, &c[i], &op_only, NULL);
+          c[i].secs = timed(o, m, tc, &c[i], &op_only, NULL, log);
           if (c[i].secs > 0) c[i].secs += convert;
         }
         conv_secs = convert;
@@ -368,8 +377,8 @@ static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *
       }
     }
   if (!s && ndead) remove_dead(f, dead, ndead);
-  if (!s && o->log && total)
-    fprintf(o->log, "extern: %d of %d matched calls in %s go to external libraries\n", done, total, f->name);
+  if (!s && log && total)
+    fprintf(log, "extern: %d of %d matched calls in %s go to external libraries\n", done, total, f->name);
 out:
   mlc_mem_free(user);
   mlc_mem_free(dead);
@@ -384,11 +393,13 @@ mlc_status mlc_pass_dispatch(mlc_module *m, const mlc_pass_ctx *ctx) {
     if (!o->providers[p]->available())
       return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: this build has no %s", o->providers[p]->name,
                              o->providers[p]->name);
-  tcache tc = {NULL, NULL, 0, 0};
-  if (o->auto_choice) tcache_load(&tc, o->cache_path);
+  if (o->auto_choice && !o->times) {
+    if (!(o->times = mlc_mem_calloc(1, sizeof *o->times))) return mlc_oom();
+    tcache_load(o->times, o->cache_path);
+  }
+  tcache none = {NULL, NULL, 0, 0};
   mlc_status s = NULL;
   for (int i = 0; i < m->nfuncs && !s; i++)
-    if (!m->funcs[i]->primitive) s = dispatch_func(m, m->funcs[i], o, &tc);
-  tcache_free(&tc);
+    if (!m->funcs[i]->primitive) s = dispatch_func(m, m->funcs[i], o, o->times ? o->times : &none, ctx->log);
   return s;
 }

@@ -179,7 +179,6 @@ typedef struct mlc_extern_options {
   void *measure_user;
   const char *cache_path; /* the timing cache file (auto); NULL: none */
   const char *target_key; /* target text for the cache key ("llvm -mcpu=znver4") */
-  FILE *log;              /* progress of the auto choice; NULL: quiet */
   /* Filled by the pass: every decision, in graph order (arena of the
   ** module). */
   mlc_extern_choice *choices;
@@ -188,7 +187,13 @@ typedef struct mlc_extern_options {
   ** chosen library calls and with generated code only, ms per run (0: not
   ** checked), for the manifest. */
   double model_mixed_ms, model_generated_ms;
+  /* auto: the timings read and measured, kept across runs of the pass
+  ** with these options (the pass makes it; mlc_extern_options_release). */
+  struct mlc_extern_times *times;
 } mlc_extern_options;
+
+/* Frees what the pass kept in |o| (its timings); |o| itself is the caller's. */
+void mlc_extern_options_release(mlc_extern_options *o);
 
 /* The dispatch pass (STYLE R16 signature); its options come from
 ** ctx->opt->ext (NULL or no providers: nothing to do). */

@@ -315,6 +315,7 @@ static void test_auto(void) {
   if (!m || !OK(run_dispatch(m, &o))) goto out;
   CU_ASSERT_EQUAL(nth(mlc_module_func(m, "main"), 0)->kind, MLC_CALL_OP);
 out:
+  mlc_extern_options_release(&o);
   unlink(cache);
 }
 
