@@ -27,6 +27,13 @@ typedef struct cg_module {
   LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_f32, t_f64, t_ptr;
   unsigned md_loop, md_scope, md_noalias;
   mlc_status err; /* first error; emission stops producing useful code after it */
+  /* CUDA (nvptx.c): in the host module, the device module its kernels'
+  ** launches go to (made at the first launch, NULL before); in that
+  ** device module, device = 1 and devt its target */
+  struct cg_module *dev;
+  int device;
+  int nlaunch; /* device kernels made so far */
+  mlc_target devt;
 } cg_module;
 
 typedef struct cg_func {
@@ -51,6 +58,12 @@ typedef struct cg_func {
   /* the lanes that run now, inside a masked region (an if on a vector
   ** condition, the arm of a vector select): <N x i1>, or NULL for all */
   LLVMValueRef mask;
+  /* inside a device kernel (nvptx.c): its error word parameter, and the
+  ** asserts emitted so far in it (site k is sites[k - 1]) */
+  int device;
+  LLVMValueRef err_word;
+  MLC_VEC(const mlc_tir_stmt *) sites;
+  size_t site_base; /* sites of the kernel being emitted start here */
 } cg_func;
 
 /* Records |st| (transferred) as the module's error unless one is set. */
@@ -92,6 +105,40 @@ void cg_emit_fail(cg_func *cf, const char *msg);
 void cg_check(cg_func *cf, LLVMValueRef ok, const char *msg);
 /* Loads the api function pointer at |offset| of ctx->api. */
 LLVMValueRef cg_api_fn(cg_func *cf, size_t offset);
+
+/* The variables and buffers (views with the buffers they view, and the
+** variables of every buffer's shape) |s| uses: vars[id] / bufs[id] set to
+** 1, both arrays cf->nvars / cf->nbufs long. */
+void cg_uses(const mlc_tir_stmt *s, char *vars, char *bufs);
+/* An alloca in the entry block of the current function. */
+LLVMValueRef cg_entry_alloca(cg_func *cf, LLVMTypeRef ty, const char *name);
+
+/* ---- emit.c ---- */
+/* Sets up |cm| (zeroed) for target machine |tm| (transferred) and |t|. */
+void cg_module_init(cg_module *cm, LLVMTargetMachineRef tm, const mlc_target *t, const char *name);
+/* Frees what cg_module_init made (not the error). */
+void cg_module_fini(cg_module *cm);
+/* LLVM's O3 pipeline over |cm|'s module. */
+mlc_status cg_optimize(cg_module *cm);
+
+/* ---- nvptx.c: the CUDA backend ---- */
+/* Host code of a CUDA target: whether |s| must run on the GPU (it touches
+** memory, or is a loop); an if or assert on values alone stays on the host. */
+int cg_needs_device(const cg_func *cf, const mlc_tir_stmt *s);
+/* Emits |s| as a device kernel of cf->cm->dev and its launch (grid and
+** block from the loops in |s| bound to blockIdx / threadIdx; one thread
+** when none) at the builder's position, with the check of its asserts. */
+void cg_launch(cg_func *cf, const mlc_tir_stmt *s);
+/* Inside a device kernel: the thread index a loop bound to |tag| runs at
+** (i64), or NULL after an error. */
+LLVMValueRef cg_thread_index(cg_func *cf, const char *tag);
+/* Inside a device kernel: an assert's failure path (records its site and
+** values in the error word, returns from the kernel); continues in the ok
+** block. */
+void cg_device_assert(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef ok);
+/* The PTX of |host|'s device module (LLVM's O3, libdevice linked in for
+** the math functions): *|out| (*|n| bytes, NUL-terminated) transferred. */
+mlc_status cg_device_finish(cg_module *host, char **out, size_t *n);
 
 /* ---- llvm_func.c ---- */
 /* Emits the kernel for |f|. */

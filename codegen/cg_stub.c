@@ -50,9 +50,17 @@ mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int
   return no_llvm();
 }
 
-mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size,
-                                     const char *const *fn_syms, int nfns, const char *obj_path) {
-  (void)t, (void)blob, (void)blob_size, (void)fn_syms, (void)nfns, (void)obj_path;
+mlc_status mlc_cg_build_device(const mlc_tir_module *m, const mlc_target *t, const char *obj_path, char **devcode,
+                               size_t *devcode_size) {
+  (void)m, (void)t, (void)obj_path;
+  *devcode = NULL;
+  *devcode_size = 0;
+  return no_llvm();
+}
+
+mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size, const char *devcode,
+                                     size_t devcode_size, const char *const *fn_syms, int nfns, const char *obj_path) {
+  (void)t, (void)blob, (void)blob_size, (void)devcode, (void)devcode_size, (void)fn_syms, (void)nfns, (void)obj_path;
   return no_llvm();
 }
 

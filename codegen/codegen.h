@@ -39,6 +39,14 @@
 ** shared library).  |m| and |t| borrowed. */
 MLC_MUST_USE mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char *obj_path);
 
+/* The same for a CUDA target: the host's object (the kernels' entries,
+** which launch the device kernels) at |obj_path|, and the device kernels'
+** PTX text in *|devcode| (*|devcode_size| bytes; NULL, 0 when the module
+** has none), transferred (mlc_cg_free).  A device kernel is named
+** "<kernel symbol>_k<N>" and takes the buffers and scalars it uses, then
+** the error word (mlc_rt_api.cuda_launch). */
+MLC_MUST_USE mlc_status mlc_cg_build_device(const mlc_tir_module *m, const mlc_target *t, const char *obj_path,
+                                            char **devcode, size_t *devcode_size);
 /* The same, returning the object in memory: *|out_data| (|*out_size| bytes)
 ** is transferred to the caller (free with mlc_cg_free). */
 MLC_MUST_USE mlc_status mlc_cg_build_mem(const mlc_tir_module *m, const mlc_target *t, void **out_data,
@@ -56,10 +64,13 @@ MLC_MUST_USE mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_t
 ** its own read-only section ".mlc_model", its size as mlc_model_blob_size,
 ** and the function table mlc_model_kernels (the |nfns| functions named by
 ** |fn_syms|, declared here and defined in the kernels' object, then a NULL)
-** with its count mlc_model_nkernels.  Everything goes through the LLVM API
+** with its count mlc_model_nkernels, and the device code |devcode|
+** (|devcode_size| bytes of PTX, may be 0) as mlc_model_devcode with a NUL
+** after it and its size mlc_model_devcode_size.  Everything goes through the LLVM API
 ** as data: no text of the model is parsed or assembled.
 */
 MLC_MUST_USE mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size,
+                                                  const char *devcode, size_t devcode_size,
                                                   const char *const *fn_syms, int nfns, const char *obj_path);
 
 /* Frees memory returned by this module. NULL-safe. */

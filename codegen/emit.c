@@ -27,6 +27,10 @@ static void init_llvm(void) {
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();
   LLVMInitializeX86AsmPrinter();
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
   /* the host's backend too, when it is not x86 */
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -47,7 +51,7 @@ static mlc_status llvm_error(const char *what, char *msg) {
   return st;
 }
 
-static mlc_status optimize(cg_module *cm) {
+mlc_status cg_optimize(cg_module *cm) {
   LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
@@ -62,9 +66,58 @@ static mlc_status optimize(cg_module *cm) {
   return st;
 }
 
-static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind kind, void **out, size_t *out_size) {
+void cg_module_init(cg_module *cm, LLVMTargetMachineRef tm, const mlc_target *t, const char *name) {
+  cm->target = t;
+  cm->tm = tm;
+  cm->ctx = LLVMContextCreate();
+  cm->mod = LLVMModuleCreateWithNameInContext(name, cm->ctx);
+  LLVMSetSourceFileName(cm->mod, name, strlen(name));
+  LLVMSetTarget(cm->mod, t->triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(cm->tm);
+  LLVMSetModuleDataLayout(cm->mod, td);
+  LLVMDisposeTargetData(td);
+  cm->b = LLVMCreateBuilderInContext(cm->ctx);
+  cm->t_void = LLVMVoidTypeInContext(cm->ctx);
+  cm->t_i1 = LLVMInt1TypeInContext(cm->ctx);
+  cm->t_i8 = LLVMInt8TypeInContext(cm->ctx);
+  cm->t_i16 = LLVMInt16TypeInContext(cm->ctx);
+  cm->t_i32 = LLVMInt32TypeInContext(cm->ctx);
+  cm->t_i64 = LLVMInt64TypeInContext(cm->ctx);
+  cm->t_half = LLVMHalfTypeInContext(cm->ctx);
+  cm->t_f32 = LLVMFloatTypeInContext(cm->ctx);
+  cm->t_f64 = LLVMDoubleTypeInContext(cm->ctx);
+  cm->t_ptr = LLVMPointerTypeInContext(cm->ctx, 0);
+  cm->md_loop = LLVMGetMDKindIDInContext(cm->ctx, "llvm.loop", 9);
+  cm->md_scope = LLVMGetMDKindIDInContext(cm->ctx, "alias.scope", 11);
+  cm->md_noalias = LLVMGetMDKindIDInContext(cm->ctx, "noalias", 7);
+}
+
+void cg_module_fini(cg_module *cm) {
+  if (cm->dev) {
+    mlc_status_free(cm->dev->err);
+    cg_module_fini(cm->dev);
+    mlc_mem_free(cm->dev);
+    cm->dev = NULL;
+  }
+  if (cm->b) LLVMDisposeBuilder(cm->b);
+  if (cm->mod) LLVMDisposeModule(cm->mod);
+  if (cm->ctx) LLVMContextDispose(cm->ctx);
+  if (cm->tm) LLVMDisposeTargetMachine(cm->tm);
+  cm->b = NULL;
+  cm->mod = NULL;
+  cm->ctx = NULL;
+  cm->tm = NULL;
+}
+
+/* Builds |m| for |t|: the host's object or IR into *|out|; for a CUDA
+** target the kernels' PTX into *|dev| (*|dev_size| bytes) when |dev| is
+** not NULL (else a module that has device code is an error). */
+static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind kind, void **out, size_t *out_size,
+                        char **dev, size_t *dev_size) {
   *out = NULL;
   if (out_size) *out_size = 0;
+  if (dev) *dev = NULL;
+  if (dev_size) *dev_size = 0;
   if (!m || !t) return mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: missing module or target");
   MLC_RETURN_IF_ERROR(mlc_tir_verify_module(m));
   pthread_once(&llvm_once, init_llvm);
@@ -75,39 +128,21 @@ static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind k
     return llvm_error("this LLVM has no backend for the target triple", msg);
   cg_module cm;
   memset(&cm, 0, sizeof cm);
-  cm.target = t;
   cm.ir = m;
-  cm.tm = LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features, LLVMCodeGenLevelAggressive, LLVMRelocPIC,
-                                  LLVMCodeModelDefault);
-  if (!cm.tm) return mlc_make_status(MLC_INTERNAL, "codegen: cannot create an LLVM target machine for %s", t->triple);
-  cm.ctx = LLVMContextCreate();
-  cm.mod = LLVMModuleCreateWithNameInContext("mlc", cm.ctx);
-  LLVMSetSourceFileName(cm.mod, "mlc", 3);
-  LLVMSetTarget(cm.mod, t->triple);
-  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(cm.tm);
-  LLVMSetModuleDataLayout(cm.mod, td);
-  LLVMDisposeTargetData(td);
-  cm.b = LLVMCreateBuilderInContext(cm.ctx);
-  cm.t_void = LLVMVoidTypeInContext(cm.ctx);
-  cm.t_i1 = LLVMInt1TypeInContext(cm.ctx);
-  cm.t_i8 = LLVMInt8TypeInContext(cm.ctx);
-  cm.t_i16 = LLVMInt16TypeInContext(cm.ctx);
-  cm.t_i32 = LLVMInt32TypeInContext(cm.ctx);
-  cm.t_i64 = LLVMInt64TypeInContext(cm.ctx);
-  cm.t_half = LLVMHalfTypeInContext(cm.ctx);
-  cm.t_f32 = LLVMFloatTypeInContext(cm.ctx);
-  cm.t_f64 = LLVMDoubleTypeInContext(cm.ctx);
-  cm.t_ptr = LLVMPointerTypeInContext(cm.ctx, 0);
-  cm.md_loop = LLVMGetMDKindIDInContext(cm.ctx, "llvm.loop", 9);
-  cm.md_scope = LLVMGetMDKindIDInContext(cm.ctx, "alias.scope", 11);
-  cm.md_noalias = LLVMGetMDKindIDInContext(cm.ctx, "noalias", 7);
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features,
+                                                    LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
+  if (!tm) return mlc_make_status(MLC_INTERNAL, "codegen: cannot create an LLVM target machine for %s", t->triple);
+  cg_module_init(&cm, tm, t, "mlc");
 
   for (int i = 0; i < m->nfuncs && !cm.err; i++) cg_kernel(&cm, m->funcs[i]);
   mlc_status st = cm.err;
   if (!st && LLVMVerifyModule(cm.mod, LLVMReturnStatusAction, &msg))
     st = llvm_error("LLVM rejected the generated IR", msg);
   else if (msg) LLVMDisposeMessage(msg);
-  if (!st && kind != OUT_IR) st = optimize(&cm);
+  if (!st && cm.dev && !dev && kind == OUT_OBJECT)
+    st = mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: the module has GPU kernels but no place for their code");
+  if (!st && cm.dev && dev) st = cg_device_finish(&cm, dev, dev_size);
+  if (!st && kind != OUT_IR) st = cg_optimize(&cm);
   if (!st && kind == OUT_OBJECT) {
     LLVMMemoryBufferRef mb = NULL;
     msg = NULL;
@@ -136,21 +171,36 @@ static mlc_status build(const mlc_tir_module *m, const mlc_target *t, out_kind k
     }
     LLVMDisposeMessage(text);
   }
-  LLVMDisposeBuilder(cm.b);
-  LLVMDisposeModule(cm.mod);
-  LLVMContextDispose(cm.ctx);
-  LLVMDisposeTargetMachine(cm.tm);
+  if (st && dev && *dev) {
+    mlc_mem_free(*dev);
+    *dev = NULL;
+  }
+  cg_module_fini(&cm);
   return st;
 }
 
 mlc_status mlc_cg_build_mem(const mlc_tir_module *m, const mlc_target *t, void **out_data, size_t *out_size) {
-  return build(m, t, OUT_OBJECT, out_data, out_size);
+  return build(m, t, OUT_OBJECT, out_data, out_size, NULL, NULL);
+}
+
+mlc_status mlc_cg_build_device(const mlc_tir_module *m, const mlc_target *t, const char *obj_path, char **devcode,
+                               size_t *devcode_size) {
+  void *d;
+  size_t n;
+  MLC_RETURN_IF_ERROR(build(m, t, OUT_OBJECT, &d, &n, devcode, devcode_size));
+  mlc_status st = mlc_out_write_file(obj_path, d, n, 0);
+  mlc_mem_free(d);
+  if (st && *devcode) {
+    mlc_mem_free(*devcode);
+    *devcode = NULL;
+  }
+  return st ? mlc_status_annotate(st, "codegen") : NULL;
 }
 
 mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char *obj_path) {
   void *d;
   size_t n;
-  MLC_RETURN_IF_ERROR(build(m, t, OUT_OBJECT, &d, &n));
+  MLC_RETURN_IF_ERROR(build(m, t, OUT_OBJECT, &d, &n, NULL, NULL));
   mlc_status st = mlc_out_write_file(obj_path, d, n, 0);
   mlc_mem_free(d);
   return st ? mlc_status_annotate(st, "codegen") : NULL;
@@ -158,7 +208,10 @@ mlc_status mlc_cg_build(const mlc_tir_module *m, const mlc_target *t, const char
 
 mlc_status mlc_cg_emit_llvm_ir(const mlc_tir_module *m, const mlc_target *t, int optimize_ir, char **out_text) {
   void *d;
-  mlc_status st = build(m, t, optimize_ir ? OUT_IR_OPT : OUT_IR, &d, NULL);
+  char *dev = NULL;
+  size_t dev_size = 0;
+  mlc_status st = build(m, t, optimize_ir ? OUT_IR_OPT : OUT_IR, &d, NULL, t && t->device ? &dev : NULL, &dev_size);
+  mlc_mem_free(dev);
   *out_text = st ? NULL : d;
   return st;
 }
@@ -184,9 +237,10 @@ static LLVMValueRef add_const(LLVMModuleRef mod, const char *name, LLVMValueRef 
   return g;
 }
 
-mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size,
-                                     const char *const *fn_syms, int nfns, const char *obj_path) {
-  if (!t || !blob || nfns < 0 || (nfns && !fn_syms) || !obj_path || blob_size > 0xffffffffu)
+mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size_t blob_size, const char *devcode,
+                                     size_t devcode_size, const char *const *fn_syms, int nfns, const char *obj_path) {
+  if (!t || !blob || nfns < 0 || (nfns && !fn_syms) || !obj_path || blob_size > 0xffffffffu ||
+      devcode_size > 0xffffffffu || (devcode_size && !devcode))
     return mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: bad arguments for the model object");
   pthread_once(&llvm_once, init_llvm);
   LLVMTargetRef target;
@@ -210,6 +264,10 @@ mlc_status mlc_cg_build_model_object(const mlc_target *t, const void *blob, size
   LLVMValueRef g = add_const(mod, "mlc_model_blob", LLVMConstStringInContext(ctx, blob, (unsigned)blob_size, 1), 8);
   LLVMSetSection(g, ".mlc_model");
   add_const(mod, "mlc_model_blob_size", LLVMConstInt(i64, blob_size, 0), 8);
+  /* The device code (PTX, NUL-terminated; empty for the CPU), as bytes. */
+  add_const(mod, "mlc_model_devcode",
+            LLVMConstStringInContext(ctx, devcode_size ? devcode : "", (unsigned)devcode_size, 0), 8);
+  add_const(mod, "mlc_model_devcode_size", LLVMConstInt(i64, devcode_size, 0), 8);
   /* The function table the blob's indices refer to (one NULL past the end). */
   LLVMTypeRef params[4] = {ptr, ptr, i32, ptr};
   LLVMTypeRef fty = LLVMFunctionType(i32, params, 4, 0);

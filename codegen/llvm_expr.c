@@ -538,7 +538,8 @@ static LLVMValueRef libm_scalar(cg_func *cf, const char *fname, LLVMValueRef *ar
   cg_module *cm = cf->cm;
   LLVMTypeRef t = LLVMTypeOf(args[0]);
   char name[32];
-  snprintf(name, sizeof name, "%s%s", fname, t == cm->t_f32 ? "f" : "");
+  /* on the GPU, libdevice's (codegen/nvptx.c) */
+  snprintf(name, sizeof name, "%s%s%s", cm->device ? "__nv_" : "", fname, t == cm->t_f32 ? "f" : "");
   LLVMTypeRef params[2] = {t, t};
   LLVMTypeRef fty = LLVMFunctionType(t, params, (unsigned)n, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(cm->mod, name);

@@ -253,6 +253,7 @@ void cg_kernel(cg_module *cm, const mlc_tir_func *f) {
   if (cm->err) cm->err = mlc_status_annotate(cm->err, "prim func \"%s\"", f->name);
 done:
   mlc_vec_free(&cf.ws);
+  mlc_vec_free(&cf.sites);
   mlc_mem_free(cf.vars);
   mlc_mem_free(cf.bufs);
   mlc_mem_free(cf.scope);

@@ -75,8 +75,9 @@ void cg_check(cg_func *cf, LLVMValueRef ok, const char *msg) {
   LLVMPositionBuilderAtEnd(cm->b, okb);
 }
 
-/* An alloca in the entry block of the current function. */
-static LLVMValueRef entry_alloca(cg_func *cf, LLVMTypeRef ty, const char *name) {
+#define entry_alloca cg_entry_alloca
+
+LLVMValueRef cg_entry_alloca(cg_func *cf, LLVMTypeRef ty, const char *name) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef tb = LLVMCreateBuilderInContext(cm->ctx);
   LLVMValueRef first = LLVMGetFirstInstruction(cf->entry);
@@ -215,6 +216,11 @@ static void use_stmt(uses *u, const mlc_tir_stmt *s) {
   mlc_tir_visit_stmt(&v, s);
 }
 
+void cg_uses(const mlc_tir_stmt *s, char *vars, char *bufs) {
+  uses u = {vars, bufs};
+  use_stmt(&u, s);
+}
+
 static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLVMValueRef ext) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
@@ -335,7 +341,18 @@ static void cg_for(cg_func *cf, const mlc_tir_stmt *s) {
   LLVMValueRef mn = cg_expr_i64(cf, s->loop.min);
   LLVMValueRef ext = mn ? cg_expr_i64(cf, s->loop.extent) : NULL;
   if (!ext) return;
-  if (s->loop.kind == MLC_TIR_FOR_PARALLEL && !cf->outlined) {
+  if (s->loop.kind == MLC_TIR_FOR_THREAD_BINDING && cf->device) {
+    /* the launch has exactly |ext| threads on this axis */
+    const mlc_tir_var *v = s->loop.var;
+    LLVMValueRef saved = cf->vars[v->id];
+    LLVMValueRef t = cg_thread_index(cf, s->loop.thread);
+    if (!t) return;
+    cf->vars[v->id] = cg_convert(cf, LLVMBuildAdd(cm->b, mn, t, v->name), MLC_DTYPE_I64, v->dtype);
+    cg_stmt(cf, s->loop.body);
+    cf->vars[v->id] = saved;
+    return;
+  }
+  if (s->loop.kind == MLC_TIR_FOR_PARALLEL && !cf->outlined && !cf->device) {
     cg_parallel(cf, s, mn, ext);
     return;
   }
@@ -436,7 +453,17 @@ static void cg_allocate(cg_func *cf, const mlc_tir_stmt *s) {
   size_t esize = mlc_dtype_size(buf->dtype);
   LLVMValueRef p;
   int from_ws = 0;
-  if (buf->scope == MLC_TIR_SCOPE_LOCAL && constant && count <= STACK_ALLOC_LIMIT / (int64_t)esize) {
+  if (cf->device && !(constant && count <= STACK_ALLOC_LIMIT / (int64_t)esize)) {
+    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED,
+                                "codegen: kernel %s: buffer %s is allocated inside a GPU kernel with a size that is "
+                                "not a small constant",
+                                cf->sym, buf->name));
+    return;
+  }
+  /* a CUDA model's host code allocates device memory (the workspace) */
+  int host_of_gpu = !cf->device && cm->target->device == MLC_TARGET_CUDA;
+  if ((cf->device || (buf->scope == MLC_TIR_SCOPE_LOCAL && !host_of_gpu)) && constant &&
+      count <= STACK_ALLOC_LIMIT / (int64_t)esize) {
     p = entry_alloca(cf, LLVMArrayType2(mt, (uint64_t)(count ? count : 1)), buf->name);
   } else {
     LLVMValueRef bytes = LLVMBuildMul(b, n, LLVMConstInt(cm->t_i64, esize, 0), "");
@@ -478,6 +505,10 @@ static void cg_assert(cg_func *cf, const mlc_tir_stmt *s) {
   LLVMBuilderRef b = cm->b;
   LLVMValueRef ok = cg_expr(cf, s->assert_.cond);
   if (!ok) return;
+  if (cf->device) {
+    cg_device_assert(cf, s, ok);
+    return;
+  }
   LLVMBasicBlockRef okb = LLVMCreateBasicBlockInContext(cm->ctx, "check.ok");
   LLVMBasicBlockRef fail = LLVMCreateBasicBlockInContext(cm->ctx, "check.fail");
   LLVMValueRef br = LLVMBuildCondBr(b, ok, okb, fail);
@@ -506,6 +537,10 @@ static void cg_assert(cg_func *cf, const mlc_tir_stmt *s) {
 void cg_stmt(cg_func *cf, const mlc_tir_stmt *s) {
   cg_module *cm = cf->cm;
   if (cm->err) return;
+  if (!cf->device && cm->target->device == MLC_TARGET_CUDA && cg_needs_device(cf, s)) {
+    cg_launch(cf, s);
+    return;
+  }
   switch (s->kind) {
     case MLC_TIR_FOR: cg_for(cf, s); break;
     case MLC_TIR_SEQ:

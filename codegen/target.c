@@ -7,6 +7,7 @@
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,7 @@ void mlc_target_destroy(mlc_target *t) {
   mlc_mem_free((char *)t->triple);
   mlc_mem_free((char *)t->cpu);
   mlc_mem_free((char *)t->features);
+  mlc_mem_free((char *)t->device_arch);
   mlc_mem_free(t);
 }
 
@@ -199,6 +201,57 @@ static void suggest(mlc_strbuf *b, const char *const *cpus, const char *bad) {
     }
 }
 
+/* ---- CUDA ---------------------------------------------------------------- */
+
+/* sm_75 (Turing) is the oldest architecture CUDA 13 supports. */
+const char *const mlc_cuda_archs[] = {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", NULL};
+
+/* "cuda [-arch=sm_XX]": the host for the launching code, PTX for the GPU. */
+static mlc_status parse_cuda(const char *spec, mlc_target **out) {
+  char *s = dup(spec);
+  if (!s) return mlc_oom();
+  const char *arch = mlc_cuda_archs[0];
+  mlc_status st = NULL;
+  int first = 1;
+  for (char *save = NULL, *tok = strtok_r(s, " \t", &save); tok && !st; tok = strtok_r(NULL, " \t", &save)) {
+    if (first) {
+      first = 0;
+      continue;
+    }
+    if (strncmp(tok, "-arch=", 6) == 0 && in_list(mlc_cuda_archs, tok + 6)) {
+      arch = tok + 6;
+    } else if (strncmp(tok, "-arch=", 6) == 0) {
+      mlc_strbuf b = MLC_STRBUF_INIT;
+      for (int i = 0; mlc_cuda_archs[i]; i++) mlc_sb_printf(&b, "%s%s", i ? ", " : "", mlc_cuda_archs[i]);
+      st = mlc_make_status(MLC_INVALID_ARGUMENT, "target \"%s\": unknown GPU architecture \"%s\" (known: %s)", spec,
+                           tok + 6, mlc_sb_str(&b));
+      mlc_sb_fini(&b);
+    } else {
+      st = mlc_make_status(MLC_INVALID_ARGUMENT, "target \"%s\": unknown option \"%s\" (expected -arch=sm_XX)", spec,
+                           tok);
+    }
+  }
+  mlc_target *t = NULL;
+  if (!st) st = mlc_target_host(&t);
+  if (!st) {
+    char canon[64];
+    snprintf(canon, sizeof canon, "cuda -arch=%s", arch);
+    mlc_mem_free((char *)t->spec);
+    t->spec = dup(canon);
+    t->name = "cuda";
+    t->device = MLC_TARGET_CUDA;
+    t->device_arch = dup(arch);
+    if (!t->spec || !t->device_arch) st = mlc_oom();
+  }
+  mlc_mem_free(s);
+  if (st) {
+    mlc_target_destroy(t);
+    return st;
+  }
+  *out = t;
+  return NULL;
+}
+
 mlc_status mlc_target_parse(const char *spec, mlc_target **out) {
   *out = NULL;
   if (!spec) return mlc_make_status(MLC_INVALID_ARGUMENT, "target: missing target string");
@@ -211,11 +264,12 @@ mlc_status mlc_target_parse(const char *spec, mlc_target **out) {
     if (first) {
       first = 0;
       if (strcmp(tok, "llvm") == 0) continue;
-      if (strcmp(tok, "cuda") == 0 || strcmp(tok, "nvptx") == 0)
-        st = mlc_make_status(MLC_UNIMPLEMENTED, "target \"%s\": CUDA code generation is not supported yet", spec);
-      else
-        st = mlc_make_status(MLC_INVALID_ARGUMENT, "target \"%s\": unknown target kind \"%s\" (expected llvm)",
-                             spec, tok);
+      if (strcmp(tok, "cuda") == 0) {
+        mlc_mem_free(s);
+        return parse_cuda(spec, out);
+      }
+      st = mlc_make_status(MLC_INVALID_ARGUMENT,
+                           "target \"%s\": unknown target kind \"%s\" (expected llvm or cuda)", spec, tok);
       break;
     }
     if (strncmp(tok, "-mcpu=", 6) == 0) cpu = tok + 6;
@@ -279,6 +333,8 @@ mlc_status mlc_target_parse(const char *spec, mlc_target **out) {
 }
 
 void mlc_target_describe(const mlc_target *t, mlc_strbuf *out) {
+  if (t->device == MLC_TARGET_CUDA)
+    mlc_sb_printf(out, "cuda -arch=%s (PTX), host ", t->device_arch);
   mlc_sb_printf(out, "llvm -mtriple=%s -mcpu=%s (%s, vector %u bits)", t->triple, t->cpu, t->kind->name,
                 t->vector_bits);
 }

@@ -10,6 +10,12 @@
 **   llvm -mcpu=znver4             the host's triple, another CPU
 **   llvm -mcpu=NAME -mattr=+avx2  ... with features added or removed
 **   llvm -mtriple=T -mcpu=NAME    another triple (its backend must be in LLVM)
+**   cuda                          NVIDIA GPUs through CUDA: kernels as PTX for
+**                                 sm_75 (the driver compiles it for any newer GPU)
+**   cuda -arch=sm_90              PTX for that architecture and newer
+**
+** A CUDA target is two machines: the GPU, whose kernels are PTX, and the
+** host that launches them (the host's triple, CPU and features below).
 **
 ** The CPU name is checked against the list of its architecture kind (the
 ** CPUs LLVM 19 knows), so a typo is an error instead of LLVM's silent
@@ -41,12 +47,20 @@ typedef struct mlc_target {
   const char *features; /* LLVM feature string, may be "" */
   unsigned vector_bits; /* 128, 256, 512 */
   const mlc_target_kind *kind;
+  int device;              /* MLC_TARGET_CPU, or MLC_TARGET_CUDA */
+  const char *device_arch; /* CUDA: the GPU architecture, e.g. "sm_75"; else NULL */
 } mlc_target;
+
+enum { MLC_TARGET_CPU = 0, MLC_TARGET_CUDA = 1 };
+
+/* The GPU architectures a CUDA target may name (-arch=), NULL-terminated;
+** the first is the default. */
+extern const char *const mlc_cuda_archs[];
 
 /* The machine this runs on.  *|out| transferred (mlc_target_destroy). */
 MLC_MUST_USE mlc_status mlc_target_host(mlc_target **out);
 /* Parses |spec| (grammar above).  Unknown options, CPUs or architectures are
-** INVALID_ARGUMENT errors that name the bad part; "cuda" is UNIMPLEMENTED.
+** INVALID_ARGUMENT errors that name the bad part.
 ** |spec| borrowed; *|out| transferred. */
 MLC_MUST_USE mlc_status mlc_target_parse(const char *spec, mlc_target **out);
 /* NULL-safe. */

@@ -359,6 +359,7 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   desc.nexterns = d->next;
   desc.externs = d->next ? exts : NULL;
   desc.weights_size = d->weights_size;
+  desc.device = a->target && a->target->device == MLC_TARGET_CUDA ? kDLCUDA : kDLCPU;
   char err[256];
   mlc_allocator da = mlc_allocator_default();
   mlc_rt_allocator rta = {da.self, da.realloc}; /* the blob is freed with mlc_mem_free */
@@ -534,6 +535,8 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
 
 extern const char mlc_drv_ext_openblas[], mlc_drv_ext_openblas_end[];
 extern const char mlc_drv_ext_onednn[], mlc_drv_ext_onednn_end[];
+extern const char mlc_drv_ext_cublas[], mlc_drv_ext_cublas_end[];
+extern const char mlc_drv_ext_cudnn[], mlc_drv_ext_cudnn_end[];
 
 /* The run-time archive of built-in provider |p| embedded in the compiler:
 ** 1 and *|out| set (start, end) when there is one. */
@@ -544,6 +547,10 @@ static int provider_blob(const mlc_extern_provider *p, const char *out[2]) {
 #endif
 #ifdef MLC_HAVE_ONEDNN
   if (p == &mlc_extern_provider_onednn) b = mlc_drv_ext_onednn, e = mlc_drv_ext_onednn_end;
+#endif
+#ifdef MLC_HAVE_CUDA
+  if (p == &mlc_extern_provider_cublas) b = mlc_drv_ext_cublas, e = mlc_drv_ext_cublas_end;
+  if (p == &mlc_extern_provider_cudnn) b = mlc_drv_ext_cudnn, e = mlc_drv_ext_cudnn_end;
 #endif
   if (!b) return 0;
   if (out) out[0] = b, out[1] = e;
@@ -691,7 +698,8 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
       goto done;
     }
   snprintf(p, sizeof p, "%s/model.o", a->workdir);
-  if ((s = mlc_cg_build_model_object(a->target, blob, blob_size, (const char *const *)syms, nk + d.nsyms, p)))
+  if ((s = mlc_cg_build_model_object(a->target, blob, blob_size, a->devcode, a->devcode ? a->devcode_size : 0,
+                                     (const char *const *)syms, nk + d.nsyms, p)))
     goto done;
   if ((s = write_ext_archives(&d, a->workdir))) goto done;
   snprintf(p, sizeof p, "%s/weights.bin", a->workdir);

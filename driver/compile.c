@@ -209,7 +209,7 @@ static int count_kernels(const mlc_func *f) {
 
 /* The target as a command-line string naming the CPU ("llvm -mcpu=znver5"). */
 static void target_spec(const mlc_target *t, char *buf, size_t n) {
-  if (strstr(t->spec, "-mcpu=") || !t->cpu || !*t->cpu)
+  if (t->device != MLC_TARGET_CPU || strstr(t->spec, "-mcpu=") || !t->cpu || !*t->cpu)
     snprintf(buf, n, "%s", t->spec);
   else
     snprintf(buf, n, "%s -mcpu=%s", t->spec, t->cpu);
@@ -250,7 +250,7 @@ static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, m
 static mlc_status build_manifest(const char *onnx_path, const char *hash, const mlc_target *t,
                                  const mlc_tir_module *tm, const mlc_func *f, int64_t arena,
                                  int64_t inter, const char *extern_spec, const mlc_extern_options *ext,
-                                 mlc_strbuf *b) {
+                                 const char *devcode, mlc_strbuf *b) {
   char spec[512];
   target_spec(t, spec, sizeof spec);
   mlc_sb_puts(b, "{\"compiler\": \"mlc-onnx " PACKAGE_VERSION "\", \"model\": ");
@@ -269,6 +269,22 @@ static mlc_status build_manifest(const char *onnx_path, const char *hash, const 
     mlc_sb_json_str(b, tm->funcs[i]->name);
   }
   mlc_sb_puts(b, "], ");
+  if (t->device == MLC_TARGET_CUDA) {
+    /* the device kernels: the PTX's entries, in order */
+    mlc_sb_puts(b, "\"device\": \"cuda\", \"device_arch\": ");
+    mlc_sb_json_str(b, t->device_arch);
+    mlc_sb_puts(b, ", \"device_kernels\": [");
+    int nk = 0;
+    for (const char *p = devcode; p && (p = strstr(p, ".entry ")); nk++) {
+      p += 7;
+      size_t n = strcspn(p, "( \n");
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+      if (nk) mlc_sb_puts(b, ", ");
+      mlc_sb_json_str(b, name);
+    }
+    mlc_sb_puts(b, "], ");
+  }
   manifest_externs(ext, f, b);
   mlc_sb_puts(b, ", \"plan\": [");
   int step = 0;
@@ -419,8 +435,10 @@ static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, m
 ** Parses the --extern choice |spec| (and the plugins) into |ext|:
 ** "none"/NULL, "auto" or a comma list of providers.  Plugins go first.
 */
-static mlc_status extern_setup(const mlc_compile_options *o, mlc_extern_options *ext) {
+static mlc_status extern_setup(const mlc_compile_options *o, mlc_extern_options *ext, int device) {
   memset(ext, 0, sizeof *ext);
+  if (device && o->nextern_plugins)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern-lib: plugins serve the CPU target (llvm), not cuda");
   for (int i = 0; i < o->nextern_plugins; i++) {
     if (ext->nplugins >= (int)(sizeof ext->plugins / sizeof ext->plugins[0]))
       return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern-lib: at most %d plugins",
@@ -437,10 +455,15 @@ static mlc_status extern_setup(const mlc_compile_options *o, mlc_extern_options 
   const char *spec = o->extern_libs;
   if (!spec || !*spec || !strcmp(spec, "none")) return NULL;
   if (!strcmp(spec, "auto")) {
-    const mlc_extern_provider *all[] = {&mlc_extern_provider_openblas, &mlc_extern_provider_onednn};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-      if (all[i]->available()) ext->providers[ext->nproviders++] = all[i];
-    ext->auto_choice = 1;
+    /* CUDA: no GPU is measured at compile time here, so the rules choose:
+    ** the vendor libraries for every op they take */
+    const mlc_extern_provider *cpu[] = {&mlc_extern_provider_openblas, &mlc_extern_provider_onednn};
+    const mlc_extern_provider *gpu[] = {&mlc_extern_provider_cublas, &mlc_extern_provider_cudnn};
+    for (size_t i = 0; i < 2; i++) {
+      const mlc_extern_provider *pv = device ? gpu[i] : cpu[i];
+      if (pv->available()) ext->providers[ext->nproviders++] = pv;
+    }
+    ext->auto_choice = !device;
     return NULL;
   }
   for (const char *p = spec; *p;) {
@@ -454,8 +477,12 @@ static mlc_status extern_setup(const mlc_compile_options *o, mlc_extern_options 
     const mlc_extern_provider *pv = mlc_extern_find_provider(name);
     if (!pv)
       return mlc_make_status(MLC_INVALID_ARGUMENT,
-                             "--extern %s: unknown library \"%s\" (known: openblas, onednn; or auto, none)", spec,
-                             name);
+                             "--extern %s: unknown library \"%s\" (known: openblas, onednn, cublas, cudnn; or auto, "
+                             "none)",
+                             spec, name);
+    if (pv->device != device)
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: %s serves the %s target, and this compile is for %s",
+                             spec, name, pv->device ? "cuda" : "CPU (llvm)", device ? "cuda" : "the CPU");
     if (!pv->available())
       return mlc_make_status(MLC_INVALID_ARGUMENT, "--extern %s: this build has no %s (configure did not find it)",
                              spec, name);
@@ -488,15 +515,19 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
   mlc_func *main_fn = NULL;
   mlc_lower_traces traces = {0, NULL, NULL};
   char *workdir = NULL;
+  char *devcode = NULL; /* CUDA: the kernels' PTX */
+  size_t devcode_size = 0;
   mlc_strbuf manifest = MLC_STRBUF_INIT;
   char *pass_log = NULL;
   size_t pass_log_len = 0;
   FILE *pass_log_f = NULL;
   mlc_status s = NULL;
   double t = now_ms();
-  mlc_pipeline_options popt = {c->o->no_fold, c->o->no_layout, c->o->no_fuse, c->o->params_as_inputs, 0, 0, 0,
+  int cuda = target->device == MLC_TARGET_CUDA;
+  /* the blocked layouts are for CPU vector registers */
+  mlc_pipeline_options popt = {c->o->no_fold, c->o->no_layout || cuda, c->o->no_fuse, c->o->params_as_inputs, 0, 0, 0,
                                (int)target->vector_bits, c->o->dump_ir_dir ? &traces : NULL,
-                               ext && ext->nproviders ? mlc_pass_dispatch : NULL, ext};
+                               ext && ext->nproviders ? mlc_pass_dispatch : NULL, ext, cuda};
   mlc_pass_ctx pctx = {0, c->o->dump_ir_dir, "all", NULL, &popt, after_pass, c};
   if (c->o->verbose && c->o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
   c->t_stage = t;
@@ -529,7 +560,7 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
   }
   char kobj[4200];
   snprintf(kobj, sizeof kobj, "%s/kernels.o", workdir);
-  if ((s = mlc_cg_build(tm, target, kobj))) goto done;
+  if ((s = mlc_cg_build_device(tm, target, kobj, &devcode, &devcode_size))) goto done;
   step_done(c, "codegen");
   if (c->o->dump_ir_dir) {
     char *ir = NULL;
@@ -537,6 +568,7 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
     s = dump_text(c, "20_codegen.ll", ir);
     mlc_cg_free(ir);
     if (s) goto done;
+    if (devcode && (s = dump_text(c, "21_device.ptx", devcode))) goto done;
     step_done(c, "dump");
   }
   char spec[512];
@@ -545,14 +577,15 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
 
   t = now_ms();
   int64_t arena = mlc_drv_arena_bytes(main_fn), inter = intermediate_bytes(main_fn);
-  if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, inter, c->o->extern_libs, ext, &manifest)))
+  if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, inter, c->o->extern_libs, ext, devcode,
+                             &manifest)))
     goto done;
   char name[256];
   snprintf(name, sizeof name, "%s", base_name(onnx_path));
   char *dot = strrchr(name, '.');
   if (dot && dot != name) *dot = 0;
   mlc_drv_archive_args aa = {gm,     main_fn, kobj, mlc_sb_str(&manifest), name, workdir, out_so, h, NULL, target,
-                             ext, c->o->link_extern_plugins};
+                             ext, c->o->link_extern_plugins, devcode, devcode_size};
   if ((s = mlc_drv_archive(&aa))) goto done;
   step_done(c, "archive");
   progress(c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
@@ -578,6 +611,7 @@ done:
     mlc_mem_free(workdir);
   }
   mlc_sb_fini(&manifest);
+  mlc_cg_free(devcode);
   if (pass_log_f) fclose(pass_log_f);
   free(pass_log);
   mlc_lower_traces_free(&traces);
@@ -629,7 +663,7 @@ mlc_status mlc_compile_file(const char *onnx_path, const char *out_so, const mlc
           ? mlc_target_parse(c.o->target, &target)
           : mlc_target_host(&target);
   if (s) goto done;
-  if ((s = extern_setup(c.o, &ext))) goto done;
+  if ((s = extern_setup(c.o, &ext, target->device == MLC_TARGET_CUDA))) goto done;
   if ((s = hash_file(onnx_path, hash))) goto done;
   step_done(&c, "setup");
   if ((s = import_model(&c, onnx_path, &gm))) goto done;

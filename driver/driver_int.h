@@ -30,6 +30,8 @@ typedef struct mlc_drv_archive_args {
   const mlc_target *target;   /* what model.o (description, kernel table) is built for */
   const mlc_extern_options *ext; /* the dispatcher's options (plugins); NULL: none */
   int link_plugins;           /* 1: link the plugins the model calls into it */
+  const char *devcode;        /* a CUDA model's PTX (NULL for the CPU) */
+  size_t devcode_size;
 } mlc_drv_archive_args;
 
 MLC_MUST_USE mlc_status mlc_drv_archive(const mlc_drv_archive_args *a);

@@ -289,7 +289,8 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
       if (i) mlc_sb_puts(b, ", ");
       jstr(b, d->sym_names[i]);
     }
-    mlc_sb_printf(b, "], \"nsteps\": %d, \"steps\": ", d->nsteps);
+    mlc_sb_printf(b, "], \"device\": \"%s\", \"nsteps\": %d, \"steps\": ", d->device == kDLCUDA ? "cuda" : "cpu",
+                  d->nsteps);
     steps_json(d, plan, b);
     mlc_sb_puts(b, ", \"kernels\": [");
     for (int i = 0; i < d->nkernels; i++) {
@@ -366,6 +367,8 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     else
       mlc_sb_puts(b, "arena: depends on the symbolic dims\n");
     mlc_sb_printf(b, "weights: %llu bytes\n", (unsigned long long)d->weights_size);
+    if (d->device == kDLCUDA)
+      mlc_sb_puts(b, "device: CUDA (the kernels below launch the GPU kernels of the manifest's device_kernels)\n");
     mlc_sb_printf(b, "kernels (%d):\n", d->nkernels);
     for (int i = 0; i < d->nkernels; i++) {
       int uses = 0;

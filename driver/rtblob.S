@@ -24,5 +24,11 @@ BLOB(mlc_drv_ext_openblas, MLC_EXT_OPENBLAS_ARCHIVE)
 #ifdef MLC_EXT_ONEDNN_ARCHIVE
 BLOB(mlc_drv_ext_onednn, MLC_EXT_ONEDNN_ARCHIVE)
 #endif
+#ifdef MLC_EXT_CUBLAS_ARCHIVE
+BLOB(mlc_drv_ext_cublas, MLC_EXT_CUBLAS_ARCHIVE)
+#endif
+#ifdef MLC_EXT_CUDNN_ARCHIVE
+BLOB(mlc_drv_ext_cudnn, MLC_EXT_CUDNN_ARCHIVE)
+#endif
 
   .section .note.GNU-stack, "", @progbits

@@ -95,6 +95,7 @@ typedef struct mlc_extern_provider {
   int (*available)(void); /* the library can be used here (configured and loadable) */
   const char *plugin_path; /* a plugin: the file given to --extern-lib */
   const char *plugin_file; /* a plugin: its file name, which the model records */
+  int device;            /* the target it serves: 0 the CPU (plugins too), 1 CUDA */
 } mlc_extern_provider;
 
 struct mlc_extern_kernel {
@@ -117,7 +118,7 @@ mlc_binding *mlc_extern_sole_user(const mlc_extern_site *s, const mlc_value *v);
 extern const mlc_extern_kernel mlc_extern_builtin_kernels[];
 /* The built-in providers. */
 extern const mlc_extern_provider mlc_extern_provider_openblas, mlc_extern_provider_onednn,
-    mlc_extern_provider_mlc;
+    mlc_extern_provider_mlc, mlc_extern_provider_cublas, mlc_extern_provider_cudnn;
 
 /* The built-in kernel called |name|, or NULL. */
 const mlc_extern_kernel *mlc_extern_find(const char *name);

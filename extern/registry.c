@@ -39,6 +39,14 @@ static int configured_onednn(void) {
 #endif
 }
 
+static int configured_cuda(void) {
+#ifdef MLC_HAVE_CUDA
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 static int always(void) { return 1; }
 
 #ifndef MLC_OPENBLAS_VERSION
@@ -55,9 +63,16 @@ const mlc_extern_provider mlc_extern_provider_openblas = {
 const mlc_extern_provider mlc_extern_provider_onednn = {
     "onednn", "libdnnl.so.2", MLC_ONEDNN_VERSION, NULL, 1, configured_onednn, NULL, NULL};
 const mlc_extern_provider mlc_extern_provider_mlc = {"mlc", NULL, PACKAGE_VERSION, NULL, 1, always, NULL, NULL};
+/* cuBLAS and cuDNN (CUDA models) are loaded by their wrappers when a call
+** first runs (dlopen), like the driver, so the link adds nothing. */
+const mlc_extern_provider mlc_extern_provider_cublas = {
+    "cublas", "libcublas.so.13", "13", NULL, 1, configured_cuda, NULL, NULL, 1};
+const mlc_extern_provider mlc_extern_provider_cudnn = {
+    "cudnn", "libcudnn.so.9", "9", NULL, 1, configured_cuda, NULL, NULL, 1};
 
 const mlc_extern_provider *mlc_extern_find_provider(const char *name) {
-  static const mlc_extern_provider *const all[] = {&mlc_extern_provider_openblas, &mlc_extern_provider_onednn};
+  static const mlc_extern_provider *const all[] = {&mlc_extern_provider_openblas, &mlc_extern_provider_onednn,
+                                                   &mlc_extern_provider_cublas, &mlc_extern_provider_cudnn};
   for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
     if (!strcmp(all[i]->name, name)) return all[i];
   return NULL;
@@ -133,9 +148,10 @@ static int match_matmul(const mlc_extern_kernel *k, const mlc_extern_site *s, ml
 ** wrapper applies before writing: an add of a tensor shaped as the output
 ** (residual) and a relu or clip, each the only use of the value before.
 ** |depthwise_ok|: whether the provider takes groups == C (one input
-** channel per group).
+** channel per group); |clip_from_zero|: whether a clip it takes must be
+** clip(0, max > 0) (cuDNN's clipped relu; another clip stays outside).
 */
-static int match_conv_common(const mlc_extern_site *s, mlc_extern_match *mt, int depthwise_ok) {
+static int match_conv_common(const mlc_extern_site *s, mlc_extern_match *mt, int depthwise_ok, int clip_from_zero) {
   mlc_binding *b = s->b;
   if (b->op != MLC_OP_CONV || b->nargs < 2 || b->nargs > 3 || b->nouts != 1) return 0;
   mlc_value *x = b->args[0], *w = b->args[1], *y = b->outs[0];
@@ -165,6 +181,7 @@ static int match_conv_common(const mlc_extern_site *s, mlc_extern_match *mt, int
     }
   }
   if (u && u->nargs == 1 && u->nouts == 1 && (u->op == MLC_OP_RELU || u->op == MLC_OP_CLIP)) {
+    int take = 1;
     if (u->op == MLC_OP_RELU) {
       act = MLC_EXT_ACT_RELU;
     } else {
@@ -176,8 +193,14 @@ static int match_conv_common(const mlc_extern_site *s, mlc_extern_match *mt, int
         return 0;
       if (a) lo = a->kind == MLC_ATTR_FLOAT ? a->f : (double)a->i;
       if (c) hi = c->kind == MLC_ATTR_FLOAT ? c->f : (double)c->i;
+      if (clip_from_zero && !(lo == 0.0 && hi > 0.0 && hi < FLT_MAX)) {
+        take = 0;
+        act = MLC_EXT_ACT_NONE;
+        lo = -FLT_MAX;
+        hi = FLT_MAX;
+      }
     }
-    if (!absorb(mt, u)) return 0;
+    if (take && !absorb(mt, u)) return 0;
   }
   if (res && !push_arg(mt, res)) return 0;
   return push_ints(mt, b, "dilations", 2, 1) && push(mt, groups) && push_ints(mt, b, "pads", 4, 0) &&
@@ -187,12 +210,17 @@ static int match_conv_common(const mlc_extern_site *s, mlc_extern_match *mt, int
 
 static int match_conv_blas(const mlc_extern_kernel *k, const mlc_extern_site *s, mlc_extern_match *mt) {
   (void)k;
-  return match_conv_common(s, mt, 0);
+  return match_conv_common(s, mt, 0, 0);
 }
 
 static int match_conv_dnnl(const mlc_extern_kernel *k, const mlc_extern_site *s, mlc_extern_match *mt) {
   (void)k;
-  return match_conv_common(s, mt, 1);
+  return match_conv_common(s, mt, 1, 0);
+}
+
+static int match_conv_cudnn(const mlc_extern_kernel *k, const mlc_extern_site *s, mlc_extern_match *mt) {
+  (void)k;
+  return match_conv_common(s, mt, 1, 1);
 }
 
 /* ---- pooling and softmax (oneDNN) --------------------------------------- */
@@ -209,6 +237,11 @@ static int match_pool(const mlc_extern_kernel *k, const mlc_extern_site *s, mlc_
   if (want == MLC_OP_AVG_POOL && mlc_attrs_int(b->attrs, b->nattrs, "count_include_pad", 0) &&
       mlc_attrs_int(b->attrs, b->nattrs, "ceil_mode", 0))
     return 0;
+  /* cuDNN pools without dilation */
+  const mlc_attr *dil = mlc_attrs_find(b->attrs, b->nattrs, "dilations");
+  if (k->provider->device && dil && dil->kind == MLC_ATTR_INTS)
+    for (int i = 0; i < dil->n; i++)
+      if (dil->ints[i] != 1) return 0;
   return absorb(mt, s->b) && push_arg(mt, x) && push_ints(mt, b, "kernel", 2, 1) &&
          push_ints(mt, b, "pads", 4, 0) && push_ints(mt, b, "strides", 2, 1) &&
          push_ints(mt, b, "dilations", 2, 1) &&
@@ -288,6 +321,8 @@ static int match_plugin(const mlc_extern_kernel *k, const mlc_extern_site *s, ml
 #define OB &mlc_extern_provider_openblas
 #define DN &mlc_extern_provider_onednn
 #define RT &mlc_extern_provider_mlc
+#define CB &mlc_extern_provider_cublas
+#define CD &mlc_extern_provider_cudnn
 
 /* The built-in kernels, in order of preference within each provider.  The
 ** runtime's built-ins (runtime/shapefn.c) carry no symbol: the runtime
@@ -303,6 +338,13 @@ const mlc_extern_kernel mlc_extern_builtin_kernels[] = {
     {"onednn.max_pool2d", DN, "max_pool 2-d", "mlc_ext_onednn_max_pool2d", match_pool, NULL, MLC_OP_MAX_POOL},
     {"onednn.avg_pool2d", DN, "avg_pool 2-d", "mlc_ext_onednn_avg_pool2d", match_pool, NULL, MLC_OP_AVG_POOL},
     {"onednn.softmax", DN, "softmax, log_softmax", "mlc_ext_onednn_softmax", match_softmax, NULL, MLC_OP_SOFTMAX},
+    /* CUDA: the same patterns and arguments as oneDNN's (extern/rt_cublas.c, rt_cudnn.c) */
+    {"cublas.matmul", CB, "matmul (batched, broadcast)", "mlc_ext_cublas_matmul", match_matmul, NULL, MLC_OP_MATMUL},
+    {"cudnn.conv2d", CD, "conv2d(+bias)(+add)(+relu|clip)", "mlc_ext_cudnn_conv2d", match_conv_cudnn, NULL,
+     MLC_OP_CONV},
+    {"cudnn.max_pool2d", CD, "max_pool 2-d", "mlc_ext_cudnn_max_pool2d", match_pool, NULL, MLC_OP_MAX_POOL},
+    {"cudnn.avg_pool2d", CD, "avg_pool 2-d", "mlc_ext_cudnn_avg_pool2d", match_pool, NULL, MLC_OP_AVG_POOL},
+    {"cudnn.softmax", CD, "softmax, log_softmax", "mlc_ext_cudnn_softmax", match_softmax, NULL, MLC_OP_SOFTMAX},
 #define BUILTIN(e, fn, a0, d0, a1, d1) {"mlc." #fn, RT, "run-time shape function", NULL, NULL, NULL, MLC_OP_##e},
 #include "runtime/rt_builtins.def"
 #undef BUILTIN

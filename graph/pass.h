@@ -37,6 +37,7 @@ typedef struct mlc_pipeline_options {
   ** the first dce when set.  NULL: no dispatch (everything generated). */
   mlc_status (*dispatch)(struct mlc_module *m, const struct mlc_pass_ctx *ctx);
   struct mlc_extern_options *ext;
+  int device;              /* the target's device: 0 the CPU, 1 CUDA (codegen/target.h) */
 } mlc_pipeline_options;
 
 typedef struct mlc_pass_ctx {

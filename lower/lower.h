@@ -30,6 +30,7 @@ typedef struct mlc_lower_options {
   int no_parallel;     /* 1: keep every loop serial */
   int no_vectorize;    /* 1: no vector loops in the default schedule */
   int vector_bits;     /* the target's widest vector (128, 256, 512; 0: 512) */
+  int device;          /* 0: the CPU; 1: CUDA (the GPU schedule: bound thread loops) */
 } mlc_lower_options;
 
 /*

@@ -624,13 +624,77 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
   return st;
 }
 
+/* ---- the GPU schedule ------------------------------------------------------
+**
+** G1. Rule F1, and of rule F2 only reverse_compute_inline: each stage
+**     left is a kernel of its own (a launch), so an epilogue either folds
+**     into its reduction or runs as the next kernel.
+** G2. Threads.  The leading spatial loops of each stage (those outside
+**     its first loop bound to a reduce iteration variable) are fused into
+**     one loop, split by GPU_THREADS and bound to blockIdx.x and
+**     threadIdx.x: one thread per output element, consecutive threads on
+**     consecutive elements of the row-major output (coalesced stores), the
+**     reduction serial in each thread.  A stage with no spatial loop runs
+**     on one thread (codegen launches any unbound statement that way).
+*/
+#define GPU_THREADS 256
+
+static mlc_status bind_stage(mlc_sch *s, mlc_sch_rv block) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0, p = 0;
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
+  if (!blk || blk->block.niters == 0) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  while (p < n) {
+    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[p]);
+    if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
+    p++;
+  }
+  if (p == 0) return NULL;
+  mlc_sch_rv fused = loops[0];
+  if (p > 1) MLC_RETURN_IF_ERROR(mlc_sch_fuse(s, p, loops, &fused));
+  int64_t e = const_extent(mlc_sch_rv_stmt(s, fused)->loop.extent);
+  int64_t threads = e >= 1 && e < GPU_THREADS ? e : GPU_THREADS;
+  mlc_sch_rv parts[2];
+  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(threads)};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, fused, 2, f, parts));
+  MLC_RETURN_IF_ERROR(mlc_sch_bind(s, parts[0], "blockIdx.x"));
+  return mlc_sch_bind(s, parts[1], "threadIdx.x");
+}
+
+static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch **out) {
+  mlc_sch_rv blocks[MLC_SCH_MAX_OUTS];
+  int n = 0, changed = 0;
+  MLC_RETURN_IF_ERROR(mlc_sch_create(tm, f, 0, out));
+  mlc_sch *s = *out;
+  mlc_status st = mlc_sch_get_child_blocks(s, 0, MLC_SCH_MAX_OUTS, blocks, &n);
+  if (!st && n > 1) st = inline_stages(s, n, blocks, &changed);
+  if (!st && changed) st = mlc_sch_get_child_blocks(s, 0, MLC_SCH_MAX_OUTS, blocks, &n);
+  for (int i = 0; !st && n > 1 && i < n; i++) {
+    const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, blocks[i]);
+    mlc_sch_rv cons[MLC_SCH_MAX_OUTS];
+    int nc = 0;
+    if (!blk || !is_reduction(blk) || !stored(blk)) continue;
+    if ((st = mlc_sch_get_consumers(s, blocks[i], MLC_SCH_MAX_OUTS, cons, &nc)) || nc != 1) continue;
+    const mlc_tir_stmt *e = mlc_sch_rv_stmt(s, cons[0]);
+    if (!e || e->block.niters == 0 || is_reduction(e) || !stored(e)) continue;
+    if (attempt(s, mlc_sch_reverse_compute_inline(s, cons[0]), &st)) {
+      if ((st = mlc_sch_get_child_blocks(s, 0, MLC_SCH_MAX_OUTS, blocks, &n))) break;
+      i = -1;
+    }
+  }
+  for (int i = 0; !st && i < n; i++) st = bind_stage(s, blocks[i]);
+  return st;
+}
+
 /* Schedules |f| of |tm|; its scheduled copy replaces it; the trace to *|trace|. */
 static mlc_status schedule_func(mlc_tir_module *tm, mlc_tir_func *f, const mlc_lower_options *opt, char **trace) {
   mlc_sch *s = NULL;
   int vectors = !(opt && opt->no_vectorize);
-  mlc_status st = apply_rules(tm, f, opt, vectors, vectors, &s);
+  int gpu = opt && opt->device == 1;
+  mlc_status st = gpu ? apply_gpu_rules(tm, f, &s) : apply_rules(tm, f, opt, vectors, vectors, &s);
   /* a refusal: without tiles, then threads only */
-  for (int level = vectors; st && s && mlc_sch_last_error(s) != MLC_SCH_OK && level > 0; level--) {
+  for (int level = vectors; !gpu && st && s && mlc_sch_last_error(s) != MLC_SCH_OK && level > 0; level--) {
     mlc_status_free(st);
     mlc_sch_destroy(s);
     s = NULL;

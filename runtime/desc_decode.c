@@ -115,6 +115,8 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
                  r.count[t], r.off[t], total);
   }
   uint32_t name = rd32(data + 28), manifest = rd32(data + 32), nstorages = rd32(data + 36);
+  uint32_t device = rd32(data + 128);
+  if (device != kDLCPU && device != kDLCUDA) return bad(&r, "device type %u (expected CPU or CUDA)", device);
   if (check_str(&r, name, "model name", 0)) return MLC_RT_INVALID_ARGUMENT;
   if (manifest != MLC_RT_BLOB_NONE && check_str(&r, manifest, "manifest", 0))
     return MLC_RT_INVALID_ARGUMENT;
@@ -210,6 +212,7 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
   d->manifest = manifest == MLC_RT_BLOB_NONE ? NULL : STR(manifest);
   d->nstorages = (int32_t)nstorages;
   d->weights_size = rd64(data + 40);
+  d->device = (int32_t)device;
   d->weights = weights;
 
   const char **syms = (const char **)(block + o_syms);

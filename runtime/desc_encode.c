@@ -190,6 +190,7 @@ static void emit(writer *w, const mlc_rt_model_desc *d, int32_t nfns, const uint
     wr32(p + 32, manifest);
     wr32(p + 36, (uint32_t)d->nstorages);
     wr64(p + 40, d->weights_size);
+    wr32(p + 128, d->device == kDLCUDA ? (uint32_t)kDLCUDA : (uint32_t)kDLCPU);
     for (int t = 0; t < T_COUNT; t++) {
       wr32(p + 48 + 8 * t, count[t]);
       wr32(p + 52 + 8 * t, off[t]);

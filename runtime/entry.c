@@ -27,6 +27,7 @@ static mlc_rt_status open_model_with(const mlc_rt_allocator *a, mlc_rt_model **o
     return st;
   }
   (*out)->owned_desc = d;
+  (*out)->devcode = mlc_model_devcode_size ? mlc_model_devcode : NULL;
   return MLC_RT_OK;
 }
 

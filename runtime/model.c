@@ -470,6 +470,20 @@ mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt
     st = mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   else
     st = check_desc(&c, m);
+  if (st == MLC_RT_OK && desc->device == kDLCUDA) {
+    /* the CUDA runtime sizes device memory once per input shape, and its
+    ** built-in shape functions would read device memory on the host */
+    for (int32_t i = 0; st == MLC_RT_OK && i < nsteps; i++) {
+      const mlc_rt_step_desc *sd = &desc->steps[i];
+      if (sd->kind == MLC_RT_STEP_BIND_SYMS || (sd->name && strncmp(sd->name, "mlc.", 4) == 0))
+        st = mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT,
+                           "step %d (node \"%s\") computes a shape at run time, which CUDA models do not support "
+                           "yet",
+                           i, sd->label ? sd->label : "");
+    }
+  } else if (st == MLC_RT_OK && desc->device != kDLCPU && desc->device != 0) {
+    st = mlc_rt_errorf(err, errlen, MLC_RT_INVALID_ARGUMENT, "device type %d is not supported", (int)desc->device);
+  }
   if (st != MLC_RT_OK) {
     mlc_rt_model_close(m);
     return st;

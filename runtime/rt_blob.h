@@ -39,6 +39,10 @@
 **                  MLC_RT_BLOB_NONE
 **         kernels  u32 string (kernel names, for inspect)
 **         strings  count = bytes of the string table
+**    128  u32 device  where the model runs: kDLCPU, or kDLCUDA (its tensors
+**                     live in device memory; its kernels launch the
+**                     device code of mlc_model_devcode)
+**    132  u32 zero
 **
 ** The decoder checks the magic, the version, every count and offset (each
 ** table inside the blob), every string (inside the string table and
@@ -56,7 +60,7 @@
 #include "runtime/rt_model.h"
 
 #define MLC_RT_BLOB_MAGIC "\177MLCDESC"
-#define MLC_RT_BLOB_HEADER_SIZE 128
+#define MLC_RT_BLOB_HEADER_SIZE 136
 #define MLC_RT_BLOB_NONE 0xffffffffu
 /* The ELF section a model.so keeps its blob in. */
 #define MLC_RT_BLOB_SECTION ".mlc_model"
@@ -71,6 +75,10 @@ extern const mlc_kernel_fn mlc_model_kernels[] __attribute__((visibility("hidden
 extern const int32_t mlc_model_nkernels __attribute__((visibility("hidden")));
 /* The weights, 64-byte aligned (mlc_rt_model_desc.weights_size bytes). */
 extern const uint8_t mlc_weights_blob[] __attribute__((visibility("hidden")));
+/* A CUDA model's device code: PTX text, |mlc_model_devcode_size| bytes and
+** a NUL (size 0 for a CPU model). */
+extern const char mlc_model_devcode[] __attribute__((visibility("hidden")));
+extern const uint64_t mlc_model_devcode_size __attribute__((visibility("hidden")));
 
 /*
 ** Encodes |d| (borrowed) into a new blob: *|out| (*|out_size| bytes) is

@@ -64,6 +64,7 @@ struct mlc_rt_model {
   int has_run_syms;
   void **plugins;            /* desc->nplugins handles of the plugin libraries */
   mlc_kernel_fn *extern_fns; /* desc->nexterns: a plugin's functions, resolved at open */
+  const char *devcode;       /* a CUDA model's PTX (NUL-terminated), set by entry.c; else NULL */
 };
 
 /*

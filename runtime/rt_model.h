@@ -58,7 +58,7 @@
 #include "runtime/rt_abi.h"
 
 /* Version of the layout below; bump it whenever a struct here changes. */
-#define MLC_RT_DESC_VERSION 4
+#define MLC_RT_DESC_VERSION 5
 
 /* Where a tensor lives (mlc_rt_tensor_desc.storage). */
 enum mlc_rt_storage {
@@ -170,6 +170,10 @@ typedef struct mlc_rt_model_desc {
   int32_t nkernels; /* summary for inspect: the generated kernels' names */
   const char *const *kernel_names;
 
+  /* Where the model runs: kDLCPU, or kDLCUDA (every tensor but the
+  ** inputs and outputs the caller sees lives in device memory, and the
+  ** kernels launch device code through mlc_rt_api.cuda_launch). */
+  int32_t device;
   const uint8_t *weights; /* the constants blob, 64-byte aligned; NULL if empty */
   uint64_t weights_size;
 } mlc_rt_model_desc;

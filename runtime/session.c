@@ -37,6 +37,7 @@
 ** outputs, in the output buffers, grown the same way.
 */
 #include "config.h"
+#include "runtime/rt_cuda.h"
 #include "runtime/rt_int.h"
 
 #include <pthread.h>
@@ -78,8 +79,28 @@ struct mlc_rt_session {
   char kerr[512];
   struct ws_block *ws_free; /* workspaces freed by kernels, kept for reuse */
   int32_t ws_nfree;
+  void *slot[MLC_RT_NSLOTS]; /* mlc_rt_api.session_slot */
+  void (*slot_fini[MLC_RT_NSLOTS])(void *);
+  /* a CUDA model's session: the device side, and per input / output the
+  ** device buffer a CPU tensor is copied to or from (|in_dev|, |in_host|:
+  ** the caller's data when it is on the CPU, else NULL), the outputs'
+  ** host copies as the caller sees them (|out_host_t|) */
+  mlc_rt_cuda *cuda;
+  void **in_dev;
+  uint64_t *in_dev_cap;
+  const void **in_host;
+  void **out_host;
+  DLTensor *out_host_t;
+  struct cuda_ws *cws;      /* device workspaces: all allocated, free or not */
+  int32_t ncws, cws_cap;
   char err[1024];
 };
+
+typedef struct cuda_ws {
+  void *p;
+  uint64_t cap;
+  int used;
+} cuda_ws;
 
 #define DESC(s) ((s)->model->desc)
 
@@ -98,6 +119,19 @@ static void *alloc_aligned(const mlc_rt_session *s, uint64_t n) {
   uint64_t sz = round_up(n ? n : 1);
   if (!sz || sz > SIZE_MAX) return NULL;
   return mlc_rt_alloc_aligned(ALLOC(s), (size_t)sz, MLC_RT_ALIGN);
+}
+
+/* Memory for the arena and the outputs: device memory in a CUDA session. */
+static void *mem_alloc(mlc_rt_session *s, uint64_t n) {
+  if (!s->cuda) return alloc_aligned(s, n);
+  void *p = NULL;
+  return mlc_rt_cuda_alloc(s->cuda, n, &p) ? NULL : p;
+}
+
+static void mem_free(mlc_rt_session *s, void *p) {
+  if (!p) return;
+  if (s->cuda) mlc_rt_cuda_release(s->cuda, p);
+  else mlc_rt_free_aligned(ALLOC(s), p);
 }
 
 /* ---- the API kernels see (rt_abi.h) ------------------------------------- */
@@ -220,8 +254,82 @@ static int api_num_threads(mlc_rt_ctx *ctx) {
   return n > 0 ? (int)n : 1;
 }
 
+static void **api_session_slot(mlc_rt_ctx *ctx, int32_t key, void (*fini)(void *)) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (!s || key < 0 || key >= MLC_RT_NSLOTS) return NULL;
+  if (fini) s->slot_fini[key] = fini;
+  return &s->slot[key];
+}
+
+/* ---- the API of a CUDA session -------------------------------------------- */
+
+/* Device workspaces stay allocated and are handed out again (smallest free
+** one that fits): the stream orders every use, so a workspace freed by one
+** kernel may serve the next at once. */
+static void *cuda_ws_alloc(mlc_rt_ctx *ctx, uint64_t nbytes) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  int32_t best = -1;
+  pthread_mutex_lock(&s->mu);
+  for (int32_t i = 0; i < s->ncws; i++)
+    if (!s->cws[i].used && s->cws[i].cap >= nbytes && (best < 0 || s->cws[i].cap < s->cws[best].cap)) best = i;
+  if (best >= 0) s->cws[best].used = 1;
+  pthread_mutex_unlock(&s->mu);
+  if (best >= 0) return s->cws[best].p;
+  if (s->ncws == s->cws_cap) {
+    int32_t cap = s->cws_cap ? 2 * s->cws_cap : 8;
+    cuda_ws *t = mlc_rt_calloc(ALLOC(s), (size_t)cap, sizeof *t);
+    if (!t) return NULL;
+    if (s->ncws) memcpy(t, s->cws, (size_t)s->ncws * sizeof *t);
+    mlc_rt_free(ALLOC(s), s->cws);
+    s->cws = t;
+    s->cws_cap = cap;
+  }
+  void *p = mem_alloc(s, nbytes);
+  if (!p) {
+    keep_error(s, NULL, mlc_rt_cuda_error(s->cuda));
+    return NULL;
+  }
+  s->cws[s->ncws].p = p;
+  s->cws[s->ncws].cap = nbytes;
+  s->cws[s->ncws++].used = 1;
+  return p;
+}
+
+static void cuda_ws_free(mlc_rt_ctx *ctx, void *p) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  for (int32_t i = 0; p && i < s->ncws; i++)
+    if (s->cws[i].p == p) s->cws[i].used = 0;
+}
+
+static void *api_cuda_stream(mlc_rt_ctx *ctx) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  return s && s->cuda ? mlc_rt_cuda_stream(s->cuda) : NULL;
+}
+
+static int api_cuda_launch(mlc_rt_ctx *ctx, const char *name, const int64_t *dims, void **params, int32_t nparams) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (!s || !s->cuda) return -1;
+  if (mlc_rt_cuda_launch(s->cuda, name, dims, params, nparams) == 0) return 0;
+  keep_error(s, NULL, mlc_rt_cuda_error(s->cuda));
+  return -1;
+}
+
+static int64_t api_cuda_check(mlc_rt_ctx *ctx, int64_t *vals) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  if (!s || !s->cuda) return -1;
+  int64_t r = mlc_rt_cuda_check(s->cuda, vals);
+  if (r < 0) keep_error(s, NULL, mlc_rt_cuda_error(s->cuda));
+  return r;
+}
+
 static const mlc_rt_api session_api = {api_parallel_for, api_workspace_alloc, api_workspace_free,
-                                       api_set_error, api_check_failed, api_num_threads};
+                                       api_set_error,    api_check_failed,    api_num_threads,
+                                       api_session_slot, NULL,                NULL,
+                                       NULL};
+static const mlc_rt_api cuda_session_api = {api_parallel_for, cuda_ws_alloc,   cuda_ws_free,
+                                            api_set_error,    api_check_failed, api_num_threads,
+                                            api_session_slot, api_cuda_stream, api_cuda_launch,
+                                            api_cuda_check};
 
 /* ---- create / free ------------------------------------------------------ */
 
@@ -230,14 +338,28 @@ static const mlc_rt_api session_api = {api_parallel_for, api_workspace_alloc, ap
 
 /* Frees |s|, live or half-built. */
 static void destroy(mlc_rt_session *s) {
+  if (s->cuda) (void)mlc_rt_cuda_sync(s->cuda);
+  for (int i = 0; i < MLC_RT_NSLOTS; i++)
+    if (s->slot[i] && s->slot_fini[i]) s->slot_fini[i](s->slot[i]);
   mlc_rt_pool_destroy(s->pool);
+  for (int32_t i = 0; i < s->ncws; i++) mem_free(s, s->cws[i].p);
+  mlc_rt_free(ALLOC(s), s->cws);
+  if (s->in_dev)
+    for (int32_t i = 0; i < DESC(s)->ninputs; i++) mem_free(s, s->in_dev[i]);
+  if (s->out_host)
+    for (int32_t i = 0; i < DESC(s)->noutputs; i++) mlc_rt_free_aligned(ALLOC(s), s->out_host[i]);
+  mlc_rt_free(ALLOC(s), s->in_dev);
+  mlc_rt_free(ALLOC(s), s->in_dev_cap);
+  mlc_rt_free(ALLOC(s), s->in_host);
+  mlc_rt_free(ALLOC(s), s->out_host);
+  mlc_rt_free(ALLOC(s), s->out_host_t);
   while (s->ws_free) {
     ws_block *next = s->ws_free->next;
     mlc_rt_free_aligned(ALLOC(s), s->ws_free);
     s->ws_free = next;
   }
   if (s->out_buf)
-    for (int32_t i = 0; i < DESC(s)->noutputs; i++) mlc_rt_free_aligned(ALLOC(s), s->out_buf[i]);
+    for (int32_t i = 0; i < DESC(s)->noutputs; i++) mem_free(s, s->out_buf[i]);
   mlc_rt_free(ALLOC(s), s->out_buf);
   mlc_rt_free(ALLOC(s), s->out_cap);
   mlc_rt_free(ALLOC(s), s->step_ms);
@@ -245,7 +367,8 @@ static void destroy(mlc_rt_session *s) {
     for (int32_t i = 0; i < DESC(s)->nstorages; i++) mlc_rt_free_aligned(ALLOC(s), s->late_buf[i]);
   mlc_rt_free(ALLOC(s), s->late_buf);
   mlc_rt_free(ALLOC(s), s->late_cap);
-  mlc_rt_free_aligned(ALLOC(s), s->arena);
+  mem_free(s, s->arena);
+  mlc_rt_cuda_free(s->cuda);
   mlc_rt_free(ALLOC(s), s->storage_size);
   mlc_rt_free(ALLOC(s), s->storage_off);
   mlc_rt_free(ALLOC(s), s->input_set);
@@ -273,7 +396,7 @@ static void build_tensors_and_args(mlc_rt_session *s) {
   for (int32_t i = 0; i < d->ntensors; i++) {
     const mlc_rt_tensor_desc *td = &d->tensors[i];
     DLTensor *t = &s->tensors[i];
-    t->device.device_type = kDLCPU;
+    t->device.device_type = s->cuda ? kDLCUDA : kDLCPU;
     t->device.device_id = 0;
     t->ndim = td->ndim;
     t->dtype = td->dtype;
@@ -282,7 +405,8 @@ static void build_tensors_and_args(mlc_rt_session *s) {
     t->byte_offset = 0;
     for (int32_t k = 0; k < td->ndim; k++) t->shape[k] = td->dims[k] >= 0 ? td->dims[k] : 0;
     off += td->ndim;
-    t->data = td->storage == MLC_RT_STORAGE_CONST ? (void *)(d->weights + td->loc) : NULL;
+    const uint8_t *w = s->cuda ? (const uint8_t *)mlc_rt_cuda_weights(s->cuda) : d->weights;
+    t->data = td->storage == MLC_RT_STORAGE_CONST ? (void *)(w + td->loc) : NULL;
   }
   int64_t imm = 0;
   for (int32_t i = 0; i < d->nsteps; i++) {
@@ -344,6 +468,25 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
     destroy(s);
     return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   }
+  if (d->device == kDLCUDA) {
+    char cerr[1024];
+    s->ctx.api = &cuda_session_api;
+    s->in_dev = mlc_rt_calloc(&m->alloc, (size_t)d->ninputs + 1, sizeof *s->in_dev);
+    s->in_dev_cap = mlc_rt_calloc(&m->alloc, (size_t)d->ninputs + 1, sizeof *s->in_dev_cap);
+    s->in_host = mlc_rt_calloc(&m->alloc, (size_t)d->ninputs + 1, sizeof *s->in_host);
+    s->out_host = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_host);
+    s->out_host_t = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_host_t);
+    if (!s->in_dev || !s->in_dev_cap || !s->in_host || !s->out_host || !s->out_host_t) {
+      destroy(s);
+      return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+    }
+    if (mlc_rt_cuda_create(0, m->devcode, d->weights, d->weights_size, &s->cuda, cerr, sizeof cerr)) {
+      destroy(s);
+      return mlc_rt_errorf(err, errlen, MLC_RT_RUNTIME_ERROR, "cannot run model \"%s\" on CUDA: %s", d->name, cerr);
+    }
+    nthreads = 1; /* the host only launches */
+  }
+  s->nthreads = nthreads;
   build_tensors_and_args(s);
   if (nthreads > 1) {
     int rc = mlc_rt_pool_create_with(&m->alloc, nthreads, &s->pool);
@@ -402,10 +545,11 @@ mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const D
   const mlc_rt_tensor_desc *td = &d->tensors[tid];
   s->input_set[index] = 0;
   if (!t) return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): NULL tensor", name, index);
-  if (t->device.device_type != kDLCPU)
+  if (t->device.device_type != kDLCPU && !(s->cuda && t->device.device_type == kDLCUDA))
     return SERR(s, MLC_RT_INVALID_ARGUMENT,
-                "input \"%s\" (%d): device type %d, but this model runs on the CPU (kDLCPU)", name,
-                index, (int)t->device.device_type);
+                "input \"%s\" (%d): device type %d, but this model takes %s", name, index,
+                (int)t->device.device_type,
+                s->cuda ? "CPU (kDLCPU) or CUDA (kDLCUDA) tensors" : "CPU (kDLCPU) tensors");
   /* bool is code 6 (kDLBool of DLPack >= 0.8); uint8 bytes are taken too. */
   int bool_ok = td->dtype.code == 6 && t->dtype.bits == 8 && t->dtype.lanes == 1 &&
                 (t->dtype.code == 6 || t->dtype.code == kDLUInt);
@@ -456,6 +600,8 @@ mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const D
   DLTensor *dst = &s->tensors[tid];
   dst->data = t->data;
   dst->byte_offset = numel > 0 ? t->byte_offset : 0;
+  if (s->cuda) /* a CPU tensor is copied to the device when the run starts */
+    s->in_host[index] = t->device.device_type == kDLCPU ? (const char *)t->data + dst->byte_offset : NULL;
   for (int32_t k = 0; k < t->ndim; k++) dst->shape[k] = t->shape[k];
   s->input_set[index] = 1;
   return MLC_RT_OK;
@@ -555,13 +701,21 @@ static mlc_rt_status plan(mlc_rt_session *s) {
     if (td->storage == MLC_RT_STORAGE_ARENA) {
       if (nbytes > s->storage_size[td->loc]) s->storage_size[td->loc] = nbytes;
     } else if (nbytes > s->out_cap[td->loc] || !s->out_buf[td->loc]) {
-      void *p = alloc_aligned(s, nbytes);
-      if (!p)
-        return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for output \"%s\" (%llu bytes)",
-                    d->outputs[td->loc].name, (unsigned long long)nbytes);
-      mlc_rt_free_aligned(ALLOC(s), s->out_buf[td->loc]);
+      void *p = mem_alloc(s, nbytes);
+      void *h = s->cuda && p ? alloc_aligned(s, nbytes) : NULL;
+      if (!p || (s->cuda && !h)) {
+        mem_free(s, p);
+        return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for output \"%s\" (%llu bytes)%s%s",
+                    d->outputs[td->loc].name, (unsigned long long)nbytes, s->cuda ? ": " : "",
+                    s->cuda ? mlc_rt_cuda_error(s->cuda) : "");
+      }
+      mem_free(s, s->out_buf[td->loc]);
       s->out_buf[td->loc] = p;
       s->out_cap[td->loc] = round_up(nbytes ? nbytes : 1);
+      if (s->cuda) {
+        mlc_rt_free_aligned(ALLOC(s), s->out_host[td->loc]);
+        s->out_host[td->loc] = h;
+      }
     }
   }
   uint64_t total = 0;
@@ -574,12 +728,12 @@ static mlc_rt_status plan(mlc_rt_session *s) {
   if (total > (uint64_t)INT64_MAX)
     return SERR(s, MLC_RT_INVALID_ARGUMENT, "the arena is too large for the input shapes");
   if (total > s->arena_cap || !s->arena) {
-    mlc_rt_free_aligned(ALLOC(s), s->arena);
+    mem_free(s, s->arena);
     s->arena_cap = 0;
-    s->arena = alloc_aligned(s, total);
+    s->arena = mem_alloc(s, total);
     if (!s->arena)
-      return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for the %llu-byte arena",
-                  (unsigned long long)total);
+      return SERR(s, MLC_RT_OUT_OF_MEMORY, "out of memory for the %llu-byte arena%s%s",
+                  (unsigned long long)total, s->cuda ? ": " : "", s->cuda ? mlc_rt_cuda_error(s->cuda) : "");
     s->arena_cap = round_up(total ? total : 1);
   }
   for (int32_t i = 0; i < d->ntensors; i++) {
@@ -680,6 +834,54 @@ static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
   return MLC_RT_OK;
 }
 
+/* CUDA: each input set as a CPU tensor copied into its device buffer. */
+static mlc_rt_status cuda_inputs(mlc_rt_session *s) {
+  const mlc_rt_model_desc *d = DESC(s);
+  for (int32_t i = 0; i < d->ninputs; i++) {
+    if (!s->in_host[i]) continue;
+    DLTensor *t = &s->tensors[d->inputs[i].tensor];
+    uint64_t nbytes = 0;
+    if (mlc_rt_shape_size(t->dtype, t->shape, t->ndim, NULL, &nbytes, NULL) != 0)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d) is too large", d->inputs[i].name, i);
+    if (nbytes > s->in_dev_cap[i] || !s->in_dev[i]) {
+      mem_free(s, s->in_dev[i]);
+      s->in_dev_cap[i] = 0;
+      if (!(s->in_dev[i] = mem_alloc(s, nbytes)))
+        return SERR(s, MLC_RT_OUT_OF_MEMORY, "input \"%s\" (%d): %s", d->inputs[i].name, i,
+                    mlc_rt_cuda_error(s->cuda));
+      s->in_dev_cap[i] = nbytes;
+    }
+    if (mlc_rt_cuda_to_device(s->cuda, s->in_dev[i], s->in_host[i], nbytes))
+      return SERR(s, MLC_RT_RUNTIME_ERROR, "input \"%s\" (%d): %s", d->inputs[i].name, i,
+                  mlc_rt_cuda_error(s->cuda));
+    t->data = s->in_dev[i];
+    t->byte_offset = 0;
+  }
+  return MLC_RT_OK;
+}
+
+/* CUDA: the outputs copied to their host buffers, after the last step. */
+static mlc_rt_status cuda_outputs(mlc_rt_session *s) {
+  const mlc_rt_model_desc *d = DESC(s);
+  for (int32_t i = 0; i < d->noutputs; i++) {
+    const DLTensor *t = &s->tensors[d->outputs[i].tensor];
+    DLTensor *h = &s->out_host_t[i];
+    *h = *t;
+    h->device.device_type = kDLCPU;
+    h->data = s->out_host[i];
+    h->byte_offset = 0;
+    uint64_t nbytes = 0;
+    if (mlc_rt_shape_size(t->dtype, t->shape, t->ndim, NULL, &nbytes, NULL) != 0) nbytes = 0;
+    if (t->data != s->out_buf[i]) /* an output that is a constant or an input: copy what it is */
+      h->data = s->out_host[i];
+    if (mlc_rt_cuda_to_host(s->cuda, h->data, (const char *)t->data + t->byte_offset, nbytes))
+      return SERR(s, MLC_RT_RUNTIME_ERROR, "output \"%s\" (%d): %s", d->outputs[i].name, i,
+                  mlc_rt_cuda_error(s->cuda));
+  }
+  if (mlc_rt_cuda_sync(s->cuda)) return SERR(s, MLC_RT_RUNTIME_ERROR, "%s", mlc_rt_cuda_error(s->cuda));
+  return MLC_RT_OK;
+}
+
 mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
   if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
   const mlc_rt_model *m = s->model;
@@ -696,6 +898,7 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
     if (st != MLC_RT_OK) return st;
   }
   s->kerr_set = 0;
+  if (s->cuda && (st = cuda_inputs(s)) != MLC_RT_OK) return st;
   for (int32_t i = 0; i < d->nsteps; i++) {
     int64_t a = m->arg_start[i];
     if (m->step_dyn[i] && (st = prepare_step(s, i)) != MLC_RT_OK) return st;
@@ -710,6 +913,7 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
     int rc = m->step_fns[i](s->args + a, m->arg_codes + a, d->steps[i].nargs, &s->ctx);
     if (m->step_lib[i]) mlc_rt_pool_idle(s->pool, 0);
     if (s->step_ms) {
+      if (s->cuda) (void)mlc_rt_cuda_sync(s->cuda); /* the step's time, not its launch's */
       clock_gettime(CLOCK_MONOTONIC, &t1);
       s->step_ms[i] += (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     }
@@ -724,6 +928,7 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
                   label, d->steps[i].name ? d->steps[i].name : "kernel", rc);
     }
   }
+  if (s->cuda && (st = cuda_outputs(s)) != MLC_RT_OK) return st;
   s->outputs_valid = 1;
   if (s->step_ms) s->prof_runs++;
   return MLC_RT_OK;
@@ -765,6 +970,6 @@ mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const 
     return SERR(s, MLC_RT_INVALID_ARGUMENT,
                 "output \"%s\" (%d) is not available: %s", d->outputs[index].name, index,
                 s->ran ? "the last run failed" : "the session has not run yet");
-  *out = &s->tensors[d->outputs[index].tensor];
+  *out = s->cuda ? &s->out_host_t[index] : &s->tensors[d->outputs[index].tensor];
   return MLC_RT_OK;
 }

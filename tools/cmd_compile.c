@@ -23,7 +23,12 @@ const char compile_help[] =
     "Options:\n"
     "  -o, --output FILE  the library to write (required)\n"
     "  --target TARGET    'llvm' (default: the host CPU and its features, e.g.\n"
-    "                     AVX-512) or 'llvm -mcpu=NAME [-mattr=+f1,-f2]'\n"
+    "                     AVX-512) or 'llvm -mcpu=NAME [-mattr=+f1,-f2]', or\n"
+    "                     'cuda [-arch=sm_XX]' for NVIDIA GPUs: the kernels as PTX\n"
+    "                     for sm_75 (default; the driver compiles it for any\n"
+    "                     newer GPU) or the architecture named (sm_75, sm_80,\n"
+    "                     sm_86, sm_87, sm_89, sm_90); the model then needs the\n"
+    "                     NVIDIA driver where it runs, nothing more\n"
     "  --dump-ir DIR      write the IR after each stage into DIR (graph IR after\n"
     "                     import and each pass, TensorIR after legalization and\n"
     "                     scheduling, LLVM IR) and, in DIR/11_schedule/, each\n"
@@ -52,11 +57,14 @@ const char compile_help[] =
     "                     a comma-separated list in order of preference\n"
     "                     (openblas: matmul, convolutions as GEMM; onednn:\n"
     "                     convolutions with their bias, residual add and\n"
-    "                     relu/clip, pooling, softmax, matmul), 'auto' (every\n"
+    "                     relu/clip, pooling, softmax, matmul; for cuda,\n"
+    "                     cublas: matmul; cudnn: what onednn takes), 'auto' (every\n"
     "                     library this build has: for each op, the generated\n"
     "                     kernel and each library are timed on the op's shapes\n"
     "                     and the fastest is kept; times are cached, so a\n"
-    "                     second compile is quick) or 'none' (the default:\n"
+    "                     second compile is quick; for cuda, where no GPU is\n"
+    "                     measured, cublas and cudnn take every op they can)\n"
+    "                     or 'none' (the default:\n"
     "                     generated code only; the library then needs only\n"
     "                     libc, libm and pthreads).  'inspect' on the library\n"
     "                     shows which op went where and why\n"
@@ -165,15 +173,15 @@ int cmd_compile(int argc, char **argv) {
   if (o.extern_libs && strcmp(o.extern_libs, "auto") && strcmp(o.extern_libs, "none")) {
     /* a list of known names, each once (whether this build has them is
     ** the compiler's to say) */
-    const char *known[] = {"openblas", "onednn"};
-    int seen[2] = {0, 0};
+    const char *known[] = {"openblas", "onednn", "cublas", "cudnn"};
+    int seen[4] = {0, 0, 0, 0};
     for (const char *p = o.extern_libs;;) {
       size_t n = strcspn(p, ",");
       int k = -1;
-      for (int i = 0; i < 2; i++)
+      for (int i = 0; i < 4; i++)
         if (n == strlen(known[i]) && !strncmp(p, known[i], n)) k = i;
       if (k < 0 || seen[k]++)
-        return cli_usage_error("compile", "compile: --extern %s: %s \"%.*s\" (libraries: openblas, onednn; or auto, none)",
+        return cli_usage_error("compile", "compile: --extern %s: %s \"%.*s\" (libraries: openblas, onednn, cublas, cudnn; or auto, none)",
                                o.extern_libs, k < 0 ? "unknown library" : "twice", (int)n, p);
       if (!p[n]) break;
       p += n + 1;

@@ -86,7 +86,36 @@ typedef struct mlc_rt_api {
   ** can cut its work into that many pieces.  May be NULL in a table of a
   ** test harness: then 1. */
   int (*num_threads)(mlc_rt_ctx *ctx);
+  /* A per-session slot |key| (0 .. MLC_RT_NSLOTS-1) where a library keeps
+  ** its handle for the session (cuBLAS: MLC_RT_SLOT_CUBLAS, cuDNN:
+  ** MLC_RT_SLOT_CUDNN): a pointer to the slot, NULL at first; |fini| (may
+  ** be NULL) is called with the slot's value when the session is freed if
+  ** the value is not NULL then.  NULL for a key out of range. */
+  void **(*session_slot)(mlc_rt_ctx *ctx, int32_t key, void (*fini)(void *));
+  /* ---- CUDA models (NULL in a CPU model's table) ----
+  ** In a CUDA model every tensor a kernel gets is in device memory
+  ** (device_type kDLCUDA; data is a CUdeviceptr) and workspace_alloc gives
+  ** device memory.  Kernels run in the order of the session's stream. */
+  /* The session's CUstream; the session's CUDA context is current on the
+  ** calling thread while a kernel runs. */
+  void *(*cuda_stream)(mlc_rt_ctx *ctx);
+  /* Launches the model's device function |name| (a kernel of its PTX) on
+  ** the stream with grid dims[0..2] and block dims[3..5] and the kernel's
+  ** |nparams| parameters (params[i] points at each, as cuLaunchKernel takes
+  ** them; the runtime appends the session's error word, an int64_t[4] in
+  ** device memory).  0, or nonzero after recording the error. */
+  int (*cuda_launch)(mlc_rt_ctx *ctx, const char *name, const int64_t *dims, void **params, int32_t nparams);
+  /* Waits for the stream and reads the error word a device kernel sets
+  ** when a check of model data fails: 0 (none, vals untouched) or the
+  ** failed check's site (>= 1) with its three values in |vals|, after which
+  ** the word is cleared.  Nonzero negative: a CUDA error (recorded). */
+  int64_t (*cuda_check)(mlc_rt_ctx *ctx, int64_t *vals);
 } mlc_rt_api;
+
+/* Slots of mlc_rt_api.session_slot. */
+#define MLC_RT_NSLOTS 8
+#define MLC_RT_SLOT_CUBLAS 0
+#define MLC_RT_SLOT_CUDNN 1
 
 /* The context handed to kernels; the runtime's private state follows. */
 struct mlc_rt_ctx {

@@ -152,6 +152,9 @@ static int add_imm(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx 
 const mlc_kernel_fn mlc_model_kernels[] = {fused_add_bias_relu, row_sum, add_imm, toy_unused,
                                            toy_scale, NULL};
 const int32_t mlc_model_nkernels = 5;
+/* a CPU model: no device code */
+const char mlc_model_devcode[1] = "";
+const uint64_t mlc_model_devcode_size = 0;
 
 const uint8_t mlc_weights_blob[128] __attribute__((aligned(64))) = {
     /* bias = {0.5, -1, 0, 2} (little-endian float32) */

@@ -1259,7 +1259,20 @@ static void test_targets(void) {
   EXPECT_ERR(mlc_target_parse("llvm -O3", &t), MLC_INVALID_ARGUMENT, "unknown option \"-O3\"");
   EXPECT_ERR(mlc_target_parse("llvm -mattr=avx2", &t), MLC_INVALID_ARGUMENT, "bad -mattr=avx2");
   EXPECT_ERR(mlc_target_parse("tvm", &t), MLC_INVALID_ARGUMENT, "unknown target kind \"tvm\"");
-  EXPECT_ERR(mlc_target_parse("cuda", &t), MLC_UNIMPLEMENTED, "CUDA");
+  /* cuda: the host for the launching code, PTX for an architecture */
+  if (OK(mlc_target_parse("cuda", &t))) {
+    CU_ASSERT_EQUAL(t->device, MLC_TARGET_CUDA);
+    CU_ASSERT_STRING_EQUAL(t->device_arch, "sm_75");
+    CU_ASSERT_STRING_EQUAL(t->spec, "cuda -arch=sm_75");
+    mlc_target_destroy(t);
+  }
+  if (OK(mlc_target_parse("cuda  -arch=sm_90", &t))) {
+    CU_ASSERT_STRING_EQUAL(t->device_arch, "sm_90");
+    mlc_target_destroy(t);
+  }
+  EXPECT_ERR(mlc_target_parse("cuda -arch=sm_35", &t), MLC_INVALID_ARGUMENT, "unknown GPU architecture \"sm_35\"",
+             "sm_90");
+  EXPECT_ERR(mlc_target_parse("cuda -mcpu=x", &t), MLC_INVALID_ARGUMENT, "unknown option \"-mcpu=x\"");
   EXPECT_ERR(mlc_target_parse("", &t), MLC_INVALID_ARGUMENT, "empty target string");
   EXPECT_ERR(mlc_target_parse("llvm -mtriple=riscv64-unknown-linux-gnu", &t), MLC_INVALID_ARGUMENT,
              "unsupported architecture");

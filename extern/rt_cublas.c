@@ -1,0 +1,236 @@
+/*
+** rt_cublas.c: the cuBLAS provider's run-time wrapper "cublas.matmul"
+** (extern.h) for CUDA models, in the kernel calling convention of
+** mlc/mlc_extern.h.  Linked into a model.so (as libmlcext_cublas.a) only
+** when the dispatcher sent a call to cuBLAS.  It takes exactly the
+** arguments of openblas.matmul (A [..., M, K], B [..., K, N] -> Y [..., M,
+** N], float32, batch dims broadcast as numpy does), so one matcher serves
+** both; here every tensor is in device memory (rt_cuda.h).
+**
+** Loading.  The model does not link cuBLAS: the first call loads
+** libcublas.so.13 (else libcublas.so; MLC_CUBLAS_LIBRARY names another)
+** and libcuda.so.1 with dlopen, once per process, and takes each function
+** through a pointer of the header's type.  A library or function that is
+** missing is an error of every call, naming it.
+**
+** Handle.  Each session has its own cuBLAS handle, created at its first
+** call and kept in the session's slot MLC_RT_SLOT_CUBLAS (destroyed when
+** the session is freed); every call sets its stream to the session's.
+** Its math mode is strict float32 (CUBLAS_DEFAULT_MATH), so results match a
+** CPU reference; MLC_CUDA_TF32=1 in the environment when cuBLAS is loaded
+** allows TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH).
+**
+** Row-major through column-major cuBLAS: Y = A B is Y^T = B^T A^T, which
+** is what cuBLAS computes on the same memory with the operands swapped.
+** Batches: the trailing batch dims along which both A's and B's offsets
+** are a fixed stride apart (0 for a broadcast operand) make one
+** cublasSgemmStridedBatched; the leading rest, if any, is a loop on the
+** host.  When B is shared by those batches and A's are contiguous, they
+** are one tall GEMM of M x batches rows.  K = 0 writes zeros.
+*/
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+
+#include "extern/rt_cuda.h"
+#include "extern/rt_ext.h"
+
+#define CUBLAS_FNS(X)      \
+  X(cublasCreate_v2)       \
+  X(cublasDestroy_v2)      \
+  X(cublasGetStatusName)   \
+  X(cublasGetStatusString) \
+  X(cublasSetMathMode)     \
+  X(cublasSetStream_v2)    \
+  X(cublasSgemmStridedBatched) \
+  X(cublasSgemm_v2)
+
+#define X(f) static __typeof__(f) *p_##f;
+CUBLAS_FNS(X)
+#undef X
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int loaded, use_tf32;
+static mlc_ext_cu cu;
+static char load_error[512];
+
+static void load(void) {
+  static const char *const names[] = {"libcublas.so.13", "libcublas.so", NULL};
+  const char *lib = NULL;
+  void *h = mlc_ext_cuda_dlopen("MLC_CUBLAS_LIBRARY", names, &lib, load_error, sizeof load_error);
+  if (!h) return;
+#define X(f)                                                                                   \
+  {                                                                                            \
+    void *sym = dlsym(h, #f);                                                                  \
+    if (!sym) {                                                                                \
+      const char *e = dlerror();                                                               \
+      snprintf(load_error, sizeof load_error, "%s has no " #f " (%s)", lib, e ? e : "?");       \
+      return;                                                                                  \
+    }                                                                                          \
+    memcpy(&p_##f, &sym, sizeof sym);                                                          \
+  }
+  CUBLAS_FNS(X)
+#undef X
+  if (mlc_ext_cuda_driver_load(&cu, load_error, sizeof load_error)) return;
+  use_tf32 = mlc_ext_cuda_tf32();
+  loaded = 1;
+}
+
+/* Errors name the function: "cublas.FN: ..." (rt_util.h). */
+#define fail(ctx, fn, ...) mlc_ext_fail((ctx), "cublas", (fn), __VA_ARGS__)
+
+/* "CUBLAS_STATUS_...: what it means" into |buf|. */
+static const char *status_str(cublasStatus_t s, char *buf, size_t n) {
+  const char *name = p_cublasGetStatusName ? p_cublasGetStatusName(s) : NULL;
+  const char *what = p_cublasGetStatusString ? p_cublasGetStatusString(s) : NULL;
+  if (name && what) snprintf(buf, n, "%s (%s)", name, what);
+  else snprintf(buf, n, "cublasStatus_t %d", (int)s);
+  return buf;
+}
+
+/* Records "cublas.FN: CALL: STATUS"; returns -1. */
+static int fail_status(mlc_rt_ctx *ctx, const char *fn, const char *call, cublasStatus_t s) {
+  char buf[160];
+  return fail(ctx, fn, "%s: %s", call, status_str(s, buf, sizeof buf));
+}
+
+static int ready(mlc_rt_ctx *ctx, const char *fn) {
+  pthread_once(&load_once, load);
+  return loaded ? 1 : (fail(ctx, fn, "%s", load_error[0] ? load_error : "cuBLAS is not available"), 0);
+}
+
+/* The session's handle (slot MLC_RT_SLOT_CUBLAS) destroyed with it. */
+static void handle_fini(void *h) {
+  if (h && p_cublasDestroy_v2) p_cublasDestroy_v2((cublasHandle_t)h);
+}
+
+/* The session's cuBLAS handle, made at its first call, on |stream|; NULL
+** after recording the error. */
+static cublasHandle_t session_handle(mlc_rt_ctx *ctx, const char *fn, void *stream) {
+  void **slot = ctx->api->session_slot ? ctx->api->session_slot(ctx, MLC_RT_SLOT_CUBLAS, handle_fini) : NULL;
+  if (!slot) {
+    fail(ctx, fn, "the runtime gives no session slot for the cuBLAS handle");
+    return NULL;
+  }
+  cublasStatus_t s;
+  if (!*slot) {
+    cublasHandle_t h = NULL;
+    if ((s = p_cublasCreate_v2(&h)) != CUBLAS_STATUS_SUCCESS) {
+      fail_status(ctx, fn, "cublasCreate_v2", s);
+      return NULL;
+    }
+    s = p_cublasSetMathMode(h, use_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      p_cublasDestroy_v2(h);
+      fail_status(ctx, fn, "cublasSetMathMode", s);
+      return NULL;
+    }
+    *slot = h;
+  }
+  cublasHandle_t h = *slot;
+  if ((s = p_cublasSetStream_v2(h, (cudaStream_t)stream)) != CUBLAS_STATUS_SUCCESS) {
+    fail_status(ctx, fn, "cublasSetStream_v2", s);
+    return NULL;
+  }
+  return h;
+}
+
+/* ---- matmul ------------------------------------------------------------- */
+
+#define MAX_BATCH_RANK 8
+
+static const float *fptr(CUdeviceptr base, int64_t off) {
+  return (const float *)(uintptr_t)(base + (CUdeviceptr)off * sizeof(float));
+}
+
+int mlc_ext_cublas_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx) {
+  void *stream = mlc_ext_cuda_stream(ctx);
+  if (!stream) return fail(ctx, "matmul", "no CUDA stream: cuBLAS runs only in a CUDA model's session");
+  if (nargs != 3 || mlc_ext_ntensors(codes, nargs) != 3) return fail(ctx, "matmul", "takes A, B and Y (%d arguments)", nargs);
+  const DLTensor *A = args[0], *B = args[1], *Y = args[2];
+  if (!mlc_ext_cuda_f32(A, -1) || !mlc_ext_cuda_f32(B, -1) || !mlc_ext_cuda_f32(Y, -1))
+    return fail(ctx, "matmul", "A, B and Y must be compact float32 tensors in CUDA device memory");
+  if (A->ndim < 2 || B->ndim < 2 || Y->ndim < 2 || Y->ndim != (A->ndim > B->ndim ? A->ndim : B->ndim))
+    return fail(ctx, "matmul", "ranks %d x %d -> %d: want both >= 2 and Y of the larger", A->ndim, B->ndim, Y->ndim);
+  int64_t m = A->shape[A->ndim - 2], k = A->shape[A->ndim - 1], n = B->shape[B->ndim - 1];
+  if (B->shape[B->ndim - 2] != k || Y->shape[Y->ndim - 2] != m || Y->shape[Y->ndim - 1] != n)
+    return fail(ctx, "matmul", "[.., %lld, %lld] x [.., %lld, %lld] -> [.., %lld, %lld]: shapes disagree", (long long)m,
+                (long long)k, (long long)B->shape[B->ndim - 2], (long long)n, (long long)Y->shape[Y->ndim - 2],
+                (long long)Y->shape[Y->ndim - 1]);
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return fail(ctx, "matmul", "a dimension over %d", INT_MAX);
+  int br = Y->ndim - 2;
+  if (br > MAX_BATCH_RANK) return fail(ctx, "matmul", "more than %d batch dims", MAX_BATCH_RANK);
+  /* batch broadcast: each batch dim of Y from A's and B's (missing or 1) */
+  int64_t nbatch = 1, astr[MAX_BATCH_RANK], bstr[MAX_BATCH_RANK], a_s = m * k, b_s = k * n;
+  for (int d = br - 1; d >= 0; d--) {
+    int da = d - (br - (A->ndim - 2)), db = d - (br - (B->ndim - 2));
+    int64_t ea = da >= 0 ? A->shape[da] : 1, eb = db >= 0 ? B->shape[db] : 1, ey = Y->shape[d];
+    if ((ea != ey && ea != 1) || (eb != ey && eb != 1))
+      return fail(ctx, "matmul", "batch dim %d: %lld and %lld do not broadcast to %lld", d, (long long)ea,
+                  (long long)eb, (long long)ey);
+    astr[d] = ea == 1 ? 0 : a_s;
+    bstr[d] = eb == 1 ? 0 : b_s;
+    if (da >= 0) a_s *= ea;
+    if (db >= 0) b_s *= eb;
+    nbatch *= ey;
+  }
+  CUdeviceptr a = mlc_ext_cuda_ptr(A), b = mlc_ext_cuda_ptr(B), y = mlc_ext_cuda_ptr(Y);
+  size_t yb = sizeof(float) * (size_t)mlc_ext_numel(Y);
+  if (mlc_ext_cuda_overlap(y, yb, a, sizeof(float) * (size_t)mlc_ext_numel(A))) return fail(ctx, "matmul", "Y overlaps A");
+  if (mlc_ext_cuda_overlap(y, yb, b, sizeof(float) * (size_t)mlc_ext_numel(B))) return fail(ctx, "matmul", "Y overlaps B");
+  if (mlc_ext_numel(Y) == 0) return 0;
+  if (!ready(ctx, "matmul")) return -1;
+  char buf[160];
+  if (k == 0) {
+    CUresult r = cu.memset_d32_async(y, 0, (size_t)mlc_ext_numel(Y), (CUstream)stream);
+    return r == CUDA_SUCCESS ? 0 : fail(ctx, "matmul", "cuMemsetD32Async: %s", mlc_ext_cu_error(&cu, r, buf, sizeof buf));
+  }
+  cublasHandle_t h = session_handle(ctx, "matmul", stream);
+  if (!h) return -1;
+  /* the inner batches: the trailing batch dims along which A's and B's
+  ** offsets step by fixed strides sa and sb (dims of extent 1 aside) */
+  int64_t inner = 1, sa = -1, sb = -1;
+  int d0 = br;
+  for (int d = br - 1; d >= 0; d--) {
+    if (Y->shape[d] != 1) {
+      if (sa < 0) sa = astr[d], sb = bstr[d];
+      else if (astr[d] != sa * inner || bstr[d] != sb * inner) break;
+      inner *= Y->shape[d];
+    }
+    d0 = d;
+  }
+  if (sa < 0) sa = 0, sb = 0;
+  int64_t outer = nbatch / inner;
+  /* B shared by the inner batches and A's contiguous: one tall GEMM */
+  int tall = inner > 1 && sb == 0 && sa == m * k && m * inner <= INT_MAX;
+  if (!tall && inner > INT_MAX) return fail(ctx, "matmul", "%lld batches", (long long)inner);
+  const float one = 1.0f, zero = 0.0f;
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t rem = o, ao = 0, bo = 0;
+    for (int d = d0 - 1; d >= 0; d--) {
+      int64_t i = rem % Y->shape[d];
+      rem /= Y->shape[d];
+      ao += i * astr[d];
+      bo += i * bstr[d];
+    }
+    float *yo = (float *)(uintptr_t)fptr(y, o * inner * m * n);
+    cublasStatus_t s;
+    const char *call;
+    if (inner == 1 || tall) {
+      call = "cublasSgemm_v2";
+      s = p_cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)(tall ? m * inner : m), (int)k, &one,
+                           fptr(b, bo), (int)n, fptr(a, ao), (int)k, &zero, yo, (int)n);
+    } else {
+      call = "cublasSgemmStridedBatched";
+      s = p_cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, fptr(b, bo), (int)n,
+                                      (long long)sb, fptr(a, ao), (int)k, (long long)sa, &zero, yo, (int)n,
+                                      (long long)(m * n), (int)inner);
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) return fail_status(ctx, "matmul", call, s);
+  }
+  return 0;
+}

@@ -1,0 +1,147 @@
+#!/bin/bash
+# gpu_check.sh: the whole GPU check of the CUDA target, in two halves.
+#
+#   scripts/gpu_check.sh prepare MODELS OUT   (here: needs mlc-onnx and mlc-run built)
+#       compiles MODELS/{resnet50,mobilenet_v2,encoder}.onnx for --target cuda
+#       three ways (generated kernels only: --extern none; cuBLAS/cuDNN:
+#       --extern cublas,cudnn; --extern auto), and a 4096^3 matmul two ways,
+#       and puts into OUT the models, their reference inputs and outputs
+#       (MODELS/NAME/input_0.npy, output_0.npy: ONNX Runtime on the CPU),
+#       what `mlc-onnx inspect` says of each, and the deploy-side runner
+#       mlc-run.  Files over SPLIT_MB (default 48) are cut into parts
+#       NAME.part-aa, -ab, ... that `run` joins again, so that OUT can
+#       travel in pieces where a transfer is limited.
+#   scripts/gpu_check.sh run OUT [RUNS]       (the GPU machine: libc, python3 with numpy)
+#       points the runtime at the CUDA libraries found there (the driver's
+#       libcuda.so.1, cuBLAS and cuDNN from the Python packages nvidia-*
+#       or CUDA's own lib64), runs each model on its reference input with
+#       mlc-run, checks the output against the reference (max |err| <=
+#       1e-4 + 1e-3 |ref|, as tests/large_models.sh), times RUNS runs
+#       (default 50) and prints one table, then generated vs cuBLAS sgemm
+#       4096^3 in TFLOP/s.  Exit 0 when every output matched.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+case "$mode" in
+prepare)
+  models=${2:?usage: gpu_check.sh prepare MODELS OUT}
+  out=${3:?usage: gpu_check.sh prepare MODELS OUT}
+  cli=${MLC_CLI:-$here/build/mlc-onnx}
+  runner=${MLC_RUN:-$here/build/mlc-run}
+  py=${PYTHON_ONNX:-/usr/bin/python3}
+  mkdir -p "$out" || exit 1
+  for f in "$cli" "$runner"; do [ -x "$f" ] || { echo "gpu_check: $f is not built" >&2; exit 1; }; done
+  # a libtool wrapper script is not the program: take the real one
+  real=$runner
+  [ -x "$(dirname "$runner")/.libs/$(basename "$runner")" ] && real=$(dirname "$runner")/.libs/$(basename "$runner")
+  cp "$real" "$out/mlc-run" || exit 1
+  "$py" - "$out/sgemm.onnx" <<'PY' || exit 1
+import sys, onnx
+from onnx import helper, TensorProto
+n = 4096
+g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], "sgemm",
+                      [helper.make_tensor_value_info("a", TensorProto.FLOAT, [n, n]),
+                       helper.make_tensor_value_info("b", TensorProto.FLOAT, [n, n])],
+                      [helper.make_tensor_value_info("c", TensorProto.FLOAT, [n, n])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+  fail=0
+  build() { # NAME ONNX VARIANT EXTERN
+    if "$cli" compile "$2" -o "$out/$1.$3.so" --target cuda --extern "$4" >"$out/$1.$3.log" 2>&1; then
+      "$cli" inspect "$out/$1.$3.so" >"$out/$1.$3.inspect.txt" 2>&1
+      rm -f "$out/$1.$3.h" "$out/$1.$3.log"
+    else
+      echo "gpu_check: compiling $1 ($3) failed:" >&2; tail -3 "$out/$1.$3.log" >&2; fail=1
+    fi
+  }
+  for m in resnet50 mobilenet_v2 encoder; do
+    [ -f "$models/$m.onnx" ] || { echo "gpu_check: no $models/$m.onnx" >&2; fail=1; continue; }
+    cp "$models/$m/input_0.npy" "$out/$m.input.npy" && cp "$models/$m/output_0.npy" "$out/$m.ref.npy" || fail=1
+    build "$m" "$models/$m.onnx" generated none
+    build "$m" "$models/$m.onnx" library cublas,cudnn
+    build "$m" "$models/$m.onnx" auto auto
+  done
+  build sgemm "$out/sgemm.onnx" generated none
+  build sgemm "$out/sgemm.onnx" library cublas
+  rm -f "$out/sgemm.onnx"
+  for f in "$out"/*.so; do
+    if [ "$(stat -c %s "$f")" -gt $(( ${SPLIT_MB:-48} * 1048576 )) ]; then
+      split -b "${SPLIT_MB:-48}M" "$f" "$f.part-" && rm -f "$f"
+    fi
+  done
+  ls -la "$out"
+  exit $fail
+  ;;
+run)
+  dir=${2:?usage: gpu_check.sh run OUT [RUNS]}
+  runs=${3:-50}
+  py=${PYTHON:-python3}
+  cd "$dir" || exit 1
+  for p in *.so.part-aa; do # join what travelled in parts
+    [ -e "$p" ] || continue
+    so=${p%.part-aa}; cat "$so".part-* >"$so" && rm -f "$so".part-*
+  done
+  libs=$("$py" - <<'PY' 2>/dev/null
+import glob, os, site, sys
+dirs = set()
+for base in site.getsitepackages() + [site.getusersitepackages()]:
+    for pat in ("nvidia/*/lib", "nvidia/*/lib64", "nvidia/cu*/lib"):
+        for d in glob.glob(os.path.join(base, pat)):
+            if glob.glob(os.path.join(d, "libcublas*.so*")) or glob.glob(os.path.join(d, "libcudnn*.so*")):
+                dirs.add(d)
+print(":".join(sorted(dirs)))
+PY
+)
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [ -d "$d" ] && libs="$libs:$d"; done
+  export LD_LIBRARY_PATH="${libs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+  echo "CUDA libraries from: $LD_LIBRARY_PATH"
+  chmod +x ./mlc-run
+  pass=0; fail=0
+  printf '%-14s %-10s %12s %12s  %s\n' model variant median_ms max_abs_err result
+  for m in resnet50 mobilenet_v2 encoder; do
+    for v in generated library auto; do
+      so=$m.$v.so
+      [ -f "$so" ] || { printf '%-14s %-10s %12s %12s  %s\n' "$m" "$v" - - MISSING; fail=$((fail + 1)); continue; }
+      rm -rf "out.$m.$v"
+      if ! ./mlc-run "$so" --input "$m.input.npy" --output-dir "out.$m.$v" --bench "$runs" --json \
+          >"run.$m.$v.json" 2>"run.$m.$v.err"; then
+        printf '%-14s %-10s %12s %12s  %s\n' "$m" "$v" - - "RUN FAILED: $(tail -1 "run.$m.$v.err")"
+        fail=$((fail + 1)); continue
+      fi
+      res=$("$py" - "$m" "$v" <<'PY'
+import json, sys, numpy as np
+m, v = sys.argv[1], sys.argv[2]
+a = np.load("out.%s.%s/output_0.npy" % (m, v)); e = np.load("%s.ref.npy" % m)
+ok = a.shape == e.shape and np.allclose(a, e, rtol=1e-3, atol=1e-4)
+err = float(np.max(np.abs(a.astype(np.float64) - e))) if a.shape == e.shape else float("inf")
+ms = json.load(open("run.%s.%s.json" % (m, v)))["latency_ms"]["median"]
+print("%.3f %.3g %s" % (ms, err, "PASS" if ok else "FAIL"))
+PY
+)
+      set -- $res
+      printf '%-14s %-10s %12s %12s  %s\n' "$m" "$v" "${1:--}" "${2:--}" "${3:-FAIL}"
+      [ "${3:-}" = PASS ] && pass=$((pass + 1)) || fail=$((fail + 1))
+    done
+  done
+  for v in generated library; do
+    so=sgemm.$v.so
+    [ -f "$so" ] || continue
+    if ./mlc-run "$so" --bench 20 --json >"run.sgemm.$v.json" 2>"run.sgemm.$v.err"; then
+      "$py" - "$v" <<'PY'
+import json, sys
+ms = json.load(open("run.sgemm.%s.json" % sys.argv[1]))["latency_ms"]["median"]
+print("sgemm 4096^3 %-10s %9.3f ms %8.2f TFLOP/s" % (sys.argv[1], ms, 2 * 4096**3 / (ms * 1e-3) / 1e12))
+PY
+    else
+      echo "sgemm 4096^3 $v: RUN FAILED: $(tail -1 "run.sgemm.$v.err")"
+    fi
+  done
+  echo "gpu_check: $pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+  ;;
+*)
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+  ;;
+esac

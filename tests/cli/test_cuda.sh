@@ -1,0 +1,99 @@
+#!/bin/sh
+# test_cuda.sh: the CUDA target where there is no GPU (as in CI).
+#
+# The bundled models compile with --target cuda (generated kernels, and
+# with cuBLAS/cuDNN); the PTX the compiler writes (--dump-ir's
+# 21_device.ptx) is accepted by CUDA's own assembler, ptxas, for the
+# default architecture and for -arch=sm_90; the GPU schedule binds loops to
+# blockIdx/threadIdx; inspect shows the device kernels and the library
+# calls; a CUDA model run where no driver is (or where the driver finds no
+# device: a stand-in libcuda.so.1 built here) is a clear error naming the
+# cause, never a crash; wrong target or --extern combinations are errors.
+# Env: MLC_CLI, MLC_SRCDIR, MLC_BUILDDIR.
+set -u
+cli=${MLC_CLI:?}
+src=${MLC_SRCDIR:-.}
+build=${MLC_BUILDDIR:-.}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0; failed=0
+ok() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+finish() { echo "test_cuda: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
+cuda=$(sed -n 's/^#define MLC_CUDA_HOME "\(.*\)"$/\1/p' "$build/config.h" 2>/dev/null)
+if [ -z "$cuda" ] || [ ! -f "$cuda/nvvm/libdevice/libdevice.10.bc" ]; then
+  echo "test_cuda: skipped (this build found no CUDA)"; exit 77
+fi
+ptxas=$cuda/bin/ptxas
+
+# 1. compile, check the PTX with ptxas, for each bundled model
+for m in mlp cnn encoder; do
+  for arch in "" sm_90; do
+    t="cuda${arch:+ -arch=$arch}"
+    d=$tmp/$m.${arch:-default}
+    if ! "$cli" compile "$src/models/$m.onnx" -o "$d.so" --target "$t" --dump-ir "$d.ir" >"$d.log" 2>&1; then
+      fail "$m ($t): compile failed: $(tail -2 "$d.log")"; continue
+    fi
+    ok
+    if [ ! -s "$d.ir/21_device.ptx" ]; then fail "$m ($t): no PTX dumped"; continue; fi
+    grep -q "^.target ${arch:-sm_75}" "$d.ir/21_device.ptx" && ok || fail "$m ($t): PTX not for ${arch:-sm_75}"
+    if [ -x "$ptxas" ]; then
+      if "$ptxas" -arch="${arch:-sm_75}" "$d.ir/21_device.ptx" -o "$d.cubin" 2>"$d.ptxas"; then ok
+      else fail "$m ($t): ptxas rejects the PTX: $(head -3 "$d.ptxas")"; fi
+    fi
+    grep -q 'T.thread_binding.*blockIdx.x' "$d.ir/15_schedule.after.txt" && ok || fail "$m ($t): no loop bound to blockIdx.x"
+  done
+done
+
+# 2. inspect shows device kernels; library calls with --extern cublas,cudnn
+m=$tmp/cnn.default.so
+if [ -f "$m" ]; then
+  "$cli" inspect "$m" >"$tmp/inspect.txt" 2>&1 && grep -qi cuda "$tmp/inspect.txt" && ok ||
+    fail "inspect of a CUDA model does not say cuda: $(head -5 "$tmp/inspect.txt")"
+fi
+if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
+  if "$cli" compile "$src/models/cnn.onnx" -o "$tmp/cnn.lib.so" --target cuda --extern cublas,cudnn >"$tmp/lib.log" 2>&1; then
+    "$cli" inspect "$tmp/cnn.lib.so" >"$tmp/lib.txt" 2>&1
+    grep -q 'cudnn.conv2d' "$tmp/lib.txt" && ok || fail "no cudnn.conv2d call in: $(grep -i extern "$tmp/lib.txt" | head -3)"
+  else
+    fail "--extern cublas,cudnn: $(tail -2 "$tmp/lib.log")"
+  fi
+  "$cli" compile "$src/models/mlp.onnx" -o "$tmp/mlp.auto.so" --target cuda --extern auto >"$tmp/auto.log" 2>&1 &&
+    "$cli" inspect "$tmp/mlp.auto.so" 2>&1 | grep -q 'cublas.matmul' && ok || fail "--extern auto on cuda takes no cuBLAS call"
+fi
+
+# 3. running without a GPU: a clear error, exit 1, no crash
+m=$tmp/mlp.default.so
+"$cli" run "$m" >"$tmp/run.out" 2>&1; rc=$?
+[ "$rc" -eq 1 ] && grep -q 'libcuda.so.1' "$tmp/run.out" && ok || fail "run without a driver: rc $rc: $(tail -2 "$tmp/run.out")"
+# a driver that finds no device
+cat >"$tmp/fakecuda.c" <<'CEOF'
+typedef int R;
+R cuInit(unsigned f) { (void)f; return 100; }
+R cuGetErrorName(R r, const char **s) { *s = r == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR"; return 0; }
+R cuGetErrorString(R r, const char **s) { *s = r == 100 ? "no CUDA-capable device is detected" : "error"; return 0; }
+#define STUB(n) R n(void) { return 999; }
+STUB(cuDeviceGetCount) STUB(cuDeviceGet) STUB(cuDeviceGetName) STUB(cuDevicePrimaryCtxRetain)
+STUB(cuDevicePrimaryCtxRelease_v2) STUB(cuCtxPushCurrent_v2) STUB(cuCtxPopCurrent_v2) STUB(cuStreamCreate)
+STUB(cuStreamDestroy_v2) STUB(cuStreamSynchronize) STUB(cuModuleLoadDataEx) STUB(cuModuleUnload)
+STUB(cuModuleGetFunction) STUB(cuMemAlloc_v2) STUB(cuMemFree_v2) STUB(cuMemcpyHtoDAsync_v2)
+STUB(cuMemcpyDtoHAsync_v2) STUB(cuMemsetD8Async) STUB(cuLaunchKernel)
+CEOF
+if ${CC:-cc} -shared -fPIC -o "$tmp/libcuda.so.1" "$tmp/fakecuda.c" 2>"$tmp/cc.log"; then
+  LD_LIBRARY_PATH=$tmp "$cli" run "$m" >"$tmp/run2.out" 2>&1; rc=$?
+  [ "$rc" -eq 1 ] && grep -q 'no CUDA device' "$tmp/run2.out" && ok ||
+    fail "run with a driver that finds no device: rc $rc: $(tail -2 "$tmp/run2.out")"
+fi
+
+# 4. errors: unknown architecture, CPU libraries for cuda, cuda libraries for the CPU
+"$cli" compile "$src/models/mlp.onnx" -o "$tmp/x.so" --target "cuda -arch=sm_12" >"$tmp/e1" 2>&1
+[ $? -ne 0 ] && grep -q 'sm_12' "$tmp/e1" && grep -q 'sm_90' "$tmp/e1" && ok || fail "bad -arch: $(tail -1 "$tmp/e1")"
+if grep -q 'MLC_HAVE_OPENBLAS 1' "$build/config.h"; then
+  "$cli" compile "$src/models/mlp.onnx" -o "$tmp/x.so" --target cuda --extern openblas >"$tmp/e2" 2>&1
+  [ $? -ne 0 ] && grep -q 'serves the CPU' "$tmp/e2" && ok || fail "openblas for cuda: $(tail -1 "$tmp/e2")"
+fi
+if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
+  "$cli" compile "$src/models/mlp.onnx" -o "$tmp/x.so" --extern cublas >"$tmp/e3" 2>&1
+  [ $? -ne 0 ] && grep -q 'serves the cuda' "$tmp/e3" && ok || fail "cublas for the CPU: $(tail -1 "$tmp/e3")"
+fi
+finish
