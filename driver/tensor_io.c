@@ -13,10 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/outfile.h"
 #include "base/strbuf.h"
+#include "mlc/mlc.h"
+#ifndef MLC_NO_ONNX /* the deploy-side runner reads .npy only */
 #include "driver/driver_int.h"
 #include "onnx/onnx.h"
+#endif
 
 #include <dlpack/dlpack.h>
 
@@ -186,6 +190,7 @@ done:
   return s;
 }
 
+#ifndef MLC_NO_ONNX
 static DLDataType dl_of(mlc_dtype t, int *ok) {
   DLDataType d = {kDLFloat, 32, 1};
   *ok = 1;
@@ -247,6 +252,14 @@ mlc_status mlc_drv_tensor_read_bytes(const void *data, size_t size, const char *
   MLC_RETURN_IF_ERROR(mlc_onnx_load_tensor_bytes(data, size, NULL, name, &h, &t));
   return from_pb(name, h, t, out);
 }
+
+#else
+static mlc_status read_pb(const char *path, DLTensor **out) {
+  (void)out;
+  return mlc_make_status(MLC_INVALID_ARGUMENT, "%s is not a .npy file (this program reads NumPy .npy files only)",
+                         path);
+}
+#endif
 
 mlc_status mlc_tensor_read_file(const char *path, DLTensor **out) {
   *out = NULL;

@@ -6,7 +6,15 @@
 
 #include "mlc/mlc.h"
 
+/* The program: mlc-onnx, or the deploy-side runner mlc-run (built from
+** cmd_run.c with MLC_RUNNER, which runs models and nothing else). */
+#ifdef MLC_RUNNER
+#define PROG "mlc-run"
+#define RUN_CMD PROG
+#else
 #define PROG "mlc-onnx"
+#define RUN_CMD PROG " run"
+#endif
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 

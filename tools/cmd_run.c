@@ -15,11 +15,19 @@
 #include "tools/cli.h"
 
 const char run_help[] =
-    "usage: " PROG " run MODEL.so [--input FILE | --input NAME=FILE ...] [--output-dir DIR]\n"
+    "usage: " RUN_CMD " MODEL.so [--input FILE | --input NAME=FILE ...] [--output-dir DIR]\n"
     "                    [--bench N] [--warmup W] [--threads T] [--seed S] [--json] [--profile]\n"
     "\n"
+#ifdef MLC_RUNNER
+    "Runs a compiled model where only the model and this program are: it needs\n"
+    "libc alone (and, for a model compiled for CUDA, the NVIDIA driver and the\n"
+    "cuBLAS/cuDNN libraries the model calls, found by the dynamic loader), not\n"
+    "the compiler.  Inputs are NumPy .npy files, given in graph-input order\n"
+    "(--input FILE) or by name (--input\n"
+#else
     "Runs a compiled model.  Inputs are NumPy .npy files or ONNX TensorProto .pb\n"
     "files, given in graph-input order (--input FILE) or by name (--input\n"
+#endif
     "NAME=FILE); inputs not given are filled with seeded random data (symbolic\n"
     "dimensions taken as 1).  Prints each output's name, dtype, shape and first\n"
     "values.\n"

@@ -72,41 +72,6 @@ static const char inspect_help[] =
     "\n"
     "--json, --ir and --dot exclude one another.\n";
 
-/* Prints "mlc-onnx: error: ..." and a hint to stderr; returns EXIT_USAGE. */
-int cli_usage_error(const char *hint_cmd, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, PROG ": error: ");
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  if (hint_cmd)
-    fprintf(stderr, "Run '" PROG " %s --help' for usage.\n", hint_cmd);
-  else
-    fprintf(stderr, "Run '" PROG " --help' for usage.\n");
-  return EXIT_USAGE;
-}
-
-int cli_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, PROG ": error: ");
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return EXIT_ERROR;
-}
-
-/* Prints a library error and frees it; returns EXIT_ERROR. */
-int cli_report(mlc_status s) {
-  const char *msg = mlc_status_message(s);
-  if (!msg || !*msg) msg = mlc_code_name(mlc_status_code(s));
-  size_t n = strlen(msg);
-  fprintf(stderr, PROG ": error: %s%s", msg, (n && msg[n - 1] == '\n') ? "" : "\n");
-  mlc_status_free(s);
-  return EXIT_ERROR;
-}
-
 /* Writes |text| to |path| ("-" or NULL: stdout), never over |model|. */
 static int write_output(const char *path, const char *text, const char *model) {
   size_t n = strlen(text);
