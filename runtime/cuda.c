@@ -148,10 +148,6 @@ int mlc_rt_cuda_create(int device_id, const char *ptx, const void *weights, uint
     snprintf(err, errlen, "%s", load_err);
     return -1;
   }
-  if (!ptx || !*ptx) {
-    snprintf(err, errlen, "the model has no device code");
-    return -1;
-  }
   int count = 0;
   CUresult r = cu.cuDeviceGetCount(&count);
   if (r != 0 || count <= 0) {
@@ -179,7 +175,7 @@ int mlc_rt_cuda_create(int device_id, const char *ptx, const void *weights, uint
     c->stream = NULL;
     rc = fail(c, r, "creating a stream");
   }
-  if (!rc) {
+  if (!rc && ptx && *ptx) { /* a model of library calls alone has no kernels */
     char log[4096] = "";
     int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
@@ -285,6 +281,10 @@ static CUfunction find_fn(mlc_rt_cuda *c, const char *name) {
     }
   }
   CUfunction fn = NULL;
+  if (!c->mod) {
+    snprintf(c->err, sizeof c->err, "CUDA: the model has no device code, but a step launches kernel %s", name);
+    return NULL;
+  }
   CUresult r = cu.cuModuleGetFunction(&fn, c->mod, name);
   if (r) {
     fail(c, r, "the model's device code has no kernel %s", name);

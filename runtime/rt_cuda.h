@@ -24,7 +24,8 @@
 typedef struct mlc_rt_cuda mlc_rt_cuda;
 
 /* Loads the driver (once per process), picks device |device_id|, loads
-** |ptx| (NUL-terminated) and copies |weights| (|weights_size| bytes).
+** |ptx| (NUL-terminated; NULL or "" for a model of library calls alone)
+** and copies |weights| (|weights_size| bytes).
 ** 0, or -1 with the reason in |err|. */
 int mlc_rt_cuda_create(int device_id, const char *ptx, const void *weights, uint64_t weights_size,
                        mlc_rt_cuda **out, char *err, size_t errlen);
