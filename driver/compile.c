@@ -529,10 +529,15 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
   mlc_status s = NULL;
   double t = now_ms();
   int cuda = target->device == MLC_TARGET_CUDA;
+  /* MLC_GPU_SCHEDULE_ON_CPU=1 (tests): the GPU schedule in CPU code, whose
+  ** thread-bound loops run serially, so the GPU schedules' meaning is
+  ** checked where there is no GPU */
+  const char *gs = getenv("MLC_GPU_SCHEDULE_ON_CPU");
+  int gpu_sched = cuda || (gs && !strcmp(gs, "1"));
   /* the blocked layouts are for CPU vector registers */
-  mlc_pipeline_options popt = {c->o->no_fold, c->o->no_layout || cuda, c->o->no_fuse, c->o->params_as_inputs, 0, 0, 0,
+  mlc_pipeline_options popt = {c->o->no_fold, c->o->no_layout || gpu_sched, c->o->no_fuse, c->o->params_as_inputs, 0, 0, 0,
                                (int)target->vector_bits, c->o->dump_ir_dir ? &traces : NULL,
-                               ext && ext->nproviders ? mlc_pass_dispatch : NULL, ext, cuda};
+                               ext && ext->nproviders ? mlc_pass_dispatch : NULL, ext, gpu_sched};
   mlc_pass_ctx pctx = {0, c->o->dump_ir_dir, "all", NULL, &popt, after_pass, c};
   if (c->o->verbose && c->o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
   c->t_stage = t;

@@ -638,6 +638,55 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
 **     on one thread (codegen launches any unbound statement that way).
 */
 #define GPU_THREADS 256
+/* Outputs a thread of a reduction computes (rule G3), at most. */
+#define GPU_TILE 8
+
+/*
+** G3. Register tiles.  A reduction whose leading spatial loops include one
+**     besides the innermost (a matmul's rows, a convolution's output
+**     channels) of a constant extent divisible by 4 has that loop split by
+**     8 (or 4) and the 8 moved inside the reduce loops, unrolled, its init
+**     separated (decompose_reduction): each thread then keeps 8
+**     accumulators in registers across the reduction and reads each value
+**     of the operand that loop does not index once for 8 outputs, while
+**     consecutive threads still write consecutive elements.
+*/
+static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0, p = 0;
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
+  if (!blk || blk->block.niters == 0 || !blk->block.init) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  while (p < n) {
+    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[p]);
+    if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
+    p++;
+  }
+  if (p < 2 || p == n) return NULL; /* no loop beside the innermost, or no reduction */
+  int best = -1;
+  int64_t best_e = 0;
+  for (int i = 0; i < p - 1; i++) {
+    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
+    if (e >= 8 && e % 4 == 0 && e > best_e) best = i, best_e = e;
+  }
+  if (best < 0) return NULL;
+  int64_t t = best_e % GPU_TILE == 0 ? GPU_TILE : 4;
+  mlc_sch_rv parts[2];
+  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(t)};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[best], 2, f, parts));
+  /* the spatial loops after it, the reduce loops, then the tile */
+  mlc_sch_rv order[MLC_SCH_MAX_OUTS];
+  int k = 0;
+  for (int i = best + 1; i < n; i++) order[k++] = loops[i];
+  order[k++] = parts[1];
+  MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
+  mlc_sch_rv init, iloops[MLC_SCH_MAX_OUTS];
+  int ni = 0;
+  MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, block, loops[p], &init));
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, init, MLC_SCH_MAX_OUTS, iloops, &ni));
+  if (ni > 0) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iloops[ni - 1]));
+  return mlc_sch_unroll(s, parts[1]);
+}
 
 static mlc_status bind_stage(mlc_sch *s, mlc_sch_rv block) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
@@ -683,6 +732,12 @@ static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch *
       i = -1;
     }
   }
+  /* G3 where legal (a refusal leaves the stage as it was), then G2 */
+  for (int i = 0; !st && i < n; i++) {
+    mlc_sch_rv blk = blocks[i];
+    if (attempt(s, tile_gpu_reduction(s, blk), &st) || st) continue;
+  }
+  if (!st) st = mlc_sch_get_child_blocks(s, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   for (int i = 0; !st && i < n; i++) st = bind_stage(s, blocks[i]);
   return st;
 }

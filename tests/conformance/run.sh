@@ -14,7 +14,8 @@
 # regressed); 77 (skip) without the conformance folder.
 # Environment: MLC_CONFORMANCE_JOBS (parallel tests, default: online CPUs),
 # MLC_CONFORMANCE_TIMEOUT (seconds per test, default 60),
-# MLC_CONFORMANCE_ONLY (space-separated names or globs to run).
+# MLC_CONFORMANCE_ONLY (space-separated names or globs to run),
+# MLC_CONFORMANCE_RESULTS (the results file).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 MLC_SRCDIR=${MLC_SRCDIR:-$(cd "$here/../.." && pwd)}
@@ -23,7 +24,7 @@ conf=$MLC_SRCDIR/../shared/conformance
 gen=$conf/generate.sh
 suite=$MLC_BUILDDIR/onnx-node-tests
 runner=$MLC_BUILDDIR/tests/conformance/runner
-results=$MLC_BUILDDIR/tests/conformance/results.txt
+results=${MLC_CONFORMANCE_RESULTS:-$MLC_BUILDDIR/tests/conformance/results.txt}
 passing=$MLC_SRCDIR/tests/conformance/PASSING
 
 if [ ! -f "$gen" ] || [ ! -f "$conf/ops.tsv" ]; then
