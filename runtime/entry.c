@@ -61,6 +61,7 @@ static const mlc_rt_entry entry_v1 = {
     .model_open_with = open_model_with,
     .session_set_profiling = mlc_rt_session_set_profiling,
     .session_profile = mlc_rt_session_profile,
+    .session_get_output_device = mlc_rt_session_get_output_device,
 };
 
 MLC_API const mlc_rt_entry *mlc_model_entry_v1(void) { return &entry_v1; }

@@ -442,6 +442,16 @@ mlc_rt_status mlc_session_set_profiling(mlc_session *s, int enable) {
   return s->entry->session_set_profiling(s->impl, enable);
 }
 
+mlc_rt_status mlc_session_get_output_device(mlc_session *s, int32_t index, const DLTensor **out) {
+  if (!live_session(s, __func__)) {
+    if (out) *out = NULL;
+    return MLC_RT_INVALID_ARGUMENT;
+  }
+  /* a model from before device outputs runs on the CPU: the same tensor */
+  if (!HAS_FN(s, session_get_output_device)) return s->entry->session_get_output(s->impl, index, out);
+  return s->entry->session_get_output_device(s->impl, index, out);
+}
+
 int32_t mlc_session_profile(const mlc_session *s, int32_t i, const char **name, const char **node, double *ms) {
   if (!s || bad_session(s) || !HAS_FN(s, session_profile)) return 0;
   return s->entry->session_profile(s->impl, i, name, node, ms);

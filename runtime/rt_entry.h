@@ -72,6 +72,7 @@ struct mlc_rt_entry {
   mlc_rt_status (*session_set_profiling)(mlc_rt_session *s, int enable);
   int32_t (*session_profile)(const mlc_rt_session *s, int32_t i, const char **name, const char **node,
                              double *ms);
+  mlc_rt_status (*session_get_output_device)(mlc_rt_session *s, int32_t index, const DLTensor **out);
 };
 
 /* The smallest table a loader accepts: up to model_open_with. */

@@ -142,6 +142,7 @@ mlc_rt_status mlc_rt_session_set_input_by_name(mlc_rt_session *s, const char *na
                                                const DLTensor *t);
 mlc_rt_status mlc_rt_session_run(mlc_rt_session *s);
 mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const DLTensor **out);
+mlc_rt_status mlc_rt_session_get_output_device(mlc_rt_session *s, int32_t index, const DLTensor **out);
 const char *mlc_rt_session_last_error(const mlc_rt_session *s);
 mlc_rt_status mlc_rt_session_set_profiling(mlc_rt_session *s, int enable);
 int32_t mlc_rt_session_profile(const mlc_rt_session *s, int32_t i, const char **name, const char **node,

@@ -91,6 +91,7 @@ struct mlc_rt_session {
   const void **in_host;
   void **out_host;
   DLTensor *out_host_t;
+  unsigned char *out_copied; /* the host copy of the last run is made */
   struct cuda_ws *cws;      /* device workspaces: all allocated, free or not */
   int32_t ncws, cws_cap;
   char err[1024];
@@ -353,6 +354,7 @@ static void destroy(mlc_rt_session *s) {
   mlc_rt_free(ALLOC(s), s->in_host);
   mlc_rt_free(ALLOC(s), s->out_host);
   mlc_rt_free(ALLOC(s), s->out_host_t);
+  mlc_rt_free(ALLOC(s), s->out_copied);
   while (s->ws_free) {
     ws_block *next = s->ws_free->next;
     mlc_rt_free_aligned(ALLOC(s), s->ws_free);
@@ -476,7 +478,8 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
     s->in_host = mlc_rt_calloc(&m->alloc, (size_t)d->ninputs + 1, sizeof *s->in_host);
     s->out_host = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_host);
     s->out_host_t = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_host_t);
-    if (!s->in_dev || !s->in_dev_cap || !s->in_host || !s->out_host || !s->out_host_t) {
+    s->out_copied = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, 1);
+    if (!s->in_dev || !s->in_dev_cap || !s->in_host || !s->out_host || !s->out_host_t || !s->out_copied) {
       destroy(s);
       return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
     }
@@ -860,25 +863,31 @@ static mlc_rt_status cuda_inputs(mlc_rt_session *s) {
   return MLC_RT_OK;
 }
 
-/* CUDA: the outputs copied to their host buffers, after the last step. */
+/* CUDA: the end of a run: its kernels done (their errors are the run's);
+** the outputs stay on the device until asked for on the host. */
 static mlc_rt_status cuda_outputs(mlc_rt_session *s) {
-  const mlc_rt_model_desc *d = DESC(s);
-  for (int32_t i = 0; i < d->noutputs; i++) {
-    const DLTensor *t = &s->tensors[d->outputs[i].tensor];
-    DLTensor *h = &s->out_host_t[i];
-    *h = *t;
-    h->device.device_type = kDLCPU;
-    h->data = s->out_host[i];
-    h->byte_offset = 0;
-    uint64_t nbytes = 0;
-    if (mlc_rt_shape_size(t->dtype, t->shape, t->ndim, NULL, &nbytes, NULL) != 0) nbytes = 0;
-    if (t->data != s->out_buf[i]) /* an output that is a constant or an input: copy what it is */
-      h->data = s->out_host[i];
-    if (mlc_rt_cuda_to_host(s->cuda, h->data, (const char *)t->data + t->byte_offset, nbytes))
-      return SERR(s, MLC_RT_RUNTIME_ERROR, "output \"%s\" (%d): %s", d->outputs[i].name, i,
-                  mlc_rt_cuda_error(s->cuda));
-  }
+  memset(s->out_copied, 0, (size_t)DESC(s)->noutputs);
   if (mlc_rt_cuda_sync(s->cuda)) return SERR(s, MLC_RT_RUNTIME_ERROR, "%s", mlc_rt_cuda_error(s->cuda));
+  return MLC_RT_OK;
+}
+
+/* CUDA: output |i| of the last run copied to its host buffer (once per run). */
+static mlc_rt_status cuda_output_to_host(mlc_rt_session *s, int32_t i) {
+  const mlc_rt_model_desc *d = DESC(s);
+  if (s->out_copied[i]) return MLC_RT_OK;
+  const DLTensor *t = &s->tensors[d->outputs[i].tensor];
+  DLTensor *h = &s->out_host_t[i];
+  *h = *t;
+  h->device.device_type = kDLCPU;
+  h->data = s->out_host[i];
+  h->byte_offset = 0;
+  uint64_t nbytes = 0;
+  if (mlc_rt_shape_size(t->dtype, t->shape, t->ndim, NULL, &nbytes, NULL) != 0) nbytes = 0;
+  if (mlc_rt_cuda_to_host(s->cuda, h->data, (const char *)t->data + t->byte_offset, nbytes) ||
+      mlc_rt_cuda_sync(s->cuda))
+    return SERR(s, MLC_RT_RUNTIME_ERROR, "output \"%s\" (%d): %s", d->outputs[i].name, i,
+                mlc_rt_cuda_error(s->cuda));
+  s->out_copied[i] = 1;
   return MLC_RT_OK;
 }
 
@@ -970,6 +979,28 @@ mlc_rt_status mlc_rt_session_get_output(mlc_rt_session *s, int32_t index, const 
     return SERR(s, MLC_RT_INVALID_ARGUMENT,
                 "output \"%s\" (%d) is not available: %s", d->outputs[index].name, index,
                 s->ran ? "the last run failed" : "the session has not run yet");
-  *out = s->cuda ? &s->out_host_t[index] : &s->tensors[d->outputs[index].tensor];
+  if (s->cuda) {
+    mlc_rt_status st = cuda_output_to_host(s, index);
+    if (st != MLC_RT_OK) return st;
+    *out = &s->out_host_t[index];
+    return MLC_RT_OK;
+  }
+  *out = &s->tensors[d->outputs[index].tensor];
+  return MLC_RT_OK;
+}
+
+mlc_rt_status mlc_rt_session_get_output_device(mlc_rt_session *s, int32_t index, const DLTensor **out) {
+  if (out) *out = NULL;
+  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
+  if (!s->cuda) return mlc_rt_session_get_output(s, index, out);
+  const mlc_rt_model_desc *d = DESC(s);
+  if (!out) return SERR(s, MLC_RT_INVALID_ARGUMENT, "NULL output pointer");
+  if (index < 0 || index >= d->noutputs)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "output index %d is out of range (the model has %d outputs)", index,
+                d->noutputs);
+  if (!s->outputs_valid)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "output \"%s\" (%d) is not available: %s", d->outputs[index].name,
+                index, s->ran ? "the last run failed" : "the session has not run yet");
+  *out = &s->tensors[d->outputs[index].tensor];
   return MLC_RT_OK;
 }

@@ -233,7 +233,8 @@ MLC_API void mlc_session_free(mlc_session *s);
 ** Binds input |index| to |t|.  The DLTensor struct and its shape are copied
 ** (it need not outlive the call); its data is borrowed, not copied, and must
 ** stay valid and unchanged while any later mlc_session_run uses it.  Checks
-** device (kDLCPU), dtype, rank, each static dimension, non-negative sizes,
+** device (kDLCPU; for a model compiled for CUDA also kDLCUDA: device
+** memory of the session's GPU, used where it is, not copied), dtype, rank, each static dimension, non-negative sizes,
 ** compact row-major strides (NULL or compact), non-NULL data unless empty,
 ** and element alignment.  An input stays bound for later runs until it is
 ** set again.  On error the input is left unbound.
@@ -256,10 +257,20 @@ MLC_API mlc_rt_status mlc_session_run(mlc_session *s);
 ** Output |index| of the last successful run.  *|out| is borrowed from |s|:
 ** the DLTensor (its data and shape) is owned by the session and valid until
 ** the next mlc_session_run or mlc_session_free.  Error if no run succeeded
-** since the last one started.
+** since the last one started.  For a model compiled for CUDA the tensor is
+** a copy in host memory (kDLCPU), made at the first call after each run.
 */
 MLC_API mlc_rt_status mlc_session_get_output(mlc_session *s, int32_t index,
                                              const DLTensor **out);
+
+/*
+** As mlc_session_get_output, but where the model computed it: for a model
+** compiled for CUDA, the output in the session's device memory (kDLCUDA;
+** no copy is made; valid until the next run or free), for a CPU model the
+** same tensor as mlc_session_get_output.
+*/
+MLC_API mlc_rt_status mlc_session_get_output_device(mlc_session *s, int32_t index,
+                                                    const DLTensor **out);
 
 /*
 ** The message of the last failed call on |s| ("" if none).  Borrowed from

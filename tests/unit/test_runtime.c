@@ -99,6 +99,10 @@ static int run_and_check(mlc_session *s, int64_t batch, int seed) {
   const DLTensor *oz = NULL, *ors = NULL;
   if (mlc_session_get_output(s, 0, &oz) != MLC_RT_OK) goto done;
   if (mlc_session_get_output(s, 1, &ors) != MLC_RT_OK) goto done;
+  /* a CPU model's output where it was computed is the same tensor */
+  const DLTensor *dz = NULL;
+  if (mlc_session_get_output_device(s, 0, &dz) != MLC_RT_OK || dz != oz) goto done;
+  if (mlc_session_get_output_device(s, 2, &dz) != MLC_RT_INVALID_ARGUMENT || dz) goto done;
   if (oz->ndim != 2 || oz->shape[0] != batch || oz->shape[1] != COLS) goto done;
   if (ors->ndim != 1 || ors->shape[0] != batch) goto done;
   if (oz->device.device_type != kDLCPU || oz->dtype.code != kDLFloat || oz->dtype.bits != 32)
