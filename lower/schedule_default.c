@@ -648,8 +648,14 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
 **     8 (or 4) and the 8 moved inside the reduce loops, unrolled, its init
 **     separated (decompose_reduction): each thread then keeps 8
 **     accumulators in registers across the reduction and reads each value
-**     of the operand that loop does not index once for 8 outputs, while
-**     consecutive threads still write consecutive elements.
+**     of the operand that loop does not index once for 8 outputs.  When
+**     the innermost spatial loop (a matmul's columns, a convolution's
+**     output width) has at least 128 iterations, 4 consecutive of them
+**     join the tile (8 x 4 accumulators: 32 FMAs for 12 loads); else
+**     consecutive threads write consecutive elements.  The accumulators
+**     are a local copy of the tile (cache_write "local", written back under
+**     the tile's loop by reverse_compute_at), which lowering compacts to
+**     the tile and LLVM keeps in registers.
 */
 static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
@@ -671,20 +677,39 @@ static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   }
   if (best < 0) return NULL;
   int64_t t = best_e % GPU_TILE == 0 ? GPU_TILE : 4;
-  mlc_sch_rv parts[2];
+  /* the innermost spatial loop by 4 too when it keeps a warp's worth of
+  ** threads: 4 consecutive outputs per thread, 8 x 4 accumulators */
+  int64_t ie = const_extent(mlc_sch_rv_stmt(s, loops[p - 1])->loop.extent);
+  int inner = ie >= 4 * 32 && ie % 4 == 0;
+  mlc_sch_rv parts[2], iparts[2];
   mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(t)};
   MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[best], 2, f, parts));
+  if (inner) {
+    mlc_sch_arg g[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(4)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p - 1], 2, g, iparts));
+  }
   /* the spatial loops after it, the reduce loops, then the tile */
   mlc_sch_rv order[MLC_SCH_MAX_OUTS];
   int k = 0;
-  for (int i = best + 1; i < n; i++) order[k++] = loops[i];
+  for (int i = best + 1; i < n; i++) {
+    if (inner && i == p - 1) order[k++] = iparts[0];
+    else order[k++] = loops[i];
+  }
   order[k++] = parts[1];
+  if (inner) order[k++] = iparts[1];
   MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
-  mlc_sch_rv init, iloops[MLC_SCH_MAX_OUTS];
+  /* the accumulators: a local copy of the tile, written back after the
+  ** reduction (lowering compacts it to the tile: registers) */
+  mlc_sch_rv at = inner ? iparts[0] : loops[p - 1], wb, init, iloops[MLC_SCH_MAX_OUTS];
   int ni = 0;
+  MLC_RETURN_IF_ERROR(mlc_sch_cache_write(s, block, 0, "local", &wb));
+  MLC_RETURN_IF_ERROR(mlc_sch_reverse_compute_at(s, wb, at, 0));
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, block, loops[p], &init));
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, init, MLC_SCH_MAX_OUTS, iloops, &ni));
-  if (ni > 0) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iloops[ni - 1]));
+  for (int i = ni - 1; i >= 0 && i >= ni - 1 - inner; i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iloops[i]));
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, wb, MLC_SCH_MAX_OUTS, iloops, &ni));
+  for (int i = ni - 1; i >= 0 && !same_loop(s, iloops[i], at); i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iloops[i]));
+  if (inner) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iparts[1]));
   return mlc_sch_unroll(s, parts[1]);
 }
 
