@@ -657,7 +657,7 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
 **     the tile's loop by reverse_compute_at), which lowering compacts to
 **     the tile and LLVM keeps in registers.
 */
-static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
+static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *wb_out) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0, p = 0;
   const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
@@ -704,6 +704,7 @@ static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   int ni = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_cache_write(s, block, 0, "local", &wb));
   MLC_RETURN_IF_ERROR(mlc_sch_reverse_compute_at(s, wb, at, 0));
+  *wb_out = wb;
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, block, loops[p], &init));
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, init, MLC_SCH_MAX_OUTS, iloops, &ni));
   for (int i = ni - 1; i >= 0 && i >= ni - 1 - inner; i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iloops[i]));
@@ -759,8 +760,17 @@ static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch *
   }
   /* G3 where legal (a refusal leaves the stage as it was), then G2 */
   for (int i = 0; !st && i < n; i++) {
-    mlc_sch_rv blk = blocks[i];
-    if (attempt(s, tile_gpu_reduction(s, blk), &st) || st) continue;
+    mlc_sch_rv wb = -1;
+    if (!attempt(s, tile_gpu_reduction(s, blocks[i], &wb), &st) || st || wb < 0) continue;
+    /* G4. The epilogue (bias, residual add, relu: the one elementwise
+    ** consumer) folds into the write-back of the tile, so it runs on the
+    ** accumulators in registers, in the reduction's kernel */
+    mlc_sch_rv cons[MLC_SCH_MAX_OUTS];
+    int nc = 0;
+    if ((st = mlc_sch_get_consumers(s, wb, MLC_SCH_MAX_OUTS, cons, &nc)) || nc != 1) continue;
+    const mlc_tir_stmt *e = mlc_sch_rv_stmt(s, cons[0]);
+    if (e && e->block.niters > 0 && !is_reduction(e) && stored(e))
+      attempt(s, mlc_sch_reverse_compute_inline(s, cons[0]), &st);
   }
   if (!st) st = mlc_sch_get_child_blocks(s, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   for (int i = 0; !st && i < n; i++) st = bind_stage(s, blocks[i]);
