@@ -640,6 +640,11 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
 #define GPU_THREADS 256
 /* Outputs a thread of a reduction computes (rule G3), at most. */
 #define GPU_TILE 8
+/* Threads a tiled reduction keeps at least: a GPU of 132 multiprocessors
+** holds 270K resident threads; with fewer than a quarter of that, a tile
+** costs more in parallelism than it saves in loads (an H200 ran resnet50's
+** 7x7 layers 5x slower with 8 channels per thread). */
+#define GPU_MIN_THREADS 65536
 
 /*
 ** G3. Register tiles.  A reduction whose leading spatial loops include one
@@ -648,7 +653,9 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
 **     8 (or 4) and the 8 moved inside the reduce loops, unrolled, its init
 **     separated (decompose_reduction): each thread then keeps 8
 **     accumulators in registers across the reduction and reads each value
-**     of the operand that loop does not index once for 8 outputs.  When
+**     of the operand that loop does not index once for 8 outputs (4 or 2,
+**     or none, so that GPU_MIN_THREADS threads remain: at batch 1 a
+**     convolution's small layers need every thread they have).  When
 **     the innermost spatial loop (a matmul's columns, a convolution's
 **     output width) has at least 128 iterations, 4 consecutive of them
 **     join the tile (8 x 4 accumulators: 32 FMAs for 12 loads); else
@@ -668,50 +675,82 @@ static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *w
     if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
     p++;
   }
-  if (p < 2 || p == n) return NULL; /* no loop beside the innermost, or no reduction */
-  int best = -1;
-  int64_t best_e = 0;
-  for (int i = 0; i < p - 1; i++) {
+  if (p < 1 || p == n) return NULL; /* no spatial loop, or no reduction */
+  /* the tile: as large as keeps GPU_MIN_THREADS threads busy */
+  int64_t outputs = 1;
+  for (int i = 0; i < p && outputs > 0; i++) {
     int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
-    if (e >= 8 && e % 4 == 0 && e > best_e) best = i, best_e = e;
+    outputs = e < 0 || (e > 0 && outputs > INT64_MAX / e) ? -1 : outputs * e;
   }
-  if (best < 0) return NULL;
-  int64_t t = best_e % GPU_TILE == 0 ? GPU_TILE : 4;
-  /* the innermost spatial loop by 4 too when it keeps a warp's worth of
-  ** threads: 4 consecutive outputs per thread, 8 x 4 accumulators */
+  /* which loop: one that the loads varying across a warp (those indexed
+  ** by the innermost spatial loop, whose threads are consecutive) do not
+  ** index, so the tile reuses them (a convolution's output channels, a
+  ** matmul's rows: not its batch, not an output row of the convolution) */
+  tile_loads tl;
+  memset(&tl, 0, sizeof tl);
+  tl.acc = stored(blk);
+  mlc_tir_visitor v = {0};
+  v.ctx = &tl;
+  v.pre_expr = collect_load;
+  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
+  const mlc_tir_var *lane = iter_of_loop(blk, mlc_sch_rv_stmt(s, loops[p - 1])->loop.var);
+  int best = -1;
+  int64_t t = 1;
+  static const int64_t tiles[] = {GPU_TILE, 4, 2};
+  for (int c = 0; c < 3 && best < 0 && lane && tl.n <= 8; c++) {
+    int64_t best_e = 0;
+    if (outputs / tiles[c] < GPU_MIN_THREADS) continue;
+    for (int i = 0; i < p - 1; i++) {
+      int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
+      const mlc_tir_var *it = iter_of_loop(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var);
+      int reuse = it != NULL;
+      for (int l = 0; reuse && l < tl.n; l++) {
+        int uses_lane = 0, uses_it = 0;
+        for (int d = 0; d < tl.loads[l]->load.n; d++) {
+          uses_lane |= mlc_tir_expr_uses_var(tl.loads[l]->load.indices[d], lane);
+          uses_it |= mlc_tir_expr_uses_var(tl.loads[l]->load.indices[d], it);
+        }
+        if (uses_lane && uses_it) reuse = 0;
+      }
+      if (reuse && e >= tiles[c] && e % tiles[c] == 0 && e > best_e) best = i, best_e = e;
+    }
+    if (best >= 0) t = tiles[c];
+  }
+  /* the innermost spatial loop by 4 too when threads enough remain: 4
+  ** consecutive outputs per thread, 8 x 4 accumulators */
   int64_t ie = const_extent(mlc_sch_rv_stmt(s, loops[p - 1])->loop.extent);
-  int inner = ie >= 4 * 32 && ie % 4 == 0;
+  int inner = best >= 0 && ie >= 4 * 32 && ie % 4 == 0 && outputs / (t * 4) >= GPU_MIN_THREADS;
   mlc_sch_rv parts[2], iparts[2];
-  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(t)};
-  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[best], 2, f, parts));
-  if (inner) {
-    mlc_sch_arg g[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(4)};
-    MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p - 1], 2, g, iparts));
+  if (best >= 0) {
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(t)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[best], 2, f, parts));
+    if (inner) {
+      mlc_sch_arg g[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(4)};
+      MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p - 1], 2, g, iparts));
+    }
+    /* the spatial loops after it, the reduce loops, then the tile */
+    mlc_sch_rv order[MLC_SCH_MAX_OUTS];
+    int k = 0;
+    for (int i = best + 1; i < n; i++) order[k++] = inner && i == p - 1 ? iparts[0] : loops[i];
+    order[k++] = parts[1];
+    if (inner) order[k++] = iparts[1];
+    MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
   }
-  /* the spatial loops after it, the reduce loops, then the tile */
-  mlc_sch_rv order[MLC_SCH_MAX_OUTS];
-  int k = 0;
-  for (int i = best + 1; i < n; i++) {
-    if (inner && i == p - 1) order[k++] = iparts[0];
-    else order[k++] = loops[i];
-  }
-  order[k++] = parts[1];
-  if (inner) order[k++] = iparts[1];
-  MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
   /* the accumulators: a local copy of the tile, written back after the
   ** reduction (lowering compacts it to the tile: registers) */
-  mlc_sch_rv at = inner ? iparts[0] : loops[p - 1], wb, init, iloops[MLC_SCH_MAX_OUTS];
+  mlc_sch_rv at = inner ? iparts[0] : loops[p - 1], wb, init, il[MLC_SCH_MAX_OUTS];
   int ni = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_cache_write(s, block, 0, "local", &wb));
   MLC_RETURN_IF_ERROR(mlc_sch_reverse_compute_at(s, wb, at, 0));
   *wb_out = wb;
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, block, loops[p], &init));
-  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, init, MLC_SCH_MAX_OUTS, iloops, &ni));
-  for (int i = ni - 1; i >= 0 && i >= ni - 1 - inner; i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iloops[i]));
-  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, wb, MLC_SCH_MAX_OUTS, iloops, &ni));
-  for (int i = ni - 1; i >= 0 && !same_loop(s, iloops[i], at); i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iloops[i]));
+  /* every loop of the tile unrolled: in the init, the write-back, the update */
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, init, MLC_SCH_MAX_OUTS, il, &ni));
+  for (int i = ni - 1; i >= 0 && !same_loop(s, il[i], at); i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, il[i]));
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, wb, MLC_SCH_MAX_OUTS, il, &ni));
+  for (int i = ni - 1; i >= 0 && !same_loop(s, il[i], at); i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, il[i]));
   if (inner) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, iparts[1]));
-  return mlc_sch_unroll(s, parts[1]);
+  return best >= 0 ? mlc_sch_unroll(s, parts[1]) : NULL;
 }
 
 static mlc_status bind_stage(mlc_sch *s, mlc_sch_rv block) {
