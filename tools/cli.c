@@ -17,8 +17,9 @@ int cli_usage_error(const char *hint_cmd, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
 #ifdef MLC_RUNNER
-  (void)hint_cmd; /* one command */
-  fprintf(stderr, "Run '" PROG " --help' for usage.\n");
+  (void)hint_cmd; /* one command: its synopsis, the help up to its first blank line */
+  const char *end = strstr(run_help, "\n\n");
+  fprintf(stderr, "%.*s\nRun '" PROG " --help' for more.\n", end ? (int)(end - run_help) : 0, run_help);
 #else
   if (hint_cmd)
     fprintf(stderr, "Run '" PROG " %s --help' for usage.\n", hint_cmd);

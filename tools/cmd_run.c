@@ -5,6 +5,8 @@
 ** Loads a compiled model through mlc/mlc_runtime.h, binds the inputs (files
 ** in graph-input order or by name; the rest seeded random data), runs it
 ** (or times N runs), prints the outputs and writes them as .npy files.
+** Built with MLC_RUNNER it is the deploy-side runner mlc-run
+** (tools/mlc-run.c): the same command, reading .npy files only.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +16,29 @@
 #include "mlc/mlc_runtime.h"
 #include "tools/cli.h"
 
+#ifdef MLC_RUNNER
+/* mlc-run: .npy files only (libmlcnpy; no protobuf), one command. */
+#include "driver/tensor_npy.h"
+#define read_input mlc_drv_npy_read_file
+#define RUN_ ""
+#define INDENT "               "
+#else
+#define read_input mlc_tensor_read_file
+#define RUN_ "run: "
+#define INDENT "                    "
+#endif
+
 const char run_help[] =
     "usage: " RUN_CMD " MODEL.so [--input FILE | --input NAME=FILE ...] [--output-dir DIR]\n"
-    "                    [--bench N] [--warmup W] [--threads T] [--seed S] [--json] [--profile]\n"
+    INDENT "[--bench N] [--warmup W] [--threads T] [--seed S] [--json] [--profile]\n"
     "\n"
 #ifdef MLC_RUNNER
-    "Runs a compiled model where only the model and this program are: it needs\n"
-    "libc alone (and, for a model compiled for CUDA, the NVIDIA driver and the\n"
-    "cuBLAS/cuDNN libraries the model calls, found by the dynamic loader), not\n"
-    "the compiler.  Inputs are NumPy .npy files, given in graph-input order\n"
-    "(--input FILE) or by name (--input\n"
+    "Runs a compiled model without the compiler: this program needs the C\n"
+    "library alone (no LLVM, no protobuf); a model needs what it was built with\n"
+    "(an external library such as OpenBLAS; for CUDA, the NVIDIA driver and\n"
+    "cuBLAS/cuDNN), found by the dynamic loader.  It runs as `mlc-onnx run`\n"
+    "does: the same random inputs, outputs and JSON.  Inputs are NumPy .npy\n"
+    "files, given in graph-input order (--input FILE) or by name (--input\n"
 #else
     "Runs a compiled model.  Inputs are NumPy .npy files or ONNX TensorProto .pb\n"
     "files, given in graph-input order (--input FILE) or by name (--input\n"
@@ -46,7 +61,13 @@ const char run_help[] =
     "                     --bench) and print its mean milliseconds, function and\n"
     "                     ONNX node (with --json: \"profile\": [{\"step\", \"function\",\n"
     "                     \"node\", \"ms\"}, ...])\n"
-    "  -h, --help         show this help and exit\n";
+    "  -h, --help         show this help and exit\n"
+#ifdef MLC_RUNNER
+    "\n"
+    "Exit status: 0 success, 1 an error about the model or an input (named in\n"
+    "the message), 2 bad usage.\n"
+#endif
+    ;
 
 #define MAX_INPUTS 256
 
@@ -129,31 +150,31 @@ int cmd_run(int argc, char **argv) {
       }
       if (strcmp(name, "--input") && strcmp(name, "--output-dir") && strcmp(name, "--bench") &&
           strcmp(name, "--warmup") && strcmp(name, "--threads") && strcmp(name, "--seed"))
-        return cli_usage_error("run", "run: unknown option '%s'", a);
+        return cli_usage_error("run", RUN_ "unknown option '%s'", a);
       if (eq && a[1] == '-') v = eq + 1;
       else if (i + 1 < argc) v = argv[++i];
-      if (!v || !*v) return cli_usage_error("run", "run: %s needs a value", name);
+      if (!v || !*v) return cli_usage_error("run", RUN_ "%s needs a value", name);
       char *end;
       if (!strcmp(name, "--input")) {
-        if (ninputs == MAX_INPUTS) return cli_usage_error("run", "run: too many --input");
+        if (ninputs == MAX_INPUTS) return cli_usage_error("run", RUN_ "too many --input");
         inputs[ninputs++] = v;
       } else if (!strcmp(name, "--output-dir")) {
         outdir = v;
       } else {
         long long x = strtoll(v, &end, 10);
         if (*end || x < 0 || x > 1000000000)
-          return cli_usage_error("run", "run: %s needs a non-negative integer, not '%s'", name, v);
+          return cli_usage_error("run", RUN_ "%s needs a non-negative integer, not '%s'", name, v);
         if (!strcmp(name, "--bench")) bench = (long)x;
         else if (!strcmp(name, "--warmup")) warmup = (long)x;
         else if (!strcmp(name, "--threads")) threads = (int)x;
         else seed = (unsigned long long)x;
       }
     } else {
-      if (model_path) return cli_usage_error("run", "run: one MODEL only (extra argument '%s')", a);
+      if (model_path) return cli_usage_error("run", RUN_ "one MODEL only (extra argument '%s')", a);
       model_path = a;
     }
   }
-  if (!model_path) return cli_usage_error("run", "run: no MODEL given");
+  if (!model_path) return cli_usage_error("run", RUN_ "no MODEL given");
   if (warmup < 0) warmup = bench ? 3 : 0;
 
   char err[1024];
@@ -191,7 +212,7 @@ int cmd_run(int argc, char **argv) {
       cli_error("input \"%s\" given twice", mlc_model_input_name(m, idx));
       goto done;
     }
-    mlc_status st = mlc_tensor_read_file(file, &tensors[idx]);
+    mlc_status st = read_input(file, &tensors[idx]);
     if (st) {
       cli_report(st);
       goto done;
