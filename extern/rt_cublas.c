@@ -63,18 +63,10 @@ static void load(void) {
   const char *lib = NULL;
   void *h = mlc_ext_cuda_dlopen("MLC_CUBLAS_LIBRARY", names, &lib, load_error, sizeof load_error);
   if (!h) return;
-#define X(f)                                                                                   \
-  {                                                                                            \
-    void *sym = dlsym(h, #f);                                                                  \
-    if (!sym) {                                                                                \
-      const char *e = dlerror();                                                               \
-      snprintf(load_error, sizeof load_error, "%s has no " #f " (%s)", lib, e ? e : "?");       \
-      return;                                                                                  \
-    }                                                                                          \
-    memcpy(&p_##f, &sym, sizeof sym);                                                          \
-  }
-  CUBLAS_FNS(X)
+#define X(f) {#f, &p_##f, sizeof p_##f},
+  const mlc_ext_sym syms[] = {CUBLAS_FNS(X)};
 #undef X
+  if (mlc_ext_dlsym_all(h, lib, syms, sizeof syms / sizeof *syms, load_error, sizeof load_error)) return;
   if (mlc_ext_cuda_driver_load(&cu, load_error, sizeof load_error)) return;
   use_tf32 = mlc_ext_cuda_tf32();
   loaded = 1;
@@ -141,7 +133,6 @@ static cublasHandle_t session_handle(mlc_rt_ctx *ctx, const char *fn, void *stre
 
 /* ---- matmul ------------------------------------------------------------- */
 
-#define MAX_BATCH_RANK 8
 
 static const float *fptr(CUdeviceptr base, int64_t off) {
   return (const float *)(uintptr_t)(base + (CUdeviceptr)off * sizeof(float));
@@ -154,30 +145,10 @@ int mlc_ext_cublas_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_
   const DLTensor *A = args[0], *B = args[1], *Y = args[2];
   if (!mlc_ext_cuda_f32(A, -1) || !mlc_ext_cuda_f32(B, -1) || !mlc_ext_cuda_f32(Y, -1))
     return fail(ctx, "matmul", "A, B and Y must be compact float32 tensors in CUDA device memory");
-  if (A->ndim < 2 || B->ndim < 2 || Y->ndim < 2 || Y->ndim != (A->ndim > B->ndim ? A->ndim : B->ndim))
-    return fail(ctx, "matmul", "ranks %d x %d -> %d: want both >= 2 and Y of the larger", A->ndim, B->ndim, Y->ndim);
-  int64_t m = A->shape[A->ndim - 2], k = A->shape[A->ndim - 1], n = B->shape[B->ndim - 1];
-  if (B->shape[B->ndim - 2] != k || Y->shape[Y->ndim - 2] != m || Y->shape[Y->ndim - 1] != n)
-    return fail(ctx, "matmul", "[.., %lld, %lld] x [.., %lld, %lld] -> [.., %lld, %lld]: shapes disagree", (long long)m,
-                (long long)k, (long long)B->shape[B->ndim - 2], (long long)n, (long long)Y->shape[Y->ndim - 2],
-                (long long)Y->shape[Y->ndim - 1]);
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return fail(ctx, "matmul", "a dimension over %d", INT_MAX);
-  int br = Y->ndim - 2;
-  if (br > MAX_BATCH_RANK) return fail(ctx, "matmul", "more than %d batch dims", MAX_BATCH_RANK);
-  /* batch broadcast: each batch dim of Y from A's and B's (missing or 1) */
-  int64_t nbatch = 1, astr[MAX_BATCH_RANK], bstr[MAX_BATCH_RANK], a_s = m * k, b_s = k * n;
-  for (int d = br - 1; d >= 0; d--) {
-    int da = d - (br - (A->ndim - 2)), db = d - (br - (B->ndim - 2));
-    int64_t ea = da >= 0 ? A->shape[da] : 1, eb = db >= 0 ? B->shape[db] : 1, ey = Y->shape[d];
-    if ((ea != ey && ea != 1) || (eb != ey && eb != 1))
-      return fail(ctx, "matmul", "batch dim %d: %lld and %lld do not broadcast to %lld", d, (long long)ea,
-                  (long long)eb, (long long)ey);
-    astr[d] = ea == 1 ? 0 : a_s;
-    bstr[d] = eb == 1 ? 0 : b_s;
-    if (da >= 0) a_s *= ea;
-    if (db >= 0) b_s *= eb;
-    nbatch *= ey;
-  }
+  mlc_ext_mm shp;
+  if (mlc_ext_matmul_shapes(ctx, "cublas", A, B, Y, &shp)) return -1;
+  int64_t m = shp.m, n = shp.n, k = shp.k, nbatch = shp.nbatch, *astr = shp.astr, *bstr = shp.bstr;
+  int br = shp.br;
   CUdeviceptr a = mlc_ext_cuda_ptr(A), b = mlc_ext_cuda_ptr(B), y = mlc_ext_cuda_ptr(Y);
   size_t yb = sizeof(float) * (size_t)mlc_ext_numel(Y);
   if (mlc_ext_cuda_overlap(y, yb, a, sizeof(float) * (size_t)mlc_ext_numel(A))) return fail(ctx, "matmul", "Y overlaps A");

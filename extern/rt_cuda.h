@@ -48,6 +48,30 @@ static inline int mlc_ext_cuda_tf32(void) {
   return s && strcmp(s, "1") == 0;
 }
 
+/* A library's functions, each stored into its pointer |slot| (|size|
+** bytes, a function pointer) by name. */
+typedef struct mlc_ext_sym {
+  const char *name;
+  void *slot;
+  size_t size;
+} mlc_ext_sym;
+
+/* Takes every function of |syms| (|n|) from |h| (the library |lib|); 0, or
+** -1 with "LIB has no NAME (dlerror)" in |err|. */
+static inline int mlc_ext_dlsym_all(void *h, const char *lib, const mlc_ext_sym *syms, size_t n, char *err,
+                                    size_t errlen) {
+  for (size_t i = 0; i < n; i++) {
+    void *sym = dlsym(h, syms[i].name);
+    if (!sym) {
+      const char *e = dlerror();
+      snprintf(err, errlen, "%s has no %s (%s)", lib, syms[i].name, e ? e : "?");
+      return -1;
+    }
+    memcpy(syms[i].slot, &sym, syms[i].size < sizeof sym ? syms[i].size : sizeof sym);
+  }
+  return 0;
+}
+
 /*
 ** dlopens the library named by the environment variable |env| when it is
 ** set (that one only), else the first of |names| (NULL-terminated) that

@@ -135,18 +135,10 @@ static void load(void) {
   const char *lib = NULL;
   void *h = mlc_ext_cuda_dlopen("MLC_CUDNN_LIBRARY", names, &lib, load_error, sizeof load_error);
   if (!h) return;
-#define X(f)                                                                                   \
-  {                                                                                            \
-    void *sym = dlsym(h, #f);                                                                  \
-    if (!sym) {                                                                                \
-      const char *e = dlerror();                                                               \
-      snprintf(load_error, sizeof load_error, "%s has no " #f " (%s)", lib, e ? e : "?");       \
-      return;                                                                                  \
-    }                                                                                          \
-    memcpy(&p_##f, &sym, sizeof sym);                                                          \
-  }
-  CUDNN_FNS(X)
+#define X(f) {#f, &p_##f, sizeof p_##f},
+  const mlc_ext_sym syms[] = {CUDNN_FNS(X)};
 #undef X
+  if (mlc_ext_dlsym_all(h, lib, syms, sizeof syms / sizeof *syms, load_error, sizeof load_error)) return;
   size_t v = p_cudnnGetVersion();
   if (v / 10000 != CUDNN_MAJOR) {
     snprintf(load_error, sizeof load_error, "%s is cuDNN %zu.%zu.%zu; this build wants cuDNN %d", lib, v / 10000,

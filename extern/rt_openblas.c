@@ -115,7 +115,6 @@ static int nthreads(mlc_rt_ctx *ctx) {
 
 /* ---- matmul ------------------------------------------------------------- */
 
-#define MAX_BATCH_RANK 8
 
 typedef struct mm_job {
   const float *a, *b;
@@ -165,30 +164,10 @@ int mlc_ext_openblas_matmul(void **args, const int32_t *codes, int32_t nargs, ml
   const DLTensor *A = args[0], *B = args[1], *Y = args[2];
   if (!mlc_ext_f32(A, -1) || !mlc_ext_f32(B, -1) || !mlc_ext_f32(Y, -1))
     return fail(ctx, "matmul", "A, B and Y must be compact float32 tensors");
-  if (A->ndim < 2 || B->ndim < 2 || Y->ndim < 2 || Y->ndim != (A->ndim > B->ndim ? A->ndim : B->ndim))
-    return fail(ctx, "matmul", "ranks %d x %d -> %d: want both >= 2 and Y of the larger", A->ndim, B->ndim, Y->ndim);
-  int64_t m = A->shape[A->ndim - 2], k = A->shape[A->ndim - 1], n = B->shape[B->ndim - 1];
-  if (B->shape[B->ndim - 2] != k || Y->shape[Y->ndim - 2] != m || Y->shape[Y->ndim - 1] != n)
-    return fail(ctx, "matmul", "[.., %lld, %lld] x [.., %lld, %lld] -> [.., %lld, %lld]: shapes disagree", (long long)m,
-                (long long)k, (long long)B->shape[B->ndim - 2], (long long)n, (long long)Y->shape[Y->ndim - 2],
-                (long long)Y->shape[Y->ndim - 1]);
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return fail(ctx, "matmul", "a dimension over %d", INT_MAX);
-  int br = Y->ndim - 2;
-  if (br > MAX_BATCH_RANK) return fail(ctx, "matmul", "more than %d batch dims", MAX_BATCH_RANK);
-  /* batch broadcast: each batch dim of Y from A's and B's (missing or 1) */
-  int64_t nbatch = 1, astr[MAX_BATCH_RANK], bstr[MAX_BATCH_RANK], a_s = m * k, b_s = k * n;
-  for (int d = br - 1; d >= 0; d--) {
-    int da = d - (br - (A->ndim - 2)), db = d - (br - (B->ndim - 2));
-    int64_t ea = da >= 0 ? A->shape[da] : 1, eb = db >= 0 ? B->shape[db] : 1, ey = Y->shape[d];
-    if ((ea != ey && ea != 1) || (eb != ey && eb != 1))
-      return fail(ctx, "matmul", "batch dim %d: %lld and %lld do not broadcast to %lld", d, (long long)ea,
-                  (long long)eb, (long long)ey);
-    astr[d] = ea == 1 ? 0 : a_s;
-    bstr[d] = eb == 1 ? 0 : b_s;
-    if (da >= 0) a_s *= ea;
-    if (db >= 0) b_s *= eb;
-    nbatch *= ey;
-  }
+  mlc_ext_mm shp;
+  if (mlc_ext_matmul_shapes(ctx, "openblas", A, B, Y, &shp)) return -1;
+  int64_t m = shp.m, n = shp.n, k = shp.k, nbatch = shp.nbatch, *astr = shp.astr, *bstr = shp.bstr;
+  int br = shp.br;
   if (mlc_ext_numel(Y) == 0) return 0;
   if (k == 0) {
     memset(mlc_ext_data(Y), 0, sizeof(float) * (size_t)mlc_ext_numel(Y));

@@ -50,6 +50,52 @@ static inline int64_t mlc_ext_numel(const DLTensor *t) {
   return n;
 }
 
+/* A matmul call's shapes (openblas.matmul, cublas.matmul): Y[.., m, n] =
+** A[.., m, k] x B[.., k, n] over |nbatch| batches of Y's |br| batch dims,
+** A's and B's element offset per step of batch dim d in astr[d] / bstr[d]
+** (0 where that operand broadcasts). */
+#define MLC_EXT_MAX_BATCH_RANK 8
+typedef struct mlc_ext_mm {
+  int64_t m, n, k, nbatch;
+  int br;
+  int64_t astr[MLC_EXT_MAX_BATCH_RANK], bstr[MLC_EXT_MAX_BATCH_RANK];
+} mlc_ext_mm;
+
+/* Checks A, B, Y (ranks, shapes, broadcast) into |mm|; 0, or -1 after
+** recording "PROVIDER.matmul: what is wrong". */
+static inline int mlc_ext_matmul_shapes(mlc_rt_ctx *ctx, const char *provider, const DLTensor *A, const DLTensor *B,
+                                        const DLTensor *Y, mlc_ext_mm *mm) {
+  if (A->ndim < 2 || B->ndim < 2 || Y->ndim < 2 || Y->ndim != (A->ndim > B->ndim ? A->ndim : B->ndim))
+    return mlc_ext_fail(ctx, provider, "matmul", "ranks %d x %d -> %d: want both >= 2 and Y of the larger", A->ndim,
+                        B->ndim, Y->ndim);
+  int64_t m = A->shape[A->ndim - 2], k = A->shape[A->ndim - 1], n = B->shape[B->ndim - 1];
+  if (B->shape[B->ndim - 2] != k || Y->shape[Y->ndim - 2] != m || Y->shape[Y->ndim - 1] != n)
+    return mlc_ext_fail(ctx, provider, "matmul", "[.., %lld, %lld] x [.., %lld, %lld] -> [.., %lld, %lld]: shapes disagree",
+                        (long long)m, (long long)k, (long long)B->shape[B->ndim - 2], (long long)n,
+                        (long long)Y->shape[Y->ndim - 2], (long long)Y->shape[Y->ndim - 1]);
+  if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+    return mlc_ext_fail(ctx, provider, "matmul", "a dimension over %d", 0x7fffffff);
+  int br = Y->ndim - 2;
+  if (br > MLC_EXT_MAX_BATCH_RANK)
+    return mlc_ext_fail(ctx, provider, "matmul", "more than %d batch dims", MLC_EXT_MAX_BATCH_RANK);
+  /* batch broadcast: each batch dim of Y from A's and B's (missing or 1) */
+  int64_t nbatch = 1, a_s = m * k, b_s = k * n;
+  for (int d = br - 1; d >= 0; d--) {
+    int da = d - (br - (A->ndim - 2)), db = d - (br - (B->ndim - 2));
+    int64_t ea = da >= 0 ? A->shape[da] : 1, eb = db >= 0 ? B->shape[db] : 1, ey = Y->shape[d];
+    if ((ea != ey && ea != 1) || (eb != ey && eb != 1))
+      return mlc_ext_fail(ctx, provider, "matmul", "batch dim %d: %lld and %lld do not broadcast to %lld", d,
+                          (long long)ea, (long long)eb, (long long)ey);
+    mm->astr[d] = ea == 1 ? 0 : a_s;
+    mm->bstr[d] = eb == 1 ? 0 : b_s;
+    if (da >= 0) a_s *= ea;
+    if (db >= 0) b_s *= eb;
+    nbatch *= ey;
+  }
+  mm->m = m, mm->n = n, mm->k = k, mm->nbatch = nbatch, mm->br = br;
+  return 0;
+}
+
 /* The number of leading tensor arguments; -1 if a tensor follows an int. */
 static inline int mlc_ext_ntensors(const int32_t *codes, int32_t nargs) {
   int n = 0;
