@@ -83,6 +83,13 @@ if ${CC:-cc} -shared -fPIC -o "$tmp/libcuda.so.1" "$tmp/fakecuda.c" 2>"$tmp/cc.l
   LD_LIBRARY_PATH=$tmp "$cli" run "$m" >"$tmp/run2.out" 2>&1; rc=$?
   [ "$rc" -eq 1 ] && grep -q 'no CUDA device' "$tmp/run2.out" && ok ||
     fail "run with a driver that finds no device: rc $rc: $(tail -2 "$tmp/run2.out")"
+  # --extern auto where the driver finds no GPU: the rule, nothing timed
+  if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
+    LD_LIBRARY_PATH=$tmp "$cli" compile "$src/models/cnn.onnx" -o "$tmp/cnn.auto.so" --target cuda --extern auto \
+      >"$tmp/auto2.log" 2>&1 && "$cli" inspect "$tmp/cnn.auto.so" >"$tmp/auto2.txt" 2>&1
+    grep -q 'cublas.matmul' "$tmp/auto2.txt" && ! grep -q 'cudnn\.' "$tmp/auto2.txt" && ! grep -q 'auto: choosing' "$tmp/auto2.log" &&
+      ok || fail "auto without a GPU: $(tail -2 "$tmp/auto2.log")"
+  fi
 fi
 
 # 4. errors: unknown architecture, CPU libraries for cuda, cuda libraries for the CPU
