@@ -22,6 +22,7 @@
 #include "config.h"
 #include "extern/rt_ext.h"
 #include "tests/testutil.h"
+#include "tests/unit/ext_conv_ref.h"
 
 /* ---- the test's kernel context ------------------------------------------ */
 
@@ -213,11 +214,6 @@ static void matmul_cases(mlc_kernel_fn fn) {
 #define mlc_ext_onednn_conv2d_if_any NULL
 #endif
 
-typedef struct conv_p {
-  int64_t n, c, h, w, k, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g;
-  int bias, res, act;
-  float lo, hi;
-} conv_p;
 
 static int64_t f32bits(float f) {
   uint32_t u;
@@ -226,32 +222,12 @@ static int64_t f32bits(float f) {
 }
 
 static void conv_case(mlc_kernel_fn fn, conv_p p, int w_const) {
-  int64_t oh = (p.h + p.pt + p.pb - ((p.kh - 1) * p.dh + 1)) / p.sh + 1;
-  int64_t ow = (p.w + p.pl + p.pr - ((p.kw - 1) * p.dw + 1)) / p.sw + 1;
+  int64_t oh, ow;
+  conv_out_hw(&p, &oh, &ow);
   tens *x = mk(4, (int64_t[]){p.n, p.c, p.h, p.w}, 11), *w = mk(4, (int64_t[]){p.k, p.c / p.g, p.kh, p.kw}, 12);
   tens *b = mk(1, (int64_t[]){p.k}, 13), *r = mk(4, (int64_t[]){p.n, p.k, oh, ow}, 14);
   tens *y = mk(4, (int64_t[]){p.n, p.k, oh, ow}, 15), *want = mk(4, (int64_t[]){p.n, p.k, oh, ow}, 16);
-  int64_t cg = p.c / p.g, kg = p.k / p.g;
-  for (int64_t i = 0; i < p.n; i++)
-    for (int64_t o = 0; o < p.k; o++)
-      for (int64_t yy = 0; yy < oh; yy++)
-        for (int64_t xx = 0; xx < ow; xx++) {
-          double s = p.bias ? b->d[o] : 0;
-          int64_t g = o / kg;
-          for (int64_t ci = 0; ci < cg; ci++)
-            for (int64_t u = 0; u < p.kh; u++)
-              for (int64_t v = 0; v < p.kw; v++) {
-                int64_t iy = yy * p.sh - p.pt + u * p.dh, ix = xx * p.sw - p.pl + v * p.dw;
-                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
-                s += (double)x->d[((i * p.c + g * cg + ci) * p.h + iy) * p.w + ix] *
-                     w->d[((o * cg + ci) * p.kh + u) * p.kw + v];
-              }
-          int64_t at = ((i * p.k + o) * oh + yy) * ow + xx;
-          if (p.res) s += r->d[at];
-          if (p.act == 1) s = s > 0 ? s : 0;
-          if (p.act == 2) s = s < p.lo ? p.lo : s > p.hi ? p.hi : s;
-          want->d[at] = (float)s;
-        }
+  conv_ref(&p, x->d, w->d, b->d, r->d, want->d);
   int64_t iv[15] = {p.dh, p.dw, p.g, p.pt, p.pl, p.pb, p.pr, p.sh, p.sw, p.bias, p.res, p.act,
                     f32bits(p.act == 2 ? p.lo : -3e38f), f32bits(p.act == 2 ? p.hi : 3e38f), w_const};
   tens *ts[5];
