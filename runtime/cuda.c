@@ -21,8 +21,11 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
 
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define CU_JIT_ERROR_LOG_BUFFER 5
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 
@@ -51,7 +54,13 @@ typedef struct CUstream_st *CUstream;
     (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, \
      void **))                                                                                             \
   X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))                                           \
-  X(cuGetErrorString, "cuGetErrorString", (CUresult, const char **))
+  X(cuGetErrorString, "cuGetErrorString", (CUresult, const char **))                                       \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int))                                      \
+  X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *))                                       \
+  X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, unsigned long long)) \
+  X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                                               \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                                               \
+  X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))
 
 static struct {
 #define X(n, sym, params) CUresult(*n) params;
@@ -106,6 +115,8 @@ struct mlc_rt_cuda {
   CUmodule mod;
   CUdeviceptr weights, err_word;
   fn_entry *fns; /* open addressing by the name's address; capacity nfn_cap (a power of 2) */
+  CUgraphExec exec; /* a run's launches, captured (mlc_rt_cuda_capture_end), or NULL */
+  int capturing;
   int nfn, nfn_cap;
   char err[1024];
 };
@@ -214,6 +225,7 @@ void mlc_rt_cuda_free(mlc_rt_cuda *c) {
   if (!c) return;
   if (c->ctx && enter(c) == 0) {
     if (c->stream) (void)cu.cuStreamSynchronize(c->stream);
+    if (c->exec) (void)cu.cuGraphExecDestroy(c->exec);
     if (c->weights) (void)cu.cuMemFree(c->weights);
     if (c->err_word) (void)cu.cuMemFree(c->err_word);
     if (c->mod) (void)cu.cuModuleUnload(c->mod);
@@ -346,6 +358,7 @@ int mlc_rt_cuda_launch(mlc_rt_cuda *c, const char *name, const int64_t *dims, vo
 
 int64_t mlc_rt_cuda_check(mlc_rt_cuda *c, int64_t *vals) {
   int64_t w[4];
+  if (c->capturing) return snprintf(c->err, sizeof c->err, "CUDA: a check of model data waits, which a capture cannot"), -1;
   if (enter(c)) return -1;
   CUresult r = cu.cuMemcpyDtoHAsync(w, c->err_word, sizeof w, c->stream);
   if (!r) r = cu.cuStreamSynchronize(c->stream);
@@ -354,4 +367,48 @@ int64_t mlc_rt_cuda_check(mlc_rt_cuda *c, int64_t *vals) {
   if (r) return fail(c, r, "reading the kernels' error word");
   if (w[0]) memcpy(vals, w + 1, 3 * sizeof *vals);
   return w[0];
+}
+
+/* ---- a run as a CUDA graph ------------------------------------------------ */
+
+int mlc_rt_cuda_capture_begin(mlc_rt_cuda *c) {
+  if (enter(c)) return -1;
+  CUresult r = cu.cuStreamBeginCapture(c->stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+  leave(c);
+  if (r) return fail(c, r, "starting to capture a run");
+  c->capturing = 1;
+  return 0;
+}
+
+int mlc_rt_cuda_capture_end(mlc_rt_cuda *c, int keep) {
+  if (!c->capturing) return -1;
+  c->capturing = 0;
+  if (enter(c)) return -1;
+  CUgraph g = NULL;
+  CUresult r = cu.cuStreamEndCapture(c->stream, &g);
+  int rc = 0;
+  if (r) rc = fail(c, r, "capturing a run");
+  mlc_rt_cuda_graph_drop(c);
+  if (!rc && keep && g && (r = cu.cuGraphInstantiateWithFlags(&c->exec, g, 0))) {
+    c->exec = NULL;
+    rc = fail(c, r, "instantiating a run's graph");
+  }
+  if (g) (void)cu.cuGraphDestroy(g);
+  leave(c);
+  return rc;
+}
+
+int mlc_rt_cuda_graph_ready(const mlc_rt_cuda *c) { return c && c->exec; }
+
+void mlc_rt_cuda_graph_drop(mlc_rt_cuda *c) {
+  if (!c || !c->exec) return;
+  (void)cu.cuGraphExecDestroy(c->exec);
+  c->exec = NULL;
+}
+
+int mlc_rt_cuda_graph_launch(mlc_rt_cuda *c) {
+  if (!c->exec || enter(c)) return -1;
+  CUresult r = cu.cuGraphLaunch(c->exec, c->stream);
+  leave(c);
+  return r ? fail(c, r, "launching a run's graph") : 0;
 }

@@ -55,4 +55,19 @@ int mlc_rt_cuda_launch(mlc_rt_cuda *c, const char *name, const int64_t *dims, vo
 ** in vals[0..2]; the word is cleared), -1 a CUDA error. */
 int64_t mlc_rt_cuda_check(mlc_rt_cuda *c, int64_t *vals);
 
+/*
+** A run as a CUDA graph: the launches of one run (kernels, library calls)
+** captured from the stream and replayed by one launch, which saves the
+** host's per-kernel launch cost.  A graph holds the addresses and shapes
+** of its run: the session replays it only while they are the same.
+** capture_begin starts recording the stream (nothing launched runs);
+** capture_end(keep) stops and, with |keep|, makes the graph (else drops
+** what was recorded).  Waits (cuda_check) fail while capturing.
+*/
+int mlc_rt_cuda_capture_begin(mlc_rt_cuda *c);
+int mlc_rt_cuda_capture_end(mlc_rt_cuda *c, int keep);
+int mlc_rt_cuda_graph_ready(const mlc_rt_cuda *c);
+void mlc_rt_cuda_graph_drop(mlc_rt_cuda *c);
+int mlc_rt_cuda_graph_launch(mlc_rt_cuda *c);
+
 #endif /* MLC_RUNTIME_RT_CUDA_H */

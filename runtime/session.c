@@ -93,6 +93,9 @@ struct mlc_rt_session {
   DLTensor *out_host_t;
   unsigned char *out_copied; /* the host copy of the last run is made */
   struct cuda_ws *cws;      /* device workspaces: all allocated, free or not */
+  int graphs_ok;            /* runs may be recorded as CUDA graphs (cuda_run) */
+  int graph_seen;           /* a run with |graph_key| executed step by step */
+  uint64_t graph_key;
   int32_t ncws, cws_cap;
   char err[1024];
 };
@@ -488,6 +491,14 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
       return mlc_rt_errorf(err, errlen, MLC_RT_RUNTIME_ERROR, "cannot run model \"%s\" on CUDA: %s", d->name, cerr);
     }
     nthreads = 1; /* the host only launches */
+    const char *g = getenv("MLC_CUDA_GRAPHS");
+    s->graphs_ok = !(g && !strcmp(g, "0"));
+    /* cuDNN's wrappers copy host data to the device in some calls (pooling
+    ** factors, padded inputs), which a replayed graph would read from
+    ** memory freed since: a model calling a library other than cuBLAS
+    ** runs step by step (an H200 gave other bits for cnn with cuDNN) */
+    for (int32_t i = 0; i < d->nsteps; i++)
+      if (m->step_lib[i] && !(d->steps[i].name && !strncmp(d->steps[i].name, "cublas.", 7))) s->graphs_ok = 0;
   }
   s->nthreads = nthreads;
   build_tensors_and_args(s);
@@ -891,23 +902,11 @@ static mlc_rt_status cuda_output_to_host(mlc_rt_session *s, int32_t i) {
   return MLC_RT_OK;
 }
 
-mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
-  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
+/* Executes every step (the run's inputs bound and memory planned). */
+static mlc_rt_status run_steps(mlc_rt_session *s) {
   const mlc_rt_model *m = s->model;
   const mlc_rt_model_desc *d = m->desc;
-  s->outputs_valid = 0;
-  s->ran = 1;
-  for (int32_t i = 0; i < d->ninputs; i++)
-    if (!s->input_set[i])
-      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d) is not set", d->inputs[i].name, i);
-  mlc_rt_status st = bind_symbols(s);
-  if (st != MLC_RT_OK) return st;
-  if (!s->planned || (d->nsyms > 0 && memcmp(s->bind, s->syms, (size_t)d->nsyms * sizeof *s->syms))) {
-    st = plan(s);
-    if (st != MLC_RT_OK) return st;
-  }
-  s->kerr_set = 0;
-  if (s->cuda && (st = cuda_inputs(s)) != MLC_RT_OK) return st;
+  mlc_rt_status st;
   for (int32_t i = 0; i < d->nsteps; i++) {
     int64_t a = m->arg_start[i];
     if (m->step_dyn[i] && (st = prepare_step(s, i)) != MLC_RT_OK) return st;
@@ -936,6 +935,81 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
       return SERR(s, MLC_RT_RUNTIME_ERROR, "step %d (node \"%s\"): %s failed (returned %d)", i,
                   label, d->steps[i].name ? d->steps[i].name : "kernel", rc);
     }
+  }
+  return MLC_RT_OK;
+}
+
+/* What a captured run depends on: the addresses of the inputs, the arena
+** and the outputs, and the symbols' values (FNV-1a). */
+static uint64_t run_key(const mlc_rt_session *s) {
+  const mlc_rt_model_desc *d = DESC(s);
+  uint64_t h = 1469598103934665603ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+  for (int32_t i = 0; i < d->ninputs; i++) {
+    const DLTensor *t = &s->tensors[d->inputs[i].tensor];
+    MIX((uintptr_t)t->data);
+    MIX(t->byte_offset);
+  }
+  for (int32_t i = 0; i < d->noutputs; i++) MIX((uintptr_t)s->out_buf[i]);
+  for (int32_t k = 0; k < d->nsyms; k++) MIX(s->syms[k]);
+  MIX((uintptr_t)s->arena);
+#undef MIX
+  return h;
+}
+
+/*
+** A CUDA run.  The first run with given addresses and shapes executes step
+** by step (libraries choose their algorithms, workspaces are allocated);
+** the second records its launches as a graph (no step runs on the host
+** after that); later ones launch the graph.  A run that cannot be recorded
+** (a check of model data waits for its kernel) executes step by step, and
+** the session does not try again.  Not while profiling, and not with
+** MLC_CUDA_GRAPHS=0.
+*/
+static mlc_rt_status cuda_run(mlc_rt_session *s) {
+  uint64_t key = run_key(s);
+  if (key != s->graph_key) {
+    mlc_rt_cuda_graph_drop(s->cuda);
+    s->graph_key = key;
+    s->graph_seen = 0;
+  }
+  if (s->step_ms || !s->graphs_ok) return run_steps(s);
+  if (mlc_rt_cuda_graph_ready(s->cuda))
+    return mlc_rt_cuda_graph_launch(s->cuda) ? SERR(s, MLC_RT_RUNTIME_ERROR, "%s", mlc_rt_cuda_error(s->cuda))
+                                              : MLC_RT_OK;
+  if (s->graph_seen && mlc_rt_cuda_capture_begin(s->cuda) == 0) {
+    mlc_rt_status st = run_steps(s);
+    if (mlc_rt_cuda_capture_end(s->cuda, st == MLC_RT_OK) == 0 && st == MLC_RT_OK && mlc_rt_cuda_graph_ready(s->cuda))
+      return mlc_rt_cuda_graph_launch(s->cuda) ? SERR(s, MLC_RT_RUNTIME_ERROR, "%s", mlc_rt_cuda_error(s->cuda))
+                                                : MLC_RT_OK;
+    s->graphs_ok = 0; /* nothing recorded ran: run step by step */
+    s->kerr_set = 0;
+  }
+  mlc_rt_status st = run_steps(s);
+  if (st == MLC_RT_OK) s->graph_seen = 1;
+  return st;
+}
+
+mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
+  if (!LIVE(s)) return MLC_RT_INVALID_ARGUMENT;
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_model_desc *d = m->desc;
+  s->outputs_valid = 0;
+  s->ran = 1;
+  for (int32_t i = 0; i < d->ninputs; i++)
+    if (!s->input_set[i])
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d) is not set", d->inputs[i].name, i);
+  mlc_rt_status st = bind_symbols(s);
+  if (st != MLC_RT_OK) return st;
+  if (!s->planned || (d->nsyms > 0 && memcmp(s->bind, s->syms, (size_t)d->nsyms * sizeof *s->syms))) {
+    st = plan(s);
+    if (st != MLC_RT_OK) return st;
+  }
+  s->kerr_set = 0;
+  if (s->cuda) {
+    if ((st = cuda_inputs(s)) != MLC_RT_OK || (st = cuda_run(s)) != MLC_RT_OK) return st;
+  } else if ((st = run_steps(s)) != MLC_RT_OK) {
+    return st;
   }
   if (s->cuda && (st = cuda_outputs(s)) != MLC_RT_OK) return st;
   s->outputs_valid = 1;

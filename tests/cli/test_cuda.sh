@@ -77,7 +77,9 @@ STUB(cuDeviceGetCount) STUB(cuDeviceGet) STUB(cuDeviceGetName) STUB(cuDevicePrim
 STUB(cuDevicePrimaryCtxRelease_v2) STUB(cuCtxPushCurrent_v2) STUB(cuCtxPopCurrent_v2) STUB(cuStreamCreate)
 STUB(cuStreamDestroy_v2) STUB(cuStreamSynchronize) STUB(cuModuleLoadDataEx) STUB(cuModuleUnload)
 STUB(cuModuleGetFunction) STUB(cuMemAlloc_v2) STUB(cuMemFree_v2) STUB(cuMemcpyHtoDAsync_v2)
-STUB(cuMemcpyDtoHAsync_v2) STUB(cuMemsetD8Async) STUB(cuLaunchKernel)
+STUB(cuMemcpyDtoHAsync_v2) STUB(cuMemsetD8Async) STUB(cuLaunchKernel) STUB(cuStreamBeginCapture_v2)
+STUB(cuStreamEndCapture) STUB(cuGraphInstantiateWithFlags) STUB(cuGraphLaunch) STUB(cuGraphExecDestroy)
+STUB(cuGraphDestroy)
 CEOF
 if ${CC:-cc} -shared -fPIC -o "$tmp/libcuda.so.1" "$tmp/fakecuda.c" 2>"$tmp/cc.log"; then
   LD_LIBRARY_PATH=$tmp "$cli" run "$m" >"$tmp/run2.out" 2>&1; rc=$?
