@@ -493,12 +493,8 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
     nthreads = 1; /* the host only launches */
     const char *g = getenv("MLC_CUDA_GRAPHS");
     s->graphs_ok = !(g && !strcmp(g, "0"));
-    /* cuDNN's wrappers copy host data to the device in some calls (pooling
-    ** factors, padded inputs), which a replayed graph would read from
-    ** memory freed since: a model calling a library other than cuBLAS
-    ** runs step by step (an H200 gave other bits for cnn with cuDNN) */
-    for (int32_t i = 0; i < d->nsteps; i++)
-      if (m->step_lib[i] && !(d->steps[i].name && !strncmp(d->steps[i].name, "cublas.", 7))) s->graphs_ok = 0;
+    /* a library call the capture refuses (a copy from pageable host memory)
+    ** makes the capture fail: cuda_run then runs step by step */
   }
   s->nthreads = nthreads;
   build_tensors_and_args(s);
