@@ -753,6 +753,84 @@ static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *w
   return best >= 0 ? mlc_sch_unroll(s, parts[1]) : NULL;
 }
 
+/*
+** G5. Cross-thread reductions.  A reduction with fewer than
+** GPU_MIN_THREADS / 4 outputs and one reduce loop of at least 128
+** iterations, a multiple of 32 (a layer norm's or softmax's rows, a
+** matrix-vector product, a global pooling), is factored (rfactor) into 32
+** partial reductions per output, which threads compute side by side, and a
+** write-back that sums the 32.  The reduce loop is split so that the 32
+** threads of an output read consecutive elements when the reduce axis is
+** the contiguous one (rows: k = ko * 32 + ki), and whole chunks each when
+** the outputs are (a matrix-vector product: k = ki * (K / 32) + ko, the
+** outputs' loop innermost among the bound ones).
+*/
+#define GPU_RFACTOR 32
+
+static mlc_status rfactor_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0, p = 0;
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
+  if (!blk || blk->block.niters == 0 || !blk->block.init) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  while (p < n) {
+    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[p]);
+    if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
+    p++;
+  }
+  if (p != n - 1) return NULL; /* one reduce loop, innermost */
+  int64_t outputs = 1;
+  for (int i = 0; i < p && outputs > 0; i++) {
+    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
+    outputs = e < 0 ? -1 : outputs * e;
+  }
+  int64_t k = const_extent(mlc_sch_rv_stmt(s, loops[p])->loop.extent);
+  if (outputs < 1 || outputs >= GPU_MIN_THREADS / 4 || k < 128 || k % GPU_RFACTOR) return NULL;
+  /* is the reduce axis the contiguous one (the last index of a load)? */
+  const mlc_tir_var *kv = NULL;
+  for (int i = 0; i < blk->block.niters; i++)
+    if (blk->block.iters[i].kind == MLC_TIR_ITER_REDUCE) kv = blk->block.iters[i].var;
+  tile_loads tl;
+  memset(&tl, 0, sizeof tl);
+  tl.acc = stored(blk);
+  mlc_tir_visitor v = {0};
+  v.ctx = &tl;
+  v.pre_expr = collect_load;
+  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
+  /* the operands that vary with the outputs and the reduction (not a
+  ** matrix-vector product's vector) decide */
+  int rows = 0, any = 0;
+  for (int l = 0; kv && l < tl.n && l < 8; l++) {
+    const mlc_tir_expr *ld = tl.loads[l];
+    int uses_k = 0, uses_sp = 0;
+    for (int d = 0; d < ld->load.n; d++) {
+      uses_k |= mlc_tir_expr_uses_var(ld->load.indices[d], kv);
+      for (int i = 0; i < blk->block.niters; i++)
+        if (blk->block.iters[i].kind == MLC_TIR_ITER_SPATIAL && const_extent(blk->block.iters[i].extent) != 1)
+          uses_sp |= mlc_tir_expr_uses_var(ld->load.indices[d], blk->block.iters[i].var);
+    }
+    if (!uses_k || !uses_sp) continue;
+    any = 1;
+    rows |= mlc_tir_expr_uses_var(ld->load.indices[ld->load.n - 1], kv);
+  }
+  if (!any) rows = 1;
+  mlc_sch_rv parts[2], rf;
+  mlc_sch_arg f[2] = {rows ? MLC_SCH_NONE_ARG : MLC_SCH_INT_ARG(GPU_RFACTOR),
+                      rows ? MLC_SCH_INT_ARG(GPU_RFACTOR) : MLC_SCH_NONE_ARG};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
+  mlc_sch_rv lanes = rows ? parts[1] : parts[0], rest = rows ? parts[0] : parts[1];
+  MLC_RETURN_IF_ERROR(mlc_sch_rfactor(s, lanes, 0, &rf));
+  /* the partial sums: the lanes beside the outputs' loops (outside the
+  ** rest of the reduction), innermost for rows, outermost otherwise */
+  mlc_sch_rv order[MLC_SCH_MAX_OUTS];
+  int no = 0;
+  if (!rows) order[no++] = lanes;
+  for (int i = 0; i < p; i++) order[no++] = loops[i];
+  if (rows) order[no++] = lanes;
+  order[no++] = rest;
+  return mlc_sch_reorder(s, no, order);
+}
+
 static mlc_status bind_stage(mlc_sch *s, mlc_sch_rv block) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0, p = 0;
@@ -797,7 +875,9 @@ static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch *
       i = -1;
     }
   }
-  /* G3 where legal (a refusal leaves the stage as it was), then G2 */
+  /* G5 for the reductions of few outputs, G3 where legal (a refusal
+  ** leaves the stage as it was), then G2 */
+  for (int i = 0; !st && i < n; i++) attempt(s, rfactor_gpu_reduction(s, blocks[i]), &st);
   for (int i = 0; !st && i < n; i++) {
     mlc_sch_rv wb = -1;
     if (!attempt(s, tile_gpu_reduction(s, blocks[i], &wb), &st) || st || wb < 0) continue;

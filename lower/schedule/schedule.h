@@ -291,6 +291,11 @@ MLC_MUST_USE mlc_status mlc_sch_reverse_compute_at(mlc_sch *s, mlc_sch_rv block,
 ** Refused when |block| has no init, |loop| is not around it, |loop| is
 ** inside a loop that binds a reduce iteration variable of the block. */
 MLC_MUST_USE mlc_status mlc_sch_decompose_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv loop, mlc_sch_rv *out);
+/* Factors the reduction of the block under |loop| along it (rfactor.c):
+** partial results Y_rf[l, ..] in a block B_rf in its place, combined by
+** the block itself (its handle) after its loop nest.  *|out| (may be
+** NULL): B_rf.  |factor_axis| must be 0. */
+MLC_MUST_USE mlc_status mlc_sch_rfactor(mlc_sch *s, mlc_sch_rv loop, int factor_axis, mlc_sch_rv *out);
 
 /* A cache of the |index|-th buffer |block| reads: a new buffer BUF_SCOPE
 ** in |scope| and a block of that name that copies the region |block| reads
