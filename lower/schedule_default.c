@@ -601,6 +601,68 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   return NULL;
 }
 
+/*
+** Rule R.  A reduction along the contiguous axis (a row's max or sum in a
+** softmax or a layer norm: its one reduce loop innermost and the last index
+** of a load, at least 64 iterations, a multiple of 16) is factored
+** (rfactor, the lanes last in the partial results) into 16 partial
+** reductions that rule 1 then computes as one vector, and a write-back that
+** sums the 16: the row is read with vector loads instead of one element
+** at a time.
+*/
+#define RFACTOR_LANES 16
+
+/* Whether the reduction of |blk| (reduce variable |kv|) runs along the
+** contiguous axis of what it reads: the last index of its loads that vary
+** with both the reduction and an output (not a matrix-vector product's
+** vector) is the reduce variable's (any load's, when none varies with
+** both). */
+static int reduce_is_contiguous(const mlc_tir_stmt *blk, const mlc_tir_var *kv) {
+  tile_loads tl;
+  memset(&tl, 0, sizeof tl);
+  tl.acc = stored(blk);
+  mlc_tir_visitor v = {0};
+  v.ctx = &tl;
+  v.pre_expr = collect_load;
+  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
+  int rows = 0, any = 0, last_k = 0;
+  for (int l = 0; kv && l < tl.n && l < 8; l++) {
+    const mlc_tir_expr *ld = tl.loads[l];
+    int uses_k = 0, uses_sp = 0, lk = mlc_tir_expr_uses_var(ld->load.indices[ld->load.n - 1], kv);
+    for (int d = 0; d < ld->load.n; d++) {
+      uses_k |= mlc_tir_expr_uses_var(ld->load.indices[d], kv);
+      for (int i = 0; i < blk->block.niters; i++)
+        if (blk->block.iters[i].kind == MLC_TIR_ITER_SPATIAL && const_extent(blk->block.iters[i].extent) != 1)
+          uses_sp |= mlc_tir_expr_uses_var(ld->load.indices[d], blk->block.iters[i].var);
+    }
+    last_k |= lk;
+    if (!uses_k || !uses_sp) continue;
+    any = 1;
+    rows |= lk;
+  }
+  return any ? rows : last_k;
+}
+
+static mlc_status rfactor_cpu_reduction(mlc_sch *s, mlc_sch_rv block) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0, p = 0;
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
+  if (!blk || blk->block.niters == 0 || !blk->block.init || !stored(blk)) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  while (p < n && !binds_reduce(blk, mlc_sch_rv_stmt(s, loops[p])->loop.var)) p++;
+  if (p != n - 1 || mlc_sch_rv_stmt(s, loops[p])->loop.kind != MLC_TIR_FOR_SERIAL) return NULL;
+  int64_t k = const_extent(mlc_sch_rv_stmt(s, loops[p])->loop.extent);
+  if (k < 64 || k % RFACTOR_LANES) return NULL;
+  const mlc_tir_var *kv = NULL;
+  for (int i = 0; i < blk->block.niters; i++)
+    if (blk->block.iters[i].kind == MLC_TIR_ITER_REDUCE) kv = blk->block.iters[i].var;
+  if (!kv || !reduce_is_contiguous(blk, kv)) return NULL;
+  mlc_sch_rv parts[2];
+  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(RFACTOR_LANES)};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
+  return mlc_sch_rfactor(s, parts[1], stored(blk)->rank, NULL);
+}
+
 /* Applies the rules (rule 1 only with |vectors|) to a new schedule of |f|. */
 static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_lower_options *opt, int vectors,
                               int tiles, mlc_sch **out) {
@@ -618,6 +680,10 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
     changed |= moved;
   }
   if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
+  /* rule R: row reductions as vectors of partial results */
+  int factored = 0;
+  for (int i = 0; !st && vectors && i < n; i++) factored |= attempt(*out, rfactor_cpu_reduction(*out, blocks[i]), &st);
+  if (!st && factored) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   /* every block, an epilogue under its reduction's loops too */
   for (int i = 0; !st && vectors && i < n; i++) st = vectorize_stage(*out, blocks[i]);
   for (int i = 0; !st && i < n; i++) st = schedule_stage(*out, blocks[i], opt);
@@ -786,34 +852,11 @@ static mlc_status rfactor_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   }
   int64_t k = const_extent(mlc_sch_rv_stmt(s, loops[p])->loop.extent);
   if (outputs < 1 || outputs >= GPU_MIN_THREADS / 4 || k < 128 || k % GPU_RFACTOR) return NULL;
-  /* is the reduce axis the contiguous one (the last index of a load)? */
+  /* is the reduce axis the contiguous one? */
   const mlc_tir_var *kv = NULL;
   for (int i = 0; i < blk->block.niters; i++)
     if (blk->block.iters[i].kind == MLC_TIR_ITER_REDUCE) kv = blk->block.iters[i].var;
-  tile_loads tl;
-  memset(&tl, 0, sizeof tl);
-  tl.acc = stored(blk);
-  mlc_tir_visitor v = {0};
-  v.ctx = &tl;
-  v.pre_expr = collect_load;
-  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
-  /* the operands that vary with the outputs and the reduction (not a
-  ** matrix-vector product's vector) decide */
-  int rows = 0, any = 0;
-  for (int l = 0; kv && l < tl.n && l < 8; l++) {
-    const mlc_tir_expr *ld = tl.loads[l];
-    int uses_k = 0, uses_sp = 0;
-    for (int d = 0; d < ld->load.n; d++) {
-      uses_k |= mlc_tir_expr_uses_var(ld->load.indices[d], kv);
-      for (int i = 0; i < blk->block.niters; i++)
-        if (blk->block.iters[i].kind == MLC_TIR_ITER_SPATIAL && const_extent(blk->block.iters[i].extent) != 1)
-          uses_sp |= mlc_tir_expr_uses_var(ld->load.indices[d], blk->block.iters[i].var);
-    }
-    if (!uses_k || !uses_sp) continue;
-    any = 1;
-    rows |= mlc_tir_expr_uses_var(ld->load.indices[ld->load.n - 1], kv);
-  }
-  if (!any) rows = 1;
+  int rows = !kv || reduce_is_contiguous(blk, kv);
   mlc_sch_rv parts[2], rf;
   mlc_sch_arg f[2] = {rows ? MLC_SCH_NONE_ARG : MLC_SCH_INT_ARG(GPU_RFACTOR),
                       rows ? MLC_SCH_INT_ARG(GPU_RFACTOR) : MLC_SCH_NONE_ARG};

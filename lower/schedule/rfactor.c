@@ -1,12 +1,14 @@
 /*
 ** rfactor.c: b1 = sch.rfactor(loop=l, factor_axis=0).
 **
-** Factors a reduction along the loop |l|, which binds (alone or with other
+** Factors a reduction along the loop |l| (factor_axis: where the new
+** dimension goes in the partial results' buffer, 0 .. rank), which binds (alone or with other
 ** reduce loops) one reduce iteration variable vk of the block B under it:
 ** B, Y[idx] = Y[idx] OP value (OP +, *, min or max, its init storing a
 ** constant), becomes
 **
 **   the rfactor block B_rf, in B's place and loops: Y_rf[vl, idx] = Y_rf[vl, idx]
+**   (vl at position factor_axis among the indices; first here)
 **   OP value, with vl a spatial iteration variable bound to |l| and vk
 **   replaced by its binding over vl and new reduce variables for the other
 **   loops it used; its init stores the constant into Y_rf[vl, idx];
@@ -14,19 +16,21 @@
 **   nest that held B: for each element of the region B wrote, a reduction
 **   over r in [0, extent(l)) of Y[v] = Y[v] OP Y_rf[r, v], with B's init.
 **
-** Y_rf (Y's dtype, shape [extent(l)] + Y's shape) is allocated in the
+** Y_rf (Y's dtype, Y's shape with extent(l) inserted at factor_axis) is allocated in the
 ** function.  Each of the extent(l) partial reductions is independent of
 ** the others, so |l| may then be vectorized, parallel or bound to threads;
 ** the write-back combines them.  With l the inner part of a split reduce
 ** loop (k -> ko, ki), a row sum becomes 16 (or 32) strided partial sums,
 ** which a CPU vector or a warp computes at once.  The result is B_rf.
 **
-** Legality: factor_axis 0 (ARGUMENT); |l| a loop of constant min 0 around
+** Legality: 0 <= factor_axis <= rank of Y (ARGUMENT); |l| a loop of constant min 0 around
 ** exactly one block (STRUCTURE); that block a reduction whose body is one
 ** store of the form above and whose init stores an expression of no
 ** iteration variable to the same element (STRUCTURE), without predicate
 ** (STRUCTURE); |l| used by the binding of exactly one iteration variable,
-** a reduce one, whose other loops are loops around the block (REDUCTION).
+** a reduce one, whose other loops are loops around the block (REDUCTION);
+** nothing else in the loop nest holding the block accesses Y (DEPENDENCE:
+** it would see Y before the write-back).
 */
 #include <string.h>
 
@@ -80,7 +84,7 @@ mlc_status mlc_sch_apply_rfactor(mlc_sch *s, mlc_sch_inst *in) {
   MLC_RETURN_IF_ERROR(sch_arg_int_opt(s, in, "factor_axis", 0, &axis));
   mlc_tir_module *m = s->m;
   const char *ld = sch_desc(s, loop);
-  if (axis != 0) return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "factor_axis %lld: only 0 is supported", (long long)axis);
+  if (axis < 0) return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "factor_axis %lld is negative", (long long)axis);
   if (!mlc_tir_is_const(loop->loop.min, 0))
     return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s does not start at 0", ld);
   mlc_tir_stmt *blks[2];
@@ -92,6 +96,9 @@ mlc_status mlc_sch_apply_rfactor(mlc_sch *s, mlc_sch_inst *in) {
   if (!up || !ini || blk->block.predicate)
     return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s is not a reduction of one store with an init and no predicate", bd);
   mlc_tir_buffer *y = up->store.buffer;
+  if (axis > y->rank)
+    return sch_fail(s, MLC_SCH_ERR_ARGUMENT, "factor_axis %lld: %s has rank %d", (long long)axis, y->name, y->rank);
+  int fa = (int)axis;
   const mlc_tir_expr *v = up->store.value;
   int acc_left = 0;
   if (v->kind != MLC_TIR_BINARY ||
@@ -174,14 +181,14 @@ mlc_status mlc_sch_apply_rfactor(mlc_sch *s, mlc_sch_inst *in) {
   /* Y_rf and the rfactor block's statements */
   mlc_tir_expr **shape = MLC_ARENA_ARRAY(m->arena, (size_t)y->rank + 2, mlc_tir_expr *);
   if (!shape) return mlc_oom();
-  shape[0] = loop->loop.extent;
-  for (int d = 0; d < y->rank; d++) shape[d + 1] = y->shape[d];
+  shape[fa] = loop->loop.extent;
+  for (int d = 0; d < y->rank; d++) shape[d < fa ? d : d + 1] = y->shape[d];
   const char *rfname = sch_unique_buffer_name(s, mlc_arena_printf(m->arena, "%s_rf", y->name));
   mlc_tir_buffer *yrf = rfname ? mlc_tir_buffer_new(m, rfname, y->dtype, y->rank + 1, shape, MLC_TIR_SCOPE_GLOBAL) : NULL;
   mlc_tir_expr **ridx = MLC_ARENA_ARRAY(m->arena, (size_t)y->rank + 2, mlc_tir_expr *);
   if (!yrf || !ridx) return mlc_oom();
-  ridx[0] = mlc_tir_ref(m, vl);
-  for (int d = 0; d < up->store.n; d++) ridx[d + 1] = mlc_tir_expr_copy(m, up->store.indices[d], &isub);
+  ridx[fa] = mlc_tir_ref(m, vl);
+  for (int d = 0; d < up->store.n; d++) ridx[d < fa ? d : d + 1] = mlc_tir_expr_copy(m, up->store.indices[d], &isub);
   mlc_tir_expr *nvalue = mlc_tir_expr_copy(m, value, &isub);
   mlc_tir_expr *acc = mlc_tir_load(m, yrf, y->rank + 1, ridx);
   mlc_tir_stmt *rf_body = nvalue && acc ? mlc_tir_store(m, yrf, y->rank + 1, ridx,
@@ -207,13 +214,13 @@ mlc_status mlc_sch_apply_rfactor(mlc_sch *s, mlc_sch_inst *in) {
     if (!ax[d] || !vd) return mlc_oom();
     wits[d] = (mlc_tir_iter_var){vd, MLC_TIR_ITER_SPATIAL, mins[d], exts[d], mlc_tir_add(m, mlc_tir_ref(m, ax[d]), mins[d])};
     widx[d] = mlc_tir_ref(m, vd);
-    fidx[d + 1] = widx[d];
+    fidx[d < fa ? d : d + 1] = widx[d];
   }
   mlc_tir_var *r = mlc_tir_var_new(m, mlc_arena_printf(m->arena, "%s_r", lv->name), lv->dtype);
   mlc_tir_var *vr = mlc_tir_var_new(m, mlc_arena_printf(m->arena, "v%s_r", lv->name), lv->dtype);
   if (!r || !vr) return mlc_oom();
   wits[n] = (mlc_tir_iter_var){vr, MLC_TIR_ITER_REDUCE, mlc_tir_i64(m, 0), loop->loop.extent, mlc_tir_ref(m, r)};
-  fidx[0] = mlc_tir_ref(m, vr);
+  fidx[fa] = mlc_tir_ref(m, vr);
   mlc_tir_expr *cur = mlc_tir_load(m, y, n, widx), *part = mlc_tir_load(m, yrf, n + 1, fidx);
   mlc_tir_stmt *wb_body = cur && part ? mlc_tir_store(m, y, n, widx,
                                                       acc_left ? mlc_tir_binary(m, v->bin.op, cur, part)
@@ -232,6 +239,10 @@ mlc_status mlc_sch_apply_rfactor(mlc_sch *s, mlc_sch_inst *in) {
   /* ---- rewrite ---- */
   mlc_tir_stmt *nest = sch_scope_nest(s, blk);
   if (!nest) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s is not inside the function", bd);
+  if (sch_accesses_outside(nest, y, 0, blk))
+    return sch_fail(s, MLC_SCH_ERR_DEPENDENCE,
+                    "%s, the loop nest holding %s, also accesses %s: it would run before the write-back",
+                    sch_desc(s, nest), bd, y->name);
   MLC_RETURN_IF_ERROR(sch_replace(s, nest, mlc_tir_seq2(m, nest, wnest)));
   sch_repoint(s, blk, wb);
   MLC_RETURN_IF_ERROR(sch_replace(s, blk, rf));

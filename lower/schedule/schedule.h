@@ -294,7 +294,8 @@ MLC_MUST_USE mlc_status mlc_sch_decompose_reduction(mlc_sch *s, mlc_sch_rv block
 /* Factors the reduction of the block under |loop| along it (rfactor.c):
 ** partial results Y_rf[l, ..] in a block B_rf in its place, combined by
 ** the block itself (its handle) after its loop nest.  *|out| (may be
-** NULL): B_rf.  |factor_axis| must be 0. */
+** NULL): B_rf.  |factor_axis|: where the factored dimension goes in the
+** partial results' buffer (0 .. its output's rank). */
 MLC_MUST_USE mlc_status mlc_sch_rfactor(mlc_sch *s, mlc_sch_rv loop, int factor_axis, mlc_sch_rv *out);
 
 /* A cache of the |index|-th buffer |block| reads: a new buffer BUF_SCOPE
