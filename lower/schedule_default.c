@@ -690,6 +690,29 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
   return st;
 }
 
+/* The number of leading serial loops of |loops| (|n|, around |blk|) that
+** bind no reduce iteration variable of |blk|: its outputs' loops. */
+static int spatial_prefix(mlc_sch *s, const mlc_tir_stmt *blk, const mlc_sch_rv *loops, int n) {
+  int p = 0;
+  while (p < n) {
+    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[p]);
+    if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
+    p++;
+  }
+  return p;
+}
+
+/* The product of the constant extents of the first |p| |loops|; -1 when
+** one is symbolic or the product overflows. */
+static int64_t loops_product(mlc_sch *s, const mlc_sch_rv *loops, int p) {
+  int64_t r = 1;
+  for (int i = 0; i < p && r > 0; i++) {
+    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
+    r = e < 0 || (e > 0 && r > INT64_MAX / e) ? -1 : r * e;
+  }
+  return r;
+}
+
 /* ---- the GPU schedule ------------------------------------------------------
 **
 ** G1. Rule F1, and of rule F2 only reverse_compute_inline: each stage
@@ -736,18 +759,10 @@ static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *w
   const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
   if (!blk || blk->block.niters == 0 || !blk->block.init) return NULL;
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
-  while (p < n) {
-    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[p]);
-    if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
-    p++;
-  }
+  p = spatial_prefix(s, blk, loops, n);
   if (p < 1 || p == n) return NULL; /* no spatial loop, or no reduction */
   /* the tile: as large as keeps GPU_MIN_THREADS threads busy */
-  int64_t outputs = 1;
-  for (int i = 0; i < p && outputs > 0; i++) {
-    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
-    outputs = e < 0 || (e > 0 && outputs > INT64_MAX / e) ? -1 : outputs * e;
-  }
+  int64_t outputs = loops_product(s, loops, p);
   /* which loop: one that the loads varying across a warp (those indexed
   ** by the innermost spatial loop, whose threads are consecutive) do not
   ** index, so the tile reuses them (a convolution's output channels, a
@@ -839,17 +854,9 @@ static mlc_status rfactor_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
   if (!blk || blk->block.niters == 0 || !blk->block.init) return NULL;
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
-  while (p < n) {
-    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[p]);
-    if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
-    p++;
-  }
+  p = spatial_prefix(s, blk, loops, n);
   if (p != n - 1) return NULL; /* one reduce loop, innermost */
-  int64_t outputs = 1;
-  for (int i = 0; i < p && outputs > 0; i++) {
-    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
-    outputs = e < 0 ? -1 : outputs * e;
-  }
+  int64_t outputs = loops_product(s, loops, p);
   int64_t k = const_extent(mlc_sch_rv_stmt(s, loops[p])->loop.extent);
   if (outputs < 1 || outputs >= GPU_MIN_THREADS / 4 || k < 128 || k % GPU_RFACTOR) return NULL;
   /* is the reduce axis the contiguous one? */
@@ -880,11 +887,7 @@ static mlc_status bind_stage(mlc_sch *s, mlc_sch_rv block) {
   const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
   if (!blk || blk->block.niters == 0) return NULL;
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
-  while (p < n) {
-    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[p]);
-    if (l->loop.kind != MLC_TIR_FOR_SERIAL || binds_reduce(blk, l->loop.var)) break;
-    p++;
-  }
+  p = spatial_prefix(s, blk, loops, n);
   if (p == 0) return NULL;
   mlc_sch_rv fused = loops[0];
   if (p > 1) MLC_RETURN_IF_ERROR(mlc_sch_fuse(s, p, loops, &fused));
