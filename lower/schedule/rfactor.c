@@ -183,7 +183,8 @@ mlc_status mlc_sch_apply_rfactor(mlc_sch *s, mlc_sch_inst *in) {
   if (!shape) return mlc_oom();
   shape[fa] = loop->loop.extent;
   for (int d = 0; d < y->rank; d++) shape[d < fa ? d : d + 1] = y->shape[d];
-  const char *rfname = sch_unique_buffer_name(s, mlc_arena_printf(m->arena, "%s_rf", y->name));
+  const char *rfbase = mlc_arena_printf(m->arena, "%s_rf", y->name);
+  const char *rfname = rfbase ? sch_unique_buffer_name(s, rfbase) : NULL;
   mlc_tir_buffer *yrf = rfname ? mlc_tir_buffer_new(m, rfname, y->dtype, y->rank + 1, shape, MLC_TIR_SCOPE_GLOBAL) : NULL;
   mlc_tir_expr **ridx = MLC_ARENA_ARRAY(m->arena, (size_t)y->rank + 2, mlc_tir_expr *);
   if (!yrf || !ridx) return mlc_oom();
@@ -196,7 +197,8 @@ mlc_status mlc_sch_apply_rfactor(mlc_sch *s, mlc_sch_inst *in) {
                                                                   : mlc_tir_binary(m, v->bin.op, nvalue, acc))
                                         : NULL;
   mlc_tir_stmt *rf_init = mlc_tir_store(m, yrf, y->rank + 1, ridx, mlc_tir_expr_copy(m, ini->store.value, NULL));
-  const char *rbname = sch_unique_block_name(s, mlc_arena_printf(s->arena, "%s_rf", blk->block.name));
+  const char *rbbase = mlc_arena_printf(s->arena, "%s_rf", blk->block.name);
+  const char *rbname = rbbase ? sch_unique_block_name(s, rbbase) : NULL;
   mlc_tir_stmt *rf = rf_body && rf_init && rbname ? mlc_tir_block(m, rbname, nits, its, rf_init, rf_body) : NULL;
   if (!rf) return mlc_oom();
   rf->origin = blk->origin;
