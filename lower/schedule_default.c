@@ -881,6 +881,48 @@ static mlc_status rfactor_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   return mlc_sch_reorder(s, no, order);
 }
 
+/*
+** G6. Split reductions.  A reduction that still has fewer than
+** GPU_MIN_THREADS outputs and at least 512 iterations of reduction (a
+** convolution's 7x7 layers at batch 1: 25088 outputs of 4608 terms) is
+** factored along chunks of its outermost reduce loop (2 to 32 of them, the
+** fewest that make GPU_MIN_THREADS partial results): each chunk's partial
+** sums are outputs of their own, computed side by side, and the write-back
+** adds the chunks (and takes the epilogue).
+*/
+static mlc_status split_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0, p = 0;
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
+  if (!blk || blk->block.niters == 0 || !blk->block.init) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  p = spatial_prefix(s, blk, loops, n);
+  if (p < 1 || p == n) return NULL;
+  for (int i = p; i < n; i++) /* only reduce loops inside */
+    if (!binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) return NULL;
+  int64_t outputs = loops_product(s, loops, p), terms = 1, c = const_extent(mlc_sch_rv_stmt(s, loops[p])->loop.extent);
+  for (int i = p; i < n && terms > 0; i++) {
+    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
+    terms = e < 0 ? -1 : terms * e;
+  }
+  if (outputs < 1 || outputs >= GPU_MIN_THREADS || terms < 512 || c < 2) return NULL;
+  int64_t r = 2;
+  while (r < GPU_RFACTOR && outputs * r < GPU_MIN_THREADS) r *= 2;
+  while (r > 1 && c % r) r /= 2;
+  if (r < 2) return NULL;
+  mlc_sch_rv parts[2], rf;
+  mlc_sch_arg f[2] = {MLC_SCH_INT_ARG(r), MLC_SCH_NONE_ARG};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
+  MLC_RETURN_IF_ERROR(mlc_sch_rfactor(s, parts[0], 0, &rf));
+  /* the chunks outermost among the outputs' loops */
+  mlc_sch_rv order[MLC_SCH_MAX_OUTS];
+  int no = 0;
+  order[no++] = parts[0];
+  for (int i = 0; i < p; i++) order[no++] = loops[i];
+  order[no++] = parts[1];
+  return mlc_sch_reorder(s, no, order);
+}
+
 static mlc_status bind_stage(mlc_sch *s, mlc_sch_rv block) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0, p = 0;
@@ -923,7 +965,12 @@ static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch *
   }
   /* G5 for the reductions of few outputs, G3 where legal (a refusal
   ** leaves the stage as it was), then G2 */
-  for (int i = 0; !st && i < n; i++) attempt(s, rfactor_gpu_reduction(s, blocks[i]), &st);
+  for (int i = 0; !st && i < n; i++) {
+    attempt(s, rfactor_gpu_reduction(s, blocks[i]), &st);
+    if (!st) attempt(s, split_gpu_reduction(s, blocks[i]), &st);
+  }
+  /* the factored reductions' partial stages are tiled too */
+  if (!st) st = mlc_sch_get_child_blocks(s, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   for (int i = 0; !st && i < n; i++) {
     mlc_sch_rv wb = -1;
     if (!attempt(s, tile_gpu_reduction(s, blocks[i], &wb), &st) || st || wb < 0) continue;
