@@ -643,7 +643,7 @@ static int reduce_is_contiguous(const mlc_tir_stmt *blk, const mlc_tir_var *kv) 
   return any ? rows : last_k;
 }
 
-static mlc_status rfactor_cpu_reduction(mlc_sch *s, mlc_sch_rv block) {
+static mlc_status rfactor_cpu_reduction(mlc_sch *s, mlc_sch_rv block, int *factored) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0, p = 0;
   const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
@@ -660,7 +660,9 @@ static mlc_status rfactor_cpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   mlc_sch_rv parts[2];
   mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(RFACTOR_LANES)};
   MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
-  return mlc_sch_rfactor(s, parts[1], stored(blk)->rank, NULL);
+  MLC_RETURN_IF_ERROR(mlc_sch_rfactor(s, parts[1], stored(blk)->rank, NULL));
+  *factored = 1;
+  return NULL;
 }
 
 /* Applies the rules (rule 1 only with |vectors|) to a new schedule of |f|. */
@@ -682,7 +684,7 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
   if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   /* rule R: row reductions as vectors of partial results */
   int factored = 0;
-  for (int i = 0; !st && vectors && i < n; i++) factored |= attempt(*out, rfactor_cpu_reduction(*out, blocks[i]), &st);
+  for (int i = 0; !st && vectors && i < n; i++) attempt(*out, rfactor_cpu_reduction(*out, blocks[i], &factored), &st);
   if (!st && factored) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   /* every block, an epilogue under its reduction's loops too */
   for (int i = 0; !st && vectors && i < n; i++) st = vectorize_stage(*out, blocks[i]);
