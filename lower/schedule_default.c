@@ -612,6 +612,17 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
 */
 #define RFACTOR_LANES 16
 
+/* The loads of |blk|'s body other than of the buffer it stores (at most
+** 8; more: tl->n > 8). */
+static void block_loads(const mlc_tir_stmt *blk, tile_loads *tl) {
+  memset(tl, 0, sizeof *tl);
+  tl->acc = stored(blk);
+  mlc_tir_visitor v = {0};
+  v.ctx = tl;
+  v.pre_expr = collect_load;
+  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
+}
+
 /* Whether the reduction of |blk| (reduce variable |kv|) runs along the
 ** contiguous axis of what it reads: the last index of its loads that vary
 ** with both the reduction and an output (not a matrix-vector product's
@@ -619,12 +630,7 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
 ** both). */
 static int reduce_is_contiguous(const mlc_tir_stmt *blk, const mlc_tir_var *kv) {
   tile_loads tl;
-  memset(&tl, 0, sizeof tl);
-  tl.acc = stored(blk);
-  mlc_tir_visitor v = {0};
-  v.ctx = &tl;
-  v.pre_expr = collect_load;
-  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
+  block_loads(blk, &tl);
   int rows = 0, any = 0, last_k = 0;
   for (int l = 0; kv && l < tl.n && l < 8; l++) {
     const mlc_tir_expr *ld = tl.loads[l];
@@ -770,12 +776,7 @@ static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *w
   ** index, so the tile reuses them (a convolution's output channels, a
   ** matmul's rows: not its batch, not an output row of the convolution) */
   tile_loads tl;
-  memset(&tl, 0, sizeof tl);
-  tl.acc = stored(blk);
-  mlc_tir_visitor v = {0};
-  v.ctx = &tl;
-  v.pre_expr = collect_load;
-  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
+  block_loads(blk, &tl);
   const mlc_tir_var *lane = iter_of_loop(blk, mlc_sch_rv_stmt(s, loops[p - 1])->loop.var);
   int best = -1;
   int64_t t = 1;
