@@ -4,7 +4,7 @@
 # by name and from seeded random inputs, symbolic dims included; the same
 # JSON), times runs (--bench, JSON latency_ms), reads .npy files only, fails
 # cleanly on bad usage (2) and on a missing or bad model or input (1, named),
-# and links neither LLVM nor protobuf nor libmlc.
+# and is one executable that links neither LLVM nor protobuf nor libmlc.
 # Env: MLC_CLI (the built mlc-onnx), MLC_SRCDIR, MLC_BUILDDIR, PYTHON_ONNX.
 set -u
 cli=${MLC_CLI:?}
@@ -195,6 +195,9 @@ if [ ! -w "$tmp/ro" ]; then # not as root
 fi
 
 # ---- the deploy side: no LLVM, no protobuf, no compiler library ---------------------
+# mlc-run itself is the executable (the loader linked in), not a libtool
+# wrapper script that finds a library in the build tree: it can be copied
+[ "$(head -c 4 "$runner" | od -An -c | tr -d ' ')" = '177ELF' ] && ok || fail "$runner is not an ELF executable: $(file "$runner")"
 real=$runner
 [ -x "$build/.libs/mlc-run" ] && real=$build/.libs/mlc-run
 [ -x "$build/.libs/lt-mlc-run" ] && real=$build/.libs/lt-mlc-run
