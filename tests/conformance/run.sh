@@ -12,7 +12,9 @@
 #
 # Exit status: the runner's (0; 1 if a test crashed, timed out or
 # regressed); 77 (skip) without the conformance folder.
-# Environment: MLC_CONFORMANCE_JOBS (parallel tests, default: online CPUs),
+# Environment: MLC_CONFORMANCE_DIR (the folder of generate.sh and ops.tsv,
+# default: shared/conformance beside the source tree), MLC_CONFORMANCE_JOBS
+# (parallel tests, default: online CPUs),
 # MLC_CONFORMANCE_TIMEOUT (seconds per test, default 60),
 # MLC_CONFORMANCE_ONLY (space-separated names or globs to run),
 # MLC_CONFORMANCE_RESULTS (the results file).
@@ -20,7 +22,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 MLC_SRCDIR=${MLC_SRCDIR:-$(cd "$here/../.." && pwd)}
 MLC_BUILDDIR=${MLC_BUILDDIR:-$(pwd)}
-conf=$MLC_SRCDIR/../shared/conformance
+conf=${MLC_CONFORMANCE_DIR:-$MLC_SRCDIR/../shared/conformance}
 gen=$conf/generate.sh
 suite=$MLC_BUILDDIR/onnx-node-tests
 runner=$MLC_BUILDDIR/tests/conformance/runner
@@ -28,7 +30,7 @@ results=${MLC_CONFORMANCE_RESULTS:-$MLC_BUILDDIR/tests/conformance/results.txt}
 passing=$MLC_SRCDIR/tests/conformance/PASSING
 
 if [ ! -f "$gen" ] || [ ! -f "$conf/ops.tsv" ]; then
-  echo "conformance: SKIP: no conformance suite (shared/conformance beside the source tree)"
+  echo "conformance: SKIP: no conformance suite (shared/conformance beside the source tree, or MLC_CONFORMANCE_DIR)"
   exit 77
 fi
 if [ ! -x "$runner" ]; then
