@@ -12,7 +12,8 @@
 # header of Inference-Header-Content-Length bytes, then the raw tensors).
 # For 1 and 2 threads it starts SERVER (default: mlc-serve in-tree or in
 # build/) as `SERVER MODEL.so --host 127.0.0.1 --port 0 --sessions T
-# --threads T`, takes its URL from the `listening on` line, checks
+# --threads 1` (T requests run at once, one thread each: what serves a
+# small model best), takes its URL from the `listening on` line, checks
 # /v2/health/ready and that the answer to the JSON body matches
 # models/MODEL.output_0.npy, then for each body and each connection count
 # (default "1 2 8") runs bench/serve_load.c (built with cc into a
@@ -144,7 +145,7 @@ EOF
 # when it does not print its listening line within 60 s)
 start_server() {
   : >"$tmp/server.out"
-  "$server" "$tmp/$1.so" --host 127.0.0.1 --port 0 --sessions "$2" --threads "$2" \
+  "$server" "$tmp/$1.so" --host 127.0.0.1 --port 0 --sessions "$2" --threads 1 \
     >"$tmp/server.out" 2>"$tmp/server.err" &
   spid=$!
   i=0
@@ -215,7 +216,7 @@ print("| %s | %s | %s | %s | %.0f | %s | %s | %s | %d |" % (m, b, t, c, r["reque
 EOF
 }
 
-echo "server: $server --sessions T --threads T; load: serve_load, ${duration} s per row after $warmup warm-up requests per connection"
+echo "server: $server --sessions T --threads 1; load: serve_load, ${duration} s per row after $warmup warm-up requests per connection"
 echo
 for m in $models; do
   "$cli" compile "$root/models/$m.onnx" -o "$tmp/$m.so" --no-header -q
@@ -239,7 +240,7 @@ echo
 : >"$tmp/rows"
 : >"$tmp/notes"
 for m in $models; do
-  name=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["name"])' "$tmp/$m.sig")
+  name=$m # the server names a model after its file
   for t in 1 2; do
     if ! start_server "$m" "$t"; then
       status=1

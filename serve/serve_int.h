@@ -12,7 +12,7 @@
 **              model's signature, run on a session, and the response built
 **   metrics.c  counters and histograms, printed in Prometheus' text format
 **
-** Threads: libmicrohttpd's one polling thread runs every handler; inference
+** Threads: libmicrohttpd's polling threads run the handlers; inference
 ** runs on the workers, which own one session each, so a session is only
 ** ever used by its worker.  A request waiting for a worker has its
 ** connection suspended; the worker resumes it when the response is ready.
@@ -42,6 +42,7 @@ typedef struct srv_config {
   int timeout_s;           /* idle connection / slow request limit */
   int drain_s;             /* how long SIGTERM waits for requests in flight */
   int max_connections;     /* open connections before new ones are refused */
+  int http_threads;        /* libmicrohttpd's polling threads */
   const char *access_log;  /* "-" stderr, "off", or a file appended to */
 } srv_config;
 

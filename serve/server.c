@@ -13,7 +13,8 @@
 **   POST /v2/repository/models/{name}/unload
 **   GET  /metrics                              Prometheus text format
 **
-** One libmicrohttpd thread polls every connection and runs the handler.  A
+** libmicrohttpd's threads (--http-threads, each polling its share of the
+** connections) run the handler.  A
 ** request's body is gathered (up to --max-body, else 413; a body still
 ** arriving after --timeout seconds is a 408), parsed and checked against
 ** the model (infer.c), queued on the model's current instance (pool.c;
@@ -48,7 +49,8 @@
 const char serve_help[] =
     "usage: " PROG " MODEL.so|NAME=MODEL.so ... [--host ADDR] [--port N] [--sessions K]\n"
     "       [--threads T] [--max-queue Q] [--max-batch B] [--max-body BYTES] [--timeout S]\n"
-    "       [--drain-timeout S] [--max-connections C] [--access-log FILE|-|off]\n"
+    "       [--drain-timeout S] [--max-connections C] [--http-threads N]\n"
+    "       [--access-log FILE|-|off]\n"
     "\n"
     "Serves compiled models over HTTP with the Open Inference Protocol (KServe v2\n"
     "REST, as Triton and MLServer speak it), so its clients, KServe and any load\n"
@@ -84,6 +86,8 @@ const char serve_help[] =
     "  --drain-timeout S    on SIGTERM, how long to wait for requests in flight\n"
     "                       (default 30)\n"
     "  --max-connections C  open connections before new ones are refused (default 256)\n"
+    "  --http-threads N     threads that read requests and parse their JSON (default:\n"
+    "                       one per CPU, at most 4)\n"
     "  --access-log DEST    one JSON line per request: - standard error (default),\n"
     "                       off, or a file appended to\n"
     "  -h, --help           show this help and exit\n"
@@ -704,7 +708,7 @@ static int parse_args(int argc, char **argv) {
     }
     static const char *const with_value[] = {"--host", "--port", "--sessions", "--threads", "--max-queue",
                                              "--max-batch", "--max-body", "--timeout", "--drain-timeout",
-                                             "--max-connections", "--access-log"};
+                                             "--max-connections", "--access-log", "--http-threads"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= strcmp(a, with_value[k]) == 0;
     if (!known) return usage("unknown option '%s'", a);
@@ -728,10 +732,15 @@ static int parse_args(int argc, char **argv) {
       else if (strcmp(a, "--max-batch") == 0) c->max_batch = (int)n;
       else if (strcmp(a, "--timeout") == 0) c->timeout_s = (int)n;
       else if (strcmp(a, "--drain-timeout") == 0) c->drain_s = (int)n;
+      else if (strcmp(a, "--http-threads") == 0) c->http_threads = (int)(n > 64 ? 64 : n);
       else c->max_connections = (int)n;
     }
   }
   if (!S.nmodels) return usage("no model given");
+  if (!c->http_threads) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    c->http_threads = ncpu < 1 ? 1 : ncpu > 4 ? 4 : (int)ncpu;
+  }
   return 0;
 }
 
@@ -753,6 +762,7 @@ static int start_daemon(void) {
                          MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)S.cfg.timeout_s,
                          MHD_OPTION_CONNECTION_LIMIT, (unsigned int)S.cfg.max_connections,
+                         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)S.cfg.http_threads,
                          MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
                          MHD_OPTION_END);
   freeaddrinfo(ai);
