@@ -643,10 +643,21 @@ check(Q.stop() == 0, "queue server exits 0")
 
 # ---- drain on SIGTERM -------------------------------------------------------------------------
 Q2 = Server([slow], "--sessions", "1", "--threads", "1", "--max-queue", "64")
-codes = flood(Q2, 10, then=lambda: (time.sleep(0.1), Q2.p.send_signal(signal.SIGTERM)))
+term = []
+
+
+def sigterm():
+    time.sleep(0.15)  # every connection accepted, most requests still queued
+    term.append(time.time())
+    Q2.p.send_signal(signal.SIGTERM)
+
+
+codes = flood(Q2, 30, then=sigterm)
 rc = Q2.p.wait(60)
+waited = time.time() - term[0]
 check(rc == 0, "drain: exit status %s" % rc)
-check(codes == [200] * 10, "drain: every request in flight answered: %s" % codes)
+check(codes == [200] * 30, "drain: every request in flight answered: %s" % codes)
+check(waited > 0.05, "drain: the server waited for its queue (%.3f s after SIGTERM)" % waited)
 try:
     socket.create_connection(("127.0.0.1", Q2.port), timeout=2).close()
     refused = False
