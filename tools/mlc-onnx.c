@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve/serve_int.h"
 #include "tools/cli.h"
 
 static const char main_help[] =
@@ -35,6 +36,9 @@ static const char main_help[] =
     "  schedule FUNC.tir --trace TRACE\n"
     "                  apply a TensorIR schedule (a trace of primitives such as\n"
     "                  split, reorder, compute_at) to a prim function and print it\n"
+    "  serve MODEL.so ... --port N\n"
+    "                  serve compiled models over HTTP with the Open Inference\n"
+    "                  Protocol (KServe v2); also the program mlc-serve\n"
     "  help [COMMAND]  show the help of COMMAND (or this help)\n"
     "\n"
     "Options:\n"
@@ -164,7 +168,11 @@ static int cmd_help(int argc, char **argv) {
     fputs(schedule_help, stdout);
     return EXIT_OK;
   }
-  return cli_usage_error(NULL, "help: unknown command '%s' (this build has: compile, run, inspect, schedule, help)", argv[0]);
+  if (strcmp(argv[0], "serve") == 0) {
+    fputs(serve_help, stdout);
+    return EXIT_OK;
+  }
+  return cli_usage_error(NULL, "help: unknown command '%s' (this build has: compile, run, inspect, schedule, serve, help)", argv[0]);
 }
 
 int main(int argc, char **argv) {
@@ -182,7 +190,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "schedule") == 0) return cmd_schedule(argc - 2, argv + 2);
+  if (strcmp(cmd, "serve") == 0) return serve_main(argc - 2, argv + 2);
   if (strcmp(cmd, "help") == 0) return cmd_help(argc - 2, argv + 2);
   if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
-  return cli_usage_error(NULL, "unknown command '%s' (this build has: compile, run, inspect, schedule, help)", cmd);
+  return cli_usage_error(NULL, "unknown command '%s' (this build has: compile, run, inspect, schedule, serve, help)", cmd);
 }

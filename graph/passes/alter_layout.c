@@ -177,6 +177,7 @@ static mlc_status replace(lay *L, mlc_binding *b, mlc_value *tv, int64_t block) 
   nchw_c(s, sizeof s, block);
   MLC_RETURN_IF_ERROR(transform(L, tv, s, "NCHW", &b->origin, &back));
   set_twin(L, y, block, tv);
+  back->name = y->name; /* it stands for |y|: a returned |y| keeps its output name */
   mlc_subst_set(&L->subst, y, back);
   mlc_func_remove_binding(L->f, L->block, L->f->ins_index);
   return NULL;
@@ -327,6 +328,7 @@ static mlc_status matmul(lay *L, mlc_binding *b) {
   mlc_value *args[2] = {a, NULL}, *y;
   MLC_RETURN_IF_ERROR(transform(L, w, "KN", wl, &b->origin, &args[1]));
   MLC_RETURN_IF_ERROR(mlc_graph_emit1(L->f, MLC_OP_MATMUL_PACKED, args, 2, NULL, 0, &b->origin, &y));
+  y->name = b->outs[0]->name;
   mlc_subst_set(&L->subst, b->outs[0], y);
   mlc_func_remove_binding(L->f, L->block, L->f->ins_index);
   return NULL;

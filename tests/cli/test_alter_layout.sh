@@ -68,5 +68,25 @@ if "$cli" compile "$models/cnn.onnx" -o "$tmp/nl.so" -q --no-layout --dump-ir "$
   fi
 fi
 
+# a model whose output comes out of a blocked op (a global pool after a conv)
+# keeps the output's name: the transform back to NCHW stands for it
+if "$py" -c 'import onnx' 2>/dev/null; then
+  "$py" - "$tmp/gp.onnx" <<'PYEOF'
+import sys, numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+w = numpy_helper.from_array(np.ones((32, 16, 3, 3), np.float32) * 0.01, "w")
+g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                       helper.make_node("GlobalAveragePool", ["c"], ["pooled"])], "gp",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+                      [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [1, 32, 1, 1])], initializer=[w])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PYEOF
+  check "compile conv + global pool" "$cli" compile "$tmp/gp.onnx" -o "$tmp/gp.so" -q
+  "$cli" inspect "$tmp/gp.so" >"$tmp/gp.txt" 2>&1
+  grep -q "conv2d_nchwc" "$tmp/gp.txt" && ok || fail "conv + global pool: the conv is not blocked"
+  grep -q "^  0 pooled: float32 (1, 32, 1, 1)" "$tmp/gp.txt" && ok ||
+    fail "conv + global pool: output name lost: $(grep -A1 'outputs (' "$tmp/gp.txt")"
+fi
+
 echo "test_alter_layout.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
