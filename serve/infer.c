@@ -57,11 +57,15 @@ const char *srv_dtype_name(DLDataType t) {
 /* ---- responses --------------------------------------------------------- */
 
 void srv_response_error(srv_response *r, int status, const char *fmt, ...) {
-  char msg[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  srv_response_verror(r, status, fmt, ap);
   va_end(ap);
+}
+
+void srv_response_verror(srv_response *r, int status, const char *fmt, va_list ap) {
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
   free(r->body);
   free(r->error);
   memset(r, 0, sizeof *r);

@@ -23,6 +23,7 @@
 #define MLC_SERVE_INT_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -185,6 +186,8 @@ void srv_infer_run(const mlc_model *m, mlc_session *s, const char *name, srv_job
 /* The error answer {"error": msg} with |status|. */
 void srv_response_error(srv_response *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void srv_response_verror(srv_response *r, int status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 /* A JSON answer from |json| (the reference is taken over). */
 struct json_t;
 void srv_response_json(srv_response *r, int status, struct json_t *json);

@@ -175,13 +175,11 @@ static enum MHD_Result send_response(req *r, srv_response *resp, const char *cty
 
 static enum MHD_Result send_error(req *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static enum MHD_Result send_error(req *r, int status, const char *fmt, ...) {
-  char msg[1024];
+  srv_response resp = {0};
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  srv_response_verror(&resp, status, fmt, ap);
   va_end(ap);
-  srv_response resp = {0};
-  srv_response_error(&resp, status, "%s", msg);
   return send_response(r, &resp, NULL);
 }
 
@@ -198,13 +196,11 @@ static enum MHD_Result send_json(req *r, int status, json_t *j) {
 ** socket's buffer. */
 static enum MHD_Result abort_with(req *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static enum MHD_Result abort_with(req *r, int status, const char *fmt, ...) {
-  char msg[512];
+  srv_response resp = {0};
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  srv_response_verror(&resp, status, fmt, ap);
   va_end(ap);
-  srv_response resp = {0};
-  srv_response_error(&resp, status, "%s", msg);
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (ci && resp.body) {
     char head[256];
