@@ -2,9 +2,11 @@
 # serve.sh: requests per second and latency of the inference server.
 #
 #   bench/serve.sh [-c CLI] [-s SERVER] [--duration S] [--connections "C..."]
-#                  [--warmup W] [-n ITERS] [MODEL...]
+#                  [--warmup W] [-n ITERS] [--models DIR] [MODEL...]
 #
-# Compiles each MODEL of the repository's models/ (default: mlp cnn) with
+# Compiles each MODEL of the repository's models/ (default: mlp cnn; or of
+# DIR, e.g. the benchmark models resnet18 and resnet50, whose reference
+# input and output are DIR/MODEL/input_0.npy and output_0.npy) with
 # CLI (default: the mlc-onnx built in-tree or in build/) and writes two
 # request bodies for the Open Inference Protocol (KServe v2) from its input
 # models/MODEL.input_0.npy (seeded random data for any other input): a JSON
@@ -44,6 +46,7 @@ duration=3
 conns="1 2 8"
 warmup=20
 iters=1000
+mdir=$root/models
 while [ $# -gt 0 ]; do
   case $1 in
     -c) cli=$2; shift 2 ;;
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
     --connections) conns=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     -n) iters=$2; shift 2 ;;
+    --models) mdir=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     -*) echo "serve.sh: unknown option '$1'" >&2; exit 2 ;;
     *) break ;;
@@ -60,7 +64,7 @@ done
 [ $# -gt 0 ] || set -- mlp cnn
 models=$*
 for m in $models; do
-  [ -f "$root/models/$m.onnx" ] || { echo "serve.sh: no model $root/models/$m.onnx" >&2; exit 2; }
+  [ -f "$mdir/$m.onnx" ] || { echo "serve.sh: no model $mdir/$m.onnx" >&2; exit 2; }
 done
 [ -x "$cli" ] || { echo "serve.sh: no mlc-onnx at '$cli' (build it, or -c CLI)" >&2; exit 2; }
 [ -x "$server" ] || { echo "serve.sh: no server at '$server' (build mlc-serve, or -s SERVER)" >&2; exit 2; }
@@ -76,6 +80,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# npy MODEL input|output: its reference input or output, MODEL.input_0.npy
+# (models/) or MODEL/input_0.npy (the layout of ../shared/bench's models)
+npy() {
+  if [ -f "$mdir/$1/$2_0.npy" ]; then echo "$mdir/$1/$2_0.npy"; else echo "$mdir/$1.$2_0.npy"; fi
+}
+
 cc -std=gnu11 -O2 -pthread -o "$tmp/serve_load" "$here/serve_load.c" -lm
 load=$tmp/serve_load
 status=0
@@ -84,7 +94,7 @@ status=0
 # length in $tmp/MODEL.hlen) from the compiled model's signature
 bodies() {
   "$cli" inspect "$tmp/$1.so" --json >"$tmp/$1.sig"
-  "$py" - "$tmp/$1.sig" "$root/models/$1.input_0.npy" "$tmp/$1" <<'EOF'
+  "$py" - "$tmp/$1.sig" "$(npy "$1" input)" "$tmp/$1" <<'EOF'
 import json, os, sys
 import numpy as np
 sig = json.load(open(sys.argv[1]))
@@ -118,7 +128,7 @@ EOF
 # check_output URL MODEL NAME: whether the answer to the JSON body matches
 # models/MODEL.output_0.npy (prints a line saying so)
 check_output() {
-  "$py" - "$1" "$tmp/$2.json" "$root/models/$2.output_0.npy" "$3" <<'EOF'
+  "$py" - "$1" "$tmp/$2.json" "$(npy "$2" output)" "$3" <<'EOF'
 import json, os, sys, urllib.request
 import numpy as np
 url, body, ref, name = sys.argv[1:]
@@ -219,7 +229,7 @@ EOF
 echo "server: $server --sessions T --threads 1; load: serve_load, ${duration} s per row after $warmup warm-up requests per connection"
 echo
 for m in $models; do
-  "$cli" compile "$root/models/$m.onnx" -o "$tmp/$m.so" --no-header -q
+  "$cli" compile "$mdir/$m.onnx" -o "$tmp/$m.so" --no-header -q
   bodies "$m"
 done
 
@@ -228,7 +238,7 @@ echo "|---|---|---|---|"
 for m in $models; do
   for t in 1 2; do
     in=
-    [ -f "$root/models/$m.input_0.npy" ] && in="--input $root/models/$m.input_0.npy"
+    [ -f "$(npy "$m" input)" ] && in="--input $(npy "$m" input)"
     # shellcheck disable=SC2086
     "$cli" run "$tmp/$m.so" $in --bench "$iters" --threads "$t" --json |
       "$py" -c 'import json, sys; l = json.load(sys.stdin)["latency_ms"]
