@@ -85,8 +85,10 @@ static void *worker_main(void *arg) {
         }
       }
     }
-    in->tail = NULL;
-    for (srv_job *j = in->head; j; j = j->next) in->tail = j;
+    if (n > 1 || !in->head) { /* the batch may have taken the last job */
+      in->tail = NULL;
+      for (srv_job *j = in->head; j; j = j->next) in->tail = j;
+    }
     in->depth -= n;
     in->running += n;
     pthread_mutex_unlock(&in->mu);
