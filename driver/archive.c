@@ -287,6 +287,7 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   char (*io_names)[32] = mlc_mem_calloc((size_t)fn->nparams + (size_t)fn->nrets + 1, sizeof *io_names);
   mlc_rt_step_desc *steps = mlc_mem_calloc((size_t)nsteps + 1, sizeof *steps);
   mlc_rt_arg_desc *args = NULL;
+  mlc_rt_sym_def *symdefs = NULL;
   mlc_status s = NULL;
   if (!kernels || !tensors || !io || !io_names || !steps) {
     s = mlc_oom();
@@ -333,6 +334,21 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
   desc.manifest = a->manifest_json;
   desc.nsyms = gm->nsyms;
   desc.sym_names = (const char *const *)gm->syms;
+  symdefs = mlc_mem_calloc((size_t)gm->nsyms + 1, sizeof *symdefs);
+  if (!symdefs) {
+    s = mlc_oom();
+    goto done;
+  }
+  for (int k = 0; k < gm->nsyms; k++) { /* dims encode symbols as -1 - index */
+    const mlc_sym_def *g = &gm->sym_defs[k];
+    symdefs[k].op = (int32_t)g->op;
+    symdefs[k].b_sym = g->b_sym;
+    symdefs[k].a = g->op == MLC_SYM_FREE ? 0 : MLC_DIM_SYM_ID(g->a);
+    symdefs[k].b = g->b_sym ? MLC_DIM_SYM_ID(g->b) : g->b;
+    symdefs[k].where = g->op == MLC_SYM_CHECK ? g->where : NULL;
+    symdefs[k].bound = g->op == MLC_SYM_FREE ? g->bound : 0;
+  }
+  desc.sym_defs = symdefs;
   desc.ntensors = d->nt;
   desc.tensors = tensors;
   desc.ninputs = fn->nparams;
@@ -372,6 +388,7 @@ done:
   mlc_mem_free(io_names);
   mlc_mem_free(steps);
   mlc_mem_free(args);
+  mlc_mem_free(symdefs);
   if (s) mlc_mem_free(kernels);
   else {
     *out_kernels = kernels;
@@ -517,7 +534,7 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
       for (int j = 0; j < bd->nouts; j++) {
         const mlc_value *v = bd->outs[j];
         if (v->storage < 0 || v->storage >= fn->nstorages) continue;
-        int64_t n = mlc_type_numel(&v->type);
+        int64_t n = mlc_type_numel_bound(fn->mod, &v->type); /* symbolic: at the bounds */
         int64_t bytes = n < 0 ? -1 : n * (int64_t)mlc_dtype_size(v->type.dtype);
         if (bytes < 0 || sizes[v->storage] < 0)
           sizes[v->storage] = -1;

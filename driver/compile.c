@@ -229,7 +229,7 @@ static int64_t intermediate_bytes(const mlc_func *f) {
         int ret = 0;
         for (int r = 0; r < f->nrets && !ret; r++) ret = f->rets[r] == v;
         if (ret) continue;
-        int64_t n = mlc_type_numel(&v->type);
+        int64_t n = mlc_type_numel_bound(f->mod, &v->type); /* symbolic: at the bounds */
         int64_t size = (int64_t)mlc_dtype_size(v->type.dtype);
         if (n < 0 || (size && n > (INT64_MAX - total) / size)) return -1;
         total += n * size;
@@ -622,11 +622,14 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
   if ((s = mlc_drv_archive(&aa))) goto done;
   step_done(c, "archive");
   progress(c, "[5/6] linked %s (%.0f ms)", out_so, now_ms() - t);
-  char arena_text[96];
+  char arena_text[128];
+  const char *at = "";
+  for (int k = 0; k < gm->nsyms && !*at; k++)
+    if (gm->sym_defs[k].bound > 0) at = " at the shape bounds";
   if (arena >= 0 && inter >= 0)
-    snprintf(arena_text, sizeof arena_text, "arena %lld bytes (intermediates %lld bytes)", (long long)arena,
+    snprintf(arena_text, sizeof arena_text, "arena %lld bytes%s (intermediates %lld bytes)", (long long)arena, at,
              (long long)inter);
-  else if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes", (long long)arena);
+  else if (arena >= 0) snprintf(arena_text, sizeof arena_text, "arena %lld bytes%s", (long long)arena, at);
   else snprintf(arena_text, sizeof arena_text, "arena depends on input or run-time dims");
   int next = 0;
   for (int bi = 0; bi < main_fn->nblocks; bi++)
@@ -651,15 +654,101 @@ done:
   return s;
 }
 
+/* A decimal extent in [0, INT64_MAX] of |n| characters at |p|; -1 if not. */
+static int64_t parse_extent(const char *p, size_t n) {
+  int64_t v = 0;
+  if (n == 0 || n > 19) return -1;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] < '0' || p[i] > '9') return -1;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, p[i] - '0', &v)) return -1;
+  }
+  return v;
+}
+
+/* --input-shape "NAME=1x3xHxW" into |sh| (memory from |ar|). */
+static mlc_status parse_input_shape(mlc_arena *ar, const char *spec, mlc_fe_input_shape *sh) {
+  const char *eq = strrchr(spec, '=');
+  if (!eq || eq == spec)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "--input-shape \"%s\": expected NAME=DIMS (e.g. x=1x3x224x224)", spec);
+  const char *dims = eq + 1;
+  char sep = strchr(dims, ',') ? ',' : 'x';
+  int rank = *dims ? 1 : 0;
+  for (const char *p = dims; *p; p++) rank += *p == sep;
+  if (rank > 64) return mlc_make_status(MLC_INVALID_ARGUMENT, "--input-shape \"%s\": more than 64 dims", spec);
+  char *name = mlc_arena_strndup(ar, spec, (size_t)(eq - spec));
+  int64_t *d = MLC_ARENA_ARRAY(ar, (size_t)rank + 1, int64_t);
+  const char **syms = MLC_ARENA_ARRAY(ar, (size_t)rank + 1, const char *);
+  if (!name || !d || !syms) return mlc_oom();
+  const char *p = dims;
+  for (int i = 0; i < rank; i++) {
+    const char *e = strchr(p, sep);
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    d[i] = parse_extent(p, n);
+    syms[i] = NULL;
+    if (d[i] < 0) {
+      int ident = n > 0 && !(p[0] >= '0' && p[0] <= '9');
+      for (size_t k = 0; ident && k < n; k++) ident = p[k] > ' ' && p[k] < 0x7f && p[k] != '=';
+      if (!ident)
+        return mlc_make_status(MLC_INVALID_ARGUMENT,
+                               "--input-shape \"%s\": dim %d \"%.*s\" is neither an extent nor a symbol name", spec,
+                               i, (int)n, p);
+      if (!(syms[i] = mlc_arena_strndup(ar, p, n))) return mlc_oom();
+    }
+    p += n + (e != NULL);
+  }
+  sh->name = name;
+  sh->rank = rank;
+  sh->dims = d;
+  sh->syms = syms;
+  return NULL;
+}
+
+/* --shape-bound "H=2048,W=2048" applied to |m|'s symbols. */
+static mlc_status apply_shape_bounds(mlc_module *m, const char *spec) {
+  const char *p = spec;
+  while (*p) {
+    const char *e = strchr(p, ','), *end = e ? e : p + strlen(p);
+    const char *eq = memchr(p, '=', (size_t)(end - p));
+    int64_t v = eq ? parse_extent(eq + 1, (size_t)(end - eq - 1)) : -1;
+    if (!eq || eq == p || v < 1)
+      return mlc_make_status(MLC_INVALID_ARGUMENT,
+                             "--shape-bound \"%s\": expected NAME=BOUND[,NAME=BOUND...] with bounds >= 1", spec);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
+    mlc_status s = mlc_module_bound_sym(m, name, v);
+    if (s) {
+      mlc_status w = mlc_make_status(mlc_status_code(s), "--shape-bound: %s", mlc_status_message(s));
+      mlc_status_free(s);
+      return w;
+    }
+    p = e ? e + 1 : end;
+  }
+  return NULL;
+}
+
 /* Loads and imports the model at |onnx_path|; *|out| transferred. */
 static mlc_status import_model(cstate *c, const char *onnx_path, mlc_module **out) {
   mlc_onnx_model *om = NULL;
   *out = NULL;
-  MLC_RETURN_IF_ERROR(mlc_onnx_load_file(onnx_path, &om));
-  step_done(c, "load");
-  mlc_fe_options fopt = {0, c->o->params_as_inputs};
-  mlc_status s = mlc_fe_import(om, &fopt, out);
-  mlc_onnx_model_destroy(om);
+  mlc_arena *ar = mlc_arena_create(mlc_allocator_default());
+  if (!ar) return mlc_oom();
+  int n = c->o->ninput_shapes > 0 ? c->o->ninput_shapes : 0;
+  mlc_fe_input_shape *shapes = MLC_ARENA_ARRAY(ar, (size_t)n + 1, mlc_fe_input_shape);
+  mlc_status s = shapes ? NULL : mlc_oom();
+  for (int i = 0; i < n && !s; i++) s = parse_input_shape(ar, c->o->input_shapes[i], &shapes[i]);
+  if (!s) s = mlc_onnx_load_file(onnx_path, &om);
+  if (!s) {
+    step_done(c, "load");
+    mlc_fe_options fopt = {0, c->o->params_as_inputs, n, shapes};
+    s = mlc_fe_import(om, &fopt, out);
+    mlc_onnx_model_destroy(om);
+  }
+  if (!s && c->o->shape_bounds && *c->o->shape_bounds) s = apply_shape_bounds(*out, c->o->shape_bounds);
+  if (s && *out) {
+    mlc_module_destroy(*out);
+    *out = NULL;
+  }
+  mlc_arena_destroy(ar);
   if (!s) step_done(c, "import");
   return s;
 }

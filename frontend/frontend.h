@@ -29,7 +29,18 @@ typedef struct mlc_fe_options {
   ** a node reads to size its output (Resize's roi and scales, Upsample's
   ** scales, Range's inputs), stay constants. */
   int params_as_inputs;
+  /* Shapes the user gives graph inputs (input_shape.c); NULL: none. */
+  int ninput_shapes;
+  const struct mlc_fe_input_shape *input_shapes;
 } mlc_fe_options;
+
+/* One graph input's shape as the user gives it (compile --input-shape). */
+typedef struct mlc_fe_input_shape {
+  const char *name;        /* the graph input */
+  int rank;
+  const int64_t *dims;     /* rank entries: >= 0 an extent, -1 the symbol syms[d] */
+  const char *const *syms; /* rank entries (those of extents unused) */
+} mlc_fe_input_shape;
 
 /*
 ** Pre-flight: returns NULL when every node of |om| (subgraphs included) has a

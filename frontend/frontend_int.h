@@ -137,6 +137,17 @@ int mlc_fe_output_used(const mlc_onnx_node *n, int i);
 /* "node "conv1" #3" (with |with_index|) or "node "conv1""; "node #3" when
 ** |name| is empty.  Returns |buf|. */
 const char *mlc_fe_node_label(const char *name, int index, int with_index, char *buf, size_t size);
+
+/* ---- input_shape.c: the user's input shapes ------------------------------- */
+
+/* Checks the pinned shapes of |opt| against |g|'s inputs. */
+MLC_MUST_USE mlc_status mlc_fe_pins_check(const mlc_onnx_graph *g, const mlc_fe_options *opt);
+/* Rank of input |vi|; -1: unknown. */
+int mlc_fe_input_rank(const mlc_onnx_value_info *vi, const mlc_fe_options *opt);
+/* Dim |d| of input |vi|: pinned (directly, or through its dim_param),
+** else the model's (dim_value, dim_param symbol, or a fresh symbol). */
+MLC_MUST_USE mlc_status mlc_fe_input_dim(mlc_module *m, const mlc_onnx_graph *g, const mlc_fe_options *opt,
+                                         const mlc_onnx_value_info *vi, int d, int64_t *out);
 /* An error "node "x" (Op, opset N): <message>" with |code|; transferred to
 ** the caller. */
 mlc_status mlc_fe_error(const mlc_fe_ctx *cx, mlc_code code, const char *fmt, ...)

@@ -23,6 +23,7 @@
 
 typedef struct importer {
   int params_as_inputs; /* mlc_fe_options */
+  const mlc_fe_options *opt;
   mlc_hash weights;     /* initializer name -> index + 1: made a parameter */
   const mlc_onnx_model *om;
   const mlc_onnx_graph *g;
@@ -120,20 +121,14 @@ static mlc_status add_params(importer *im) {
       MLC_RETURN_IF_ERROR(add_weight_param(im, &im->g->initializers[w - 1]));
       continue;
     }
-    if (vi->kind != MLC_ONNX_VALUE_TENSOR || vi->dtype == MLC_DTYPE_INVALID || !vi->has_shape)
-      return mlc_make_status(MLC_UNIMPLEMENTED, "input \"%s\": needs a tensor type with a shape",
+    int rank = mlc_fe_input_rank(vi, im->opt);
+    if (vi->kind != MLC_ONNX_VALUE_TENSOR || vi->dtype == MLC_DTYPE_INVALID || rank < 0)
+      return mlc_make_status(MLC_UNIMPLEMENTED, "input \"%s\": needs a tensor type with a shape (or --input-shape)",
                              vi->name);
-    int64_t *dims = MLC_ARENA_ARRAY(im->work, vi->rank > 0 ? (size_t)vi->rank : 1, int64_t);
+    int64_t *dims = MLC_ARENA_ARRAY(im->work, rank > 0 ? (size_t)rank : 1, int64_t);
     if (!dims) return mlc_oom();
-    for (int d = 0; d < vi->rank; d++) {
-      const mlc_onnx_dim *od = &vi->dims[d];
-      if (od->value >= 0) dims[d] = od->value;
-      else if (od->param && od->param[0])
-        MLC_RETURN_IF_ERROR(mlc_module_sym(im->m, od->param, &dims[d]));
-      else
-        MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(im->m, &dims[d]));
-    }
-    mlc_type ty = {vi->dtype, vi->rank, dims};
+    for (int d = 0; d < rank; d++) MLC_RETURN_IF_ERROR(mlc_fe_input_dim(im->m, im->g, im->opt, vi, d, &dims[d]));
+    mlc_type ty = {vi->dtype, rank, dims};
     if (!mlc_type_size_ok(&ty))
       return mlc_make_status(MLC_INVALID_ARGUMENT, "input \"%s\": the byte size of its shape overflows int64",
                              vi->name);
@@ -330,6 +325,8 @@ mlc_status mlc_fe_import(const mlc_onnx_model *om, const mlc_fe_options *opt, ml
   im.producers = h0;
   im.weights = h0;
   im.params_as_inputs = opt && opt->params_as_inputs;
+  im.opt = opt;
+  MLC_RETURN_IF_ERROR(mlc_fe_pins_check(im.g, opt));
   mlc_status s = mlc_module_create(mlc_allocator_default(), &im.m);
   if (s) return s;
   im.m->fold = !(opt && opt->no_fold);

@@ -123,6 +123,7 @@ void mlc_module_destroy(mlc_module *m) {
   mlc_free(m->alloc, m->funcs, sizeof(void *) * (size_t)m->cap_funcs);
   mlc_free(m->alloc, m->consts, sizeof(mlc_const) * (size_t)m->cap_consts);
   mlc_free(m->alloc, m->syms, sizeof(char *) * (size_t)m->cap_syms);
+  mlc_free(m->alloc, m->sym_defs, sizeof(mlc_sym_def) * (size_t)m->cap_sym_defs);
   mlc_arena_destroy(m->arena);
   mlc_free(m->alloc, m, sizeof *m);
 }
@@ -133,19 +134,28 @@ mlc_func *mlc_module_func(const mlc_module *m, const char *name) {
   return NULL;
 }
 
-mlc_status mlc_module_sym(mlc_module *m, const char *name, int64_t *out_dim) {
-  for (int i = 0; i < m->nsyms; i++)
-    if (strcmp(m->syms[i], name) == 0) {
-      *out_dim = MLC_DIM_SYM(i);
-      return NULL;
-    }
-  if (GROW(m, m->syms, m->cap_syms, m->nsyms + 1)) return mlc_oom();
+/* Appends symbol |name| with definition |def| (copied). */
+static mlc_status add_sym(mlc_module *m, const char *name, const mlc_sym_def *def, int64_t *out_dim) {
+  if (GROW(m, m->syms, m->cap_syms, m->nsyms + 1) ||
+      GROW(m, m->sym_defs, m->cap_sym_defs, m->nsyms + 1))
+    return mlc_oom();
   const char *s = mlc_arena_strdup(m->arena, name);
   if (!s) return mlc_oom();
   m->syms[m->nsyms] = s;
+  m->sym_defs[m->nsyms] = *def;
   *out_dim = MLC_DIM_SYM(m->nsyms);
   m->nsyms++;
   return NULL;
+}
+
+mlc_status mlc_module_sym(mlc_module *m, const char *name, int64_t *out_dim) {
+  for (int i = 0; i < m->nsyms; i++)
+    if (strcmp(m->syms[i], name) == 0 && m->sym_defs[i].op == MLC_SYM_FREE) {
+      *out_dim = MLC_DIM_SYM(i);
+      return NULL;
+    }
+  mlc_sym_def free_def = {MLC_SYM_FREE, 0, 0, 0, NULL, 0};
+  return add_sym(m, name, &free_def, out_dim);
 }
 
 mlc_status mlc_module_fresh_sym(mlc_module *m, int64_t *out_dim) {
@@ -162,6 +172,234 @@ const char *mlc_module_sym_name(const mlc_module *m, int64_t dim) {
   if (!MLC_DIM_IS_SYM(dim)) return "?";
   int id = MLC_DIM_SYM_ID(dim);
   return id < m->nsyms ? m->syms[id] : "?";
+}
+
+const mlc_sym_def *mlc_module_sym_def(const mlc_module *m, int64_t dim) {
+  if (!MLC_DIM_IS_SYM(dim)) return NULL;
+  int id = MLC_DIM_SYM_ID(dim);
+  return id < m->nsyms ? &m->sym_defs[id] : NULL;
+}
+
+/* ---- dim arithmetic ----------------------------------------------------- */
+
+/* |d|'s name as an operand of a product or quotient: parenthesized when it
+** is a sum or difference. */
+static void operand_name(const mlc_module *m, int64_t d, char *buf, size_t n) {
+  const mlc_sym_def *def = mlc_module_sym_def(m, d);
+  const char *name = mlc_module_sym_name(m, d);
+  if (def && def->op == MLC_SYM_ADD) snprintf(buf, n, "(%s)", name);
+  else snprintf(buf, n, "%s", name);
+}
+
+/*
+** The symbol for |op|(a, b) (a a symbol; b a symbol when |b_sym|): the one
+** already defined so, else a new one named by the expression.  A name taken
+** by another symbol (a dim_param that happens to read "H-1") gets a suffix.
+*/
+static mlc_status derived_what(mlc_module *m, mlc_sym_op op, int64_t a, int64_t b, int b_sym,
+                               const mlc_origin *origin, const char *check_what, int64_t *out) {
+  for (int i = 0; i < m->nsyms; i++) {
+    const mlc_sym_def *d = &m->sym_defs[i];
+    if (d->op == op && d->a == a && d->b == b && d->b_sym == b_sym) {
+      *out = MLC_DIM_SYM(i);
+      return NULL;
+    }
+  }
+  char x[256], y[256], name[600];
+  if (op == MLC_SYM_ADD) {
+    snprintf(x, sizeof x, "%s", mlc_module_sym_name(m, a));
+    if (b_sym) snprintf(name, sizeof name, "%s+%s", x, mlc_module_sym_name(m, b));
+    else snprintf(name, sizeof name, "%s%s%lld", x, b < 0 ? "-" : "+",
+                  b < 0 ? -(long long)(uint64_t)b : (long long)b);
+  } else if (op == MLC_SYM_MUL || op == MLC_SYM_FLOORDIV) {
+    operand_name(m, a, x, sizeof x);
+    snprintf(name, sizeof name, "%s%s%lld", x, op == MLC_SYM_MUL ? "*" : "//", (long long)b);
+  } else if (op == MLC_SYM_CHECK) {
+    snprintf(name, sizeof name, "check(%s)", mlc_module_sym_name(m, a));
+  } else {
+    snprintf(x, sizeof x, "%s", mlc_module_sym_name(m, a));
+    snprintf(y, sizeof y, "%s", mlc_module_sym_name(m, b));
+    snprintf(name, sizeof name, "%s(%s, %s)", op == MLC_SYM_MIN ? "min" : "max", x, y);
+  }
+  char where[512] = "", unique[640];
+  if (origin) mlc_origin_str(origin, where, sizeof where);
+  if (op == MLC_SYM_CHECK && check_what) {
+    size_t n = strlen(where);
+    snprintf(where + n, sizeof where - n, "%s%s", n ? ": " : "", check_what);
+  }
+  mlc_sym_def def = {op, b_sym, a, b, where[0] ? mlc_arena_strdup(m->arena, where) : NULL, 0};
+  if (where[0] && !def.where) return mlc_oom();
+  snprintf(unique, sizeof unique, "%s", name);
+  for (int k = 2;; k++) {
+    int taken = 0;
+    for (int i = 0; i < m->nsyms && !taken; i++) taken = strcmp(m->syms[i], unique) == 0;
+    if (!taken) break;
+    snprintf(unique, sizeof unique, "%s#%d", name, k);
+  }
+  return add_sym(m, unique, &def, out);
+}
+
+static mlc_status derived(mlc_module *m, mlc_sym_op op, int64_t a, int64_t b, int b_sym,
+                          const mlc_origin *origin, int64_t *out) {
+  return derived_what(m, op, a, b, b_sym, origin, NULL, out);
+}
+
+mlc_status mlc_module_bound_sym(mlc_module *m, const char *name, int64_t bound) {
+  if (bound < 1) return mlc_make_status(MLC_INVALID_ARGUMENT, "the bound of \"%s\" must be >= 1, not %lld", name, (long long)bound);
+  for (int i = 0; i < m->nsyms; i++)
+    if (m->sym_defs[i].op == MLC_SYM_FREE && strcmp(m->syms[i], name) == 0) {
+      m->sym_defs[i].bound = bound;
+      return NULL;
+    }
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  for (int i = 0; i < m->nsyms; i++)
+    if (m->sym_defs[i].op == MLC_SYM_FREE) mlc_sb_printf(&b, "%s\"%s\"", b.len ? ", " : "", m->syms[i]);
+  mlc_status s = mlc_make_status(MLC_INVALID_ARGUMENT, "the model has no symbolic dim \"%s\" (its symbolic dims: %s)", name,
+                                 b.len ? mlc_sb_str(&b) : "none");
+  mlc_sb_fini(&b);
+  return s;
+}
+
+static int64_t dim_bound(const mlc_module *m, int64_t dim, int depth) {
+  if (!MLC_DIM_IS_SYM(dim)) return dim;
+  const mlc_sym_def *d = mlc_module_sym_def(m, dim);
+  if (!d || depth > 256) return -1;
+  if (d->op == MLC_SYM_FREE) return d->bound > 0 ? d->bound : -1;
+  int64_t a = dim_bound(m, d->a, depth + 1), b = d->b_sym ? dim_bound(m, d->b, depth + 1) : d->b, v = 0;
+  if (a < 0 || (d->b_sym && b < 0)) return -1;
+  switch (d->op) {
+    case MLC_SYM_ADD: if (__builtin_add_overflow(a, b, &v)) return -1; break;
+    case MLC_SYM_MUL: if (__builtin_mul_overflow(a, b, &v)) return -1; break;
+    case MLC_SYM_FLOORDIV: v = a >= 0 ? a / b : -((-(a + 1)) / b) - 1; break;
+    case MLC_SYM_MIN: v = a < b ? a : b; break;
+    case MLC_SYM_MAX: v = a > b ? a : b; break;
+    default: v = a; break;
+  }
+  return v < 0 ? 0 : v;
+}
+
+int64_t mlc_module_dim_bound(const mlc_module *m, int64_t dim) { return dim_bound(m, dim, 0); }
+
+int64_t mlc_type_numel_bound(const mlc_module *m, const mlc_type *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->rank; d++) {
+    int64_t e = mlc_module_dim_bound(m, t->dims[d]);
+    if (e < 0 || __builtin_mul_overflow(n, e, &n)) return -1;
+  }
+  return n;
+}
+
+static mlc_status dim_overflow(const char *what) {
+  return mlc_make_status(MLC_INVALID_ARGUMENT, "extent arithmetic overflows (%s)", what);
+}
+
+mlc_status mlc_dim_add_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
+                             int64_t *out) {
+  if (!MLC_DIM_IS_SYM(a)) {
+    if (__builtin_add_overflow(a, c, out)) return dim_overflow("add");
+    return NULL;
+  }
+  if (c == 0) {
+    *out = a;
+    return NULL;
+  }
+  const mlc_sym_def *d = mlc_module_sym_def(m, a);
+  if (d && d->op == MLC_SYM_ADD && !d->b_sym) { /* (x + k) + c = x + (k + c) */
+    int64_t k, x = d->a;
+    if (!__builtin_add_overflow(d->b, c, &k)) return mlc_dim_add_const(m, x, k, origin, out);
+  }
+  return derived(m, MLC_SYM_ADD, a, c, 0, origin, out);
+}
+
+mlc_status mlc_dim_add(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin, int64_t *out) {
+  if (!MLC_DIM_IS_SYM(b)) return mlc_dim_add_const(m, a, b, origin, out);
+  if (!MLC_DIM_IS_SYM(a)) return mlc_dim_add_const(m, b, a, origin, out);
+  if (MLC_DIM_SYM_ID(a) > MLC_DIM_SYM_ID(b)) { /* commutative: the earlier symbol first */
+    int64_t t = a;
+    a = b;
+    b = t;
+  }
+  return derived(m, MLC_SYM_ADD, a, b, 1, origin, out);
+}
+
+mlc_status mlc_dim_mul_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
+                             int64_t *out) {
+  if (c < 0) return mlc_make_status(MLC_INVALID_ARGUMENT, "an extent multiplied by %lld", (long long)c);
+  if (!MLC_DIM_IS_SYM(a)) {
+    if (__builtin_mul_overflow(a, c, out)) return dim_overflow("multiply");
+    return NULL;
+  }
+  if (c == 1 || c == 0) {
+    *out = c ? a : 0;
+    return NULL;
+  }
+  const mlc_sym_def *d = mlc_module_sym_def(m, a);
+  if (d && d->op == MLC_SYM_MUL) { /* (x * k) * c = x * (k * c) */
+    int64_t k, x = d->a;
+    if (!__builtin_mul_overflow(d->b, c, &k)) return mlc_dim_mul_const(m, x, k, origin, out);
+  }
+  return derived(m, MLC_SYM_MUL, a, c, 0, origin, out);
+}
+
+mlc_status mlc_dim_floordiv_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
+                                  int64_t *out) {
+  if (c < 1) return mlc_make_status(MLC_INVALID_ARGUMENT, "an extent divided by %lld", (long long)c);
+  if (!MLC_DIM_IS_SYM(a)) {
+    *out = a >= 0 ? a / c : -((-a + c - 1) / c);
+    return NULL;
+  }
+  if (c == 1) {
+    *out = a;
+    return NULL;
+  }
+  const mlc_sym_def *d = mlc_module_sym_def(m, a);
+  if (d && d->op == MLC_SYM_MUL && d->b % c == 0) /* (x * k c) // c = x * k */
+    return mlc_dim_mul_const(m, d->a, d->b / c, origin, out);
+  int64_t cc;
+  if (d && d->op == MLC_SYM_FLOORDIV && !__builtin_mul_overflow(d->b, c, &cc)) /* x // k // c = x // kc */
+    return mlc_dim_floordiv_const(m, d->a, cc, origin, out);
+  return derived(m, MLC_SYM_FLOORDIV, a, c, 0, origin, out);
+}
+
+static mlc_status min_max(mlc_module *m, mlc_sym_op op, int64_t a, int64_t b, const mlc_origin *origin,
+                          int64_t *out) {
+  if (!MLC_DIM_IS_SYM(a) && !MLC_DIM_IS_SYM(b)) {
+    *out = (op == MLC_SYM_MIN) == (a < b) ? a : b;
+    return NULL;
+  }
+  if (a == b) {
+    *out = a;
+    return NULL;
+  }
+  if (!MLC_DIM_IS_SYM(a) || (MLC_DIM_IS_SYM(b) && MLC_DIM_SYM_ID(a) > MLC_DIM_SYM_ID(b))) {
+    int64_t t = a;
+    a = b;
+    b = t;
+  }
+  return derived(m, op, a, b, MLC_DIM_IS_SYM(b), origin, out);
+}
+
+mlc_status mlc_dim_min(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin, int64_t *out) {
+  return min_max(m, MLC_SYM_MIN, a, b, origin, out);
+}
+
+mlc_status mlc_dim_max(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin, int64_t *out) {
+  return min_max(m, MLC_SYM_MAX, a, b, origin, out);
+}
+
+mlc_status mlc_dim_check(mlc_module *m, int64_t a, const mlc_origin *origin, const char *what,
+                         int64_t *out) {
+  if (!MLC_DIM_IS_SYM(a)) {
+    if (a < 0) return mlc_make_status(MLC_INVALID_ARGUMENT, "%s", what);
+    *out = a;
+    return NULL;
+  }
+  const mlc_sym_def *d = mlc_module_sym_def(m, a);
+  if (d && (d->op == MLC_SYM_FREE || d->op == MLC_SYM_CHECK)) { /* never negative, or checked */
+    *out = a;
+    return NULL;
+  }
+  return derived_what(m, MLC_SYM_CHECK, a, 0, 0, origin, what, out);
 }
 
 int64_t *mlc_module_dims(mlc_module *m, const int64_t *dims, int rank) {

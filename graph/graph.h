@@ -293,6 +293,33 @@ typedef struct mlc_const {
   size_t nbytes;
 } mlc_const;
 
+/*
+** How a symbolic dim gets its value.  A free symbol is bound from an input's
+** shape (a dim_param) or computed by the model (define_dims); a derived one
+** is an expression of earlier symbols, e.g. a convolution's output height
+** (H + 2p - k) // s + 1 as floordiv(add(H, 2p - k), s) + 1, which the
+** runtime evaluates once the symbols it reads are bound, failing when the
+** value is negative (an input smaller than a kernel).  Operand |a| is a
+** symbol (dim encoding); |b| a symbol when |b_sym|, else a constant.
+*/
+typedef enum mlc_sym_op {
+  MLC_SYM_FREE = 0,
+  MLC_SYM_ADD = 1,      /* a + b */
+  MLC_SYM_MUL = 2,      /* a * b, b a constant >= 0 */
+  MLC_SYM_FLOORDIV = 3, /* floor(a / b), b a constant >= 1 */
+  MLC_SYM_MIN = 4,
+  MLC_SYM_MAX = 5,
+  MLC_SYM_CHECK = 6 /* a, which must be >= 0: else the run fails naming |where| */
+} mlc_sym_op;
+
+typedef struct mlc_sym_def {
+  mlc_sym_op op;
+  int b_sym;
+  int64_t a, b;
+  const char *where; /* the node that first needed it ("node \"c1\" (Conv)"), or NULL */
+  int64_t bound;     /* free symbols: the largest value allowed (compile --shape-bound), 0: none */
+} mlc_sym_def;
+
 /* The module is visible for reading; mutate it through the functions. */
 struct mlc_module {
   mlc_allocator alloc;
@@ -303,6 +330,8 @@ struct mlc_module {
   mlc_const *consts;
   int nsyms, cap_syms;
   const char **syms; /* names of symbolic dims */
+  int cap_sym_defs;
+  mlc_sym_def *sym_defs; /* nsyms entries: how each symbol gets its value */
   int next_value_id;
   int fold; /* emit folds calls whose args are all constants (default 1) */
   /* The prim functions (a TensorIR module, lower/tir.h), NULL until
@@ -326,6 +355,46 @@ MLC_MUST_USE mlc_status mlc_module_sym(mlc_module *m, const char *name, int64_t 
 MLC_MUST_USE mlc_status mlc_module_fresh_sym(mlc_module *m, int64_t *out_dim);
 /* Name of a symbolic |dim| (borrowed); "?" if not a symbol of |m|. */
 const char *mlc_module_sym_name(const mlc_module *m, int64_t dim);
+/* The definition of symbolic |dim|, or NULL if not a symbol of |m|. */
+const mlc_sym_def *mlc_module_sym_def(const mlc_module *m, int64_t dim);
+
+/*
+** Arithmetic on dims, known or symbolic.  Known operands fold (an error when
+** the result overflows); a symbolic one gives a derived symbol, simplified
+** (x + 0 = x, (x + a) + b = x + (a + b), x * 1 = x, x // 1 = x, min(x, x) = x)
+** and interned, so that equal expressions are one symbol: two branches of a
+** network that shrink H alike have the same extent.  |c| is a signed
+** constant; |a| and |b| are dims.  |origin| (may be NULL) names the node
+** for the run-time error when the value turns out negative.
+*/
+MLC_MUST_USE mlc_status mlc_dim_add_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
+                                          int64_t *out);
+MLC_MUST_USE mlc_status mlc_dim_add(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin,
+                                    int64_t *out);
+MLC_MUST_USE mlc_status mlc_dim_mul_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
+                                          int64_t *out);
+MLC_MUST_USE mlc_status mlc_dim_floordiv_const(mlc_module *m, int64_t a, int64_t c,
+                                               const mlc_origin *origin, int64_t *out);
+MLC_MUST_USE mlc_status mlc_dim_min(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin,
+                                    int64_t *out);
+MLC_MUST_USE mlc_status mlc_dim_max(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin,
+                                    int64_t *out);
+/* Bounds symbol |name| (a free symbol of |m|) by |bound| >= 1: an error
+** naming the symbols when there is no such symbol. */
+MLC_MUST_USE mlc_status mlc_module_bound_sym(mlc_module *m, const char *name, int64_t bound);
+/* The largest value |dim| takes within the bounds: itself when known, a
+** derived symbol evaluated at its operands' largest values (every operation
+** grows with its operands); -1 when a symbol it depends on has no bound. */
+int64_t mlc_module_dim_bound(const mlc_module *m, int64_t dim);
+/* Elements of |t| at the bounds of its symbolic dims; -1 when unbounded or
+** when the count overflows. */
+int64_t mlc_type_numel_bound(const mlc_module *m, const mlc_type *t);
+
+/* |a| itself, with the requirement that it is >= 0 when the model runs (a
+** known |a| < 0 is an error now); |what| says what the requirement means
+** ("the input is smaller than the kernel"). */
+MLC_MUST_USE mlc_status mlc_dim_check(mlc_module *m, int64_t a, const mlc_origin *origin, const char *what,
+                                      int64_t *out);
 
 /* A copy of |dims| in the module arena (NULL only on OOM when rank > 0). */
 int64_t *mlc_module_dims(mlc_module *m, const int64_t *dims, int rank);

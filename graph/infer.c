@@ -397,17 +397,14 @@ static mlc_status read_win(const mlc_call_info *ci, int k, int dil, win *w) {
   return NULL;
 }
 
-/* x must be [N, C, d1..dk] with known channels and spatial extents. */
+/* x must be [N, C, d1..dk] with known channels (spatial extents may be
+** symbolic: the output's are then derived symbols). */
 static mlc_status window_input(const mlc_call_info *ci, const mlc_type *x, int known_c) {
   sbuf s;
   if (x->rank < 3)
     return ERR("input %s must have rank >= 3 (N, C, spatial...)", type_shape(ci, x, &s));
   if (known_c && x->dims[1] < 0)
     return UNIMPL("symbolic channel count %s", mlc_module_sym_name(ci->mod, x->dims[1]));
-  for (int i = 2; i < x->rank; i++)
-    if (x->dims[i] < 0)
-      return UNIMPL("symbolic spatial extent %s on axis %d",
-                    mlc_module_sym_name(ci->mod, x->dims[i]), i);
   return NULL;
 }
 
@@ -420,10 +417,43 @@ static mlc_status extents(const mlc_call_info *ci, const win *w, int i, int64_t 
   return NULL;
 }
 
+/* Symbolic |d|: the output extent as a derived symbol, and the run-time
+** requirement that the padded input holds one window. */
+static mlc_status window_out_sym(const mlc_call_info *ci, const win *w, int i, int64_t d, int ceil,
+                                 int64_t *out) {
+  mlc_module *m = ci->mod;
+  int64_t ek, c, n, chk, s = w->stride[i];
+  if (mul_ovf(w->dil[i], w->kernel[i] - 1, &ek) || add_ovf(ek, 1, &ek) ||
+      add_ovf(w->pad[i], w->pad[w->k + i], &c) || add_ovf(c, -ek, &c))
+    return ERR("spatial axis %d: window arithmetic overflows", i);
+  MLC_RETURN_IF_ERROR(mlc_dim_add_const(m, d, c, ci->origin, &n)); /* n = d + pb + pe - ek */
+  if (c < 0) {
+    char what[160];
+    snprintf(what, sizeof what, "spatial axis %d: the padded input is smaller than the kernel (%lld)",
+             i, LL(ek));
+    MLC_RETURN_IF_ERROR(mlc_dim_check(m, n, ci->origin, what, &chk));
+  }
+  if (!ceil) {
+    MLC_RETURN_IF_ERROR(mlc_dim_floordiv_const(m, n, s, ci->origin, &n));
+    return mlc_dim_add_const(m, n, 1, ci->origin, out);
+  }
+  /* ceil: ceil(n / s) + 1, less the last window unless it starts inside the
+  ** input or its left padding: min(that, (d + pb - 1) // s + 1) */
+  int64_t a, b;
+  MLC_RETURN_IF_ERROR(mlc_dim_add_const(m, n, s - 1, ci->origin, &a));
+  MLC_RETURN_IF_ERROR(mlc_dim_floordiv_const(m, a, s, ci->origin, &a));
+  MLC_RETURN_IF_ERROR(mlc_dim_add_const(m, a, 1, ci->origin, &a));
+  MLC_RETURN_IF_ERROR(mlc_dim_add_const(m, d, w->pad[i] - 1, ci->origin, &b));
+  MLC_RETURN_IF_ERROR(mlc_dim_floordiv_const(m, b, s, ci->origin, &b));
+  MLC_RETURN_IF_ERROR(mlc_dim_add_const(m, b, 1, ci->origin, &b));
+  return mlc_dim_min(m, a, b, ci->origin, out);
+}
+
 /* out = floor((d + pb + pe - ek) / stride) + 1 (ceil: ONNX ceil_mode rule). */
 static mlc_status window_out(const mlc_call_info *ci, const win *w, int i, int64_t d, int ceil,
                              int64_t *out) {
   int64_t padded = 0, ek = 0;
+  if (d < 0) return window_out_sym(ci, w, i, d, ceil, out);
   MLC_RETURN_IF_ERROR(extents(ci, w, i, d, &padded, &ek));
   if (padded < ek) {
     *out = 0;
@@ -506,6 +536,18 @@ static mlc_status transpose_out(const mlc_call_info *ci, const win *w, int i, in
   int64_t padded = 0, ek = 0, v;
   if (d == 0) return ERR("spatial axis %d has extent 0", i);
   MLC_RETURN_IF_ERROR(extents(ci, w, i, 0, &padded, &ek));
+  if (d < 0) { /* stride*d + (output_padding + ek - stride - pads), >= 1 */
+    int64_t c, chk;
+    if (add_ovf(op, ek, &c) || add_ovf(c, -w->stride[i], &c) || add_ovf(c, -padded, &c))
+      return ERR("spatial axis %d: window arithmetic overflows", i);
+    MLC_RETURN_IF_ERROR(mlc_dim_mul_const(ci->mod, d, w->stride[i], ci->origin, &v));
+    MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, v, c, ci->origin, out));
+    if (c >= 1) return NULL;
+    MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, *out, -1, ci->origin, &v));
+    char what[128];
+    snprintf(what, sizeof what, "spatial axis %d: the output extent is < 1 (the pads crop all of it)", i);
+    return mlc_dim_check(ci->mod, v, ci->origin, what, &chk);
+  }
   if (mul_ovf(w->stride[i], d - 1, &v) || add_ovf(v, op, &v) || add_ovf(v, ek, &v))
     return ERR("spatial axis %d: window arithmetic overflows", i);
   *out = v - padded;
@@ -621,19 +663,19 @@ mlc_status mlc_infer_transpose(const mlc_call_info *ci, mlc_type *outs, int *nou
   return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }
 
-/* Extent of the concat axis: sum of known extents, or the one symbol when
-** every other extent is 0. */
+/* Extent of the concat axis: the sum of the extents, known or symbolic. */
 static mlc_status concat_extent(const mlc_call_info *ci, int axis, int64_t *out) {
-  int64_t sum = 0, sym = 0;
-  int nsym = 0;
+  int64_t sum = 0;
   for (int i = 0; i < ci->nargs; i++) {
     int64_t d = mlc_graph_arg(ci, i)->dims[axis];
-    if (d < 0) sym = d, nsym++;
-    else if (add_ovf(sum, d, &sum)) return ERR("concatenated extent overflows");
+    if (d >= 0 && sum >= 0) {
+      if (add_ovf(sum, d, &sum)) return ERR("concatenated extent overflows");
+    } else {
+      MLC_RETURN_IF_ERROR(mlc_dim_add(ci->mod, sum, d, ci->origin, &sum));
+    }
   }
-  *out = nsym ? sym : sum;
-  if (nsym == 0 || (nsym == 1 && sum == 0)) return NULL;
-  return UNIMPL("concat along axis %d with symbolic extents", axis);
+  *out = sum;
+  return NULL;
 }
 
 /* y = args joined along attr axis: same dtype and rank, other dims equal. */
@@ -726,11 +768,27 @@ mlc_status mlc_infer_broadcast_to(const mlc_call_info *ci, mlc_type *outs, int *
 /* One axis of pad: d + pb + pe, checked against the mode. */
 static mlc_status pad_axis(const mlc_call_info *ci, int i, int64_t d, int64_t pb, int64_t pe,
                            const char *mode, int64_t *out) {
-  if (d < 0) {
-    if (pb || pe)
-      return UNIMPL("padding axis %d of symbolic extent %s", i, mlc_module_sym_name(ci->mod, d));
-    *out = d;
-    return NULL;
+  if (d < 0) { /* d + pb + pe, with the mode's requirement checked when the model runs */
+    int64_t c, chk, need = 0;
+    char what[160];
+    if (add_ovf(pb, pe, &c)) return ERR("axis %d: padded extent overflows", i);
+    MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, d, c, ci->origin, out));
+    if (strcmp(mode, "reflect") == 0 && (pb > 0 || pe > 0)) {
+      need = (pb > pe ? pb : pe) + 1;
+      snprintf(what, sizeof what, "axis %d: reflect pads %lld, %lld need an extent of at least %lld",
+               i, LL(pb), LL(pe), LL(need));
+    } else if (strcmp(mode, "edge") == 0 && (pb > 0 || pe > 0)) {
+      need = 1;
+      snprintf(what, sizeof what, "axis %d: edge padding of an empty axis", i);
+    } else if (pb < 0 || pe < 0) {
+      need = (pb < 0 ? -pb : 0) + (pe < 0 ? -pe : 0);
+      snprintf(what, sizeof what, "axis %d: pads %lld, %lld crop more than the extent", i, LL(pb),
+               LL(pe));
+    }
+    if (need == 0) return NULL;
+    int64_t v;
+    MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, d, -need, ci->origin, &v));
+    return mlc_dim_check(ci->mod, v, ci->origin, what, &chk);
   }
   if (add_ovf(d, pb, out) || add_ovf(*out, pe, out))
     return ERR("axis %d: padded extent overflows", i);
@@ -771,9 +829,7 @@ mlc_status mlc_infer_tile(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   for (int i = 0; i < x->rank; i++) {
     int64_t d = x->dims[i];
     if (rep[i] < 0) return ERR("repeats[%d] = %lld must be >= 0", i, LL(rep[i]));
-    if (d < 0 && rep[i] > 1)
-      return UNIMPL("tiling axis %d of symbolic extent %s", i, mlc_module_sym_name(ci->mod, d));
-    if (d < 0) dims[i] = rep[i] ? d : 0;
+    if (d < 0) MLC_RETURN_IF_ERROR(mlc_dim_mul_const(ci->mod, d, rep[i], ci->origin, &dims[i]));
     else if (mul_ovf(d, rep[i], &dims[i])) return ERR("axis %d: tiled extent overflows", i);
   }
   return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);

@@ -176,8 +176,8 @@ mlc_status mlc_infer_conv2d_nchwc(const mlc_call_info *ci, mlc_type *outs, int *
       return ERR("argument %d has dtype %s, not the input's %s", i, mlc_dtype_name(mlc_graph_arg(ci, i)->dtype),
                  mlc_dtype_name(x->dtype));
   if (x->rank != 5 || w->rank != 6) return ERR("input rank %d and weight rank %d must be 5 and 6", x->rank, w->rank);
-  for (int i = 1; i < 5; i++)
-    if (MLC_DIM_IS_SYM(x->dims[i])) return UNIMPL("symbolic input extent on axis %d", i);
+  if (MLC_DIM_IS_SYM(x->dims[1]) || MLC_DIM_IS_SYM(x->dims[4]))
+    return UNIMPL("symbolic channel blocks");
   for (int i = 0; i < 6; i++)
     if (MLC_DIM_IS_SYM(w->dims[i]) || w->dims[i] < 1) return ERR("weight dim %d must be static and >= 1", i);
   MLC_RETURN_IF_ERROR(ints_n(ci, "strides", 2, 1, st));
@@ -211,6 +211,15 @@ mlc_status mlc_infer_conv2d_nchwc(const mlc_call_info *ci, mlc_type *outs, int *
         __builtin_add_overflow(x->dims[2 + i], pads[i], &padded) ||
         __builtin_add_overflow(padded, pads[2 + i], &padded))
       return ERR("spatial axis %d: window arithmetic overflows", i);
+    if (MLC_DIM_IS_SYM(x->dims[2 + i])) { /* (d + pads - ek) // stride + 1, as conv's rule */
+      int64_t n, chk;
+      MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, x->dims[2 + i], pads[i] + pads[2 + i] - ek, ci->origin, &n));
+      if (pads[i] + pads[2 + i] < ek)
+        MLC_RETURN_IF_ERROR(mlc_dim_check(ci->mod, n, ci->origin, "the padded input is smaller than the kernel", &chk));
+      MLC_RETURN_IF_ERROR(mlc_dim_floordiv_const(ci->mod, n, st[i], ci->origin, &n));
+      MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, n, 1, ci->origin, &dims[2 + i]));
+      continue;
+    }
     if (padded < ek) return ERR("spatial axis %d: kernel extent %lld exceeds padded input extent %lld", i, LL(ek), LL(padded));
     dims[2 + i] = (padded - ek) / st[i] + 1;
   }

@@ -224,15 +224,19 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
   mlc_te_tensor **ins = mlc_mem_calloc((size_t)nin + 1, sizeof *ins);
   mlc_te_tensor **outs = mlc_mem_calloc((size_t)g->nrets + 1, sizeof *outs);
   mlc_tir_var **syms = mlc_mem_calloc((size_t)gm->nsyms + 1, sizeof *syms);
+  unsigned char *bound = mlc_mem_calloc((size_t)gm->nsyms + 1, 1);
   mlc_te_builder *tb = NULL;
   mlc_status s = NULL;
-  if (!val || !ins || !outs || !syms) s = mlc_oom();
+  if (!val || !ins || !outs || !syms || !bound) s = mlc_oom();
+  for (int i = 0; !s && i < nin; i++)
+    mlc_lg_mark_syms(&(i < g->nparams ? g->params[i] : gr->consts[i - g->nparams])->type, bound);
+  for (int i = 0; !s && i < g->nrets; i++) mlc_lg_mark_syms(&g->rets[i]->type, bound);
   if (!s) s = mlc_te_builder_create(st->tm, &tb);
   if (!s) mlc_te_unique_names(tb);
   /* placeholders: the parameters, then the tensor constants */
   for (int i = 0; i < nin && !s; i++) {
     mlc_value *v = i < g->nparams ? g->params[i] : gr->consts[i - g->nparams];
-    mlc_lg_call c = {gm, st->tm, tb, MLC_OP_COPY, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, syms, name};
+    mlc_lg_call c = {gm, st->tm, tb, MLC_OP_COPY, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, syms, name, bound};
     char pname[16];
     mlc_lg_input_name(i, pname, sizeof pname);
     if (mlc_dtype_size(v->type.dtype) == 0) {
@@ -252,7 +256,7 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
     mlc_te_tensor *in[MAX_ARGS], *mo[MLC_MAX_OUTS] = {0};
     const int *inl = gr->inl + gr->slot[j];
     mlc_lg_call c = {gm, st->tm, tb, b->op, b, b->nargs, arg_types, b->attrs, b->nattrs,
-                     b->nouts, out_types, in, gr->scalar + gr->slot[j], syms, name};
+                     b->nouts, out_types, in, gr->scalar + gr->slot[j], syms, name, bound};
     for (int i = 0; i < b->nargs; i++) {
       arg_types[i] = b->args[i]->type;
       in[i] = inl[i] ? NULL : val[b->args[i]->id];
@@ -288,6 +292,7 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
   mlc_mem_free(ins);
   mlc_mem_free(outs);
   mlc_mem_free(syms);
+  mlc_mem_free(bound);
   return s ? group_error(gr, s) : NULL;
 }
 

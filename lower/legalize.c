@@ -59,14 +59,63 @@ double mlc_lg_float(mlc_lg_call *c, const char *name, double dflt) {
   return mlc_attrs_float(c->attrs, c->nattrs, name, dflt);
 }
 
+void mlc_lg_mark_syms(const mlc_type *t, unsigned char *bound) {
+  for (int d = 0; d < t->rank; d++)
+    if (MLC_DIM_IS_SYM(t->dims[d])) bound[MLC_DIM_SYM_ID(t->dims[d])] = 1;
+}
+
+/* The scalar var of symbol |id|: its name, or for a derived symbol
+** ("(H-1)//2+1") an identifier made of it ("H_1_2_1"). */
+static mlc_tir_expr *sym_var(mlc_lg_call *c, int id) {
+  if (!c->sym_vars[id]) {
+    const char *name = c->gm->syms[id];
+    char buf[128];
+    if (c->gm->sym_defs[id].op != MLC_SYM_FREE) {
+      size_t n = 0;
+      for (const char *p = name; *p && n + 1 < sizeof buf; p++) {
+        int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+        if (ok) buf[n++] = *p;
+        else if (n > 0 && buf[n - 1] != '_') buf[n++] = '_';
+      }
+      while (n > 0 && buf[n - 1] == '_') n--;
+      buf[n] = 0;
+      if (!n || (buf[0] >= '0' && buf[0] <= '9')) snprintf(buf, sizeof buf, "d%d", id);
+      name = buf;
+    }
+    c->sym_vars[id] = mlc_tir_var_new(c->tm, name, MLC_DTYPE_I64);
+  }
+  return c->sym_vars[id] ? mlc_tir_ref(c->tm, c->sym_vars[id]) : NULL;
+}
+
+/* Dim |v| (known or a symbol) as an expression; see mlc_lg_call.sym_bound. */
+static mlc_tir_expr *dim_expr(mlc_lg_call *c, int64_t v) {
+  if (!MLC_DIM_IS_SYM(v)) return mlc_tir_i64(c->tm, v);
+  int id = MLC_DIM_SYM_ID(v);
+  if (id < 0 || id >= c->gm->nsyms) return NULL;
+  const mlc_sym_def *def = &c->gm->sym_defs[id];
+  if (c->sym_bound && !c->sym_bound[id] && def->op != MLC_SYM_FREE) {
+    mlc_tir_expr *a = dim_expr(c, def->a);
+    mlc_tir_expr *b = def->b_sym ? dim_expr(c, def->b) : mlc_tir_i64(c->tm, def->b);
+    if (!a || !b) return NULL;
+    switch (def->op) {
+      case MLC_SYM_ADD: return mlc_tir_add(c->tm, a, b);
+      case MLC_SYM_MUL: return mlc_tir_mul(c->tm, a, b);
+      case MLC_SYM_FLOORDIV: return mlc_tir_binary(c->tm, MLC_TIR_FLOORDIV, a, b);
+      case MLC_SYM_MIN: return mlc_tir_min(c->tm, a, b);
+      case MLC_SYM_MAX: return mlc_tir_max(c->tm, a, b);
+      default: return a; /* CHECK: the runtime checked it */
+    }
+  }
+  return sym_var(c, id);
+}
+
 mlc_tir_expr *mlc_lg_dim(mlc_lg_call *c, const mlc_type *t, int d) {
   int64_t v = t->dims[d];
   if (!MLC_DIM_IS_SYM(v)) return mlc_tir_i64(c->tm, v);
   int id = MLC_DIM_SYM_ID(v);
   if (id < 0 || id >= c->gm->nsyms) return NULL;
-  if (!c->sym_vars[id])
-    c->sym_vars[id] = mlc_tir_var_new(c->tm, mlc_module_sym_name(c->gm, v), MLC_DTYPE_I64);
-  return c->sym_vars[id] ? mlc_tir_ref(c->tm, c->sym_vars[id]) : NULL;
+  if (c->sym_bound) return dim_expr(c, v);
+  return sym_var(c, id);
 }
 
 mlc_tir_expr **mlc_lg_shape(mlc_lg_call *c, const mlc_type *t) {
@@ -372,8 +421,13 @@ static mlc_status build_func(lg_state *st, mlc_binding *b, const int *inl, const
   if (!mlc_lg_rule(b->op)) return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "no lowering rule for this op");
   if (b->nargs > 64 || st->gm->nsyms > 256)
     return mlc_lg_error(&c, MLC_UNIMPLEMENTED, "too many arguments or symbolic dims");
+  unsigned char bound[256] = {0};
   for (int i = 0; i < b->nargs; i++) arg_types[i] = b->args[i]->type;
   for (int i = 0; i < b->nouts; i++) out_types[i] = b->outs[i]->type;
+  for (int i = 0; i < b->nargs; i++)
+    if (!inl[i]) mlc_lg_mark_syms(&arg_types[i], bound);
+  for (int i = 0; i < b->nouts; i++) mlc_lg_mark_syms(&out_types[i], bound);
+  c.sym_bound = bound;
   for (int i = 0; i < b->nargs + b->nouts; i++) {
     mlc_dtype t = i < b->nargs ? arg_types[i].dtype : out_types[i - b->nargs].dtype;
     if (mlc_dtype_size(t) == 0) /* strings have no TIR representation */

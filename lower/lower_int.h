@@ -33,7 +33,14 @@ typedef struct mlc_lg_call {
   const double *scalar;      /* [nargs]: value of an inlined scalar constant */
   mlc_tir_var **sym_vars;    /* [gm->nsyms]: scalar vars, created on demand */
   const char *name;          /* prim function name being built */
+  /* [gm->nsyms] or NULL (all): the symbols a dim of the prim function's
+  ** parameters binds; a derived symbol that none binds is computed from
+  ** its operands (a fused conv's inner extent from the input's H). */
+  const unsigned char *sym_bound;
 } mlc_lg_call;
+
+/* Marks in |bound| ([gm->nsyms], zeroed by the caller) the symbols of |t|'s dims. */
+void mlc_lg_mark_syms(const mlc_type *t, unsigned char *bound);
 
 typedef mlc_status (*mlc_lg_fn)(mlc_lg_call *c, mlc_te_tensor **out);
 

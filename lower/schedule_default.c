@@ -110,6 +110,18 @@ static int64_t const_extent(const mlc_tir_expr *e) {
   return e && e->kind == MLC_TIR_INT_IMM ? e->int_value : -1;
 }
 
+/* A constant that symbolic extent |e| is a multiple of: c of "x * c"
+** (conv2d_nchwc's accumulator width rounded up to the tile's rows), else 1. */
+static int64_t extent_multiple(const mlc_tir_expr *e) {
+  if (!e || e->kind != MLC_TIR_BINARY || e->bin.op != MLC_TIR_MUL) return 1;
+  int64_t a = const_extent(e->bin.a), b = const_extent(e->bin.b);
+  return b > 0 ? b : a > 0 ? a : 1;
+}
+
+/* Rows assumed for a tile's symbolic row loop (conv2d_nchwc's lowering
+** rounds its accumulator's width up to the rows it gives). */
+#define TILE_NOMINAL_ROWS 64
+
 /* Nonzero if a reduce iter var of |blk| is bound through loop variable |v|. */
 static int binds_reduce(const mlc_tir_stmt *blk, const mlc_tir_var *v) {
   for (int i = 0; i < blk->block.niters; i++) {
@@ -447,9 +459,12 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   int p = -1, r0 = -1;
   for (int i = 0; i < n; i++) {
     const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
-    if (l->loop.kind != MLC_TIR_FOR_SERIAL || const_extent(l->loop.extent) < 1 || !mlc_tir_is_const(l->loop.min, 0))
-      return NULL;
     int red = binds_reduce(blk, l->loop.var);
+    int64_t e = const_extent(l->loop.extent);
+    /* symbolic extents: spatial loops only (the lanes' must be known) */
+    if (l->loop.kind != MLC_TIR_FOR_SERIAL || e == 0 || (e < 0 && (red || l->loop.var == vit->binding->var)) ||
+        !mlc_tir_is_const(l->loop.min, 0))
+      return NULL;
     if (red && r0 < 0) r0 = i;
     if (!red && r0 >= 0) return NULL; /* a spatial loop inside the reduction */
     if (l->loop.var == vit->binding->var) p = i;
@@ -461,7 +476,8 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   /* candidates, innermost first */
   int row = -1, col = -1;
   for (int i = r0 - 1; i >= 0; i--) {
-    if (i == p || const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent) < 2) continue;
+    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
+    if (i == p || (e >= 0 && e < 2)) continue;
     const mlc_tir_var *iv = iter_of_loop(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var);
     if (!iv) continue;
     if (row < 0 && reused_across(&tl, vit->var, 1, iv))
@@ -472,10 +488,19 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   /* lanes beyond one vector are the best columns: contiguous loads */
   int lanes_cols = lanes_e > width && reused_across(&tl, vit->var, 0, vit->var);
   if (lanes_e > width && !lanes_cols) return NULL; /* rule 1 splits such lanes */
-  int64_t rows = row >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[row])->loop.extent) : 1;
+  const mlc_tir_expr *row_ext = row >= 0 ? mlc_sch_rv_stmt(s, loops[row])->loop.extent : NULL;
+  int64_t rows = row >= 0 ? const_extent(row_ext) : 1;
+  if (rows < 0) rows = TILE_NOMINAL_ROWS;
   int64_t cols = lanes_cols ? lanes_e / width : col >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[col])->loop.extent) : 1;
+  if (cols < 0) cols = 1; /* a symbolic column loop is not tiled */
   int64_t tr, tc;
   mlc_tile_sizes(rows, cols, &lim, &tr, &tc);
+  if (row_ext && const_extent(row_ext) < 0) {
+    /* whole tiles only: tr must divide the symbolic extent, no bounds test
+    ** in the micro-kernel */
+    int64_t m = extent_multiple(row_ext);
+    while (tr > 1 && m % tr) tr--;
+  }
   if (tr * tc < 2) return NULL;
   /* split: lanes, columns, rows (handles of the loops not split stay) */
   mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, parts[3];

@@ -19,7 +19,7 @@
 enum { T_SYMS, T_TENSORS, T_DIMS, T_INPUTS, T_OUTPUTS, T_STEPS, T_ARGS, T_EXTERNS, T_KERNELS,
        T_STRINGS, T_COUNT };
 
-static const uint32_t rec_size[T_COUNT] = {4, 24, 8, 8, 8, 24, 16, 12, 4, 1};
+static const uint32_t rec_size[T_COUNT] = {40, 24, 8, 8, 8, 24, 16, 12, 4, 1};
 static const char *const table_name[T_COUNT] = {"symbols", "tensors", "dims", "inputs", "outputs",
                                                 "steps", "args", "externs", "kernels", "strings"};
 
@@ -123,8 +123,13 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
   if (nstorages > INT32_MAX) return bad(&r, "%u storages", nstorages);
 
   /* Check every record before allocating. */
-  for (uint32_t i = 0; i < r.count[T_SYMS]; i++)
-    if (check_str(&r, rd32(rec(&r, T_SYMS, i)), "symbol", i)) return MLC_RT_INVALID_ARGUMENT;
+  for (uint32_t i = 0; i < r.count[T_SYMS]; i++) {
+    const uint8_t *q = rec(&r, T_SYMS, i);
+    uint32_t where = rd32(q + 4);
+    if (check_str(&r, rd32(q), "symbol", i)) return MLC_RT_INVALID_ARGUMENT;
+    if (where != MLC_RT_BLOB_NONE && check_str(&r, where, "symbol requirement", i))
+      return MLC_RT_INVALID_ARGUMENT;
+  }
   for (uint32_t i = 0; i < r.count[T_KERNELS]; i++)
     if (check_str(&r, rd32(rec(&r, T_KERNELS, i)), "kernel", i)) return MLC_RT_INVALID_ARGUMENT;
   for (uint32_t i = 0; i < r.count[T_TENSORS]; i++) {
@@ -178,7 +183,8 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
 
   /* One block: the struct, then each table, then the strings. */
   uint64_t o_syms = up8(sizeof(mlc_rt_model_desc));
-  uint64_t o_tensors = up8(o_syms + (uint64_t)r.count[T_SYMS] * sizeof(char *));
+  uint64_t o_symdefs = up8(o_syms + (uint64_t)r.count[T_SYMS] * sizeof(char *));
+  uint64_t o_tensors = up8(o_symdefs + (uint64_t)r.count[T_SYMS] * sizeof(mlc_rt_sym_def));
   uint64_t o_dims = up8(o_tensors + (uint64_t)r.count[T_TENSORS] * sizeof(mlc_rt_tensor_desc));
   uint64_t o_in = up8(o_dims + (uint64_t)r.count[T_DIMS] * sizeof(int64_t));
   uint64_t o_out = up8(o_in + (uint64_t)r.count[T_INPUTS] * sizeof(mlc_rt_io_desc));
@@ -216,9 +222,21 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
   d->weights = weights;
 
   const char **syms = (const char **)(block + o_syms);
-  for (uint32_t i = 0; i < r.count[T_SYMS]; i++) syms[i] = STR(rd32(rec(&r, T_SYMS, i)));
+  mlc_rt_sym_def *symdefs = (mlc_rt_sym_def *)(block + o_symdefs);
+  for (uint32_t i = 0; i < r.count[T_SYMS]; i++) {
+    const uint8_t *q = rec(&r, T_SYMS, i);
+    uint32_t where = rd32(q + 4);
+    syms[i] = STR(rd32(q));
+    symdefs[i].where = where == MLC_RT_BLOB_NONE ? NULL : STR(where);
+    symdefs[i].op = (int32_t)rd32(q + 8); /* checked by mlc_rt_model_open */
+    symdefs[i].b_sym = (int32_t)rd32(q + 12);
+    symdefs[i].a = (int64_t)rd64(q + 16);
+    symdefs[i].b = (int64_t)rd64(q + 24);
+    symdefs[i].bound = (int64_t)rd64(q + 32);
+  }
   d->nsyms = (int32_t)r.count[T_SYMS];
   d->sym_names = r.count[T_SYMS] ? syms : NULL;
+  d->sym_defs = r.count[T_SYMS] ? symdefs : NULL;
 
   int64_t *dims = (int64_t *)(block + o_dims);
   for (uint32_t i = 0; i < r.count[T_DIMS]; i++) dims[i] = (int64_t)rd64(rec(&r, T_DIMS, i));

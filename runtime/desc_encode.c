@@ -54,7 +54,7 @@ static uint32_t put_str(writer *w, const char *s) {
 
 enum { T_SYMS, T_TENSORS, T_DIMS, T_INPUTS, T_OUTPUTS, T_STEPS, T_ARGS, T_EXTERNS, T_KERNELS,
        T_STRINGS, T_COUNT };
-static const uint32_t rec_size[T_COUNT] = {4, 24, 8, 8, 8, 24, 16, 12, 4, 1};
+static const uint32_t rec_size[T_COUNT] = {40, 24, 8, 8, 8, 24, 16, 12, 4, 1};
 
 /* Checks what the encoder relies on. */
 static mlc_rt_status check(writer *w, const mlc_rt_model_desc *d, int32_t nfns) {
@@ -68,6 +68,9 @@ static mlc_rt_status check(writer *w, const mlc_rt_model_desc *d, int32_t nfns) 
     return fail(w, "negative count or missing table");
   for (int32_t i = 0; i < d->nsyms; i++)
     if (!d->sym_names[i]) return fail(w, "symbol %d has no name", i);
+  for (int32_t i = 0; d->sym_defs && i < d->nsyms; i++)
+    if (d->sym_defs[i].op < 0 || d->sym_defs[i].op >= MLC_RT_SYM_OP_COUNT)
+      return fail(w, "symbol %d: operation %d", i, d->sym_defs[i].op);
   for (int32_t i = 0; i < d->nkernels; i++)
     if (!d->kernel_names[i]) return fail(w, "kernel %d has no name", i);
   for (int32_t i = 0; i < d->ntensors; i++)
@@ -105,8 +108,19 @@ static void emit(writer *w, const mlc_rt_model_desc *d, int32_t nfns, const uint
   uint32_t name = put_str(w, d->name);
   uint32_t manifest = d->manifest ? put_str(w, d->manifest) : MLC_RT_BLOB_NONE;
   for (int32_t i = 0; i < d->nsyms; i++) {
+    const mlc_rt_sym_def *def = d->sym_defs ? &d->sym_defs[i] : NULL;
     uint32_t s = put_str(w, d->sym_names[i]);
-    if (p) wr32(p + off[T_SYMS] + 4 * (size_t)i, s);
+    uint32_t where = def && def->where ? put_str(w, def->where) : MLC_RT_BLOB_NONE;
+    if (p) {
+      uint8_t *q = p + off[T_SYMS] + 40 * (size_t)i;
+      wr32(q, s);
+      wr32(q + 4, where);
+      wr32(q + 8, def ? (uint32_t)def->op : 0);
+      wr32(q + 12, def ? (uint32_t)def->b_sym : 0);
+      wr64(q + 16, def ? (uint64_t)def->a : 0);
+      wr64(q + 24, def ? (uint64_t)def->b : 0);
+      wr64(q + 32, def ? (uint64_t)def->bound : 0);
+    }
   }
   for (int32_t i = 0; i < d->nkernels; i++) {
     uint32_t s = put_str(w, d->kernel_names[i]);

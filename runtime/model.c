@@ -207,11 +207,53 @@ static mlc_rt_status find_binders(checker *c, mlc_rt_model *m) {
       }
     }
   }
-  for (int32_t k = 0; k < d->nsyms; k++)
-    if (m->sym_input[k] < 0 && m->sym_bind_step[k] < 0)
+  for (int32_t k = 0; k < d->nsyms; k++) {
+    int derived = d->sym_defs && d->sym_defs[k].op != MLC_RT_SYM_FREE;
+    if (derived && (m->sym_input[k] >= 0 || m->sym_bind_step[k] >= 0))
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": derived symbolic dim \"%s\" is also bound by %s",
+                           MODEL_NAME(d), d->sym_names[k],
+                           m->sym_input[k] >= 0 ? "an input's dims" : "a step");
+    if (!derived && m->sym_input[k] < 0 && m->sym_bind_step[k] < 0)
       return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                            "model \"%s\": symbolic dim \"%s\" is not a dim of any input",
                            MODEL_NAME(d), d->sym_names[k]);
+  }
+  return MLC_RT_OK;
+}
+
+/*
+** Checks the derived symbols (operands are earlier symbols, constants in
+** range for the operation) and records when each symbol's value is known:
+** at the start of a run, or after the BIND_SYMS step binding the last
+** run-bound symbol it reads.
+*/
+static mlc_rt_status check_sym_defs(checker *c, mlc_rt_model *m) {
+  const mlc_rt_model_desc *d = c->d;
+  for (int32_t k = 0; k < d->nsyms; k++) {
+    const mlc_rt_sym_def *def = d->sym_defs ? &d->sym_defs[k] : NULL;
+    m->sym_ready[k] = m->sym_bind_step[k];
+    if (def && (def->bound < 0 || (def->bound > 0 && (def->op != MLC_RT_SYM_FREE || m->sym_input[k] < 0))))
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": symbolic dim \"%s\" has a bound (%lld) but is not an input's dim",
+                           MODEL_NAME(d), d->sym_names[k], (long long)def->bound);
+    if (def && def->bound > 0) m->has_bounds = 1;
+    if (!def || def->op == MLC_RT_SYM_FREE) continue;
+    int ok = def->op > 0 && def->op < MLC_RT_SYM_OP_COUNT && def->a >= 0 && def->a < k;
+    if (ok && def->b_sym) ok = def->b >= 0 && def->b < k && def->op != MLC_RT_SYM_MUL &&
+                               def->op != MLC_RT_SYM_FLOORDIV && def->op != MLC_RT_SYM_CHECK;
+    else if (ok && def->op == MLC_RT_SYM_MUL) ok = def->b >= 0;
+    else if (ok && def->op == MLC_RT_SYM_FLOORDIV) ok = def->b >= 1;
+    if (!ok)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": derived symbolic dim %d (\"%s\") is malformed (operation "
+                           "%d, operands %lld, %lld)",
+                           MODEL_NAME(d), k, d->sym_names[k], def->op, (long long)def->a,
+                           (long long)def->b);
+    int32_t r = m->sym_ready[def->a];
+    if (def->b_sym && m->sym_ready[def->b] > r) r = m->sym_ready[def->b];
+    m->sym_ready[k] = r;
+  }
   return MLC_RT_OK;
 }
 
@@ -345,7 +387,7 @@ static mlc_rt_status plan_run_bound(checker *c, mlc_rt_model *m) {
     const mlc_rt_tensor_desc *td = &d->tensors[t];
     m->tensor_first[t] = -1;
     for (int32_t k = 0; k < td->ndim; k++)
-      if (td->dims[k] < 0 && m->sym_bind_step[-1 - td->dims[k]] >= 0) m->tensor_run[t] = 1;
+      if (td->dims[k] < 0 && m->sym_ready[-1 - td->dims[k]] >= 0) m->tensor_run[t] = 1;
     if (m->tensor_run[t]) m->has_run_syms = 1;
     if (m->tensor_run[t] && td->storage == MLC_RT_STORAGE_ARENA) m->storage_late[td->loc] = 1;
   }
@@ -364,7 +406,7 @@ static mlc_rt_status plan_run_bound(checker *c, mlc_rt_model *m) {
       if (m->tensor_run[t] || m->tensor_late[t]) m->step_dyn[i] = 1;
       for (int32_t k = 0; k < td->ndim; k++) {
         if (td->dims[k] >= 0) continue;
-        int32_t b = m->sym_bind_step[-1 - td->dims[k]];
+        int32_t b = m->sym_ready[-1 - td->dims[k]];
         if (b >= i)
           return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                                "model \"%s\": step %d (node \"%s\"): tensor %d uses symbolic dim "
@@ -413,6 +455,7 @@ static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
   }
   if (st == MLC_RT_OK) st = scan_binds(c, m);
   if (st == MLC_RT_OK) st = find_binders(c, m);
+  if (st == MLC_RT_OK) st = check_sym_defs(c, m);
   if (st == MLC_RT_OK && d->nplugins > 0) {
     if (d->nplugins > d->nexterns || !d->plugins)
       return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT, "model \"%s\": %d plugins for %d externs",
@@ -457,6 +500,7 @@ mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt
   int32_t nt = desc->ntensors > 0 ? desc->ntensors : 0;
   int32_t nst = desc->nstorages > 0 ? desc->nstorages : 0;
   m->sym_bind_step = mlc_rt_calloc(&m->alloc, (size_t)nsyms + 1, sizeof *m->sym_bind_step);
+  m->sym_ready = mlc_rt_calloc(&m->alloc, (size_t)nsyms + 1, sizeof *m->sym_ready);
   m->tensor_run = mlc_rt_calloc(&m->alloc, (size_t)nt + 1, 1);
   m->tensor_late = mlc_rt_calloc(&m->alloc, (size_t)nt + 1, 1);
   m->tensor_first = mlc_rt_calloc(&m->alloc, (size_t)nt + 1, sizeof *m->tensor_first);
@@ -464,7 +508,7 @@ mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt
   m->step_dyn = mlc_rt_calloc(&m->alloc, (size_t)nsteps + 1, 1);
   m->step_lib = mlc_rt_calloc(&m->alloc, (size_t)nsteps + 1, 1);
   mlc_rt_status st;
-  if (!m->step_fns || !m->arg_start || !m->sym_input || !m->sym_dim || !m->sym_bind_step ||
+  if (!m->step_fns || !m->arg_start || !m->sym_input || !m->sym_dim || !m->sym_bind_step || !m->sym_ready ||
       !m->tensor_run || !m->tensor_late || !m->tensor_first || !m->storage_late || !m->step_dyn ||
       !m->step_lib)
     st = mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
@@ -506,6 +550,7 @@ void mlc_rt_model_close(mlc_rt_model *m) {
   mlc_rt_free(&m->alloc, m->sym_input);
   mlc_rt_free(&m->alloc, m->sym_dim);
   mlc_rt_free(&m->alloc, m->sym_bind_step);
+  mlc_rt_free(&m->alloc, m->sym_ready);
   mlc_rt_free(&m->alloc, m->tensor_run);
   mlc_rt_free(&m->alloc, m->tensor_late);
   mlc_rt_free(&m->alloc, m->tensor_first);

@@ -24,7 +24,9 @@
 **     36  u32 nstorages
 **     40  u64 weights_size
 **     48  ten (u32 count, u32 offset) pairs, the tables in this order:
-**         syms     u32 string
+**         syms     40 bytes: u32 name string, u32 requirement string
+**                  (CHECK symbols) or MLC_RT_BLOB_NONE, i32 op (enum
+**                  mlc_rt_sym_op), i32 b_sym, i64 a, i64 b, i64 bound
 **         tensors  24 bytes: u8 code, u8 bits, u16 lanes, i32 ndim,
 **                  i32 storage, u32 first dim, i64 loc
 **         dims     i64

@@ -55,6 +55,8 @@ struct mlc_rt_model {
   int32_t *sym_dim;          /* ... and the dim of it (-1, -1: run-bound) */
   /* run-bound symbols (BIND_SYMS steps) */
   int32_t *sym_bind_step;    /* nsyms: the step that defines it, -1: input-bound */
+  int32_t *sym_ready;        /* nsyms: the BIND_SYMS step after which its value is
+                             ** known (a derived symbol: its operands'), -1: at the start */
   unsigned char *tensor_run; /* ntensors: 1 when a dim is run-bound */
   unsigned char *tensor_late;/* ntensors: 1 when allocated at its first step */
   int32_t *tensor_first;     /* ntensors: first step naming it, -1: none */
@@ -62,6 +64,7 @@ struct mlc_rt_model {
   unsigned char *step_dyn;   /* nsteps: names a tensor with run-bound dims */
   unsigned char *step_lib;   /* nsteps: calls an external library (not a "mlc.*" built-in) */
   int has_run_syms;
+  int has_bounds;            /* some input-bound symbol has a bound */
   void **plugins;            /* desc->nplugins handles of the plugin libraries */
   mlc_kernel_fn *extern_fns; /* desc->nexterns: a plugin's functions, resolved at open */
   const char *devcode;       /* a CUDA model's PTX (NUL-terminated), set by entry.c; else NULL */

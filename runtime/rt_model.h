@@ -46,6 +46,14 @@
 ** equal).  A negative value or a mismatch is a run error naming the step's
 ** node.
 **
+** A symbol may also be derived: an expression of earlier symbols
+** (mlc_rt_sym_def), such as a convolution's output height (H - 1) // 2 + 1.
+** The runtime evaluates it as soon as the symbols it reads are bound: at
+** the start of a run for expressions of input-bound symbols (so the arena
+** is planned for them), after the BIND_SYMS step that binds the last of
+** them otherwise.  A CHECK symbol equals its operand and fails the run,
+** with its |where| text, when that is negative.
+**
 ** The runtime validates the whole description when the model is opened, so
 ** a malformed description is a load error, never a crash at run time.
 */
@@ -58,7 +66,7 @@
 #include "runtime/rt_abi.h"
 
 /* Version of the layout below; bump it whenever a struct here changes. */
-#define MLC_RT_DESC_VERSION 5
+#define MLC_RT_DESC_VERSION 6
 
 /* Where a tensor lives (mlc_rt_tensor_desc.storage). */
 enum mlc_rt_storage {
@@ -81,6 +89,30 @@ enum mlc_rt_step_kind {
   MLC_RT_STEP_EXTERN = 1, /* name: an entry of the model's externs table, or "mlc.*" */
   MLC_RT_STEP_BIND_SYMS = 2 /* defines run-bound symbols from a computed vector */
 };
+
+/* How a symbol gets its value (mlc_rt_sym_def.op). */
+enum mlc_rt_sym_op {
+  MLC_RT_SYM_FREE = 0,     /* input-bound or run-bound */
+  MLC_RT_SYM_ADD = 1,      /* a + b */
+  MLC_RT_SYM_MUL = 2,      /* a * b, b a constant >= 0 */
+  MLC_RT_SYM_FLOORDIV = 3, /* floor(a / b), b a constant >= 1 */
+  MLC_RT_SYM_MIN = 4,
+  MLC_RT_SYM_MAX = 5,
+  MLC_RT_SYM_CHECK = 6,    /* a, which must be >= 0 */
+  MLC_RT_SYM_OP_COUNT = 7
+};
+
+/* A derived symbol: |op| of symbol |a| (an index lower than this symbol's)
+** and |b|, a symbol index when |b_sym|, else a constant. */
+typedef struct mlc_rt_sym_def {
+  int32_t op;        /* enum mlc_rt_sym_op */
+  int32_t b_sym;
+  int64_t a, b;
+  const char *where; /* CHECK: the requirement and its node, for the error; else NULL */
+  int64_t bound;     /* FREE: the largest value allowed (0: none); the arena is
+                     ** planned for the bounds (derived symbols at their
+                     ** operands' bounds), once */
+} mlc_rt_sym_def;
 
 typedef struct mlc_rt_tensor_desc {
   DLDataType dtype;    /* code/bits/lanes as in DLPack, e.g. {kDLFloat, 32, 1} */
@@ -145,6 +177,7 @@ typedef struct mlc_rt_model_desc {
 
   int32_t nsyms;
   const char *const *sym_names; /* nsyms names, e.g. "batch" */
+  const mlc_rt_sym_def *sym_defs; /* nsyms entries, or NULL: every symbol free */
 
   int32_t ntensors;
   const mlc_rt_tensor_desc *tensors;

@@ -8,11 +8,17 @@
 ** (tensor args point at those DLTensors, symbolic args at the session's
 ** bound values, immediates at a private copy), and the thread pool.
 **
-** A run binds the symbolic dims from the input shapes.  Only when the bound
-** values differ from the last run's does it re-plan: fill the symbolic dims
-** of every DLTensor, size each arena storage as the largest of its tensors,
-** lay the storages out in one 64-byte aligned arena, and grow the arena and
-** the output buffers if (and only if) they are too small.  Then it calls the
+** A run binds the symbolic dims from the input shapes, then evaluates the
+** derived ones (a conv's output height from its input's; a failed
+** requirement is the run's error).  Only when the bound values differ from
+** the last run's does it re-plan: fill the symbolic dims of every DLTensor,
+** size each arena storage as the largest of its tensors, lay the storages
+** out in one 64-byte aligned arena, and grow the arena and the output
+** buffers if they are too small (an arena above MLC_RT_ARENA_KEEP is also
+** given back when a run needs less than a quarter of it).  Symbols with a
+** bound (compile --shape-bound) size the memory at the bound instead, so a
+** bounded model allocates its arena once, and an input above a bound is
+** refused.  Then it calls the
 ** steps in order with the session's context.  Kernel workspaces freed
 ** during a run are cached for the next, so repeated runs at the same shapes
 ** allocate nothing.
@@ -58,6 +64,8 @@ struct mlc_rt_session {
   int64_t *imms;           /* the immediates args point at */
   int64_t *syms;           /* symbol values of the current plan */
   int64_t *bind;           /* symbol values being bound by a run */
+  int64_t *plan_vals;      /* symbol values memory is sized for: the bounds
+                           ** where the model has them, else |syms| */
   unsigned char *input_set;
   int planned;             /* tensors, arena and outputs match |syms| */
   uint64_t *storage_size;  /* nstorages */
@@ -109,6 +117,9 @@ typedef struct cuda_ws {
 #define DESC(s) ((s)->model->desc)
 
 /* Rounds |n| up to MLC_RT_ALIGN; 0 on overflow. */
+/* Arenas up to this size are kept whatever the runs need (see plan). */
+#define MLC_RT_ARENA_KEEP ((uint64_t)64 << 20)
+
 static uint64_t round_up(uint64_t n) {
   if (n > UINT64_MAX - (MLC_RT_ALIGN - 1)) return 0;
   return (n + MLC_RT_ALIGN - 1) / MLC_RT_ALIGN * MLC_RT_ALIGN;
@@ -379,6 +390,7 @@ static void destroy(mlc_rt_session *s) {
   mlc_rt_free(ALLOC(s), s->input_set);
   mlc_rt_free(ALLOC(s), s->bind);
   mlc_rt_free(ALLOC(s), s->syms);
+  mlc_rt_free(ALLOC(s), s->plan_vals);
   mlc_rt_free(ALLOC(s), s->imms);
   mlc_rt_free(ALLOC(s), s->args);
   mlc_rt_free(ALLOC(s), s->shapes);
@@ -460,6 +472,7 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
   s->imms = mlc_rt_calloc(&m->alloc, (size_t)m->nimms + 1, sizeof *s->imms);
   s->syms = mlc_rt_calloc(&m->alloc, (size_t)d->nsyms + 1, sizeof *s->syms);
   s->bind = mlc_rt_calloc(&m->alloc, (size_t)d->nsyms + 1, sizeof *s->bind);
+  s->plan_vals = mlc_rt_calloc(&m->alloc, (size_t)d->nsyms + 1, sizeof *s->plan_vals);
   s->input_set = mlc_rt_calloc(&m->alloc, (size_t)d->ninputs + 1, 1);
   s->storage_size = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->storage_size);
   s->storage_off = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->storage_off);
@@ -467,7 +480,7 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
   s->out_cap = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_cap);
   s->late_buf = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->late_buf);
   s->late_cap = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->late_cap);
-  if (!s->tensors || !s->shapes || !s->args || !s->imms || !s->syms || !s->bind ||
+  if (!s->tensors || !s->shapes || !s->args || !s->imms || !s->syms || !s->bind || !s->plan_vals ||
       !s->input_set || !s->storage_size || !s->storage_off || !s->out_buf || !s->out_cap ||
       !s->late_buf || !s->late_cap) {
     destroy(s);
@@ -636,12 +649,45 @@ mlc_rt_status mlc_rt_session_set_input_by_name(mlc_rt_session *s, const char *na
 
 /* ---- run ---------------------------------------------------------------- */
 
+/*
+** Evaluates into |vals| the derived symbols known after step |ready| (-1:
+** those of input-bound symbols, at the start of a run).  A CHECK whose
+** operand is negative, or arithmetic that overflows, fails the run.
+*/
+static mlc_rt_status eval_derived(mlc_rt_session *s, int64_t *vals, int32_t ready) {
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_model_desc *d = m->desc;
+  for (int32_t k = 0; d->sym_defs && k < d->nsyms; k++) {
+    const mlc_rt_sym_def *def = &d->sym_defs[k];
+    if (def->op == MLC_RT_SYM_FREE || m->sym_ready[k] != ready) continue;
+    int64_t a = vals[def->a], b = def->b_sym ? vals[def->b] : def->b, v = 0;
+    int ovf = 0;
+    switch (def->op) {
+      case MLC_RT_SYM_ADD: ovf = __builtin_add_overflow(a, b, &v); break;
+      case MLC_RT_SYM_MUL: ovf = __builtin_mul_overflow(a, b, &v); break;
+      case MLC_RT_SYM_FLOORDIV: v = a >= 0 ? a / b : -((-(a + 1)) / b) - 1; break;
+      case MLC_RT_SYM_MIN: v = a < b ? a : b; break;
+      case MLC_RT_SYM_MAX: v = a > b ? a : b; break;
+      default: v = a; break; /* CHECK */
+    }
+    if (ovf)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "symbolic dim \"%s\" overflows for the input shapes",
+                  d->sym_names[k]);
+    if (def->op == MLC_RT_SYM_CHECK && v < 0)
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "%s (\"%s\" is %lld for the input shapes)",
+                  def->where ? def->where : "a shape requirement fails", d->sym_names[def->a],
+                  (long long)v);
+    vals[k] = v;
+  }
+  return MLC_RT_OK;
+}
+
 /* Binds every symbol from the input shapes into s->bind. */
 static mlc_rt_status bind_symbols(mlc_rt_session *s) {
   const mlc_rt_model *m = s->model;
   const mlc_rt_model_desc *d = m->desc;
   for (int32_t k = 0; k < d->nsyms; k++)
-    s->bind[k] = m->sym_bind_step[k] >= 0 ? s->syms[k] : -1; /* run-bound: never replans */
+    s->bind[k] = m->sym_ready[k] >= 0 ? s->syms[k] : -1; /* run-bound: never replans */
   for (int32_t i = 0; i < d->ninputs; i++) {
     int32_t tid = d->inputs[i].tensor;
     const mlc_rt_tensor_desc *td = &d->tensors[tid];
@@ -651,6 +697,13 @@ static mlc_rt_status bind_symbols(mlc_rt_session *s) {
       int64_t k = -1 - td->dims[j];
       if (s->bind[k] < 0) {
         s->bind[k] = shape[j];
+        int64_t bound = d->sym_defs ? d->sym_defs[k].bound : 0;
+        if (bound > 0 && shape[j] > bound)
+          return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                      "input \"%s\" (%d): dim %d (\"%s\") is %lld, above its bound %lld (the model was "
+                      "compiled with --shape-bound %s=%lld)",
+                      d->inputs[i].name, i, j, d->sym_names[k], (long long)shape[j], (long long)bound,
+                      d->sym_names[k], (long long)bound);
       } else if (s->bind[k] != shape[j]) {
         /* The binder is the first occurrence, which model.c recorded. */
         int32_t bi = m->sym_input[k], bj = m->sym_dim[k];
@@ -662,7 +715,7 @@ static mlc_rt_status bind_symbols(mlc_rt_session *s) {
       }
     }
   }
-  return MLC_RT_OK;
+  return eval_derived(s, s->bind, -1);
 }
 
 /*
@@ -696,6 +749,11 @@ static mlc_rt_status plan(mlc_rt_session *s) {
   mlc_rt_status st;
   s->planned = 0;
   for (int32_t k = 0; k < d->nsyms; k++) s->syms[k] = s->bind[k];
+  for (int32_t k = 0; k < d->nsyms; k++) {
+    int64_t bound = d->sym_defs && d->sym_defs[k].op == MLC_RT_SYM_FREE ? d->sym_defs[k].bound : 0;
+    s->plan_vals[k] = bound > 0 ? bound : s->syms[k];
+  }
+  if (s->model->has_bounds && (st = eval_derived(s, s->plan_vals, -1)) != MLC_RT_OK) return st;
   for (int32_t i = 0; i < d->nstorages; i++) s->storage_size[i] = 0;
   for (int32_t i = 0; i < d->ntensors; i++) {
     const mlc_rt_tensor_desc *td = &d->tensors[i];
@@ -708,6 +766,13 @@ static mlc_rt_status plan(mlc_rt_session *s) {
     if ((st = size_tensor(s, i, s->model->tensor_first[i], "for the input shapes", &nbytes)) !=
         MLC_RT_OK)
       return st;
+    if (s->model->has_bounds) { /* sized for the bounds: the arena is planned once */
+      int64_t shape[MLC_RT_MAX_NDIM];
+      uint64_t at_bounds = 0;
+      for (int32_t k = 0; k < td->ndim; k++) shape[k] = td->dims[k] >= 0 ? td->dims[k] : s->plan_vals[-1 - td->dims[k]];
+      if (mlc_rt_shape_size(t->dtype, shape, td->ndim, NULL, &at_bounds, NULL) == 0 && at_bounds > nbytes)
+        nbytes = at_bounds;
+    }
     if (td->storage == MLC_RT_STORAGE_ARENA) {
       if (nbytes > s->storage_size[td->loc]) s->storage_size[td->loc] = nbytes;
     } else if (nbytes > s->out_cap[td->loc] || !s->out_buf[td->loc]) {
@@ -737,7 +802,11 @@ static mlc_rt_status plan(mlc_rt_session *s) {
   }
   if (total > (uint64_t)INT64_MAX)
     return SERR(s, MLC_RT_INVALID_ARGUMENT, "the arena is too large for the input shapes");
-  if (total > s->arena_cap || !s->arena) {
+  /* Grown when too small; given back when a run needs less than a quarter
+  ** of a large arena, so that one large input does not hold its memory for
+  ** every later run (a bounded model's arena never changes). */
+  int shrink = s->arena && s->arena_cap > MLC_RT_ARENA_KEEP && total < s->arena_cap / 4;
+  if (total > s->arena_cap || !s->arena || shrink) {
     mem_free(s, s->arena);
     s->arena_cap = 0;
     s->arena = mem_alloc(s, total);
@@ -784,7 +853,7 @@ static mlc_rt_status bind_step(mlc_rt_session *s, int32_t i) {
                 "%lld (computed shape %s)",
                 i, label, a - 3, (long long)val, (long long)ad->value, buf);
   }
-  return MLC_RT_OK;
+  return eval_derived(s, s->syms, i);
 }
 
 /*

@@ -12,6 +12,7 @@ const char compile_help[] =
     "                        [--no-fold] [--no-fuse] [--no-layout]\n"
     "                        [--extern LIBS|auto|none] [--extern-lib PLUGIN.so ...]\n"
     "                        [--link-extern-lib] [--extern-cache FILE]\n"
+    "                        [--input-shape NAME=DIMS ...] [--shape-bound SYM=N[,SYM=N...]]\n"
     "\n"
     "Compiles the ONNX model into one shared library: generated kernels, the\n"
     "weights (embedded, read-only), the execution plan and the runtime.  Any\n"
@@ -36,6 +37,17 @@ const char compile_help[] =
     "                     schedule trace applied to it (KERNEL.trace; see\n"
     "                     '" PROG " schedule');\n"
     "                     DIR is created if missing\n"
+    "  --input-shape NAME=DIMS\n"
+    "                     compile for this shape of input NAME (repeatable):\n"
+    "                     dims separated by 'x' (or ',' when a name holds an x),\n"
+    "                     each an extent or a name that keeps the dim symbolic\n"
+    "                     (x=1x3x640x640; x=1x3xHxW); a dim the model names is\n"
+    "                     set on every input that has it; a static dim of the\n"
+    "                     model must keep its extent\n"
+    "  --shape-bound SYM=N[,SYM=N...]\n"
+    "                     the largest values of symbolic dims: the arena is\n"
+    "                     planned once for them (its size is reported) and a\n"
+    "                     larger input is refused when the model runs\n"
     "  --header FILE      write the C header to FILE\n"
     "  --no-header        do not write a C header\n"
     "  --params-as-inputs the model's floating-point weights (initializers) are\n"
@@ -130,7 +142,7 @@ int cmd_compile(int argc, char **argv) {
   mlc_compile_options_init(&o);
   o.progress = progress;
   int no_header = 0, dashdash = 0, quiet = 0;
-  const char *plugins[8];
+  const char *plugins[8], *shapes[64];
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     int rc = 0;
@@ -159,6 +171,15 @@ int cmd_compile(int argc, char **argv) {
         rc = opt_value_any(argc, argv, &i, "--extern-cache", &o.extern_cache, 1);
       } else if (is_opt(a, "--extern")) rc = opt_value(argc, argv, &i, "--extern", &o.extern_libs);
       else if (!strcmp(a, "--link-extern-lib")) o.link_extern_plugins = 1;
+      else if (is_opt(a, "--input-shape")) {
+        if (o.ninput_shapes >= 64) return cli_usage_error("compile", "compile: at most 64 --input-shape");
+        rc = opt_value(argc, argv, &i, "--input-shape", &shapes[o.ninput_shapes]);
+        if (!rc) o.ninput_shapes++;
+        o.input_shapes = shapes;
+      } else if (is_opt(a, "--shape-bound")) {
+        if (o.shape_bounds) return cli_usage_error("compile", "compile: --shape-bound given twice (list the bounds in one)");
+        rc = opt_value(argc, argv, &i, "--shape-bound", &o.shape_bounds);
+      }
       else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
       else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
       else return cli_usage_error("compile", "compile: unknown option '%s'", a);

@@ -3,7 +3,8 @@
 ** TVM's x86 AlterOpLayout with conv2d_NCHWc, and matmuls with a constant
 ** weight packed in blocks of columns (rule 5).
 **
-** 1. Convs.  Each 2-d conv of main with static shapes, float32, a
+** 1. Convs.  Each 2-d conv of main with a known channel count (N, H, W may
+**    be symbolic), float32, a
 **    constant weight (and bias), groups 1 or depthwise (groups = C = K,
 **    weight [K, 1, KH, KW]), whose output channels K divide by 16 (else
 **    by 8; else the conv stays NCHW) becomes
@@ -162,9 +163,23 @@ static mlc_status get_twin(lay *L, mlc_value *v, int64_t block, const mlc_origin
   return NULL;
 }
 
-/* A static float32 [N, C, H, W] value. */
+/* A float32 [N, C, H, W] value with a known channel count (N, H and W may
+** be symbolic: the blocked kernels handle any extent). */
 static int is_nchw(const mlc_value *v) {
-  return v && v->type.rank == 4 && v->type.dtype == MLC_DTYPE_F32 && mlc_type_is_static(&v->type);
+  return v && v->type.rank == 4 && v->type.dtype == MLC_DTYPE_F32 && !MLC_DIM_IS_SYM(v->type.dims[1]);
+}
+
+/* Elements of |t| with each symbolic dim counted as NOMINAL_EXTENT (for
+** cost estimates only). */
+#define NOMINAL_EXTENT 32
+static int64_t numel_nominal(const mlc_type *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->rank; d++) {
+    int64_t e = MLC_DIM_IS_SYM(t->dims[d]) ? NOMINAL_EXTENT : t->dims[d];
+    if (e && n > INT64_MAX / e) return INT64_MAX;
+    n *= e;
+  }
+  return n;
 }
 
 /* The current binding |b| (at the insertion point) computed |tv| in
@@ -241,7 +256,7 @@ static int isolated_and_cheap(lay *L, const mlc_binding *b) {
   const mlc_value *x = b->args[0], *y = b->outs[0];
   const mlc_type *w = &b->args[1]->type;
   if (find_twin(L, x, 0) || L->feeds[y->id]) return 0;
-  int64_t macs = mlc_type_numel(&y->type), moved = mlc_type_numel(&x->type) + mlc_type_numel(&y->type);
+  int64_t macs = numel_nominal(&y->type), moved = numel_nominal(&x->type) + numel_nominal(&y->type);
   for (int d = 1; d < 4; d++) macs *= w->dims[d];
   return macs / ISOLATED_MIN_WORK < moved;
 }
@@ -362,7 +377,7 @@ static int per_channel(const mlc_value *v, int64_t c) {
 /* add(x', y'), multiply(x', scale [C, 1, 1]), ...: operands in the block. */
 static mlc_status broadcast(lay *L, mlc_binding *b) {
   const mlc_type *ot = &b->outs[0]->type;
-  if (b->nargs != 2 || b->nouts != 1 || ot->rank != 4 || !mlc_type_is_static(ot)) return NULL;
+  if (b->nargs != 2 || b->nouts != 1 || ot->rank != 4 || MLC_DIM_IS_SYM(ot->dims[1])) return NULL;
   int64_t block = 0;
   for (int i = 0; i < 2 && !block; i++) {
     twin *t = mlc_type_equal(&b->args[i]->type, ot) ? find_twin(L, b->args[i], 0) : NULL;

@@ -136,10 +136,20 @@ static int arg_has_sym(const mlc_binding *b, int64_t d) {
   return 0;
 }
 
+/* Whether symbol |d| is a dim of |b|'s args or derived from such (a
+** conv's output height from its input's H): the fused function then
+** computes it from what its params bind. */
+static int derivable(const mlc_module *m, const mlc_binding *b, int64_t d, int depth) {
+  if (arg_has_sym(b, d)) return 1;
+  const mlc_sym_def *def = mlc_module_sym_def(m, d);
+  if (!def || def->op == MLC_SYM_FREE || depth > 64) return 0;
+  return derivable(m, b, def->a, depth + 1) && (!def->b_sym || derivable(m, b, def->b, depth + 1));
+}
+
 /* Whether |b| may be a member of a group: an op call, not OPAQUE, whose
 ** outputs' symbolic dims all come from its args (so a fused function's
 ** params bind every symbol of its body). */
-static int fusable(const mlc_binding *b) {
+static int fusable(const mlc_module *m, const mlc_binding *b) {
   if (b->kind != MLC_CALL_OP || (unsigned)b->op >= MLC_OP_COUNT || b->pattern == MLC_PATTERN_OPAQUE)
     return 0;
   if (b->nouts < 1 || !b->outs) return 0;
@@ -147,7 +157,7 @@ static int fusable(const mlc_binding *b) {
     if (!b->outs[o]) return 0;
     const mlc_type *t = &b->outs[o]->type;
     for (int i = 0; i < t->rank; i++)
-      if (MLC_DIM_IS_SYM(t->dims[i]) && !arg_has_sym(b, t->dims[i])) return 0;
+      if (MLC_DIM_IS_SYM(t->dims[i]) && !derivable(m, b, t->dims[i], 0)) return 0;
   }
   return 1;
 }
@@ -249,7 +259,7 @@ static int can_merge(fuser *fz, const int *set, int ns, int x) {
 static mlc_status new_group(fuser *fz, int x) {
   const mlc_binding *b = fz->b[x];
   group *g = &fz->g[fz->ng];
-  g->fusable = fusable(b);
+  g->fusable = fusable(fz->m, b);
   g->cap = g->fusable ? MAX_GROUP : 1;
   g->mem = MLC_ARENA_ARRAY(fz->ar, (size_t)g->cap, int);
   if (!g->mem) return mlc_oom();

@@ -117,6 +117,17 @@ typedef struct mlc_compile_options {
   ** else $XDG_CACHE_HOME/mlc-onnx/extern-times.txt, else
   ** ~/.cache/mlc-onnx/extern-times.txt; "" for none).  Borrowed. */
   const char *extern_cache;
+  /* Shapes of graph inputs, each "NAME=1x3x640x640": an extent per dim, or
+  ** a name that keeps the dim symbolic under that name ("x=1x3xHxW"); dims
+  ** separated by 'x', or by ',' (needed when a name holds an x).  A dim the
+  ** model names (a dim_param) is pinned on every input that has it.
+  ** |ninput_shapes| strings, borrowed. */
+  const char *const *input_shapes;
+  int ninput_shapes;
+  /* Upper bounds of symbolic dims, "H=2048,W=2048": the arena is planned
+  ** once for them (compile reports its size) and a larger input is refused
+  ** when the model runs.  NULL: none.  Borrowed. */
+  const char *shape_bounds;
 } mlc_compile_options;
 
 /* Fills |o| with the defaults (host target, no dumps, header next to the .so). */

@@ -121,7 +121,7 @@ static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
     if (n->pad[i] > 0) cond = cond ? mlc_tir_binary(M, MLC_TIR_AND, cond, mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0)))
                                    : mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0));
     if (n->pad[2 + i] > 0) {
-      mlc_tir_expr *lt = mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, x->dims[2 + i]));
+      mlc_tir_expr *lt = mlc_tir_binary(M, MLC_TIR_LT, p, mlc_lg_dim(c, x, 2 + i));
       cond = cond ? mlc_tir_binary(M, MLC_TIR_AND, cond, lt) : lt;
     }
   }
@@ -147,7 +147,7 @@ static mlc_tir_expr *nc_pad_body(mlc_te_builder *b, mlc_tir_expr *const *idx, vo
   for (int i = 0; i < 2; i++) {
     mlc_tir_expr *p = mlc_tir_sub(M, idx[2 + i], i64(c, n->pad[i]));
     mlc_tir_expr *in = mlc_tir_binary(M, MLC_TIR_AND, mlc_tir_binary(M, MLC_TIR_GE, p, i64(c, 0)),
-                                      mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, x->dims[2 + i])));
+                                      mlc_tir_binary(M, MLC_TIR_LT, p, mlc_lg_dim(c, x, 2 + i)));
     cond = cond ? mlc_tir_binary(M, MLC_TIR_AND, cond, in) : in;
     xi[2 + i] = p;
   }
@@ -195,6 +195,43 @@ static int64_t acc_width(const mlc_type *ot, int depthwise) {
   return best_w;
 }
 
+/* Rows of the register tile rule T gives a conv of symbolic output width:
+** those of a wide row (mlc_tile_sizes for 64 columns). */
+#define NC_NOMINAL_WIDTH 64
+
+/*
+** conv2d_nchwc of symbolic spatial extents.  The accumulator's width is the
+** output width rounded up to the register tile's rows, tr:
+** ((OW + tr - 1) // tr) * tr, so that rule T splits it into whole tiles with
+** no bounds test in the micro-kernel (at most tr - 1 extra columns per row,
+** reading zeros from the padded copy, never stored): the fast path of a
+** static width, for any width.
+*/
+static mlc_status nc_symbolic(mlc_lg_call *c, nc_ctx *n, mlc_tir_expr **shape, const char *const *names,
+                              mlc_te_tensor **out) {
+  const mlc_type *x = &c->arg_types[0], *wt = &c->arg_types[1], *ot = &c->out_types[0];
+  mlc_tile_limits lim = mlc_tile_limits_for(0);
+  int64_t tr = 1, tc = 1;
+  if (ot->dims[4] % (lim.lanes / 2) == 0) mlc_tile_sizes(NC_NOMINAL_WIDTH, n->depthwise ? 1 : ot->dims[1], &lim, &tr, &tc);
+  mlc_tir_expr *aw = shape[3];
+  if (tr > 1)
+    aw = mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORDIV, mlc_tir_add(M, shape[3], i64(c, tr - 1)), i64(c, tr)),
+                     i64(c, tr));
+  mlc_tir_expr *ps[5];
+  for (int d = 0; d < 5; d++) {
+    ps[d] = mlc_lg_dim(c, x, d);
+    if (d == 2 || d == 3) ps[d] = mlc_tir_add(M, ps[d], i64(c, n->pad[d - 2] + n->pad[d]));
+  }
+  /* the columns the accumulator reads: (aw - 1) * stride + (KW - 1) * dil + 1 */
+  mlc_tir_expr *need = mlc_tir_add(M, mlc_tir_mul(M, aw, i64(c, n->stride[1])),
+                                   i64(c, (wt->dims[3] - 1) * n->dil[1] + 1 - n->stride[1]));
+  ps[3] = mlc_tir_max(M, ps[3], need);
+  MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_pad_body, n, &n->padded));
+  mlc_tir_expr *as[5] = {shape[0], shape[1], shape[2], aw, shape[4]};
+  MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, as, names, nc_body, n, &n->stage));
+  return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, NULL, nc_bias_body, n, out);
+}
+
 /* y[n, K, oh, ow, k] = sum over C, kh, kw, c of x[n, C, oh*s - p + kh*d, ow*s - p + kw*d, c]
 ** * w[K, C, kh, kw, c, k] (+ bias[K, k]); depthwise: C = K, c = k */
 mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
@@ -204,8 +241,8 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   n.c = c;
   if (x->rank != 5 || wt->rank != 6 || !mlc_dtype_is_float(x->dtype))
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "input [N, C, H, W, c] and weight [K, C, KH, KW, c, k] of floats expected");
-  for (int d = 1; d < 5; d++)
-    if (MLC_DIM_IS_SYM(x->dims[d])) return mlc_lg_error(c, MLC_UNIMPLEMENTED, "symbolic extent on axis %d", d);
+  if (MLC_DIM_IS_SYM(x->dims[1]) || MLC_DIM_IS_SYM(x->dims[4]))
+    return mlc_lg_error(c, MLC_UNIMPLEMENTED, "symbolic channel blocks");
   if (!c->in[0] || !c->in[1]) return mlc_lg_error(c, MLC_INTERNAL, "input inlined");
   ints_attr(c, "strides", 2, 1, n.stride);
   ints_attr(c, "pads", 4, 0, n.pad);
@@ -216,6 +253,8 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   mlc_tir_expr **shape = mlc_lg_shape(c, ot);
   if (!shape) return mlc_oom();
   static const char *const names[5] = {"n", "oc_chunk", "oh", "ow", "oc_block"};
+  if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3]) || MLC_DIM_IS_SYM(ot->dims[3]))
+    return nc_symbolic(c, &n, shape, names, out);
   int64_t aw = acc_width(ot, n.depthwise);
   /* A padded copy of the input first: the reduction's inner loop then has
   ** no bounds test (the default schedule keeps the copy, rule F1); it

@@ -298,9 +298,8 @@ static mlc_status win_read(mlc_lg_call *c, win_ctx *w) {
   w->k = x->rank - 2;
   if (w->k < 1 || w->k > MAX_RANK - 2)
     return mlc_lg_error(c, MLC_UNIMPLEMENTED, "input rank %d (3 to %d)", x->rank, MAX_RANK);
-  for (int d = c->op == MLC_OP_CONV_TRANSPOSE ? 1 : 2; d < x->rank; d++)
-    if (MLC_DIM_IS_SYM(x->dims[d]))
-      return mlc_lg_error(c, MLC_UNIMPLEMENTED, "symbolic extent on axis %d", d);
+  if (c->op == MLC_OP_CONV_TRANSPOSE && MLC_DIM_IS_SYM(x->dims[1]))
+    return mlc_lg_error(c, MLC_UNIMPLEMENTED, "symbolic channel count");
   ints_attr(c, "strides", w->k, 1, w->stride);
   ints_attr(c, "pads", 2 * w->k, 0, w->pad);
   ints_attr(c, "dilations", w->k, 1, w->dil);
@@ -329,7 +328,7 @@ static mlc_tir_expr *win_pos(win_ctx *w, int i, mlc_tir_expr *o, mlc_tir_expr *k
 static mlc_tir_expr *win_inside(win_ctx *w, int i, mlc_tir_expr *pos, mlc_tir_expr *cond, int hi) {
   mlc_lg_call *c = w->c;
   if (w->pad[i] > 0) cond = and2(c, cond, mlc_tir_binary(M, MLC_TIR_GE, pos, i64(c, 0)));
-  if (hi) cond = and2(c, cond, mlc_tir_binary(M, MLC_TIR_LT, pos, i64(c, c->arg_types[0].dims[2 + i])));
+  if (hi) cond = and2(c, cond, mlc_tir_binary(M, MLC_TIR_LT, pos, mlc_lg_dim(c, &c->arg_types[0], 2 + i)));
   return cond;
 }
 
@@ -420,7 +419,7 @@ static mlc_tir_expr *convt_body(mlc_te_builder *b, mlc_tir_expr *const *idx, voi
     if (w->stride[i] > 1)
       cond = and2(c, cond, mlc_tir_binary(M, MLC_TIR_EQ, mlc_tir_binary(M, MLC_TIR_FLOORMOD, t, s), i64(c, 0)));
     xi[2 + i] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, t, s);
-    cond = and2(c, cond, mlc_tir_binary(M, MLC_TIR_LT, xi[2 + i], i64(c, x->dims[2 + i])));
+    cond = and2(c, cond, mlc_tir_binary(M, MLC_TIR_LT, xi[2 + i], mlc_lg_dim(c, x, 2 + i)));
   }
   mlc_tir_expr *p = mlc_tir_mul(M, mlc_tir_cast(M, w->acc, mlc_lg_arg_load(c, 0, xi)),
                                 mlc_tir_cast(M, w->acc, mlc_lg_arg_load(c, 1, wi)));
@@ -472,11 +471,14 @@ static mlc_tir_expr *avg_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void 
     /* positions start + j*dil, j in [0, kernel), inside [lo, hi) */
     mlc_tir_expr *start = win_pos(w, i, idx[2 + i], i64(c, 0));
     int64_t lo = w->count_include_pad ? -w->pad[i] : 0;
-    int64_t hi = x->dims[2 + i] + (w->count_include_pad ? w->pad[w->k + i] : 0);
+    int64_t hi_off = (w->count_include_pad ? w->pad[w->k + i] : 0) - 1;
+    mlc_tir_expr *hi1 = MLC_DIM_IS_SYM(x->dims[2 + i])
+                            ? mlc_tir_add(M, mlc_lg_dim(c, x, 2 + i), i64(c, hi_off))
+                            : i64(c, x->dims[2 + i] + hi_off); /* hi - 1 */
     mlc_tir_expr *dil = i64(c, w->dil[i]);
     mlc_tir_expr *j0 = mlc_tir_binary(M, MLC_TIR_FLOORDIV,
                                       mlc_tir_sub(M, i64(c, lo + w->dil[i] - 1), start), dil);
-    mlc_tir_expr *j1 = mlc_tir_binary(M, MLC_TIR_FLOORDIV, mlc_tir_sub(M, i64(c, hi - 1), start), dil);
+    mlc_tir_expr *j1 = mlc_tir_binary(M, MLC_TIR_FLOORDIV, mlc_tir_sub(M, hi1, start), dil);
     j0 = mlc_tir_max(M, j0, i64(c, 0));
     j1 = mlc_tir_min(M, j1, i64(c, w->kernel[i] - 1));
     mlc_tir_expr *n = mlc_tir_add(M, mlc_tir_sub(M, j1, j0), i64(c, 1));

@@ -220,16 +220,18 @@ static mlc_tir_expr *pad_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void 
     mlc_tir_expr *i = mlc_tir_sub(M, idx[d], i64(c, pb));
     xi[d] = i;
     if (pb <= 0 && pe <= 0) continue; /* a crop or nothing: always inside */
+    /* a symbolic extent is read from the shape; the runtime checked that it
+    ** is large enough for the mode (the inference rule's requirement) */
+    mlc_tir_expr *e = mlc_lg_dim(c, x, d);
     if (mode == PAD_CONSTANT) {
       if (pb > 0) inside = and2(c, inside, mlc_tir_binary(M, MLC_TIR_GE, i, i64(c, 0)));
-      if (pe > 0) inside = and2(c, inside, mlc_tir_binary(M, MLC_TIR_LT, i, i64(c, ext)));
+      if (pe > 0) inside = and2(c, inside, mlc_tir_binary(M, MLC_TIR_LT, i, e));
     } else if (mode == PAD_EDGE || ext == 1) {
-      xi[d] = mlc_tir_max(M, mlc_tir_min(M, i, i64(c, ext - 1)), i64(c, 0));
+      xi[d] = mlc_tir_max(M, mlc_tir_min(M, i, mlc_tir_sub(M, e, i64(c, 1))), i64(c, 0));
     } else { /* reflect: fold i into [0, 2(ext-1)), then mirror the upper half */
-      int64_t period = 2 * (ext - 1);
-      mlc_tir_expr *f = mlc_tir_binary(M, MLC_TIR_FLOORMOD, i, i64(c, period));
-      xi[d] = mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_LT, f, i64(c, ext)), f,
-                             mlc_tir_sub(M, i64(c, period), f));
+      mlc_tir_expr *period = mlc_tir_mul(M, mlc_tir_sub(M, e, i64(c, 1)), i64(c, 2));
+      mlc_tir_expr *f = mlc_tir_binary(M, MLC_TIR_FLOORMOD, i, period);
+      xi[d] = mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_LT, f, e), f, mlc_tir_sub(M, period, f));
     }
   }
   mlc_tir_expr *v = mlc_lg_arg_load(c, 0, xi);
@@ -247,8 +249,6 @@ mlc_status mlc_lg_pad(mlc_lg_call *c, mlc_te_tensor **out) {
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "pads needs %d entries", 2 * x->rank);
   for (int d = 0; d < x->rank; d++) {
     int padded = pads->ints[d] > 0 || pads->ints[x->rank + d] > 0;
-    if (padded && MLC_DIM_IS_SYM(x->dims[d]))
-      return mlc_lg_error(c, MLC_UNIMPLEMENTED, "padding symbolic axis %d", d);
     if (padded && x->dims[d] == 0 && c->out_types[0].dims[d] > 0 &&
         strcmp(mlc_attrs_str(c->attrs, c->nattrs, "mode", "constant"), "constant") != 0)
       return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "reflect or edge padding of empty axis %d", d);

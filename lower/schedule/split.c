@@ -11,7 +11,8 @@
 ** is inferred as ceil(extent / product of the others).  The loop variable
 ** becomes min + j_0 * (f1 * ... ) + ... + j_{n-1} everywhere under the loop
 ** (simplified).  When the factors' product exceeds the extent (a
-** non-divisible split, or a symbolic extent), the blocks under the loop get
+** non-divisible split, or a symbolic extent not of the form x * c with the
+** product dividing c), the blocks under the loop get
 ** the predicate "that sum < extent" (and-ed with theirs), so the extra
 ** iterations do nothing.
 **
@@ -116,7 +117,12 @@ mlc_status mlc_sch_apply_split(mlc_sch *s, mlc_sch_inst *in) {
     f[none_at] = inferred;
     need_pred = inferred * prod > e;
   } else {
-    need_pred = prod != 1;
+    /* x * c split by a divisor of c: whole iterations, no predicate */
+    int64_t c = 0;
+    if (ext->kind == MLC_TIR_BINARY && ext->bin.op == MLC_TIR_MUL)
+      c = ext->bin.b->kind == MLC_TIR_INT_IMM ? ext->bin.b->int_value
+          : ext->bin.a->kind == MLC_TIR_INT_IMM ? ext->bin.a->int_value : 0;
+    need_pred = prod != 1 && !(c > 0 && c % prod == 0);
   }
   if (need_pred && has_bare_stmt(loop->loop.body))
     return sch_fail(s, MLC_SCH_ERR_STRUCTURE,

@@ -233,8 +233,16 @@ static void test_conv(void) {
   X(MLC_OP_CONV, cw, 2, s0, 1, MLC_INVALID_ARGUMENT, "strides[1] = 0 must be >= 1");
   mlc_attr pl[] = {mlc_attr_ints("pads", DIMS(1, 1), 2)};
   X(MLC_OP_CONV, cw, 2, pl, 1, MLC_INVALID_ARGUMENT, "attribute pads has 2 entries, expected 4");
+  /* a symbolic spatial extent: a derived symbol n - 2, and the requirement n >= 3 */
   mlc_value *sp[2] = {P(MLC_DTYPE_F32, DIMS(1, 3, SN, 8), 4), cw[1]};
-  X(MLC_OP_CONV, sp, 2, NULL, 0, MLC_UNIMPLEMENTED, "symbolic spatial extent n on axis 2");
+  mlc_value *y = E(MLC_OP_CONV, sp, 2, NULL, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, y->type.dims[2]), "n-2");
+  CU_ASSERT_EQUAL(y->type.dims[3], 6);
+  int has_check = 0;
+  for (int k = 0; k < M->nsyms; k++)
+    has_check |= M->sym_defs[k].op == MLC_SYM_CHECK && strcmp(M->syms[k], "check(n-3)") == 0;
+  CU_ASSERT(has_check);
   mlc_value *big[2] = {P(MLC_DTYPE_F32, DIMS(1, 3, 2, 2), 4), cw[1]};
   X(MLC_OP_CONV, big, 2, NULL, 0, MLC_INVALID_ARGUMENT,
     "kernel extent 3 exceeds padded input extent 2");
@@ -249,6 +257,71 @@ static void test_conv(void) {
   CU_ASSERT(T(E(MLC_OP_CONV_TRANSPOSE, t, 2, tg, 1), MLC_DTYPE_F32, DIMS(1, 6, 5, 5), 4));
   mlc_attr to[] = {mlc_attr_ints("output_padding", DIMS(1, 0), 2)};
   X(MLC_OP_CONV_TRANSPOSE, t, 2, to, 1, MLC_INVALID_ARGUMENT, "output_padding[0] = 1");
+  teardown();
+}
+
+/* Dim arithmetic: folding, simplification, interning, requirements. */
+static void test_dim_arith(void) {
+  setup();
+  int64_t a, b, c, d;
+  const mlc_origin o = {"c1", "Conv", 13, 0};
+  MLC_TEST_OK(mlc_dim_add_const(M, 5, -2, &o, &a));
+  CU_ASSERT_EQUAL(a, 3);
+  MLC_TEST_OK(mlc_dim_add_const(M, SN, 3, &o, &a));
+  MLC_TEST_OK(mlc_dim_add_const(M, a, -3, &o, &b));
+  CU_ASSERT_EQUAL(b, SN); /* (n + 3) - 3 = n */
+  MLC_TEST_OK(mlc_dim_add_const(M, SN, 3, NULL, &c));
+  CU_ASSERT_EQUAL(c, a); /* interned */
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, a), "n+3");
+  MLC_TEST_OK(mlc_dim_floordiv_const(M, a, 2, &o, &b));
+  MLC_TEST_OK(mlc_dim_floordiv_const(M, b, 3, &o, &c));
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, c), "(n+3)//6"); /* x // 2 // 3 = x // 6 */
+  MLC_TEST_OK(mlc_dim_mul_const(M, SN, 4, &o, &b));
+  MLC_TEST_OK(mlc_dim_floordiv_const(M, b, 2, &o, &c));
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, c), "n*2");
+  MLC_TEST_OK(mlc_dim_mul_const(M, SN, 1, &o, &c));
+  CU_ASSERT_EQUAL(c, SN);
+  MLC_TEST_OK(mlc_dim_add(M, SM, SN, &o, &c));
+  MLC_TEST_OK(mlc_dim_add(M, SN, SM, &o, &d));
+  CU_ASSERT_EQUAL(c, d); /* commutative */
+  MLC_TEST_OK(mlc_dim_min(M, SN, SN, &o, &c));
+  CU_ASSERT_EQUAL(c, SN);
+  MLC_TEST_OK(mlc_dim_max(M, 7, 3, &o, &c));
+  CU_ASSERT_EQUAL(c, 7);
+  MLC_TEST_OK(mlc_dim_check(M, a, &o, "too short", &c));
+  const mlc_sym_def *def = mlc_module_sym_def(M, c);
+  CU_ASSERT(def && def->op == MLC_SYM_CHECK && def->a == a);
+  CU_ASSERT(def && def->where && strstr(def->where, "c1") && strstr(def->where, "too short"));
+  MLC_TEST_OK(mlc_dim_check(M, SN, &o, "free symbols are never negative", &c));
+  CU_ASSERT_EQUAL(c, SN);
+  mlc_status st = mlc_dim_floordiv_const(M, SN, 0, &o, &c);
+  CU_ASSERT_PTR_NOT_NULL(st);
+  mlc_status_free(st);
+  teardown();
+}
+
+/* Windows, pads and concats over symbolic extents give derived symbols. */
+static void test_symbolic_windows(void) {
+  setup();
+  mlc_value *x = P(MLC_DTYPE_F32, DIMS(1, 2, SN, SM), 4);
+  mlc_attr pa[] = {mlc_attr_ints("kernel", DIMS(3, 3), 2), mlc_attr_ints("strides", DIMS(2, 2), 2),
+                   mlc_attr_ints("pads", DIMS(0, 0, 0, 0), 4), mlc_attr_int("ceil_mode", 1)};
+  mlc_value *y = E(MLC_OP_MAX_POOL, &x, 1, pa, 4);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, y->type.dims[2]), "min((n-2)//2+1, (n-1)//2+1)");
+  mlc_attr pr[] = {mlc_attr_ints("pads", DIMS(0, 0, 2, 0, 0, 0, 3, 0), 8), mlc_attr_str("mode", "reflect")};
+  y = E(MLC_OP_PAD, &x, 1, pr, 2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, y->type.dims[2]), "n+5");
+  int found = 0; /* the reflect requirement n >= 4 */
+  for (int k = 0; k < M->nsyms; k++)
+    found |= M->sym_defs[k].op == MLC_SYM_CHECK && M->sym_defs[k].where && strstr(M->sym_defs[k].where, "reflect");
+  CU_ASSERT(found);
+  mlc_value *parts[2] = {x, P(MLC_DTYPE_F32, DIMS(1, 2, SN, 5), 4)};
+  mlc_attr ax[] = {mlc_attr_int("axis", 3)};
+  y = E(MLC_OP_CONCAT, parts, 2, ax, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, y->type.dims[3]), "m+5");
   teardown();
 }
 
@@ -323,7 +396,8 @@ static void test_concat_slice_gather(void) {
   mlc_value *s[2] = {P(MLC_DTYPE_F32, DIMS(SN, 3), 2), P(MLC_DTYPE_F32, DIMS(0, 3), 2)};
   CU_ASSERT(T(E(MLC_OP_CONCAT, s, 2, ax0, 1), MLC_DTYPE_F32, DIMS(SN, 3), 2));
   mlc_value *s2[2] = {s[0], P(MLC_DTYPE_F32, DIMS(2, 3), 2)};
-  X(MLC_OP_CONCAT, s2, 2, ax0, 1, MLC_UNIMPLEMENTED, "symbolic");
+  mlc_value *cy = E(MLC_OP_CONCAT, s2, 2, ax0, 1);
+  CU_ASSERT(cy && MLC_DIM_IS_SYM(cy->type.dims[0]) && strcmp(mlc_module_sym_name(M, cy->type.dims[0]), "n+2") == 0);
 
   mlc_value *x = P(MLC_DTYPE_F32, DIMS(10, 6), 2);
   mlc_attr sl[] = {mlc_attr_ints("begin", DIMS(8, 0), 2), mlc_attr_ints("end", DIMS(1, 6), 2),
@@ -381,7 +455,8 @@ static void test_pad_tile_misc(void) {
   mlc_attr t2[] = {mlc_attr_ints("repeats", DIMS(1, -1), 2)};
   X(MLC_OP_TILE, &x, 1, t2, 1, MLC_INVALID_ARGUMENT, "repeats[1] = -1 must be >= 0");
   mlc_attr t3[] = {mlc_attr_ints("repeats", DIMS(2, 1), 2)};
-  X(MLC_OP_TILE, &s, 1, t3, 1, MLC_UNIMPLEMENTED, "tiling axis 0 of symbolic extent n");
+  mlc_value *ty = E(MLC_OP_TILE, &s, 1, t3, 1);
+  CU_ASSERT(ty && MLC_DIM_IS_SYM(ty->type.dims[0]) && strcmp(mlc_module_sym_name(M, ty->type.dims[0]), "n*2") == 0);
 
   CU_ASSERT(T(E(MLC_OP_SHAPE_OF, &s, 1, NULL, 0), MLC_DTYPE_I64, DIMS(2), 1));
   CU_ASSERT(T(E(MLC_OP_COPY, &s, 1, NULL, 0), MLC_DTYPE_F32, DIMS(SN, 3), 2));
@@ -712,6 +787,8 @@ static void register_suites(void) {
       {"matmul", test_matmul},
       {"conv", test_conv},
       {"pool", test_pool},
+      {"dim_arith", test_dim_arith},
+      {"symbolic_windows", test_symbolic_windows},
       {"reshape_transpose", test_reshape_transpose},
       {"concat_slice_gather", test_concat_slice_gather},
       {"pad_tile_misc", test_pad_tile_misc},

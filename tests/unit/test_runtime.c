@@ -1213,6 +1213,130 @@ static void test_shapefn_overflow(void) {
 }
 
 /* The runtime without the loader: a session on an in-process description. */
+/* ---- derived symbols ------------------------------------------------------------ */
+
+/* out = fill(in, in) where in: float32[n] and out: float32[(n-3)//2], with
+** check(n-3) the requirement n >= 3 (symbols 1..4 derived). */
+static const char *const ds_names[] = {"n", "n-3", "check(n-3)", "(n-3)//2", "max(n, (n-3)//2)"};
+static mlc_rt_sym_def ds_defs[5];
+static const int64_t ds_dims_in[] = {-1}, ds_dims_out[] = {-4}, ds_dims_both[] = {-1, -4};
+static mlc_rt_tensor_desc ds_tensors[2];
+static mlc_rt_io_desc ds_in[1], ds_out[1];
+static mlc_rt_arg_desc ds_args[3];
+static mlc_rt_step_desc ds_steps[1];
+static mlc_rt_extern_desc ds_ext[1];
+
+static mlc_rt_model_desc derived_desc(void) {
+  mlc_rt_sym_def defs[5] = {{MLC_RT_SYM_FREE, 0, 0, 0, NULL},
+                            {MLC_RT_SYM_ADD, 0, 0, -3, NULL},
+                            {MLC_RT_SYM_CHECK, 0, 1, 0, "node \"c\" (Conv): the input is too short"},
+                            {MLC_RT_SYM_FLOORDIV, 0, 1, 2, NULL},
+                            {MLC_RT_SYM_MAX, 1, 0, 3, NULL}};
+  memcpy(ds_defs, defs, sizeof defs);
+  mlc_rt_tensor_desc t0 = {{kDLFloat, 32, 1}, 1, ds_dims_in, MLC_RT_STORAGE_INPUT, 0};
+  mlc_rt_tensor_desc t1 = {{kDLFloat, 32, 1}, 1, ds_dims_out, MLC_RT_STORAGE_OUTPUT, 0};
+  ds_tensors[0] = t0;
+  ds_tensors[1] = t1;
+  ds_in[0].name = "in";
+  ds_in[0].tensor = 0;
+  ds_out[0].name = "out";
+  ds_out[0].tensor = 1;
+  for (int i = 0; i < 3; i++) {
+    ds_args[i].kind = MLC_RT_ARG_TENSOR;
+    ds_args[i].value = i < 2 ? 0 : 1;
+  }
+  mlc_rt_step_desc st = {MLC_RT_STEP_EXTERN, "fill", NULL, "c", 3, ds_args, -1};
+  ds_steps[0] = st;
+  ds_ext[0].name = "fill";
+  ds_ext[0].fn = k_fill;
+  ds_ext[0].kernel = 0;
+  mlc_rt_model_desc d;
+  memset(&d, 0, sizeof d);
+  d.abi_version = MLC_RT_DESC_VERSION;
+  d.kernel_abi = MLC_RT_ABI_VERSION;
+  d.name = "derived";
+  d.nsyms = 5;
+  d.sym_names = ds_names;
+  d.sym_defs = ds_defs;
+  d.ntensors = 2;
+  d.tensors = ds_tensors;
+  d.ninputs = 1;
+  d.inputs = ds_in;
+  d.noutputs = 1;
+  d.outputs = ds_out;
+  d.nsteps = 1;
+  d.steps = ds_steps;
+  d.nexterns = 1;
+  d.externs = ds_ext;
+  return d;
+}
+
+/* Derived symbols: evaluated from the input shapes for every run, their
+** requirement failing the run with its text; malformed ones refused at load;
+** and the description's blob keeps them. */
+static void test_derived_symbols(void) {
+  mlc_rt_model_desc d = derived_desc();
+  mlc_rt_model *m = NULL;
+  mlc_rt_session *s = NULL;
+  char err[256];
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_model_open(&d, &m, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 1, &s, err, sizeof err), MLC_RT_OK);
+  float in[40] = {0};
+  int64_t ns[3] = {10, 40, 3}, want[3] = {3, 18, 0};
+  for (int i = 0; i < 3; i++) {
+    int64_t shape[1] = {ns[i]};
+    DLTensor t = f32_tensor(in, 1, shape);
+    const DLTensor *o = NULL;
+    CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &t), MLC_RT_OK);
+    CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_OK);
+    CU_ASSERT_EQUAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+    CU_ASSERT(o && o->ndim == 1 && o->shape[0] == want[i]);
+    if (o && o->shape[0] > 0) CU_ASSERT(((const float *)o->data)[o->shape[0] - 1] == 1);
+  }
+  int64_t short_shape[1] = {2};
+  DLTensor t = f32_tensor(in, 1, short_shape);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &t), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_rt_session_last_error(s), "node \"c\" (Conv): the input is too short"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_rt_session_last_error(s), "\"n-3\" is -1"));
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+
+  /* encoded and decoded: the same definitions */
+  uint8_t *blob = NULL;
+  size_t size = 0;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(NULL, &d, 1, &blob, &size, err, sizeof err), MLC_RT_OK);
+  mlc_rt_model_desc *back = NULL;
+  CU_ASSERT_EQUAL(mlc_rt_desc_decode(NULL, blob, size, NULL, 1, NULL, &back, err, sizeof err), MLC_RT_OK);
+  if (back) {
+    CU_ASSERT_EQUAL(back->nsyms, 5);
+    for (int k = 0; k < 5; k++) {
+      CU_ASSERT_EQUAL(back->sym_defs[k].op, ds_defs[k].op);
+      CU_ASSERT_EQUAL(back->sym_defs[k].a, ds_defs[k].a);
+      CU_ASSERT_EQUAL(back->sym_defs[k].b, ds_defs[k].b);
+      CU_ASSERT_EQUAL(back->sym_defs[k].b_sym, ds_defs[k].b_sym);
+    }
+    CU_ASSERT_STRING_EQUAL(back->sym_defs[2].where, ds_defs[2].where);
+    CU_ASSERT_PTR_NULL(back->sym_defs[1].where);
+  }
+  mlc_rt_desc_free(back);
+  free(blob);
+
+  d = derived_desc();
+  ds_defs[3].a = 3; /* reads itself */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "derived symbolic dim 3 (\"(n-3)//2\") is malformed"));
+  d = derived_desc();
+  ds_defs[3].b = 0; /* a division by 0 */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed"));
+  d = derived_desc();
+  ds_defs[1].op = 99;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed"));
+  d = derived_desc();
+  ds_tensors[0].ndim = 2; /* an input's dim that is derived */
+  ds_tensors[0].dims = ds_dims_both;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "derived symbolic dim \"(n-3)//2\" is also bound"));
+}
+
 static void test_inprocess_session(void) {
   mlc_rt_model_desc d = valid_desc();
   mlc_rt_model *m = NULL;
@@ -1512,6 +1636,7 @@ static void register_threads(void) {
 
 static void register_desc(void) {
   static const CU_TestInfo tests[] = {{"desc_validation", test_desc_validation},
+                                      {"derived_symbols", test_derived_symbols},
                                       {"inprocess_session", test_inprocess_session},
                                       {"dtype_str", test_dtype_str},
                                       {"blob_robust", test_blob_robust},
