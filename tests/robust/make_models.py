@@ -9,6 +9,7 @@ exporters produce that a clean opset-13 model does not have.
   sparse_bad     a sparse_value index outside its shape (an error)
   opset7         BatchNormalization-7 (spatial), Upsample-7 (scales attribute),
                  Dropout-7 (ratio), Slice-1, Pad-2, Clip-6 attributes
+  bn_per_activation  BatchNormalization-7 with spatial=0 (statistics [C, H, W])
   opset9         Upsample-9, Slice-1, Pad-2, Clip-6, BatchNormalization-9,
                  ReduceSum-1, Squeeze-1 / Unsqueeze-1 and Split-2 attributes
   opset10        Slice-10, Resize-10, Dropout-10 (ratio attribute)
@@ -134,6 +135,15 @@ save("opset7",
       helper.make_node("Pad", ["s"], ["p"], name="pad", pads=[0, 0, 1, 2, 0, 0, 0, 1], value=0.25),
       helper.make_node("Clip", ["p"], ["y"], name="clip", min=-0.5, max=0.75)],
      [vi("x", F, [1, C, 4, 4])], [vi("y", F, [1, C, 7, 11])], [rand(1, C, 4, 4)], opset=7, inits=bn_inits)
+
+r7 = np.random.default_rng(7)  # its own generator: the models after it keep their values
+P = [r7.uniform(-1, 1, (C, 3, 4)).astype(np.float32) for _ in range(3)]
+save("bn_per_activation",
+     [helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"], name="bn", spatial=0,
+                       epsilon=1e-3)],
+     [vi("x", F, [2, C, 3, 4])], [vi("y", F, [2, C, 3, 4])], [r7.uniform(-1, 1, (2, C, 3, 4)).astype(np.float32)],
+     opset=7, inits=[init("scale", P[0] + 1.5), init("bias", P[1]), init("mean", P[2]),
+                     init("var", r7.uniform(0.5, 1.5, (C, 3, 4)).astype(np.float32))])
 
 save("opset9",
      [const("sc", np.array([1, 1, 2, 2], np.float32)),

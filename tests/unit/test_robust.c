@@ -11,7 +11,8 @@
 **     sparse_value with linear indices and with coordinates), compiled to
 **     the same plan and weights as the initializer twin, and made inputs
 **     by params_as_inputs as initializers are;
-**   - opset 5, 6, 7, 9, 10 and 11 attribute forms;
+**   - opset 5, 6, 7, 9, 10 and 11 attribute forms (BatchNormalization's
+**     spatial=0 among them);
 **   - a channels-last graph with a Transpose pair around each Conv (the
 **     pair between the convs cancels: no step comes from it);
 **   - float16 weights cast to float32 (folded: no cast step);
@@ -205,6 +206,7 @@ static void test_old_opsets(void) {
   check_model("opset5", 1);
   check_model("opset6", 1);
   check_model("opset7", 1);
+  check_model("bn_per_activation", 1);
   check_model("opset9", 1);
   check_model("opset10", 1);
   check_model("opset11", 1);
