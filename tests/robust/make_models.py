@@ -9,6 +9,8 @@ exporters produce that a clean opset-13 model does not have.
   sparse_bad     a sparse_value index outside its shape (an error)
   opset7         BatchNormalization-7 (spatial), Upsample-7 (scales attribute),
                  Dropout-7 (ratio), Slice-1, Pad-2, Clip-6 attributes
+  opset7_linear  Upsample-7 linear, Pad-2 edge, ReduceMax-1 axes, Squeeze-1 without
+                 axes, Split-2 in equal parts
   bn_per_activation  BatchNormalization-7 with spatial=0 (statistics [C, H, W])
   opset9         Upsample-9, Slice-1, Pad-2, Clip-6, BatchNormalization-9,
                  ReduceSum-1, Squeeze-1 / Unsqueeze-1 and Split-2 attributes
@@ -144,6 +146,17 @@ save("bn_per_activation",
      [vi("x", F, [2, C, 3, 4])], [vi("y", F, [2, C, 3, 4])], [r7.uniform(-1, 1, (2, C, 3, 4)).astype(np.float32)],
      opset=7, inits=[init("scale", P[0] + 1.5), init("bias", P[1]), init("mean", P[2]),
                      init("var", r7.uniform(0.5, 1.5, (C, 3, 4)).astype(np.float32))])
+
+r8 = np.random.default_rng(8)
+save("opset7_linear",
+     [helper.make_node("Upsample", ["x"], ["u"], name="up", scales=[1.0, 1.0, 2.0, 3.0], mode="linear"),
+      helper.make_node("Pad", ["u"], ["p"], name="pad", mode="edge", pads=[0, 0, 2, 1, 0, 0, 0, 2]),
+      helper.make_node("Slice", ["p"], ["s"], name="slice", starts=[2, 0], ends=[1000, 5], axes=[2, 3]),
+      helper.make_node("ReduceMax", ["s"], ["r"], name="rmax", axes=[1, 3], keepdims=1),
+      helper.make_node("Squeeze", ["r"], ["q"], name="squeeze"),
+      helper.make_node("Split", ["q"], ["y0", "y1"], name="split", axis=0)],
+     [vi("x", F, [1, 3, 2, 2])], [vi("y0", F, [2]), vi("y1", F, [2])],
+     [r8.uniform(-1, 1, (1, 3, 2, 2)).astype(np.float32)], opset=7)
 
 save("opset9",
      [const("sc", np.array([1, 1, 2, 2], np.float32)),

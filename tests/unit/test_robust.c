@@ -206,6 +206,7 @@ static void test_old_opsets(void) {
   check_model("opset5", 1);
   check_model("opset6", 1);
   check_model("opset7", 1);
+  check_model("opset7_linear", 1);
   check_model("bn_per_activation", 1);
   check_model("opset9", 1);
   check_model("opset10", 1);
