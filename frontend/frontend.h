@@ -27,7 +27,9 @@ typedef struct mlc_fe_options {
   ** folds through them until bind_params binds them or leaves them inputs.
   ** Integer and bool initializers (shapes, axes, indices), and float ones
   ** a node reads to size its output (Resize's roi and scales, Upsample's
-  ** scales, Range's inputs), stay constants. */
+  ** scales, Range's inputs), stay constants.  The floating-point value
+  ** tensors of the main graph's Constant nodes count as initializers named
+  ** by the node's output (the node is then not converted). */
   int params_as_inputs;
   /* Shapes the user gives graph inputs (input_shape.c); NULL: none. */
   int ninput_shapes;

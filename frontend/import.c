@@ -4,15 +4,30 @@
 **   1. pre-flight check (check.c): every unsupported feature in one error;
 **   2. initializers -> constants, graph inputs -> parameters of "main"
 **      (dim_value -> extent, dim_param -> named symbol, neither -> fresh
-**      symbol); inputs that are also initializers (old opsets) are constants;
+**      symbol); inputs that are also initializers are constants: the
+**      compiled model uses the initializer and has no such input (see
+**      below);
 **      with params_as_inputs, floating-point initializers that size no
-**      output are parameters with a known value instead (weights_as_params);
+**      output are parameters with a known value instead (weights_as_params),
+**      and so are the floating-point tensors of the main graph's Constant
+**      nodes (exporters that write weights as Constant nodes get the same
+**      model as those that write initializers; the node is not converted);
 **   3. nodes sorted topologically (Kahn, smallest index first, so a file in
 **      order keeps its order); a cycle is an error listing its nodes;
 **   4. each node through its converter (convert_table.c), with its origin
 **      for diagnostics; each produced value is named after its ONNX output;
 **   5. graph outputs -> the function's return values.
 ** On any error the half-built module is destroyed.
+**
+** A graph input that is also an initializer is, for ONNX (IR version >= 4),
+** an input whose initializer is a default the caller may override; before
+** IR version 4 every initializer had to be listed as an input.  A compiled
+** model has no optional inputs, and exporters list every weight this way
+** (IR 3 models, PyTorch's keep_initializers_as_inputs), so: by default the
+** initializer is the value, a constant folded and packed like any weight,
+** and the library has no such input; with params_as_inputs a floating-point
+** one is an input of the library at the graph input's place, which the
+** caller feeds (required, the caller's value used).
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +39,10 @@
 typedef struct importer {
   int params_as_inputs; /* mlc_fe_options */
   const mlc_fe_options *opt;
-  mlc_hash weights;     /* initializer name -> index + 1: made a parameter */
+  mlc_hash weights;     /* weight name -> index + 1 in |wt|: made a parameter */
+  const mlc_onnx_tensor **wt; /* initializers, then Constant-node tensors */
+  int nwt;
+  char *skip;           /* by node index: a Constant made a weight (not converted) */
   const mlc_onnx_model *om;
   const mlc_onnx_graph *g;
   mlc_module *m;
@@ -33,7 +51,8 @@ typedef struct importer {
   mlc_arena *work;    /* topological order and per-node scratch */
   mlc_hash values;    /* ONNX value name -> mlc_value* */
   mlc_hash producers; /* ONNX value name -> producing node index + 1 */
-  int *order;         /* node indices in topological order */
+  int *order;         /* node indices in topological order (|norder|; skipped nodes left out) */
+  int norder;
 } importer;
 
 /* "node "x" #3 (Add)" for cycle and dependency messages. */
@@ -79,13 +98,34 @@ static int weight_param(const importer *im, const mlc_onnx_tensor *t) {
   return im->params_as_inputs && mlc_dtype_is_float(t->dtype) && !sizes_output(im, t->name);
 }
 
+/* The tensor of Constant node |n| when it is a weight with params_as_inputs
+** (a floating-point value tensor that sizes no output); NULL otherwise. */
+static const mlc_onnx_tensor *constant_weight(const importer *im, const mlc_onnx_node *n) {
+  if (!im->params_as_inputs || strcmp(n->op_type, "Constant") != 0 || !mlc_fe_is_default_domain(n->domain) ||
+      n->noutputs != 1 || !n->outputs[0][0] || n->nattrs != 1 || strcmp(n->attrs[0].name, "value") != 0 ||
+      n->attrs[0].type != MLC_ONNX_ATTR_TENSOR || !n->attrs[0].t)
+    return NULL;
+  const mlc_onnx_tensor *t = n->attrs[0].t;
+  return mlc_dtype_is_float(t->dtype) && !sizes_output(im, n->outputs[0]) ? t : NULL;
+}
+
+/* Records |t|, named |name|, as weight |k| (a parameter added by add_params). */
+static mlc_status add_weight(importer *im, const char *name, const mlc_onnx_tensor *t) {
+  im->wt[im->nwt++] = t;
+  return mlc_hash_put(&im->weights, name, (void *)(intptr_t)im->nwt) ? mlc_oom() : NULL;
+}
+
 static mlc_status add_initializers(importer *im) {
+  size_t nn = im->g->nnodes > 0 ? (size_t)im->g->nnodes : 1;
+  im->wt = MLC_ARENA_ARRAY(im->work, (size_t)im->g->ninitializers + nn, const mlc_onnx_tensor *);
+  im->skip = MLC_ARENA_ARRAY(im->work, nn, char);
+  if (!im->wt || !im->skip) return mlc_oom();
   for (int i = 0; i < im->g->ninitializers; i++) {
     const mlc_onnx_tensor *t = &im->g->initializers[i];
     if (mlc_hash_get(&im->values, t->name) || mlc_hash_get(&im->weights, t->name))
       return mlc_make_status(MLC_INVALID_ARGUMENT, "initializer \"%s\" is defined twice", t->name);
-    if (weight_param(im, t)) { /* a parameter, added by add_params */
-      if (mlc_hash_put(&im->weights, t->name, (void *)(intptr_t)(i + 1))) return mlc_oom();
+    if (weight_param(im, t)) {
+      MLC_RETURN_IF_ERROR(add_weight(im, t->name, t));
       continue;
     }
     mlc_type ty = {t->dtype, t->rank, t->dims};
@@ -93,18 +133,29 @@ static mlc_status add_initializers(importer *im) {
     MLC_RETURN_IF_ERROR(mlc_module_add_const(im->m, t->name, &ty, t->data, t->nbytes, &v));
     if (mlc_hash_put(&im->values, v->name, v)) return mlc_oom();
   }
+  for (int i = 0; i < im->g->nnodes; i++) {
+    const mlc_onnx_node *n = &im->g->nodes[i];
+    const mlc_onnx_tensor *t = constant_weight(im, n);
+    if (!t) continue;
+    const char *name = n->outputs[0];
+    if (mlc_hash_get(&im->values, name) || mlc_hash_get(&im->weights, name))
+      return node_error(im, n, MLC_INVALID_ARGUMENT, "output \"%s\" is defined more than once", name);
+    MLC_RETURN_IF_ERROR(add_weight(im, name, t));
+    im->skip[i] = 1;
+  }
   return NULL;
 }
 
-/* Initializer |t| as a parameter of main whose known value is its data. */
-static mlc_status add_weight_param(importer *im, const mlc_onnx_tensor *t) {
+/* Weight |t| named |name| as a parameter of main whose known value is its
+** data. */
+static mlc_status add_weight_param(importer *im, const char *name, const mlc_onnx_tensor *t) {
   mlc_type ty = {t->dtype, t->rank, t->dims};
   if (!mlc_type_size_ok(&ty))
-    return mlc_make_status(MLC_INVALID_ARGUMENT, "initializer \"%s\": the byte size of its shape overflows int64",
-                           t->name);
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "weight \"%s\": the byte size of its shape overflows int64",
+                           name);
   mlc_value *c, *v;
-  MLC_RETURN_IF_ERROR(mlc_module_add_const(im->m, t->name, &ty, t->data, t->nbytes, &c));
-  MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, t->name, &ty, &v));
+  MLC_RETURN_IF_ERROR(mlc_module_add_const(im->m, name, &ty, t->data, t->nbytes, &c));
+  MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, name, &ty, &v));
   MLC_RETURN_IF_ERROR(mlc_func_set_param_value(im->f, im->f->nparams - 1, c));
   return mlc_hash_put(&im->values, v->name, v) ? mlc_oom() : NULL;
 }
@@ -118,7 +169,7 @@ static mlc_status add_params(importer *im) {
     }
     intptr_t w = (intptr_t)mlc_hash_get(&im->weights, vi->name);
     if (w > 0) { /* the same, kept an input: here, with its default */
-      MLC_RETURN_IF_ERROR(add_weight_param(im, &im->g->initializers[w - 1]));
+      MLC_RETURN_IF_ERROR(add_weight_param(im, vi->name, im->wt[w - 1]));
       continue;
     }
     int rank = mlc_fe_input_rank(vi, im->opt);
@@ -136,12 +187,19 @@ static mlc_status add_params(importer *im) {
     MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, vi->name, &ty, &v));
     if (mlc_hash_put(&im->values, v->name, v)) return mlc_oom();
   }
-  /* Then the other weights, in initializer order. */
+  /* Then the other weights: initializers in their order, then Constant
+  ** nodes in theirs. */
   for (int i = 0; i < im->g->ninitializers; i++) {
     const mlc_onnx_tensor *t = &im->g->initializers[i];
     if (mlc_hash_get(&im->weights, t->name) && !mlc_hash_get(&im->values, t->name))
-      MLC_RETURN_IF_ERROR(add_weight_param(im, t));
+      MLC_RETURN_IF_ERROR(add_weight_param(im, t->name, t));
   }
+  for (int i = 0; i < im->g->nnodes; i++)
+    if (im->skip[i]) {
+      const mlc_onnx_node *n = &im->g->nodes[i];
+      if (!mlc_hash_get(&im->values, n->outputs[0]))
+        MLC_RETURN_IF_ERROR(add_weight_param(im, n->outputs[0], n->attrs[0].t));
+    }
   return NULL;
 }
 
@@ -221,6 +279,7 @@ static mlc_status sort_nodes(importer *im) {
   size_t sz = nn > 0 ? (size_t)nn : 1;
   for (int i = 0; i < nn; i++) {
     const mlc_onnx_node *n = &g->nodes[i];
+    if (im->skip[i]) continue; /* its output is a parameter already */
     for (int k = 0; k < n->noutputs; k++) {
       const char *o = n->outputs[k];
       if (!o[0]) continue;
@@ -265,9 +324,11 @@ static mlc_status sort_nodes(importer *im) {
       if (p >= 0) cons[start[p] + fill[p]++] = i;
     }
   }
-  int nheap = 0, norder = 0;
-  for (int i = 0; i < nn; i++)
-    if (indeg[i] == 0) heap_push(heap, &nheap, i);
+  int nheap = 0, norder = 0, nskip = 0;
+  for (int i = 0; i < nn; i++) {
+    if (im->skip[i]) done[i] = 1, nskip++;
+    else if (indeg[i] == 0) heap_push(heap, &nheap, i);
+  }
   while (nheap > 0) {
     int u = heap_pop(heap, &nheap);
     done[u] = 1;
@@ -275,7 +336,8 @@ static mlc_status sort_nodes(importer *im) {
     for (int e = start[u]; e < start[u + 1]; e++)
       if (--indeg[cons[e]] == 0) heap_push(heap, &nheap, cons[e]);
   }
-  if (norder < nn) return cycle_error(im, indeg, done);
+  im->norder = norder;
+  if (norder + nskip < nn) return cycle_error(im, indeg, done);
   return NULL;
 }
 
@@ -305,7 +367,7 @@ static mlc_status run(importer *im) {
   mlc_fe_scope top = {&im->values, NULL};
   mlc_fe_ctx base = {im->m, im->f, im->opset, NULL, {NULL, NULL, 0, 0}, im->work, im->g, &top};
   mlc_arena_mark mark = mlc_arena_get_mark(im->work);
-  for (int k = 0; k < im->g->nnodes; k++) {
+  for (int k = 0; k < im->norder; k++) {
     MLC_RETURN_IF_ERROR(mlc_fe_convert_node(&base, &im->values, &im->g->nodes[im->order[k]]));
     mlc_arena_reset(im->work, mark);
   }

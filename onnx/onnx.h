@@ -36,6 +36,18 @@ typedef struct mlc_onnx_tensor {
   const size_t *string_lens;  /* their byte lengths (strings may hold NULs) */
 } mlc_onnx_tensor;
 
+/* A SparseTensorProto (a Constant's sparse_value): |values| holds the NNZ
+** non-zero values, |indices| (INT64) either NNZ linear indices into the
+** dense shape or an [NNZ, rank] array of coordinates, as the file gives
+** them: the counts of both are checked against each other, the values of
+** the indices are not (the frontend checks them when densifying). */
+typedef struct mlc_onnx_sparse {
+  const mlc_onnx_tensor *values;
+  const mlc_onnx_tensor *indices;
+  int rank;
+  const int64_t *dims;    /* the dense shape, all >= 0 */
+} mlc_onnx_sparse;
+
 typedef enum mlc_onnx_attr_type {
   MLC_ONNX_ATTR_UNDEFINED = 0,
   MLC_ONNX_ATTR_FLOAT = 1,
@@ -62,12 +74,13 @@ typedef struct mlc_onnx_attr {
   const char *s;          /* STRING: NUL-terminated copy */
   size_t s_len;
   int n;                  /* count of floats / ints / strings / tensors / graphs
-                             (1 for TENSOR and GRAPH; SPARSE_TENSOR(S) and TYPE_PROTO(S)
-                             carry only this count, no view of the values) */
+                             (1 for TENSOR, SPARSE_TENSOR and GRAPH; SPARSE_TENSORS and
+                             TYPE_PROTO(S) carry only this count, no view of the values) */
   const float *floats;
   const int64_t *ints;
   const char *const *strings;
   const mlc_onnx_tensor *t;            /* TENSOR */
+  const mlc_onnx_sparse *sp;           /* SPARSE_TENSOR */
   const mlc_onnx_tensor *tensors;      /* TENSORS */
   const mlc_onnx_graph *g;             /* GRAPH */
   const mlc_onnx_graph *const *graphs; /* GRAPHS */

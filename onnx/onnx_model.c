@@ -217,6 +217,46 @@ static mlc_status attr_type(const Onnx__AttributeProto *a, const char *what, int
   return NULL;
 }
 
+/* sparse_tensor = values (TensorProto, [NNZ]) indices (INT64 TensorProto,
+** [NNZ] or [NNZ, rank]) dims: the view of mlc_onnx_sparse. */
+static mlc_status build_sparse(mlc_onnx_ctx *c, Onnx__SparseTensorProto *sp, const char *what,
+                               const mlc_onnx_sparse **out) {
+  if (!sp->values || !sp->indices)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: sparse tensor without %s", what,
+                           sp->values ? "indices" : "values");
+  if (sp->n_dims > INT_MAX)
+    return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: sparse tensor with %zu dims", what, sp->n_dims);
+  mlc_onnx_sparse *v = MLC_ARENA_NEW(c->arena, mlc_onnx_sparse);
+  mlc_onnx_tensor *vals = MLC_ARENA_NEW(c->arena, mlc_onnx_tensor);
+  mlc_onnx_tensor *idx = MLC_ARENA_NEW(c->arena, mlc_onnx_tensor);
+  if (!v || !vals || !idx) return mlc_oom();
+  char tw[NAME_MAX_SHOWN + 60];
+  snprintf(tw, sizeof tw, "%s: sparse values", what);
+  MLC_RETURN_IF_ERROR(mlc_onnx_tensor_build(c, sp->values, tw, vals));
+  snprintf(tw, sizeof tw, "%s: sparse indices", what);
+  MLC_RETURN_IF_ERROR(mlc_onnx_tensor_build(c, sp->indices, tw, idx));
+  for (size_t i = 0; i < sp->n_dims; i++)
+    if (sp->dims[i] < 0)
+      return mlc_make_status(MLC_INVALID_ARGUMENT, "%s: sparse tensor dim %zu is negative (%lld)", what, i,
+                             (long long)sp->dims[i]);
+  int64_t nnz = vals->rank == 1 ? vals->dims[0] : -1;
+  int linear = idx->rank == 1 && idx->dims[0] == nnz;
+  int coords = idx->rank == 2 && idx->dims[0] == nnz && idx->dims[1] == (int64_t)sp->n_dims;
+  if (nnz < 0 || idx->dtype != MLC_DTYPE_I64 || (!linear && !coords))
+    return mlc_make_status(MLC_INVALID_ARGUMENT,
+                           "%s: sparse tensor needs values of shape [NNZ] and INT64 indices of shape [NNZ] "
+                           "or [NNZ, %zu]",
+                           what, sp->n_dims);
+  v->values = vals;
+  v->indices = idx;
+  v->rank = (int)sp->n_dims;
+  v->dims = NULL;
+  if (sp->n_dims && !(v->dims = mlc_arena_memdup(c->arena, sp->dims, sp->n_dims * sizeof(int64_t))))
+    return mlc_oom();
+  *out = v;
+  return NULL;
+}
+
 static mlc_status build_attr(mlc_onnx_ctx *c, Onnx__AttributeProto *a, int index, int depth,
                              mlc_onnx_attr *out) {
   memset(out, 0, sizeof *out);
@@ -324,6 +364,9 @@ static mlc_status build_attr(mlc_onnx_ctx *c, Onnx__AttributeProto *a, int index
       break;
     }
     case MLC_ONNX_ATTR_SPARSE_TENSOR:
+      MLC_RETURN_IF_ERROR(build_sparse(c, a->sparse_tensor, what, &out->sp));
+      out->n = 1;
+      break;
     case MLC_ONNX_ATTR_TYPE_PROTO: out->n = 1; break; /* kind only: no view of the value */
     case MLC_ONNX_ATTR_SPARSE_TENSORS:
       MLC_RETURN_IF_ERROR(check_count(a->n_sparse_tensors, what, "sparse tensors"));

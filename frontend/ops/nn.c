@@ -264,8 +264,6 @@ MLC_FE_CHECK(batch_norm) {
       mlc_fe_problem(p, "outputs beyond Y (training statistics) not supported");
       break;
     }
-  if (mlc_fe_attr_int(n, "spatial", 1) == 0)
-    mlc_fe_problem(p, "spatial=0 (per-activation statistics) not supported");
 }
 
 /*
@@ -273,7 +271,9 @@ MLC_FE_CHECK(batch_norm) {
 **   Y = (X - mean) / sqrt(var + epsilon) * scale + bias
 ** decomposed as Y = X * s + b with s = scale / sqrt(var + epsilon) and
 ** b = bias - mean * s, both reshaped to [C, 1, ..., 1].  With constant
-** statistics everything but the final multiply and add folds.
+** statistics everything but the final multiply and add folds.  spatial=0
+** (1-8: per-activation statistics) takes them of shape [C, D1, ..., Dn],
+** X's shape without N, which broadcast as they are.
 */
 MLC_FE_CVT(batch_norm) {
   (void)nin, (void)nout;
@@ -282,10 +282,17 @@ MLC_FE_CVT(batch_norm) {
   if (r < 2)
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "input must have rank >= 2 (N, C, ...), got %s",
                         mlc_fe_shape_str(cx, &x->type));
-  for (int i = 1; i < 5; i++)
-    if (in[i]->type.rank != 1)
-      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "input %d must be 1-D (C), got %s", i,
+  /* per-activation: statistics of X's shape less N (1-D when X is [N, C]) */
+  int per_act = mlc_fe_attr_int(n, "spatial", 1) == 0 && r > 2;
+  for (int i = 1; i < 5; i++) {
+    int ok = in[i]->type.rank == (per_act ? r - 1 : 1);
+    for (int d = 0; ok && per_act && d < r - 1; d++)
+      ok = in[i]->type.dims[d] == x->type.dims[d + 1];
+    if (!ok)
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "input %d must be %s, got %s", i,
+                          per_act ? "X's shape without N (spatial=0)" : "1-D (C)",
                           mlc_fe_shape_str(cx, &in[i]->type));
+  }
   mlc_value *eps, *t, *s, *b;
   MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, var->type.dtype, mlc_fe_attr_float(n, "epsilon", 1e-5), &eps));
   MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_ADD, var, eps, &t));
@@ -297,8 +304,10 @@ MLC_FE_CVT(batch_norm) {
   if (r > 64) return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "rank %d is too large", r);
   dims[0] = scale->type.dims[0];
   for (int i = 1; i < r - 1; i++) dims[i] = 1;
-  MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, s, dims, r - 1, &s));
-  MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, b, dims, r - 1, &b));
+  if (!per_act) {
+    MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, s, dims, r - 1, &s));
+    MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, b, dims, r - 1, &b));
+  }
   mlc_value *y;
   MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, x, s, &y));
   return mlc_fe_binary(cx, MLC_OP_ADD, y, b, &out[0]);

@@ -28,7 +28,9 @@ MLC_FE_CVT(identity) {
 MLC_FE_CHECK(constant) {
   (void)opset;
   const mlc_onnx_attr *v = mlc_fe_attr(n, "value");
-  if (mlc_fe_attr(n, "sparse_value")) mlc_fe_problem(p, "sparse_value not supported");
+  const mlc_onnx_attr *sv = mlc_fe_attr(n, "sparse_value");
+  if (sv && sv->type == MLC_ONNX_ATTR_SPARSE_TENSOR && sv->sp && sv->sp->values->dtype == MLC_DTYPE_STRING)
+    mlc_fe_problem(p, "string constants not supported");
   if (mlc_fe_attr(n, "value_string") || mlc_fe_attr(n, "value_strings"))
     mlc_fe_problem(p, "string constants not supported");
   if (v && v->type == MLC_ONNX_ATTR_TENSOR && v->t &&
@@ -36,9 +38,59 @@ MLC_FE_CHECK(constant) {
     mlc_fe_problem(p, "value of element type %s not supported", mlc_onnx_dtype_name(v->t->onnx_type));
 }
 
+/* The most bytes a sparse_value may expand to: its dense form is built when
+** compiling, and a few bytes of a file must not ask for terabytes. */
+#define SPARSE_MAX_BYTES ((int64_t)1 << 30)
+
 /*
-** ONNX Constant-1,9,11,12,13: Y = the value attribute (value tensor, or from
-** 12 value_float(s) / value_int(s)); the constant is named after Y.
+** sparse_value (Constant-11+): the dense tensor of |sp|, zeros but at the
+** indices (linear, or [NNZ, rank] coordinates), each checked to be in range.
+*/
+static mlc_status constant_sparse(mlc_fe_ctx *cx, const char *name, const mlc_onnx_sparse *sp,
+                                  mlc_value **out) {
+  const mlc_onnx_tensor *vals = sp->values, *idx = sp->indices;
+  mlc_type ty = {vals->dtype, sp->rank, sp->dims};
+  if (!mlc_type_size_ok(&ty) || mlc_type_numel(&ty) > SPARSE_MAX_BYTES / (int64_t)mlc_dtype_size(ty.dtype))
+    return mlc_fe_error(cx, MLC_RESOURCE_EXHAUSTED, "sparse_value: the dense tensor is over %lld bytes",
+                        (long long)SPARSE_MAX_BYTES);
+  int64_t numel = mlc_type_numel(&ty), nnz = vals->dims[0];
+  size_t es = mlc_dtype_size(ty.dtype);
+  unsigned char *dense = mlc_mem_calloc(numel > 0 ? (size_t)numel : 1, es);
+  if (!dense) return mlc_oom();
+  const int64_t *ix = idx->data;
+  const unsigned char *v = vals->data;
+  for (int64_t i = 0; i < nnz; i++) {
+    int64_t lin = 0;
+    if (idx->rank == 1) {
+      lin = ix[i];
+      if (lin < 0 || lin >= numel) {
+        mlc_mem_free(dense);
+        return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sparse_value: index %lld of value %lld is outside [0, %lld)",
+                            (long long)lin, (long long)i, (long long)numel);
+      }
+    } else {
+      for (int d = 0; d < sp->rank; d++) {
+        int64_t c = ix[i * sp->rank + d];
+        if (c < 0 || c >= sp->dims[d]) {
+          mlc_mem_free(dense);
+          return mlc_fe_error(cx, MLC_INVALID_ARGUMENT,
+                              "sparse_value: coordinate %d of value %lld is %lld, outside [0, %lld)", d, (long long)i,
+                              (long long)c, (long long)sp->dims[d]);
+        }
+        lin = lin * sp->dims[d] + c;
+      }
+    }
+    memcpy(dense + (size_t)lin * es, v + (size_t)i * es, es);
+  }
+  mlc_status s = mlc_module_add_const(cx->mod, name, &ty, dense, (size_t)numel * es, out);
+  mlc_mem_free(dense);
+  return s;
+}
+
+/*
+** ONNX Constant-1,9,11,12,13: Y = the value attribute (value tensor, from
+** 11 sparse_value densified, from 12 value_float(s) / value_int(s)); the
+** constant is named after Y.
 */
 MLC_FE_CVT(constant) {
   (void)nin, (void)nout;
@@ -52,6 +104,11 @@ MLC_FE_CVT(constant) {
     if (!t) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "attribute value has no tensor");
     mlc_type ty = {t->dtype, t->rank, t->dims};
     return mlc_module_add_const(cx->mod, name, &ty, t->data, t->nbytes, &out[0]);
+  }
+  if (strcmp(a->name, "sparse_value") == 0) {
+    if (a->type != MLC_ONNX_ATTR_SPARSE_TENSOR || !a->sp)
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "attribute sparse_value has no sparse tensor");
+    return constant_sparse(cx, name, a->sp, &out[0]);
   }
   int64_t dim = a->n;
   if (strcmp(a->name, "value_float") == 0) {
