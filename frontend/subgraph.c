@@ -22,7 +22,8 @@
 **          scan outputs are stacked by the runtime, their leading dim a
 **          fresh symbol.
 **   Scan   unrolled over the static extent of the scan axis (opset 8: per
-**          batch entry, then stacked).
+**          batch entry, then stacked); a length computed at run time (a
+**          dim_param) makes it a run-time loop of that many iterations.
 */
 #include <string.h>
 
@@ -536,6 +537,100 @@ MLC_FE_CVT(loop) {
 
 /* ---- Scan ----------------------------------------------------------------- */
 
+/* The extent of dim |axis| of |x| as an int64 scalar (computed at run time
+** when it is a symbol). */
+static mlc_status dim_value(mlc_fe_ctx *cx, mlc_value *x, int axis, mlc_value **out) {
+  mlc_value *sh;
+  MLC_RETURN_IF_ERROR(mlc_fe_unary(cx, MLC_OP_SHAPE_OF, x, &sh));
+  return take(cx, sh, 0, axis, out);
+}
+
+/*
+** A Scan whose length is known only at run time, as a run-time loop of
+** |len| iterations (the first scan input's extent): iteration t reads
+** element t (or len - 1 - t, reversed) of each scan input along its axis;
+** the scan outputs are stacked by the loop along axis 0, then moved to
+** their scan_output_axes.  Reversed scan outputs are not supported here.
+*/
+static mlc_status scan_runtime(mlc_fe_ctx *cx, const mlc_onnx_graph *body, mlc_value *const *state,
+                               int nstate, mlc_value *const *xs, int nx, const int *ax, const int64_t *in_dirs,
+                               const int64_t *out_axes, const int64_t *out_dirs, mlc_value **out, int nout) {
+  int nscan = nout - nstate;
+  if (nstate + 2 > MLC_MAX_OUTS || nout > MLC_MAX_OUTS || nx > MLC_MAX_OUTS)
+    return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "Scan with %d state values and %d outputs (at most %d)", nstate,
+                        nout, MLC_MAX_OUTS - 2);
+  for (int j = 0; j < nscan; j++)
+    if (out_dirs && out_dirs[j])
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "scan output %d is written in reverse, which a Scan whose length is computed at "
+                          "run time does not support",
+                          j);
+  mlc_value *len, *yes, *one, *last = NULL;
+  MLC_RETURN_IF_ERROR(dim_value(cx, xs[0], ax[0], &len));
+  MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_BOOL, 1, &yes));
+  MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_I64, 1, &one));
+  for (int j = 0; j < nx; j++)
+    if (in_dirs && in_dirs[j] && !last) MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, len, one, &last));
+  /* every scan input has the same length: checked at run time by the
+  ** define_dims of each length against the first's symbol */
+  for (int j = 1; j < nx; j++) {
+    int64_t d = xs[j]->type.dims[ax[j]], d0 = xs[0]->type.dims[ax[0]];
+    if (d != d0 && !MLC_DIM_IS_SYM(d) && !MLC_DIM_IS_SYM(d0))
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "scan inputs have lengths %lld and %lld", (long long)d0,
+                          (long long)d);
+    if (d != d0)
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "scan inputs 0 and %d have lengths that may differ (%s and %s)", j,
+                          mlc_fe_shape_str(cx, &xs[0]->type), mlc_fe_shape_str(cx, &xs[j]->type));
+  }
+  mlc_value *args[MLC_MAX_OUTS], *vals[MLC_MAX_OUTS], *bargs[2 * MLC_MAX_OUTS], *res[2 * MLC_MAX_OUTS];
+  if (body->noutputs > 2 * MLC_MAX_OUTS || nstate + nx > 2 * MLC_MAX_OUTS)
+    return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "the body has too many inputs or outputs");
+  args[0] = len;
+  args[1] = yes;
+  for (int j = 0; j < nstate; j++) args[2 + j] = state[j];
+  MLC_RETURN_IF_ERROR(region(cx, MLC_OP_CF_LOOP, args, 2 + nstate, NULL, 0, vals));
+  for (int j = 0; j < nstate; j++) bargs[j] = vals[2 + j];
+  for (int j = 0; j < nx; j++) {
+    mlc_value *idx = vals[0], *args2[2];
+    if (in_dirs && in_dirs[j]) MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, last, vals[0], &idx));
+    args2[0] = xs[j];
+    args2[1] = idx;
+    mlc_attr a = mlc_attr_int("axis", ax[j]);
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_GATHER, args2, 2, &a, 1, &bargs[nstate + j]));
+  }
+  MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, body, "body", bargs, nstate + nx, res));
+  int64_t syms[MLC_MAX_OUTS];
+  args[0] = len;
+  args[1] = yes;
+  for (int j = 0; j < nstate; j++) {
+    if (!mlc_type_equal(&res[j]->type, &vals[2 + j]->type))
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "state value %d changes from %s to %s in an iteration (a Scan run at run time "
+                          "keeps the types of its state)",
+                          j, mlc_fe_shape_str(cx, &vals[2 + j]->type), mlc_fe_shape_str(cx, &res[j]->type));
+    args[2 + j] = res[j];
+  }
+  for (int j = 0; j < nscan; j++) {
+    args[2 + nstate + j] = res[nstate + j];
+    MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(cx->mod, &syms[j]));
+  }
+  mlc_attr a[2] = {mlc_attr_int("ncarry", nstate), mlc_attr_ints("dims", syms, nscan)};
+  int n = 0;
+  MLC_RETURN_IF_ERROR(mlc_graph_emit_region(cx->fn, MLC_OP_CF_LOOP_END, args, 2 + nstate + nscan, a,
+                                            nscan ? 2 : 1, &cx->origin, out, &n));
+  for (int j = 0; j < nscan; j++) {
+    int axis, r = out[nstate + j]->type.rank;
+    MLC_RETURN_IF_ERROR(mlc_fe_axis(cx, out_axes ? out_axes[j] : 0, r, "scan_output_axes", &axis));
+    if (axis == 0) continue;
+    int64_t perm[MAX_RANK];
+    for (int k = 0, q = 1; k < r; k++) perm[k] = k == axis ? 0 : q++;
+    mlc_attr pa = mlc_attr_ints("perm", perm, r);
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_TRANSPOSE, &out[nstate + j], 1, &pa, 1, &out[nstate + j]));
+  }
+  return NULL;
+}
+
 /* One Scan-9 pass: |state| (nstate), |xs| (nx scan inputs) -> out (nstate
 ** final states, then the scan outputs). */
 static mlc_status scan_run(mlc_fe_ctx *cx, const mlc_onnx_graph *body, mlc_value *const *state,
@@ -547,21 +642,21 @@ static mlc_status scan_run(mlc_fe_ctx *cx, const mlc_onnx_graph *body, mlc_value
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "the body has %d inputs and %d outputs, expected %d and %d",
                         body->ninputs, body->noutputs, nstate + nx, nout);
   int64_t len = -1;
+  int dynamic = 0;
   int *ax = MLC_ARENA_ARRAY(cx->scratch, (size_t)(nx > 0 ? nx : 1), int);
   if (!ax) return mlc_oom();
   for (int j = 0; j < nx; j++) {
     MLC_RETURN_IF_ERROR(mlc_fe_axis(cx, in_axes ? in_axes[j] : 0, xs[j]->type.rank, "scan_input_axes", &ax[j]));
     int64_t d = xs[j]->type.dims[ax[j]];
-    if (MLC_DIM_IS_SYM(d))
-      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                          "scan input %d has a length computed at run time; Scan is unrolled and "
-                          "needs a static length",
-                          j);
+    if (MLC_DIM_IS_SYM(d)) dynamic = 1;
+    if (dynamic) continue;
     if (len >= 0 && d != len)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "scan inputs have lengths %lld and %lld",
                           (long long)len, (long long)d);
     len = d;
   }
+  if (nx > 0 && (dynamic || len > MAX_UNROLL))
+    return scan_runtime(cx, body, state, nstate, xs, nx, ax, in_dirs, out_axes, out_dirs, out, nout);
   if (len < 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "needs at least one scan input");
   if (len > MAX_UNROLL)
     return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "scan length %lld is too long to unroll (at most %d)",
