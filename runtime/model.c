@@ -452,7 +452,7 @@ static mlc_rt_status check_cf(checker *c, mlc_rt_model *m) {
   mlc_rt_status rs = MLC_RT_OK;
   for (int32_t i = 0; i < d->nsteps; i++) m->has_cf |= mlc_rt_step_is_cf(d->steps[i].kind);
   if (!m->has_cf) return MLC_RT_OK;
-  if (d->device != kDLCPU)
+  if (d->device == kDLCUDA)
     return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                          "model \"%s\": run-time control flow runs on the CPU only", MODEL_NAME(d));
   stack = mlc_rt_calloc(&m->alloc, (size_t)d->nsteps + 1, sizeof *stack);
