@@ -179,6 +179,7 @@ typedef struct desc_state {
   int nproviders;
   const mlc_extern_plugin_lib *plugins[MAX_EXT_FNS];
   int nplugins;
+  int *partner; /* by step: the partner of a control flow marker (cf_partners) */
 } desc_state;
 
 static int tensor_id(desc_state *d, const mlc_value *v) { return d->id_of[v->id]; }
@@ -209,6 +210,57 @@ static const char *value_name(const mlc_value *v, char *buf, size_t n) {
   return buf;
 }
 
+/* The step kind of a run-time control flow marker (ops.def), or -1. */
+static int cf_step_kind(mlc_op op) {
+  switch (op) {
+    case MLC_OP_CF_IF: return MLC_RT_STEP_IF;
+    case MLC_OP_CF_ELSE: return MLC_RT_STEP_ELSE;
+    case MLC_OP_CF_END_IF: return MLC_RT_STEP_END_IF;
+    case MLC_OP_CF_LOOP: return MLC_RT_STEP_LOOP;
+    case MLC_OP_CF_LOOP_END: return MLC_RT_STEP_LOOP_END;
+    default: return -1;
+  }
+}
+
+/*
+** Pairs the control flow markers of |fn| by step index into d->partner
+** (|nsteps| entries): cf_if -> its cf_else, cf_else -> its cf_end_if,
+** cf_loop -> its cf_loop_end, cf_loop_end -> its cf_loop; -1 elsewhere.
+** Regions nest; a marker out of place is an internal error.
+*/
+static mlc_status cf_partners(desc_state *d, int nsteps) {
+  const mlc_func *fn = d->fn;
+  int *stack = mlc_mem_calloc((size_t)nsteps + 1, sizeof *stack), top = 0, ns = 0;
+  mlc_status s = NULL;
+  d->partner = mlc_mem_calloc((size_t)nsteps + 1, sizeof *d->partner);
+  if (!stack || !d->partner) {
+    mlc_mem_free(stack);
+    return mlc_oom();
+  }
+  for (int bi = 0; bi < fn->nblocks && !s; bi++)
+    for (int k = 0; k < fn->blocks[bi].n && !s; k++, ns++) {
+      const mlc_binding *bd = fn->blocks[bi].bindings[k];
+      int cf = bd->kind == MLC_CALL_DPS_PACKED ? cf_step_kind(bd->op) : -1;
+      d->partner[ns] = -1;
+      int open = top > 0 ? stack[top - 1] : -1;
+      if (cf == MLC_RT_STEP_IF || cf == MLC_RT_STEP_LOOP) {
+        stack[top++] = ns;
+      } else if (cf == MLC_RT_STEP_ELSE || cf == MLC_RT_STEP_END_IF || cf == MLC_RT_STEP_LOOP_END) {
+        if (open < 0) {
+          s = mlc_make_status(MLC_INTERNAL, "control flow marker %d (step %d) closes no region", cf, ns);
+          break;
+        }
+        d->partner[open] = ns;
+        if (cf == MLC_RT_STEP_LOOP_END) d->partner[ns] = open;
+        top--;
+        if (cf == MLC_RT_STEP_ELSE) stack[top++] = ns;
+      }
+    }
+  if (!s && top > 0) s = mlc_make_status(MLC_INTERNAL, "control flow region at step %d is not closed", stack[top - 1]);
+  mlc_mem_free(stack);
+  return s;
+}
+
 /* Every step: its kind, kernel index, arguments (tensor args then outputs; a
 ** runtime built-in ("mlc.*") takes its int attributes as trailing
 ** immediates; "mlc.define_dims" becomes a BIND_SYMS step: vector, copy,
@@ -230,8 +282,14 @@ static void build_steps(desc_state *d, const char **kernels, int nk, mlc_rt_step
   } while (0)
       for (int j = 0; j < bd->nargs; j++) ARG(MLC_RT_ARG_TENSOR, tensor_id(d, bd->args[j]));
       for (int j = 0; j < bd->nouts; j++) ARG(MLC_RT_ARG_TENSOR, tensor_id(d, bd->outs[j]));
-      int kind = MLC_RT_STEP_KERNEL;
-      if (bd->kind == MLC_CALL_DPS_PACKED && strcmp(bd->callee, MLC_LOWER_BIND_SYMS) == 0) {
+      int kind = MLC_RT_STEP_KERNEL, cf = bd->kind == MLC_CALL_DPS_PACKED ? cf_step_kind(bd->op) : -1;
+      if (cf >= 0) {
+        /* run-time control flow: the step of the partner marker, and for a
+        ** loop's end the number of carried values (rt_model.h) */
+        kind = cf;
+        if (cf != MLC_RT_STEP_END_IF) ARG(MLC_RT_ARG_IMM, d->partner[ns]);
+        if (cf == MLC_RT_STEP_LOOP_END) ARG(MLC_RT_ARG_IMM, mlc_attrs_int(bd->attrs, bd->nattrs, "ncarry", 0));
+      } else if (bd->kind == MLC_CALL_DPS_PACKED && strcmp(bd->callee, MLC_LOWER_BIND_SYMS) == 0) {
         kind = MLC_RT_STEP_BIND_SYMS;
         const mlc_attr *dims = mlc_attrs_find(bd->attrs, bd->nattrs, "dims");
         ARG(MLC_RT_ARG_IMM, mlc_attrs_int(bd->attrs, bd->nattrs, "offset", 0));
@@ -318,6 +376,7 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
     io[i].name = value_name(v, io_names[i], sizeof io_names[i]);
     io[i].tensor = tensor_id(d, v);
   }
+  if ((s = cf_partners(d, nsteps))) goto done;
   int64_t nargs = 0;
   build_steps(d, kernels, nk, NULL, NULL, &nargs);
   args = mlc_mem_calloc((size_t)nargs + 1, sizeof *args);
@@ -389,6 +448,8 @@ done:
   mlc_mem_free(steps);
   mlc_mem_free(args);
   mlc_mem_free(symdefs);
+  mlc_mem_free(d->partner);
+  d->partner = NULL;
   if (s) mlc_mem_free(kernels);
   else {
     *out_kernels = kernels;

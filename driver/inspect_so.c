@@ -110,7 +110,16 @@ static void put_jstr(mlc_strbuf *b, const json_t *v) {
 }
 
 static const char *step_kind(const mlc_rt_step_desc *st) {
-  return st->kind == MLC_RT_STEP_KERNEL ? "kernel" : st->kind == MLC_RT_STEP_EXTERN ? "extern" : "bind_syms";
+  switch (st->kind) {
+    case MLC_RT_STEP_KERNEL: return "kernel";
+    case MLC_RT_STEP_EXTERN: return "extern";
+    case MLC_RT_STEP_IF: return "if";
+    case MLC_RT_STEP_ELSE: return "else";
+    case MLC_RT_STEP_END_IF: return "end_if";
+    case MLC_RT_STEP_LOOP: return "loop";
+    case MLC_RT_STEP_LOOP_END: return "loop_end";
+    default: return "bind_syms";
+  }
 }
 
 /* "steps": one object per step of the plan, with the ONNX nodes it covers

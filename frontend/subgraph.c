@@ -1,6 +1,7 @@
 /*
-** subgraph.c: ONNX control flow (If, Loop, Scan) without run-time control
-** flow: each subgraph is inlined into the function being built.
+** subgraph.c: ONNX control flow (If, Loop, Scan): subgraphs inlined into the
+** function being built, unrolled where everything is known when compiling,
+** else run at run time between control flow markers (graph/infer_cf.c).
 **
 ** mlc_fe_inline_graph runs the converters on a subgraph's nodes in the
 ** current function, with a name scope of its own: its formal inputs bound to
@@ -8,17 +9,21 @@
 ** constants, names it does not define captured from the enclosing scopes.
 **
 **   If     a constant condition inlines the taken branch only; otherwise
-**          both branches are inlined and each output is where(cond, then,
-**          else), which needs outputs of the same dtype and shape.
-**   Loop   unrolled.  The iteration count must be known when compiling: a
+**          both branches are inlined between cf_if, cf_else and cf_end_if,
+**          and only the taken one runs; outputs whose dims differ between
+**          the branches get fresh symbols, bound when the If has run.
+**   Loop   unrolled when the iteration count is known when compiling (a
 **          constant trip count and conditions that fold, or, when the trip
 **          count or a condition is computed at run time, the static extent
-**          that the model declares for the scan outputs (dim 0); the
-**          unrolled loop then checks at run time that the loop runs exactly
-**          that many iterations (define_dims of the count against the
-**          extent).
+**          that the model declares for the scan outputs (dim 0), checked at
+**          run time with define_dims) and at most MAX_UNROLL.  Otherwise
+**          (the unrolled attempt is rolled back) the body is inlined once
+**          between cf_loop and cf_loop_end and runs once per iteration;
+**          scan outputs are stacked by the runtime, their leading dim a
+**          fresh symbol.
 **   Scan   unrolled over the static extent of the scan axis (opset 8: per
-**          batch entry, then stacked).
+**          batch entry, then stacked); a length computed at run time (a
+**          dim_param) makes it a run-time loop of that many iterations.
 */
 #include <string.h>
 
@@ -180,6 +185,74 @@ static mlc_status take(mlc_fe_ctx *cx, mlc_value *x, int axis, int64_t i, mlc_va
   return mlc_fe_emit(cx, MLC_OP_GATHER, args, 2, &a, 1, out);
 }
 
+/* ---- run-time regions ------------------------------------------------------ */
+
+/* |v| as a bool scalar. */
+static mlc_status bool_scalar(mlc_fe_ctx *cx, mlc_value *v, const char *what, mlc_value **out) {
+  if (mlc_type_numel(&v->type) != 1)
+    return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "%s must have one element, its shape is %s", what,
+                        mlc_fe_shape_str(cx, &v->type));
+  if (v->type.rank > 0) {
+    int64_t none = 0;
+    MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, v, &none, 0, &v));
+  }
+  if (v->type.dtype != MLC_DTYPE_BOOL) {
+    mlc_attr a = mlc_attr_int("dtype", MLC_DTYPE_BOOL);
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_CAST, &v, 1, &a, 1, &v));
+  }
+  *out = v;
+  return NULL;
+}
+
+/* A control flow marker (graph/infer_cf.c) with the node's origin. */
+static mlc_status region(mlc_fe_ctx *cx, mlc_op op, mlc_value *const *args, int nargs, const mlc_attr *attrs,
+                         int nattrs, mlc_value **outs) {
+  int n = 0;
+  return mlc_graph_emit_region(cx->fn, op, args, nargs, attrs, nattrs, &cx->origin, outs, &n);
+}
+
+/*
+** If on a condition computed at run time: only the taken branch runs.
+**   taken = cf_if(cond); then...; cf_else(taken); else...;
+**   out = cf_end_if(taken, then outs, else outs)
+** An output whose dims differ between the branches gets a fresh symbol for
+** each differing dim, bound when the If runs.
+*/
+static mlc_status if_runtime(mlc_fe_ctx *cx, const mlc_onnx_graph *tg, const mlc_onnx_graph *eg,
+                             mlc_value *cond, mlc_value **out, int nout) {
+  if (nout < 1 || nout > MLC_MAX_OUTS)
+    return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "If with %d outputs (at most %d)", nout, MLC_MAX_OUTS);
+  mlc_value **args = MLC_ARENA_ARRAY(cx->scratch, (size_t)(1 + 2 * nout), mlc_value *);
+  int64_t *dims = MLC_ARENA_ARRAY(cx->scratch, (size_t)nout * MAX_RANK + 1, int64_t);
+  if (!args || !dims) return mlc_oom();
+  mlc_value *taken, *tok;
+  MLC_RETURN_IF_ERROR(bool_scalar(cx, cond, "cond", &cond));
+  MLC_RETURN_IF_ERROR(region(cx, MLC_OP_CF_IF, &cond, 1, NULL, 0, &taken));
+  MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, tg, "then_branch", NULL, 0, args + 1));
+  MLC_RETURN_IF_ERROR(region(cx, MLC_OP_CF_ELSE, &taken, 1, NULL, 0, &tok));
+  MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, eg, "else_branch", NULL, 0, args + 1 + nout));
+  args[0] = taken;
+  int nd = 0;
+  for (int i = 0; i < nout; i++) {
+    const mlc_type *t = &args[1 + i]->type, *e = &args[1 + nout + i]->type;
+    if (t->dtype != e->dtype || t->rank != e->rank)
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "output %d: the then branch gives %s %s, the else branch %s %s (branches of "
+                          "different dtypes or ranks are not supported)",
+                          i, mlc_dtype_name(t->dtype), mlc_fe_shape_str(cx, t), mlc_dtype_name(e->dtype),
+                          mlc_fe_shape_str(cx, e));
+    if (t->rank > MAX_RANK) return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "output %d has rank %d", i, t->rank);
+    for (int k = 0; k < t->rank; k++) {
+      dims[nd] = t->dims[k];
+      if (t->dims[k] != e->dims[k]) MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(cx->mod, &dims[nd]));
+      nd++;
+    }
+  }
+  mlc_attr a = mlc_attr_ints("dims", dims, nd);
+  int n = 0;
+  return mlc_graph_emit_region(cx->fn, MLC_OP_CF_END_IF, args, 1 + 2 * nout, &a, 1, &cx->origin, out, &n);
+}
+
 /* ---- If ------------------------------------------------------------------- */
 
 /* ONNX If-1,11,13,16: the taken branch, or both selected by where. */
@@ -198,35 +271,7 @@ MLC_FE_CVT(if) {
   int truth = const_truth(cx, cond);
   if (truth >= 0)
     return mlc_fe_inline_graph(cx, truth ? tg : eg, truth ? "then_branch" : "else_branch", NULL, 0, out);
-  mlc_value **tv = MLC_ARENA_ARRAY(cx->scratch, nout > 0 ? (size_t)nout : 1, mlc_value *);
-  mlc_value **ev = MLC_ARENA_ARRAY(cx->scratch, nout > 0 ? (size_t)nout : 1, mlc_value *);
-  if (!tv || !ev) return mlc_oom();
-  MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, tg, "then_branch", NULL, 0, tv));
-  MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, eg, "else_branch", NULL, 0, ev));
-  if (cond->type.rank > 0) {
-    int64_t none = 0;
-    MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, cond, &none, 0, &cond));
-  }
-  if (cond->type.dtype != MLC_DTYPE_BOOL) {
-    mlc_attr a = mlc_attr_int("dtype", MLC_DTYPE_BOOL);
-    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_CAST, &cond, 1, &a, 1, &cond));
-  }
-  for (int i = 0; i < nout; i++) {
-    if (tv[i] == ev[i]) {
-      out[i] = tv[i];
-      continue;
-    }
-    if (!mlc_type_equal(&tv[i]->type, &ev[i]->type))
-      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                          "If with a condition computed at run time and branches of different "
-                          "shapes or dtypes needs run-time control flow (output %d: then %s %s, "
-                          "else %s %s)",
-                          i, mlc_dtype_name(tv[i]->type.dtype), mlc_fe_shape_str(cx, &tv[i]->type),
-                          mlc_dtype_name(ev[i]->type.dtype), mlc_fe_shape_str(cx, &ev[i]->type));
-    mlc_value *args[3] = {cond, tv[i], ev[i]};
-    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_WHERE, args, 3, NULL, 0, &out[i]));
-  }
-  return NULL;
+  return if_runtime(cx, tg, eg, cond, out, nout);
 }
 
 /* ---- Loop ----------------------------------------------------------------- */
@@ -255,23 +300,6 @@ static mlc_status and_opt(mlc_fe_ctx *cx, mlc_value *a, mlc_value *b, mlc_value 
   return mlc_fe_binary(cx, MLC_OP_LOGICAL_AND, a, b, out);
 }
 
-/* |v| as a bool scalar. */
-static mlc_status bool_scalar(mlc_fe_ctx *cx, mlc_value *v, const char *what, mlc_value **out) {
-  if (mlc_type_numel(&v->type) != 1)
-    return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "%s must have one element, its shape is %s", what,
-                        mlc_fe_shape_str(cx, &v->type));
-  if (v->type.rank > 0) {
-    int64_t none = 0;
-    MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, v, &none, 0, &v));
-  }
-  if (v->type.dtype != MLC_DTYPE_BOOL) {
-    mlc_attr a = mlc_attr_int("dtype", MLC_DTYPE_BOOL);
-    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_CAST, &v, 1, &a, 1, &v));
-  }
-  *out = v;
-  return NULL;
-}
-
 /*
 ** Makes every output depend on a run-time check that the iteration count
 ** |count| (int64 scalar) is |n|: t = define_dims([count], dims=[n]) fails at
@@ -292,8 +320,11 @@ static mlc_status guard(mlc_fe_ctx *cx, mlc_value *count, int64_t n, mlc_value *
   return NULL;
 }
 
-/* ONNX Loop-1,11,13,16, unrolled. */
-MLC_FE_CVT(loop) {
+/* ONNX Loop-1,11,13,16, unrolled; *|need_rt| = 1 (nothing else done that
+** matters: the caller rolls back) when the iteration count is not known
+** when compiling or is too large to unroll. */
+static mlc_status loop_unrolled(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *const *in, int nin,
+                                mlc_value **out, int nout, int *need_rt) {
   const mlc_onnx_graph *body = graph_attr(n, "body");
   if (!body) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "needs a body");
   if (nin < 2) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "takes at least 2 inputs, got %d", nin);
@@ -355,13 +386,10 @@ MLC_FE_CVT(loop) {
     int truth = const_truth(cx, keep);
     if (truth == 0) break;
     if (truth < 0) {
-      if (bound < 0)
-        return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                            "Loop whose iteration count depends on values computed at run time "
-                            "(%s) needs run-time control flow; only loops with a constant trip "
-                            "count and constant conditions, or whose scan outputs declare a "
-                            "static length, are unrolled",
-                            m ? "trip count M" : "the condition");
+      if (bound < 0) {
+        *need_rt = 1;
+        return NULL;
+      }
       mlc_value *kb;
       MLC_RETURN_IF_ERROR(bool_scalar(cx, keep, "cond", &kb));
       MLC_RETURN_IF_ERROR(and_opt(cx, alive, kb, &alive));
@@ -377,11 +405,10 @@ MLC_FE_CVT(loop) {
       fixed++;
     }
     if (guarded && it == bound) break;
-    if (it >= MAX_UNROLL)
-      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                          "Loop runs more than %d iterations, too many to unroll (loops are "
-                          "unrolled; run-time control flow is not supported)",
-                          MAX_UNROLL);
+    if (it >= MAX_UNROLL) {
+      *need_rt = 1;
+      return NULL;
+    }
     MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_I64, (double)it, &args[0]));
     args[1] = cond;
     MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, body, "body", args, nb, res));
@@ -419,7 +446,190 @@ MLC_FE_CVT(loop) {
   return NULL;
 }
 
+/*
+** A Loop run at run time:
+**   iter, cond_in, carried = cf_loop(M, cond, init)
+**   ... the body ...
+**   finals, stacked = cf_loop_end(M, cond_out, carried_out, scans)
+** M absent: no bound (10^18); cond absent: true.  The loop-carried values
+** keep their types across iterations; each scan output's leading dim is a
+** fresh symbol, the number of iterations.
+*/
+static mlc_status loop_runtime(mlc_fe_ctx *cx, const mlc_onnx_graph *body, mlc_value *const *in, int nin,
+                               mlc_value **out, int nout) {
+  int ncarry = nin - 2, nscan = nout - ncarry, nb = body->ninputs;
+  if (nin > MLC_MAX_OUTS || nout + 2 > MLC_MAX_OUTS)
+    return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "Loop with %d inputs and %d outputs (at most %d values)", nin, nout,
+                        MLC_MAX_OUTS - 2);
+  mlc_value *m = in[0], *cond = in[1];
+  if (m) {
+    int64_t none = 0;
+    if (m->type.rank > 0) MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, m, &none, 0, &m));
+    if (m->type.dtype != MLC_DTYPE_I64) {
+      mlc_attr a = mlc_attr_int("dtype", MLC_DTYPE_I64);
+      MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_CAST, &m, 1, &a, 1, &m));
+    }
+  } else {
+    MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_I64, 1e18, &m));
+  }
+  if (cond) MLC_RETURN_IF_ERROR(bool_scalar(cx, cond, "cond", &cond));
+  else MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_BOOL, 1, &cond));
+  mlc_value *args[MLC_MAX_OUTS], *vals[MLC_MAX_OUTS], *res[MLC_MAX_OUTS + 1];
+  args[0] = m;
+  args[1] = cond;
+  for (int j = 0; j < ncarry; j++) args[2 + j] = in[2 + j];
+  if (body->noutputs > MLC_MAX_OUTS) return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "the body has too many outputs");
+  MLC_RETURN_IF_ERROR(region(cx, MLC_OP_CF_LOOP, args, nin, NULL, 0, vals));
+  MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, body, "body", vals, nb, res));
+  args[0] = m;
+  MLC_RETURN_IF_ERROR(bool_scalar(cx, res[0], "the body's condition output", &args[1]));
+  int64_t syms[MLC_MAX_OUTS];
+  for (int j = 0; j < ncarry; j++) {
+    if (!mlc_type_equal(&res[1 + j]->type, &vals[2 + j]->type))
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "loop-carried value %d changes from %s %s to %s %s in an iteration (a loop run "
+                          "at run time keeps the types of its carried values)",
+                          j, mlc_dtype_name(vals[2 + j]->type.dtype), mlc_fe_shape_str(cx, &vals[2 + j]->type),
+                          mlc_dtype_name(res[1 + j]->type.dtype), mlc_fe_shape_str(cx, &res[1 + j]->type));
+    args[2 + j] = res[1 + j];
+  }
+  for (int j = 0; j < nscan; j++) {
+    args[2 + ncarry + j] = res[1 + ncarry + j];
+    MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(cx->mod, &syms[j]));
+  }
+  mlc_attr a[2] = {mlc_attr_int("ncarry", ncarry), mlc_attr_ints("dims", syms, nscan)};
+  int n = 0;
+  return mlc_graph_emit_region(cx->fn, MLC_OP_CF_LOOP_END, args, 2 + ncarry + nscan, a, nscan ? 2 : 1,
+                               &cx->origin, out, &n);
+}
+
+/* The state of |f| and |m| before a try that may be rolled back. */
+typedef struct fe_mark {
+  int nblocks, last_n, nsyms;
+} fe_mark;
+
+static fe_mark mark_get(const mlc_fe_ctx *cx) {
+  const mlc_func *f = cx->fn;
+  fe_mark k = {f->nblocks, f->nblocks > 0 ? f->blocks[f->nblocks - 1].n : 0, cx->mod->nsyms};
+  return k;
+}
+
+/* Drops the bindings and symbols made since |k| (their values and constants
+** stay unused in the module: dce drops the constants). */
+static void mark_rollback(mlc_fe_ctx *cx, fe_mark k) {
+  mlc_func *f = cx->fn;
+  for (int bi = k.nblocks; bi < f->nblocks; bi++) f->blocks[bi].n = 0;
+  if (k.nblocks > 0) f->blocks[k.nblocks - 1].n = k.last_n;
+  mlc_func_compact(f);
+  cx->mod->nsyms = k.nsyms;
+}
+
+/* ONNX Loop-1,11,13,16: unrolled when the iteration count is known when
+** compiling (and small enough), else run at run time. */
+MLC_FE_CVT(loop) {
+  fe_mark k = mark_get(cx);
+  int need_rt = 0;
+  MLC_RETURN_IF_ERROR(loop_unrolled(cx, n, in, nin, out, nout, &need_rt));
+  if (!need_rt) return NULL;
+  mark_rollback(cx, k);
+  return loop_runtime(cx, graph_attr(n, "body"), in, nin, out, nout);
+}
+
 /* ---- Scan ----------------------------------------------------------------- */
+
+/* The extent of dim |axis| of |x| as an int64 scalar (computed at run time
+** when it is a symbol). */
+static mlc_status dim_value(mlc_fe_ctx *cx, mlc_value *x, int axis, mlc_value **out) {
+  mlc_value *sh;
+  MLC_RETURN_IF_ERROR(mlc_fe_unary(cx, MLC_OP_SHAPE_OF, x, &sh));
+  return take(cx, sh, 0, axis, out);
+}
+
+/*
+** A Scan whose length is known only at run time, as a run-time loop of
+** |len| iterations (the first scan input's extent): iteration t reads
+** element t (or len - 1 - t, reversed) of each scan input along its axis;
+** the scan outputs are stacked by the loop along axis 0, then moved to
+** their scan_output_axes.  Reversed scan outputs are not supported here.
+*/
+static mlc_status scan_runtime(mlc_fe_ctx *cx, const mlc_onnx_graph *body, mlc_value *const *state,
+                               int nstate, mlc_value *const *xs, int nx, const int *ax, const int64_t *in_dirs,
+                               const int64_t *out_axes, const int64_t *out_dirs, mlc_value **out, int nout) {
+  int nscan = nout - nstate;
+  if (nstate + 2 > MLC_MAX_OUTS || nout > MLC_MAX_OUTS || nx > MLC_MAX_OUTS)
+    return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "Scan with %d state values and %d outputs (at most %d)", nstate,
+                        nout, MLC_MAX_OUTS - 2);
+  for (int j = 0; j < nscan; j++)
+    if (out_dirs && out_dirs[j])
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "scan output %d is written in reverse, which a Scan whose length is computed at "
+                          "run time does not support",
+                          j);
+  mlc_value *len, *yes, *one, *last = NULL;
+  MLC_RETURN_IF_ERROR(dim_value(cx, xs[0], ax[0], &len));
+  MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_BOOL, 1, &yes));
+  MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_I64, 1, &one));
+  for (int j = 0; j < nx; j++)
+    if (in_dirs && in_dirs[j] && !last) MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, len, one, &last));
+  /* every scan input has the same length: checked at run time by the
+  ** define_dims of each length against the first's symbol */
+  for (int j = 1; j < nx; j++) {
+    int64_t d = xs[j]->type.dims[ax[j]], d0 = xs[0]->type.dims[ax[0]];
+    if (d != d0 && !MLC_DIM_IS_SYM(d) && !MLC_DIM_IS_SYM(d0))
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "scan inputs have lengths %lld and %lld", (long long)d0,
+                          (long long)d);
+    if (d != d0)
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "scan inputs 0 and %d have lengths that may differ (%s and %s)", j,
+                          mlc_fe_shape_str(cx, &xs[0]->type), mlc_fe_shape_str(cx, &xs[j]->type));
+  }
+  mlc_value *args[MLC_MAX_OUTS], *vals[MLC_MAX_OUTS], *bargs[2 * MLC_MAX_OUTS], *res[2 * MLC_MAX_OUTS];
+  if (body->noutputs > 2 * MLC_MAX_OUTS || nstate + nx > 2 * MLC_MAX_OUTS)
+    return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "the body has too many inputs or outputs");
+  args[0] = len;
+  args[1] = yes;
+  for (int j = 0; j < nstate; j++) args[2 + j] = state[j];
+  MLC_RETURN_IF_ERROR(region(cx, MLC_OP_CF_LOOP, args, 2 + nstate, NULL, 0, vals));
+  for (int j = 0; j < nstate; j++) bargs[j] = vals[2 + j];
+  for (int j = 0; j < nx; j++) {
+    mlc_value *idx = vals[0], *args2[2];
+    if (in_dirs && in_dirs[j]) MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, last, vals[0], &idx));
+    args2[0] = xs[j];
+    args2[1] = idx;
+    mlc_attr a = mlc_attr_int("axis", ax[j]);
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_GATHER, args2, 2, &a, 1, &bargs[nstate + j]));
+  }
+  MLC_RETURN_IF_ERROR(mlc_fe_inline_graph(cx, body, "body", bargs, nstate + nx, res));
+  int64_t syms[MLC_MAX_OUTS];
+  args[0] = len;
+  args[1] = yes;
+  for (int j = 0; j < nstate; j++) {
+    if (!mlc_type_equal(&res[j]->type, &vals[2 + j]->type))
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "state value %d changes from %s to %s in an iteration (a Scan run at run time "
+                          "keeps the types of its state)",
+                          j, mlc_fe_shape_str(cx, &vals[2 + j]->type), mlc_fe_shape_str(cx, &res[j]->type));
+    args[2 + j] = res[j];
+  }
+  for (int j = 0; j < nscan; j++) {
+    args[2 + nstate + j] = res[nstate + j];
+    MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(cx->mod, &syms[j]));
+  }
+  mlc_attr a[2] = {mlc_attr_int("ncarry", nstate), mlc_attr_ints("dims", syms, nscan)};
+  int n = 0;
+  MLC_RETURN_IF_ERROR(mlc_graph_emit_region(cx->fn, MLC_OP_CF_LOOP_END, args, 2 + nstate + nscan, a,
+                                            nscan ? 2 : 1, &cx->origin, out, &n));
+  for (int j = 0; j < nscan; j++) {
+    int axis, r = out[nstate + j]->type.rank;
+    MLC_RETURN_IF_ERROR(mlc_fe_axis(cx, out_axes ? out_axes[j] : 0, r, "scan_output_axes", &axis));
+    if (axis == 0) continue;
+    int64_t perm[MAX_RANK];
+    for (int k = 0, q = 1; k < r; k++) perm[k] = k == axis ? 0 : q++;
+    mlc_attr pa = mlc_attr_ints("perm", perm, r);
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_TRANSPOSE, &out[nstate + j], 1, &pa, 1, &out[nstate + j]));
+  }
+  return NULL;
+}
 
 /* One Scan-9 pass: |state| (nstate), |xs| (nx scan inputs) -> out (nstate
 ** final states, then the scan outputs). */
@@ -432,21 +642,21 @@ static mlc_status scan_run(mlc_fe_ctx *cx, const mlc_onnx_graph *body, mlc_value
     return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "the body has %d inputs and %d outputs, expected %d and %d",
                         body->ninputs, body->noutputs, nstate + nx, nout);
   int64_t len = -1;
+  int dynamic = 0;
   int *ax = MLC_ARENA_ARRAY(cx->scratch, (size_t)(nx > 0 ? nx : 1), int);
   if (!ax) return mlc_oom();
   for (int j = 0; j < nx; j++) {
     MLC_RETURN_IF_ERROR(mlc_fe_axis(cx, in_axes ? in_axes[j] : 0, xs[j]->type.rank, "scan_input_axes", &ax[j]));
     int64_t d = xs[j]->type.dims[ax[j]];
-    if (MLC_DIM_IS_SYM(d))
-      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                          "scan input %d has a length computed at run time; Scan is unrolled and "
-                          "needs a static length",
-                          j);
+    if (MLC_DIM_IS_SYM(d)) dynamic = 1;
+    if (dynamic) continue;
     if (len >= 0 && d != len)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "scan inputs have lengths %lld and %lld",
                           (long long)len, (long long)d);
     len = d;
   }
+  if (nx > 0 && (dynamic || len > MAX_UNROLL))
+    return scan_runtime(cx, body, state, nstate, xs, nx, ax, in_dirs, out_axes, out_dirs, out, nout);
   if (len < 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "needs at least one scan input");
   if (len > MAX_UNROLL)
     return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "scan length %lld is too long to unroll (at most %d)",

@@ -952,6 +952,46 @@ mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int na
   return append_binding(f, b);
 }
 
+mlc_status mlc_graph_emit_region(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
+                                 const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
+                                 mlc_value **outs, int *nouts) {
+  mlc_module *m = f->mod;
+  mlc_call_info ci = {m, op, nargs, args, nattrs, attrs, origin};
+  mlc_type types[MLC_MAX_OUTS];
+  int n = 1;
+  if (f->ins_block >= 0) return mlc_make_status(MLC_INTERNAL, "mlc_graph_emit_region: not at the end");
+  MLC_RETURN_IF_ERROR(mlc_graph_infer(&ci, types, &n));
+  if (n < 1 || n > MLC_MAX_OUTS) return mlc_graph_call_error(&ci, MLC_INTERNAL, "bad output count %d", n);
+  mlc_binding *b = MLC_ARENA_NEW(m->arena, mlc_binding);
+  if (!b) return mlc_oom();
+  b->kind = MLC_CALL_OP;
+  b->op = op;
+  b->pattern = mlc_op_pattern[op];
+  b->nargs = nargs;
+  b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
+  b->nattrs = nattrs;
+  b->attrs = copy_attrs(m, attrs, nattrs);
+  b->nouts = n;
+  b->outs = MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_value *);
+  b->origin = copy_origin(m, origin);
+  if (!b->args || (nattrs && !b->attrs) || !b->outs || mlc_arena_oom(m->arena)) return mlc_oom();
+  for (int i = 0; i < n; i++) {
+    mlc_value *v = new_value(m, MLC_VALUE_VAR, NULL, &types[i]);
+    if (!v) return mlc_oom();
+    v->def = b;
+    v->def_output = i;
+    b->outs[i] = outs[i] = v;
+  }
+  if (nouts) *nouts = n;
+  if (GROW(m, f->blocks, f->cap_blocks, f->nblocks + 1)) return mlc_oom();
+  mlc_block *blk = &f->blocks[f->nblocks];
+  memset(blk, 0, sizeof *blk);
+  if (GROW(m, blk->bindings, blk->cap, 1)) return mlc_oom();
+  blk->bindings[blk->n++] = b;
+  f->nblocks++;
+  return NULL;
+}
+
 mlc_status mlc_graph_emit1(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
                            const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
                            mlc_value **out) {

@@ -530,6 +530,15 @@ MLC_MUST_USE mlc_status mlc_graph_emit1(mlc_func *f, mlc_op op, mlc_value *const
                                         const mlc_attr *attrs, int nattrs,
                                         const mlc_origin *origin, mlc_value **out);
 /*
+** Emits `outs = op(args, attrs)` as a block of its own that is not a
+** dataflow block, at the end of |f| (never folded): the markers of run-time
+** control flow (cf_if, cf_loop, ...), which no pass merges, fuses, moves or
+** removes, and which no dataflow block spans.  As mlc_graph_emit otherwise.
+*/
+MLC_MUST_USE mlc_status mlc_graph_emit_region(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
+                                              const mlc_attr *attrs, int nattrs,
+                                              const mlc_origin *origin, mlc_value **outs, int *nouts);
+/*
 ** Emits `outs = call_tir(callee, args)` or `call_dps_packed` with the given
 ** output types (destination-passing: outputs are allocated by the caller),
 ** or MLC_CALL_FUNC `outs = callee(args)` of a graph function of the module.

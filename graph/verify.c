@@ -14,7 +14,8 @@
 **     outputs' types; every type has a valid dtype, rank and symbols;
 **   - symbol scope: every symbol in an output's type is bound by a dim of
 **     a parameter or defined by an earlier define_dims (which defines each
-**     of its symbols once, and only fresh ones);
+**     of its symbols once, and only fresh ones), or is one of the symbols
+**     of a cf_end_if's or cf_loop_end's own outputs (bound when it runs);
 **   - primitive functions (fused groups): they hold only op calls, are not
 **     main, and are called only by MLC_CALL_FUNC bindings of other
 **     functions (never through call_tir or call_dps_packed);
@@ -356,6 +357,11 @@ static void bind_type_syms(verifier *vf, const mlc_type *t) {
 static void check_scope(verifier *vf, const mlc_func *f, int k, const mlc_binding *b) {
   char ctx[512];
   if (!b || !b->outs) return;
+  /* the end of a run-time If or Loop binds the fresh symbols of its outputs
+  ** (also once legalized: the call keeps its op) */
+  if (b->op == MLC_OP_CF_END_IF || b->op == MLC_OP_CF_LOOP_END)
+    for (int o = 0; o < b->nouts; o++)
+      if (b->outs[o]) bind_type_syms(vf, &b->outs[o]->type);
   for (int o = 0; o < b->nouts; o++) {
     const mlc_type *t = b->outs[o] ? &b->outs[o]->type : NULL;
     for (int i = 0; t && t->dims && i < t->rank; i++) {

@@ -8,7 +8,9 @@
 ** an input dim or is defined by exactly one BIND_SYMS step before any step
 ** that uses it, I/O tensors and the inputs/outputs tables agree, and every
 ** external step resolves to a function in the model's externs table (or,
-** for "mlc.*" names, to one of the runtime's built-ins).  It also
+** for "mlc.*" names, to one of the runtime's built-ins), and the control
+** flow steps (IF ... LOOP_END) have well-formed arguments and jump targets
+** and nest properly (check_cf).  It also
 ** precomputes the flattened argument codes that all sessions share and
 ** what run-bound symbols need: which tensors have run-bound dims, which
 ** storages are sized step by step, and the first step naming each tensor.
@@ -239,6 +241,7 @@ static mlc_rt_status check_sym_defs(checker *c, mlc_rt_model *m) {
                            MODEL_NAME(d), d->sym_names[k], (long long)def->bound);
     if (def && def->bound > 0) m->has_bounds = 1;
     if (!def || def->op == MLC_RT_SYM_FREE) continue;
+    m->has_derived = 1;
     int ok = def->op > 0 && def->op < MLC_RT_SYM_OP_COUNT && def->a >= 0 && def->a < k;
     if (ok && def->b_sym) ok = def->b >= 0 && def->b < k && def->op != MLC_RT_SYM_MUL &&
                                def->op != MLC_RT_SYM_FLOORDIV && def->op != MLC_RT_SYM_CHECK;
@@ -289,7 +292,7 @@ static mlc_rt_status check_steps(checker *c, mlc_rt_model *m) {
         return mlc_rt_errorf(c->err, c->errlen, MLC_RT_NOT_FOUND,
                              "model \"%s\": step %d (node \"%s\"): external function \"%s\" is not registered",
                              MODEL_NAME(d), i, label, st->name);
-    } else if (st->kind != MLC_RT_STEP_BIND_SYMS) {
+    } else if (st->kind != MLC_RT_STEP_BIND_SYMS && !mlc_rt_step_is_cf(st->kind)) {
       return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                            "model \"%s\": step %d (node \"%s\"): unknown step kind %d",
                            MODEL_NAME(d), i, label, st->kind);
@@ -407,7 +410,8 @@ static mlc_rt_status plan_run_bound(checker *c, mlc_rt_model *m) {
       for (int32_t k = 0; k < td->ndim; k++) {
         if (td->dims[k] >= 0) continue;
         int32_t b = m->sym_ready[-1 - td->dims[k]];
-        if (b >= i)
+        /* a control flow step defines the symbols of the tensors it writes */
+        if (b > i || (b == i && !mlc_rt_step_is_cf(st->kind)))
           return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
                                "model \"%s\": step %d (node \"%s\"): tensor %d uses symbolic dim "
                                "\"%s\" before step %d computes it",
@@ -422,6 +426,169 @@ static mlc_rt_status plan_run_bound(checker *c, mlc_rt_model *m) {
                            "model \"%s\": output tensor %d has computed dims but no step writes it",
                            MODEL_NAME(d), t);
   return MLC_RT_OK;
+}
+
+/* ---- run-time control flow steps ---------------------------------------- */
+
+/* Arg |a| of step |st| is a tensor (its id in *t) / an immediate. */
+static int arg_t(const mlc_rt_model_desc *d, const mlc_rt_step_desc *st, int32_t a, int32_t *t) {
+  if (a < 0 || a >= st->nargs || st->args[a].kind != MLC_RT_ARG_TENSOR || st->args[a].value < 0 ||
+      st->args[a].value >= d->ntensors)
+    return 0;
+  *t = (int32_t)st->args[a].value;
+  return 1;
+}
+static int arg_i(const mlc_rt_step_desc *st, int32_t a, int64_t *v) {
+  if (a < 0 || a >= st->nargs || st->args[a].kind != MLC_RT_ARG_IMM) return 0;
+  *v = st->args[a].value;
+  return 1;
+}
+
+/* Tensor |t| has static dims whose product is 1 (a scalar condition or count). */
+static int one_element(const mlc_rt_tensor_desc *t) {
+  for (int32_t k = 0; k < t->ndim; k++)
+    if (t->dims[k] != 1) return 0;
+  return t->dtype.lanes == 1 && (t->dtype.bits == 8 || t->dtype.bits == 16 || t->dtype.bits == 32 ||
+                                 t->dtype.bits == 64) &&
+         (t->dtype.code == kDLInt || t->dtype.code == kDLUInt || t->dtype.code == kDLFloat || t->dtype.code == 6);
+}
+static int is_scalar(const mlc_rt_tensor_desc *t, int code, int bits) {
+  return t->ndim == 0 && t->dtype.code == code && t->dtype.bits == bits && t->dtype.lanes == 1;
+}
+/* |dst| can receive copies of |src|: same dtype and rank, and |dst| is
+** written by the model (not an input or a constant). */
+static int copyable(const mlc_rt_tensor_desc *dst, const mlc_rt_tensor_desc *src) {
+  return dst->dtype.code == src->dtype.code && dst->dtype.bits == src->dtype.bits &&
+         dst->dtype.lanes == src->dtype.lanes && dst->ndim == src->ndim &&
+         dst->storage != MLC_RT_STORAGE_INPUT && dst->storage != MLC_RT_STORAGE_CONST;
+}
+
+/* Symbol |k| is a dim of some input. */
+static int input_sym(const mlc_rt_model_desc *d, int64_t k) {
+  for (int32_t i = 0; i < d->ninputs; i++) {
+    const mlc_rt_tensor_desc *t = &d->tensors[d->inputs[i].tensor];
+    for (int32_t j = 0; j < t->ndim; j++)
+      if (t->dims[j] == -1 - k) return 1;
+  }
+  return 0;
+}
+
+/* The symbols among the dims of tensor |t| that no input and no earlier
+** step binds are defined by step |i| (END_IF, LOOP_END). */
+static void cf_defines(const mlc_rt_model_desc *d, mlc_rt_model *m, int32_t t, int32_t i) {
+  const mlc_rt_tensor_desc *td = &d->tensors[t];
+  for (int32_t k = 0; k < td->ndim; k++) {
+    int64_t sym = -1 - td->dims[k];
+    if (td->dims[k] < 0 && d->sym_defs && d->sym_defs[sym].op != MLC_RT_SYM_FREE) continue; /* derived */
+    if (td->dims[k] < 0 && m->sym_bind_step[sym] < 0 && !input_sym(d, sym)) m->sym_bind_step[sym] = i;
+  }
+}
+
+/*
+** Checks the control flow steps (rt_model.h): their argument layouts, types
+** and jump targets, and that their regions nest (an IF's ELSE and END_IF,
+** a LOOP's LOOP_END, pair up in order).  Records the run-bound symbols that
+** END_IF and LOOP_END steps define.
+*/
+static mlc_rt_status check_cf(checker *c, mlc_rt_model *m) {
+  const mlc_rt_model_desc *d = c->d;
+  int32_t *stack = NULL, top = 0;
+  mlc_rt_status rs = MLC_RT_OK;
+  for (int32_t i = 0; i < d->nsteps; i++) m->has_cf |= mlc_rt_step_is_cf(d->steps[i].kind);
+  if (!m->has_cf) return MLC_RT_OK;
+  if (d->device == kDLCUDA)
+    return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": run-time control flow runs on the CPU only", MODEL_NAME(d));
+  stack = mlc_rt_calloc(&m->alloc, (size_t)d->nsteps + 1, sizeof *stack);
+  if (!stack) return mlc_rt_errorf(c->err, c->errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
+  for (int32_t i = 0; i < d->nsteps && rs == MLC_RT_OK; i++) {
+    const mlc_rt_step_desc *st = &d->steps[i];
+    int32_t n = st->nargs, t0, t1, t2, t3;
+    int64_t v0 = 0, v1 = 0;
+    int ok = 1;
+    const mlc_rt_step_desc *open = top > 0 ? &d->steps[stack[top - 1]] : NULL;
+    switch (st->kind) {
+      case MLC_RT_STEP_IF:
+        ok = n == 3 && arg_t(d, st, 0, &t0) && arg_t(d, st, 1, &t1) && arg_i(st, 2, &v0) &&
+             one_element(&d->tensors[t0]) && is_scalar(&d->tensors[t1], 6, 8) &&
+             copyable(&d->tensors[t1], &d->tensors[t1]) && v0 > i && v0 < d->nsteps;
+        if (ok) stack[top++] = i;
+        break;
+      case MLC_RT_STEP_ELSE:
+        ok = n == 3 && arg_t(d, st, 0, &t0) && arg_t(d, st, 1, &t1) && arg_i(st, 2, &v0) && open &&
+             open->kind == MLC_RT_STEP_IF &&
+             open->args[2].value == i && open->args[1].value == t0 && v0 > i && v0 < d->nsteps;
+        if (ok) stack[top - 1] = i;
+        break;
+      case MLC_RT_STEP_END_IF: {
+        int32_t k = (n - 1) / 3;
+        ok = n >= 4 && (n - 1) % 3 == 0 && arg_t(d, st, 0, &t0) && open && open->kind == MLC_RT_STEP_ELSE &&
+             open->args[2].value == i && open->args[0].value == t0;
+        for (int32_t j = 0; ok && j < k; j++) {
+          ok = arg_t(d, st, 1 + j, &t1) && arg_t(d, st, 1 + k + j, &t2) && arg_t(d, st, 1 + 2 * k + j, &t3) &&
+               copyable(&d->tensors[t3], &d->tensors[t1]) && copyable(&d->tensors[t3], &d->tensors[t2]);
+          if (ok) cf_defines(d, m, t3, i);
+        }
+        if (ok) top--;
+        break;
+      }
+      case MLC_RT_STEP_LOOP: {
+        int32_t k = (n - 5) / 2;
+        ok = n >= 5 && (n - 5) % 2 == 0 && arg_t(d, st, 0, &t0) && arg_t(d, st, 1, &t1) &&
+             arg_i(st, n - 1, &v0) && one_element(&d->tensors[t0]) && d->tensors[t0].dtype.code == kDLInt &&
+             d->tensors[t0].dtype.bits == 64 && one_element(&d->tensors[t1]) && arg_t(d, st, 2 + k, &t2) &&
+             arg_t(d, st, 3 + k, &t3) && is_scalar(&d->tensors[t2], kDLInt, 64) &&
+             is_scalar(&d->tensors[t3], 6, 8) && copyable(&d->tensors[t2], &d->tensors[t2]) &&
+             copyable(&d->tensors[t3], &d->tensors[t3]) && v0 > i && v0 < d->nsteps;
+        for (int32_t j = 0; ok && j < k; j++)
+          ok = arg_t(d, st, 2 + j, &t1) && arg_t(d, st, 4 + k + j, &t2) &&
+               copyable(&d->tensors[t2], &d->tensors[t1]);
+        if (ok) stack[top++] = i;
+        break;
+      }
+      case MLC_RT_STEP_LOOP_END: {
+        ok = n >= 4 && arg_i(st, n - 2, &v0) && arg_i(st, n - 1, &v1) && open &&
+             open->kind == MLC_RT_STEP_LOOP && v0 == stack[top - 1] && open->args[open->nargs - 1].value == i &&
+             v1 >= 0 && v1 == (open->nargs - 5) / 2 && (n - 4 - 2 * v1) >= 0 && (n - 4 - 2 * v1) % 2 == 0 &&
+             arg_t(d, st, 0, &t0) && arg_t(d, st, 1, &t1) && one_element(&d->tensors[t0]) &&
+             d->tensors[t0].dtype.code == kDLInt && d->tensors[t0].dtype.bits == 64 && one_element(&d->tensors[t1]);
+        if (!ok) break;
+        int32_t k = (int32_t)v1, s = (n - 4 - 2 * k) / 2;
+        for (int32_t j = 0; ok && j < k; j++) {
+          int32_t carried = (int32_t)open->args[4 + k + j].value;
+          ok = arg_t(d, st, 2 + j, &t1) && arg_t(d, st, 2 + k + s + j, &t2) &&
+               copyable(&d->tensors[carried], &d->tensors[t1]) && copyable(&d->tensors[t2], &d->tensors[carried]);
+        }
+        for (int32_t j = 0; ok && j < s; j++) {
+          ok = arg_t(d, st, 2 + k + j, &t1) && arg_t(d, st, 2 + 2 * k + s + j, &t2);
+          const mlc_rt_tensor_desc *x = ok ? &d->tensors[t1] : NULL, *y = ok ? &d->tensors[t2] : NULL;
+          ok = ok && y->ndim == x->ndim + 1 && y->dtype.code == x->dtype.code && y->dtype.bits == x->dtype.bits &&
+               y->dtype.lanes == x->dtype.lanes && y->storage != MLC_RT_STORAGE_INPUT &&
+               y->storage != MLC_RT_STORAGE_CONST && y->dims[0] < 0;
+          for (int32_t q = 0; ok && q < x->ndim; q++) ok = y->dims[1 + q] == x->dims[q];
+          if (ok) {
+            cf_defines(d, m, t2, i);
+            ok = m->sym_bind_step[-1 - y->dims[0]] == i; /* the count: this step's own symbol */
+          }
+        }
+        if (ok) top--;
+        break;
+      }
+      default:
+        continue;
+    }
+    if (!ok)
+      rs = mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                         "model \"%s\": step %d (node \"%s\"): malformed control flow step (kind %d): its "
+                         "arguments, their types or its jump target do not fit, or its region does not nest",
+                         MODEL_NAME(d), i, st->label ? st->label : "", st->kind);
+  }
+  if (rs == MLC_RT_OK && top > 0)
+    rs = mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                       "model \"%s\": the control flow region of step %d is not closed", MODEL_NAME(d),
+                       stack[top - 1]);
+  mlc_rt_free(&m->alloc, stack);
+  return rs;
 }
 
 static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
@@ -454,6 +621,7 @@ static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
     m->nshape_total += d->tensors[i].ndim;
   }
   if (st == MLC_RT_OK) st = scan_binds(c, m);
+  if (st == MLC_RT_OK) st = check_cf(c, m);
   if (st == MLC_RT_OK) st = find_binders(c, m);
   if (st == MLC_RT_OK) st = check_sym_defs(c, m);
   if (st == MLC_RT_OK && d->nplugins > 0) {

@@ -65,6 +65,8 @@ struct mlc_rt_model {
   unsigned char *step_lib;   /* nsteps: calls an external library (not a "mlc.*" built-in) */
   int has_run_syms;
   int has_bounds;            /* some input-bound symbol has a bound */
+  int has_derived;           /* some symbol is derived (mlc_rt_sym_def) */
+  int has_cf;                /* the model has run-time control flow steps (IF ... LOOP_END) */
   void **plugins;            /* desc->nplugins handles of the plugin libraries */
   mlc_kernel_fn *extern_fns; /* desc->nexterns: a plugin's functions, resolved at open */
   const char *devcode;       /* a CUDA model's PTX (NUL-terminated), set by entry.c; else NULL */
@@ -80,6 +82,11 @@ mlc_rt_status mlc_rt_model_open(const mlc_rt_model_desc *desc, mlc_rt_model **ou
 /* As mlc_rt_model_open, allocating through |a| (copied; NULL = the C library). */
 mlc_rt_status mlc_rt_model_open_with(const mlc_rt_model_desc *desc, const mlc_rt_allocator *a,
                                      mlc_rt_model **out, char *err, size_t errlen);
+/* 1 when |kind| is a run-time control flow step (IF ... LOOP_END). */
+static inline int mlc_rt_step_is_cf(int32_t kind) {
+  return kind >= MLC_RT_STEP_IF && kind <= MLC_RT_STEP_LOOP_END;
+}
+
 /* Releases |m| (NULL-safe). */
 void mlc_rt_model_close(mlc_rt_model *m);
 

@@ -54,6 +54,38 @@
 ** them otherwise.  A CHECK symbol equals its operand and fails the run,
 ** with its |where| text, when that is negative.
 **
+** Run-time control flow.  Steps normally run in order; five step kinds
+** (calling nothing) jump, so that a region of steps runs once, not at all,
+** or once per iteration.  Regions nest properly; T is a tensor arg, I an
+** immediate:
+**
+**   IF        [T cond, T taken, I else]: taken (bool scalar) = cond != 0
+**             (cond: one element); when false, continue after step |else|
+**   ELSE      [T taken, T token, I end]: the then branch is done: continue
+**             at step |end| (an END_IF whose first arg is the same taken);
+**             the token (bool scalar) is not written
+**   END_IF    [T taken, T then[n], T else[n], T out[n]]: out[i] = copy of
+**             then[i] if taken, else of else[i]; a dim of out[i] that is a
+**             symbol is set from the copied tensor (these symbols are
+**             run-bound, defined by the END_IF), a static one is checked
+**   LOOP      [T M, T cond, T init[c], T iter, T cond_in, T carried[c], I end]:
+**             iter = 0, cond_in = cond, carried = copies of init; when
+**             M <= 0 or !cond, continue at step |end| as a loop that ends
+**   LOOP_END  [T M, T cond_out, T carried_out[c], T scan[s], T final[c],
+**             T stacked[s], I loop, I c]: after an iteration: iter += 1,
+**             cond_in = cond_out, carried = copies of carried_out, each
+**             scan value appended to its stack; while iter < M and
+**             cond_out, continue after step |loop| (the LOOP step, whose
+**             iter, cond_in and carried tensors these are).  When the loop
+**             ends: final = copies of carried, stacked[j] = the scan
+**             values of the iterations one after another (dim 0, a
+**             symbol the LOOP_END defines, = the number of iterations;
+**             every iteration's value must have the same shape)
+**
+** Each tensor that a LOOP/LOOP_END pair writes lives (in the memory plan)
+** across the whole loop, and so does every tensor defined before a loop and
+** read in it.
+**
 ** The runtime validates the whole description when the model is opened, so
 ** a malformed description is a load error, never a crash at run time.
 */
@@ -87,7 +119,13 @@ enum mlc_rt_arg_kind {
 enum mlc_rt_step_kind {
   MLC_RT_STEP_KERNEL = 0, /* fn: a generated kernel in this model */
   MLC_RT_STEP_EXTERN = 1, /* name: an entry of the model's externs table, or "mlc.*" */
-  MLC_RT_STEP_BIND_SYMS = 2 /* defines run-bound symbols from a computed vector */
+  MLC_RT_STEP_BIND_SYMS = 2, /* defines run-bound symbols from a computed vector */
+  /* run-time control flow (see above); no function */
+  MLC_RT_STEP_IF = 3,
+  MLC_RT_STEP_ELSE = 4,
+  MLC_RT_STEP_END_IF = 5,
+  MLC_RT_STEP_LOOP = 6,
+  MLC_RT_STEP_LOOP_END = 7
 };
 
 /* How a symbol gets its value (mlc_rt_sym_def.op). */

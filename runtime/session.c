@@ -41,6 +41,15 @@
 ** writes its output in place of an input of the same type, which never
 ** needs to grow it; should one grow, the input is copied over), or, for
 ** outputs, in the output buffers, grown the same way.
+**
+** Run-time control flow steps (rt_model.h) call nothing: the executor jumps.
+** IF writes its taken flag and skips the then branch when false, ELSE
+** skips the else branch, END_IF copies the taken branch's values into the
+** If's outputs (binding the symbols that the branches' shapes define);
+** LOOP and LOOP_END copy the loop-carried values between iterations and
+** append each iteration's scan values to a stack of the session (grown to
+** at most twice what the run needs), copied into the stacked output when
+** the loop ends.
 */
 #include "config.h"
 #include "runtime/rt_cuda.h"
@@ -105,8 +114,20 @@ struct mlc_rt_session {
   int graph_seen;           /* a run with |graph_key| executed step by step */
   uint64_t graph_key;
   int32_t ncws, cws_cap;
+  struct cf_stack *cf_stacks; /* ntensors (models with control flow): LOOP_END's scan stacks */
+  void *cf_tmp;             /* LOOP_END: carried values staged when they swap */
+  uint64_t cf_tmp_cap;
   char err[1024];
 };
+
+/* The scan values a loop's iterations produced so far, for one stacked
+** output (by its tensor id), in memory grown as it fills. */
+typedef struct cf_stack {
+  void *p;
+  uint64_t cap, used;
+  int64_t count;                   /* iterations appended */
+  int64_t shape[MLC_RT_MAX_NDIM];  /* the first one's shape */
+} cf_stack;
 
 typedef struct cuda_ws {
   void *p;
@@ -383,6 +404,10 @@ static void destroy(mlc_rt_session *s) {
     for (int32_t i = 0; i < DESC(s)->nstorages; i++) mlc_rt_free_aligned(ALLOC(s), s->late_buf[i]);
   mlc_rt_free(ALLOC(s), s->late_buf);
   mlc_rt_free(ALLOC(s), s->late_cap);
+  if (s->cf_stacks)
+    for (int32_t i = 0; i < DESC(s)->ntensors; i++) mlc_rt_free_aligned(ALLOC(s), s->cf_stacks[i].p);
+  mlc_rt_free(ALLOC(s), s->cf_stacks);
+  mlc_rt_free_aligned(ALLOC(s), s->cf_tmp);
   mem_free(s, s->arena);
   mlc_rt_cuda_free(s->cuda);
   mlc_rt_free(ALLOC(s), s->storage_size);
@@ -480,9 +505,10 @@ mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
   s->out_cap = mlc_rt_calloc(&m->alloc, (size_t)d->noutputs + 1, sizeof *s->out_cap);
   s->late_buf = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->late_buf);
   s->late_cap = mlc_rt_calloc(&m->alloc, (size_t)d->nstorages + 1, sizeof *s->late_cap);
+  if (m->has_cf) s->cf_stacks = mlc_rt_calloc(&m->alloc, (size_t)d->ntensors + 1, sizeof *s->cf_stacks);
   if (!s->tensors || !s->shapes || !s->args || !s->imms || !s->syms || !s->bind || !s->plan_vals ||
       !s->input_set || !s->storage_size || !s->storage_off || !s->out_buf || !s->out_cap ||
-      !s->late_buf || !s->late_cap) {
+      !s->late_buf || !s->late_cap || (m->has_cf && !s->cf_stacks)) {
     destroy(s);
     return mlc_rt_errorf(err, errlen, MLC_RT_OUT_OF_MEMORY, "out of memory");
   }
@@ -861,6 +887,8 @@ static mlc_rt_status bind_step(mlc_rt_session *s, int32_t i) {
 ** step: refreshes their shapes from the current symbols and gives memory to
 ** those it writes (the tensors it names first).
 */
+static mlc_rt_status give_memory(mlc_rt_session *s, int32_t t, int32_t i);
+
 static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
   const mlc_rt_model *m = s->model;
   const mlc_rt_model_desc *d = m->desc;
@@ -874,6 +902,24 @@ static mlc_rt_status prepare_step(mlc_rt_session *s, int32_t i) {
       for (int32_t k = 0; k < td->ndim; k++)
         dt->shape[k] = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
     if (!m->tensor_late[t] || m->tensor_first[t] != i) continue;
+    mlc_rt_status rs = give_memory(s, t, i);
+    if (rs != MLC_RT_OK) return rs;
+  }
+  return MLC_RT_OK;
+}
+
+/*
+** Gives tensor |t|, sized step by step, memory for its current shape at
+** step |i| (the step that writes it): its storage or output buffer, grown
+** when too small.
+*/
+static mlc_rt_status give_memory(mlc_rt_session *s, int32_t t, int32_t i) {
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_model_desc *d = m->desc;
+  const mlc_rt_step_desc *st = &d->steps[i];
+  const mlc_rt_tensor_desc *td = &d->tensors[t];
+  DLTensor *dt = &s->tensors[t];
+  {
     uint64_t nbytes = 0;
     mlc_rt_status rs = size_tensor(s, t, i, "for the computed dims", &nbytes);
     if (rs != MLC_RT_OK) return rs;
@@ -967,6 +1013,280 @@ static mlc_rt_status cuda_output_to_host(mlc_rt_session *s, int32_t i) {
   return MLC_RT_OK;
 }
 
+/* ---- run-time control flow (rt_model.h: IF ... LOOP_END) ----------------- */
+
+static const char *step_label(const mlc_rt_session *s, int32_t i) {
+  const char *l = DESC(s)->steps[i].label;
+  return l ? l : "";
+}
+
+static void *tensor_data(const DLTensor *t) { return (char *)t->data + t->byte_offset; }
+
+/* The one element of |t| (a condition or a count) as a double; 0 when
+** |t| is empty. */
+static double one_value(const DLTensor *t) {
+  const void *p = tensor_data(t);
+  if (!p) return 0;
+  switch (t->dtype.code) {
+    case kDLFloat:
+      return t->dtype.bits == 64 ? *(const double *)p : t->dtype.bits == 32 ? *(const float *)p : 0;
+    case kDLInt:
+      return t->dtype.bits == 64 ? (double)*(const int64_t *)p : t->dtype.bits == 32 ? *(const int32_t *)p
+             : t->dtype.bits == 16 ? *(const int16_t *)p : *(const int8_t *)p;
+    default:
+      return t->dtype.bits == 64 ? (double)*(const uint64_t *)p : t->dtype.bits == 32 ? *(const uint32_t *)p
+             : t->dtype.bits == 16 ? *(const uint16_t *)p : *(const uint8_t *)p;
+  }
+}
+
+static int64_t one_int(const DLTensor *t) {
+  const void *p = tensor_data(t);
+  return p ? *(const int64_t *)p : 0;
+}
+
+/* Tensor |t|'s shape from the current symbols (when it has run-bound dims). */
+static void refresh_shape(mlc_rt_session *s, int32_t t) {
+  const mlc_rt_tensor_desc *td = &DESC(s)->tensors[t];
+  if (!s->model->tensor_run[t]) return;
+  for (int32_t k = 0; k < td->ndim; k++)
+    s->tensors[t].shape[k] = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
+}
+
+/*
+** Gives tensor |t|, which step |i| writes, the shape |shape|: a dim that is
+** a symbol step |i| defines takes the value; any other must equal it (an
+** error naming the node otherwise).  Memory follows when |t| is sized step
+** by step.
+*/
+static mlc_rt_status set_shape(mlc_rt_session *s, int32_t t, const int64_t *shape, int32_t i) {
+  const mlc_rt_model *m = s->model;
+  const mlc_rt_tensor_desc *td = &m->desc->tensors[t];
+  DLTensor *dt = &s->tensors[t];
+  for (int32_t k = 0; k < td->ndim; k++) {
+    int64_t want = td->dims[k] >= 0 ? td->dims[k] : s->syms[-1 - td->dims[k]];
+    if (td->dims[k] < 0 && m->sym_bind_step[-1 - td->dims[k]] == i) {
+      s->syms[-1 - td->dims[k]] = want = shape[k];
+    } else if (want != shape[k]) {
+      char got[256], exp[256];
+      vec_str(shape, td->ndim, got, sizeof got);
+      for (int32_t q = 0; q < td->ndim; q++) dt->shape[q] = td->dims[q] >= 0 ? td->dims[q] : s->syms[-1 - td->dims[q]];
+      vec_str(dt->shape, td->ndim, exp, sizeof exp);
+      return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                  "step %d (node \"%s\"): a value of shape %s where the model was compiled for %s", i,
+                  step_label(s, i), got, exp);
+    }
+  }
+  for (int32_t k = 0; k < td->ndim; k++) dt->shape[k] = shape[k];
+  return m->tensor_late[t] ? give_memory(s, t, i) : MLC_RT_OK;
+}
+
+/* Tensor |dst| = a copy of |src| (same dtype and rank), at step |i|. */
+static mlc_rt_status copy_tensor(mlc_rt_session *s, int32_t dst, int32_t src, int32_t i) {
+  refresh_shape(s, src);
+  const DLTensor *x = &s->tensors[src];
+  mlc_rt_status st = set_shape(s, dst, x->shape, i);
+  if (st != MLC_RT_OK || dst == src) return st;
+  uint64_t nbytes = 0;
+  if ((st = size_tensor(s, src, i, "", &nbytes)) != MLC_RT_OK) return st;
+  if (nbytes) memmove(tensor_data(&s->tensors[dst]), tensor_data(x), (size_t)nbytes);
+  return MLC_RT_OK;
+}
+
+/* A LOOP step's tensor arg |a|. */
+#define LOOP_T(lp, a) ((int32_t)(lp)->args[a].value)
+
+/* The loop ends at its LOOP_END step |e|: the final carried values and the
+** stacked scan outputs. */
+static mlc_rt_status loop_finish(mlc_rt_session *s, int32_t e) {
+  const mlc_rt_step_desc *st = &DESC(s)->steps[e];
+  int32_t n = st->nargs, k = (int32_t)st->args[n - 1].value, ns = (n - 4 - 2 * k) / 2;
+  const mlc_rt_step_desc *lp = &DESC(s)->steps[st->args[n - 2].value];
+  mlc_rt_status rs;
+  for (int32_t j = 0; j < k; j++)
+    if ((rs = copy_tensor(s, LOOP_T(st, 2 + k + ns + j), LOOP_T(lp, 4 + k + j), e)) != MLC_RT_OK) return rs;
+  for (int32_t j = 0; j < ns; j++) {
+    int32_t y = LOOP_T(st, 2 + 2 * k + ns + j), x = LOOP_T(st, 2 + k + j);
+    cf_stack *c = &s->cf_stacks[y];
+    int64_t shape[MLC_RT_MAX_NDIM];
+    int32_t r = s->tensors[x].ndim;
+    if (c->count == 0) { /* no iteration: the value's dims as far as they are known */
+      refresh_shape(s, x);
+      for (int32_t q = 0; q < r; q++) c->shape[q] = s->tensors[x].shape[q];
+    }
+    shape[0] = c->count;
+    for (int32_t q = 0; q < r; q++) shape[1 + q] = c->shape[q];
+    if ((rs = set_shape(s, y, shape, e)) != MLC_RT_OK) return rs;
+    if (c->used) memcpy(tensor_data(&s->tensors[y]), c->p, (size_t)c->used);
+  }
+  return MLC_RT_OK;
+}
+
+/* LOOP_END step |e|: appends each scan value of the iteration to its stack. */
+static mlc_rt_status loop_append(mlc_rt_session *s, int32_t e, int32_t k, int32_t ns) {
+  const mlc_rt_step_desc *st = &DESC(s)->steps[e];
+  for (int32_t j = 0; j < ns; j++) {
+    int32_t x = LOOP_T(st, 2 + k + j), y = LOOP_T(st, 2 + 2 * k + ns + j);
+    cf_stack *c = &s->cf_stacks[y];
+    DLTensor *xt = &s->tensors[x];
+    refresh_shape(s, x);
+    if (c->count == 0) {
+      for (int32_t q = 0; q < xt->ndim; q++) c->shape[q] = xt->shape[q];
+    } else if (memcmp(c->shape, xt->shape, sizeof *c->shape * (size_t)xt->ndim) != 0) {
+      char a[256], b[256];
+      vec_str(c->shape, xt->ndim, a, sizeof a);
+      vec_str(xt->shape, xt->ndim, b, sizeof b);
+      return SERR(s, MLC_RT_INVALID_ARGUMENT,
+                  "step %d (node \"%s\"): scan output %d has shape %s in iteration 0 but %s in iteration %lld",
+                  e, step_label(s, e), j, a, b, (long long)c->count);
+    }
+    uint64_t nbytes = 0;
+    mlc_rt_status rs = size_tensor(s, x, e, "", &nbytes);
+    if (rs != MLC_RT_OK) return rs;
+    if (nbytes > UINT64_MAX / 2 - c->used)
+      return SERR(s, MLC_RT_OUT_OF_MEMORY, "step %d (node \"%s\"): scan output %d is too large", e,
+                  step_label(s, e), j);
+    if (c->used + nbytes > c->cap) { /* grows to at most twice what the run needs */
+      uint64_t cap = c->cap ? c->cap : 256;
+      while (cap < c->used + nbytes) cap *= 2;
+      void *p = alloc_aligned(s, cap);
+      if (!p)
+        return SERR(s, MLC_RT_OUT_OF_MEMORY, "step %d (node \"%s\"): out of memory for scan output %d (%llu bytes)",
+                    e, step_label(s, e), j, (unsigned long long)cap);
+      if (c->used) memcpy(p, c->p, (size_t)c->used);
+      mlc_rt_free_aligned(ALLOC(s), c->p);
+      c->p = p;
+      c->cap = cap;
+    }
+    if (nbytes) memcpy((char *)c->p + c->used, tensor_data(xt), (size_t)nbytes);
+    c->used += nbytes;
+    c->count++;
+  }
+  return MLC_RT_OK;
+}
+
+/* LOOP_END step |e|: carried = carried_out; the values that are themselves
+** carried tensors of another position are staged first (a swap). */
+static mlc_rt_status loop_carry(mlc_rt_session *s, int32_t e, const mlc_rt_step_desc *lp, int32_t k) {
+  const mlc_rt_step_desc *st = &DESC(s)->steps[e];
+  uint64_t need = 0;
+  int staged = 0;
+  for (int32_t j = 0; j < k; j++)
+    for (int32_t q = 0; q < k; q++)
+      if (q != j && LOOP_T(st, 2 + j) == LOOP_T(lp, 4 + k + q)) staged = 1;
+  mlc_rt_status rs;
+  if (!staged) {
+    for (int32_t j = 0; j < k; j++)
+      if ((rs = copy_tensor(s, LOOP_T(lp, 4 + k + j), LOOP_T(st, 2 + j), e)) != MLC_RT_OK) return rs;
+    return MLC_RT_OK;
+  }
+  /* stage every value, then copy: shapes first (they may name symbols) */
+  int64_t shapes[16][MLC_RT_MAX_NDIM];
+  uint64_t sizes[16];
+  if (k > 16) return SERR(s, MLC_RT_INVALID_ARGUMENT, "step %d (node \"%s\"): more than 16 swapped loop values", e, step_label(s, e));
+  for (int32_t j = 0; j < k; j++) {
+    int32_t x = LOOP_T(st, 2 + j);
+    refresh_shape(s, x);
+    if ((rs = size_tensor(s, x, e, "", &sizes[j])) != MLC_RT_OK) return rs;
+    memcpy(shapes[j], s->tensors[x].shape, sizeof(int64_t) * (size_t)s->tensors[x].ndim);
+    need += (sizes[j] + 63) & ~(uint64_t)63;
+  }
+  if (need > s->cf_tmp_cap || !s->cf_tmp) {
+    void *p = alloc_aligned(s, need ? need : 64);
+    if (!p) return SERR(s, MLC_RT_OUT_OF_MEMORY, "step %d (node \"%s\"): out of memory", e, step_label(s, e));
+    mlc_rt_free_aligned(ALLOC(s), s->cf_tmp);
+    s->cf_tmp = p;
+    s->cf_tmp_cap = need ? need : 64;
+  }
+  uint64_t at = 0;
+  for (int32_t j = 0; j < k; j++) {
+    if (sizes[j]) memcpy((char *)s->cf_tmp + at, tensor_data(&s->tensors[LOOP_T(st, 2 + j)]), (size_t)sizes[j]);
+    at += (sizes[j] + 63) & ~(uint64_t)63;
+  }
+  at = 0;
+  for (int32_t j = 0; j < k; j++) {
+    int32_t y = LOOP_T(lp, 4 + k + j);
+    if ((rs = set_shape(s, y, shapes[j], e)) != MLC_RT_OK) return rs;
+    if (sizes[j]) memcpy(tensor_data(&s->tensors[y]), (char *)s->cf_tmp + at, (size_t)sizes[j]);
+    at += (sizes[j] + 63) & ~(uint64_t)63;
+  }
+  return MLC_RT_OK;
+}
+
+/* Memory for the scalar |t| that step |i| writes, when its storage is
+** sized step by step. */
+static mlc_rt_status scalar_memory(mlc_rt_session *s, int32_t t, int32_t i) {
+  return s->model->tensor_late[t] ? give_memory(s, t, i) : MLC_RT_OK;
+}
+
+/* Control flow step |i|; *next receives the step to run next. */
+static mlc_rt_status cf_step(mlc_rt_session *s, int32_t i, int32_t *next) {
+  const mlc_rt_step_desc *st = &DESC(s)->steps[i];
+  int32_t n = st->nargs;
+  mlc_rt_status rs;
+  *next = i + 1;
+  switch (st->kind) {
+    case MLC_RT_STEP_IF: {
+      unsigned char taken = one_value(&s->tensors[LOOP_T(st, 0)]) != 0;
+      if ((rs = scalar_memory(s, LOOP_T(st, 1), i)) != MLC_RT_OK) return rs;
+      *(unsigned char *)tensor_data(&s->tensors[LOOP_T(st, 1)]) = taken;
+      if (!taken) *next = (int32_t)st->args[2].value + 1;
+      return MLC_RT_OK;
+    }
+    case MLC_RT_STEP_ELSE:
+      *next = (int32_t)st->args[2].value;
+      return MLC_RT_OK;
+    case MLC_RT_STEP_END_IF: {
+      int32_t k = (n - 1) / 3;
+      int taken = *(const unsigned char *)tensor_data(&s->tensors[LOOP_T(st, 0)]) != 0;
+      for (int32_t j = 0; j < k; j++)
+        if ((rs = copy_tensor(s, LOOP_T(st, 1 + 2 * k + j), LOOP_T(st, 1 + (taken ? 0 : k) + j), i)) != MLC_RT_OK)
+          return rs;
+      return MLC_RT_OK;
+    }
+    case MLC_RT_STEP_LOOP: {
+      int32_t k = (n - 5) / 2, e = (int32_t)st->args[n - 1].value;
+      const mlc_rt_step_desc *es = &DESC(s)->steps[e];
+      int32_t ek = (int32_t)es->args[es->nargs - 1].value, ns = (es->nargs - 4 - 2 * ek) / 2;
+      int64_t trips = one_int(&s->tensors[LOOP_T(st, 0)]);
+      unsigned char go = one_value(&s->tensors[LOOP_T(st, 1)]) != 0;
+      if ((rs = scalar_memory(s, LOOP_T(st, 2 + k), i)) != MLC_RT_OK ||
+          (rs = scalar_memory(s, LOOP_T(st, 3 + k), i)) != MLC_RT_OK)
+        return rs;
+      *(int64_t *)tensor_data(&s->tensors[LOOP_T(st, 2 + k)]) = 0;
+      *(unsigned char *)tensor_data(&s->tensors[LOOP_T(st, 3 + k)]) = go;
+      for (int32_t j = 0; j < k; j++)
+        if ((rs = copy_tensor(s, LOOP_T(st, 4 + k + j), LOOP_T(st, 2 + j), i)) != MLC_RT_OK) return rs;
+      for (int32_t j = 0; j < ns; j++) {
+        cf_stack *c = &s->cf_stacks[LOOP_T(es, 2 + 2 * ek + ns + j)];
+        c->used = 0;
+        c->count = 0;
+      }
+      if (trips > 0 && go) return MLC_RT_OK;
+      *next = e + 1;
+      return loop_finish(s, e);
+    }
+    case MLC_RT_STEP_LOOP_END: {
+      int32_t k = (int32_t)st->args[n - 1].value, ns = (n - 4 - 2 * k) / 2;
+      int32_t l = (int32_t)st->args[n - 2].value;
+      const mlc_rt_step_desc *lp = &DESC(s)->steps[l];
+      int64_t trips = one_int(&s->tensors[LOOP_T(st, 0)]);
+      unsigned char go = one_value(&s->tensors[LOOP_T(st, 1)]) != 0;
+      int64_t *iter = tensor_data(&s->tensors[LOOP_T(lp, 2 + k)]);
+      if ((rs = loop_append(s, i, k, ns)) != MLC_RT_OK) return rs;
+      if ((rs = loop_carry(s, i, lp, k)) != MLC_RT_OK) return rs;
+      *(unsigned char *)tensor_data(&s->tensors[LOOP_T(lp, 3 + k)]) = go;
+      *iter += 1;
+      if (*iter < trips && go) {
+        *next = l + 1;
+        return MLC_RT_OK;
+      }
+      return loop_finish(s, i);
+    }
+    default:
+      return SERR(s, MLC_RT_RUNTIME_ERROR, "step %d: not a control flow step", i);
+  }
+}
+
 /* Executes every step (the run's inputs bound and memory planned). */
 static mlc_rt_status run_steps(mlc_rt_session *s) {
   const mlc_rt_model *m = s->model;
@@ -974,6 +1294,14 @@ static mlc_rt_status run_steps(mlc_rt_session *s) {
   mlc_rt_status st;
   for (int32_t i = 0; i < d->nsteps; i++) {
     int64_t a = m->arg_start[i];
+    if (mlc_rt_step_is_cf(d->steps[i].kind)) {
+      int32_t next;
+      if ((st = cf_step(s, i, &next)) != MLC_RT_OK) return st;
+      /* the symbols it defined: the derived ones that read them */
+      if (m->has_derived && (st = eval_derived(s, s->syms, i)) != MLC_RT_OK) return st;
+      i = next - 1;
+      continue;
+    }
     if (m->step_dyn[i] && (st = prepare_step(s, i)) != MLC_RT_OK) return st;
     if (d->steps[i].kind == MLC_RT_STEP_BIND_SYMS) {
       if ((st = bind_step(s, i)) != MLC_RT_OK) return st;

@@ -1,8 +1,10 @@
 /*
 ** rnn.c: converters of ONNX's recurrent ops RNN, LSTM and GRU.
 **
-** The time loop is unrolled at compile time (seq_length must be static)
-** into matmul, add, activation, strided_slice, where and concat graph ops.
+** The time loop is unrolled at compile time when seq_length is static,
+** into matmul, add, activation, strided_slice, where and concat graph ops;
+** a seq_length known only at run time (a dim_param) makes it a run-time
+** loop (cf_loop ... cf_loop_end, forward direction) whose body is one step.
 ** Per direction, the input projection X W^T + bias of all steps is one
 ** matmul over the whole sequence; each step slices its row, adds
 ** H_{t-1} R^T and applies the gate activations.  A state that is still the
@@ -290,6 +292,7 @@ typedef struct rnn_cfg {
 /* The results of one direction. */
 typedef struct rnn_dir_out {
   mlc_value **ys; /* [T] of [B, H] in time order (when want_y) */
+  mlc_value *y;   /* run-time sequence length: all outputs, [T, 1, B, H] */
   mlc_value *h, *c; /* final states [B, H] */
 } rnn_dir_out;
 
@@ -318,6 +321,158 @@ static mlc_status bias_sum(mlc_fe_ctx *cx, mlc_value *Bd, int64_t k0, int64_t k1
   MLC_RETURN_IF_ERROR(slice_axis(cx, Bd, 0, k0, k1, &wb));
   MLC_RETURN_IF_ERROR(slice_axis(cx, Bd, 0, k0 + off, k1 + off, &rb));
   return mlc_fe_binary(cx, MLC_OP_ADD, wb, rb, out);
+}
+
+/* The weights one direction's steps share (cell). */
+typedef struct cell_w {
+  mlc_value *rt, *rt_h, *rb_h, *pi, *po, *pf, *one, *zero;
+  const act *af, *ag, *ah;
+} cell_w;
+
+/*
+** One step: from the projected input |xt| (GRU: and |xh_t|, the h gate's),
+** the states |h| and |cs| (NULL: zero), and the step's time index |tv| (a
+** scalar of sequence_lens' dtype, for the mask) -> the new states and the
+** step's output.
+*/
+static mlc_status cell(mlc_fe_ctx *cx, const rnn_cfg *c, const cell_w *w, mlc_value *xt, mlc_value *xh_t,
+                       mlc_value *tv, mlc_value *h, mlc_value *cs, mlc_value **out_h, mlc_value **out_c,
+                       mlc_value **out_y) {
+  int64_t H = c->H;
+  mlc_value *rt = w->rt, *rt_h = w->rt_h, *rb_h = w->rb_h, *pi = w->pi, *po = w->po, *pf = w->pf;
+  mlc_value *one = w->one, *zero = w->zero;
+  const act *af = w->af, *ag = w->ag, *ah = w->ah;
+  mlc_value *g, *hn = NULL, *cn = NULL;
+  MLC_RETURN_IF_ERROR(matmul_opt(cx, h, rt, &g));
+  MLC_RETURN_IF_ERROR(add_opt(cx, xt, g, &g));
+  if (c->kind == K_RNN) {
+    MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, g, &hn));
+  } else if (c->kind == K_LSTM) {
+    mlc_value *gi, *go, *gf, *gc, *tmp;
+    MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 0, H, &gi));
+    MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, H, 2 * H, &go));
+    MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 3 * H, 4 * H, &gc));
+    MLC_RETURN_IF_ERROR(mul_opt(cx, pi, cs, &tmp));
+    MLC_RETURN_IF_ERROR(add_opt(cx, gi, tmp, &gi));
+    MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, gi, &gi));
+    MLC_RETURN_IF_ERROR(activate(cx, ag, c->clip, gc, &gc));
+    MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, gi, gc, &cn));
+    if (cs) { /* f * C_{t-1} (a zero state needs no forget gate) */
+      if (c->input_forget) {
+        MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, one, gi, &gf));
+      } else {
+        MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 2 * H, 3 * H, &gf));
+        MLC_RETURN_IF_ERROR(mul_opt(cx, pf, cs, &tmp));
+        MLC_RETURN_IF_ERROR(add_opt(cx, gf, tmp, &gf));
+        MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, gf, &gf));
+      }
+      MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, gf, cs, &tmp));
+      MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_ADD, tmp, cn, &cn));
+    }
+    MLC_RETURN_IF_ERROR(mul_opt(cx, po, cn, &tmp));
+    MLC_RETURN_IF_ERROR(add_opt(cx, go, tmp, &go));
+    MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, go, &go));
+    MLC_RETURN_IF_ERROR(activate(cx, ah, -1, cn, &tmp));
+    MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, go, tmp, &hn));
+  } else { /* GRU */
+    mlc_value *z, *r, *hh, *xh, *tmp;
+    MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 0, H, &z));
+    MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, H, 2 * H, &r));
+    MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, z, &z));
+    MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, r, &r));
+    if (c->lbr) { /* r * (H R_h^T + Rb_h) */
+      MLC_RETURN_IF_ERROR(matmul_opt(cx, h, rt_h, &hh));
+      MLC_RETURN_IF_ERROR(add_opt(cx, hh, rb_h, &hh));
+      MLC_RETURN_IF_ERROR(mul_opt(cx, r, hh, &hh));
+    } else { /* (r * H) R_h^T + Rb_h */
+      MLC_RETURN_IF_ERROR(mul_opt(cx, r, h, &hh));
+      MLC_RETURN_IF_ERROR(matmul_opt(cx, hh, rt_h, &hh));
+      MLC_RETURN_IF_ERROR(add_opt(cx, hh, rb_h, &hh));
+    }
+    xh = xh_t;
+    MLC_RETURN_IF_ERROR(add_opt(cx, xh, hh, &xh));
+    MLC_RETURN_IF_ERROR(activate(cx, ag, c->clip, xh, &xh));
+    /* (1 - z) * h~ + z * H_{t-1} */
+    MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, one, z, &tmp));
+    MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, tmp, xh, &hn));
+    MLC_RETURN_IF_ERROR(mul_opt(cx, z, h, &tmp));
+    MLC_RETURN_IF_ERROR(add_opt(cx, hn, tmp, &hn));
+  }
+  mlc_value *y = hn;
+  if (c->lens2) { /* past a sequence's end: keep the state, output zero */
+    mlc_value *m;
+    MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_GREATER, c->lens2, tv, &m));
+    mlc_value *a3[3] = {m, hn, zero};
+    if (c->want_y) MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_WHERE, a3, 3, NULL, 0, &y));
+    a3[2] = h ? h : zero;
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_WHERE, a3, 3, NULL, 0, &hn));
+    if (cn) {
+      a3[1] = cn;
+      a3[2] = cs ? cs : zero;
+      MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_WHERE, a3, 3, NULL, 0, &cn));
+    }
+  }
+  *out_h = hn;
+  *out_c = cn;
+  *out_y = y;
+  return NULL;
+}
+
+/*
+** The time loop of one (forward) direction when the sequence length is
+** known only at run time: a run-time loop (cf_loop ... cf_loop_end) of T
+** iterations carrying the states; iteration t reads row t of the
+** projections, and the outputs [1, B, H] are stacked into res->y
+** ([T, 1, B, H]).  Zero initial states become constants (a static batch).
+*/
+static mlc_status run_dynamic(mlc_fe_ctx *cx, const rnn_cfg *c, const cell_w *w, mlc_value *xw, mlc_value *xw_h,
+                              mlc_value *h, mlc_value *cs, rnn_dir_out *res) {
+  int lstm = c->kind == K_LSTM, nc = lstm ? 2 : 1;
+  int64_t bh[2] = {c->B, c->H};
+  mlc_value *st[2] = {h, cs};
+  for (int k = 0; k < nc; k++) {
+    if (st[k]) continue;
+    if (MLC_DIM_IS_SYM(c->B))
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
+                          "a run-time sequence length with a symbolic batch needs initial_h (and initial_c)");
+    MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, w->zero, (int64_t[]){1, 1}, 2, &st[k]));
+    mlc_attr a = mlc_attr_ints("shape", bh, 2);
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_BROADCAST_TO, &st[k], 1, &a, 1, &st[k]));
+  }
+  mlc_value *len, *yes, *args[5], *vals[4], *outs[3];
+  MLC_RETURN_IF_ERROR(mlc_fe_unary(cx, MLC_OP_SHAPE_OF, c->X, &len));
+  MLC_RETURN_IF_ERROR(take0(cx, len, 0, &len));
+  MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, MLC_DTYPE_BOOL, 1, &yes));
+  args[0] = len;
+  args[1] = yes;
+  args[2] = st[0];
+  args[3] = st[1];
+  int n = 0;
+  MLC_RETURN_IF_ERROR(mlc_graph_emit_region(cx->fn, MLC_OP_CF_LOOP, args, 2 + nc, NULL, 0, &cx->origin, vals, &n));
+  mlc_value *t = vals[0], *xt, *xh = NULL, *tv = NULL, *hn, *cn, *y, *ga[2] = {xw, t};
+  mlc_attr ax = mlc_attr_int("axis", 0);
+  MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_GATHER, ga, 2, &ax, 1, &xt));
+  if (c->kind == K_GRU) {
+    ga[0] = xw_h;
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_GATHER, ga, 2, &ax, 1, &xh));
+  }
+  if (c->lens2) {
+    mlc_attr a = mlc_attr_int("dtype", c->lens2->type.dtype);
+    MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_CAST, &t, 1, &a, 1, &tv));
+  }
+  MLC_RETURN_IF_ERROR(cell(cx, c, w, xt, xh, tv, vals[2], lstm ? vals[3] : NULL, &hn, &cn, &y));
+  MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, y, (int64_t[]){1, c->B, c->H}, 3, &y));
+  int64_t sym;
+  MLC_RETURN_IF_ERROR(mlc_module_fresh_sym(cx->mod, &sym));
+  args[2] = hn;
+  args[2 + (nc - 1)] = lstm ? cn : hn;
+  args[2 + nc] = y;
+  mlc_attr a[2] = {mlc_attr_int("ncarry", nc), mlc_attr_ints("dims", &sym, 1)};
+  MLC_RETURN_IF_ERROR(mlc_graph_emit_region(cx->fn, MLC_OP_CF_LOOP_END, args, 3 + nc, a, 2, &cx->origin, outs, &n));
+  res->h = outs[0];
+  res->c = lstm ? outs[1] : NULL;
+  res->y = outs[nc];
+  return NULL;
 }
 
 static mlc_status run_direction(mlc_fe_ctx *cx, const rnn_cfg *c, int d, int reverse, const act *acts,
@@ -359,80 +514,15 @@ static mlc_status run_direction(mlc_fe_ctx *cx, const rnn_cfg *c, int d, int rev
   MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, c->dt, 0.0, &zero));
   const act *af = &acts[0], *ag = &acts[1 % kind_nacts[c->kind]], *ah = &acts[2 % kind_nacts[c->kind]];
 
+  cell_w w = {rt, rt_h, rb_h, pi, po, pf, one, zero, af, ag, ah};
+  if (MLC_DIM_IS_SYM(T)) return run_dynamic(cx, c, &w, xw, xw_h, h, cs, res);
   for (int64_t s = 0; s < T; s++) {
     int64_t t = reverse ? T - 1 - s : s;
-    mlc_value *xt, *g, *hn = NULL, *cn = NULL;
+    mlc_value *xt, *xh = NULL, *tv = NULL, *hn, *cn, *y;
     MLC_RETURN_IF_ERROR(take0(cx, xw, t, &xt));
-    MLC_RETURN_IF_ERROR(matmul_opt(cx, h, rt, &g));
-    MLC_RETURN_IF_ERROR(add_opt(cx, xt, g, &g));
-    if (c->kind == K_RNN) {
-      MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, g, &hn));
-    } else if (c->kind == K_LSTM) {
-      mlc_value *gi, *go, *gf, *gc, *tmp;
-      MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 0, H, &gi));
-      MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, H, 2 * H, &go));
-      MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 3 * H, 4 * H, &gc));
-      MLC_RETURN_IF_ERROR(mul_opt(cx, pi, cs, &tmp));
-      MLC_RETURN_IF_ERROR(add_opt(cx, gi, tmp, &gi));
-      MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, gi, &gi));
-      MLC_RETURN_IF_ERROR(activate(cx, ag, c->clip, gc, &gc));
-      MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, gi, gc, &cn));
-      if (cs) { /* f * C_{t-1} (a zero state needs no forget gate) */
-        if (c->input_forget) {
-          MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, one, gi, &gf));
-        } else {
-          MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 2 * H, 3 * H, &gf));
-          MLC_RETURN_IF_ERROR(mul_opt(cx, pf, cs, &tmp));
-          MLC_RETURN_IF_ERROR(add_opt(cx, gf, tmp, &gf));
-          MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, gf, &gf));
-        }
-        MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, gf, cs, &tmp));
-        MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_ADD, tmp, cn, &cn));
-      }
-      MLC_RETURN_IF_ERROR(mul_opt(cx, po, cn, &tmp));
-      MLC_RETURN_IF_ERROR(add_opt(cx, go, tmp, &go));
-      MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, go, &go));
-      MLC_RETURN_IF_ERROR(activate(cx, ah, -1, cn, &tmp));
-      MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, go, tmp, &hn));
-    } else { /* GRU */
-      mlc_value *z, *r, *hh, *xh, *tmp;
-      MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, 0, H, &z));
-      MLC_RETURN_IF_ERROR(slice_axis(cx, g, 1, H, 2 * H, &r));
-      MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, z, &z));
-      MLC_RETURN_IF_ERROR(activate(cx, af, c->clip, r, &r));
-      if (c->lbr) { /* r * (H R_h^T + Rb_h) */
-        MLC_RETURN_IF_ERROR(matmul_opt(cx, h, rt_h, &hh));
-        MLC_RETURN_IF_ERROR(add_opt(cx, hh, rb_h, &hh));
-        MLC_RETURN_IF_ERROR(mul_opt(cx, r, hh, &hh));
-      } else { /* (r * H) R_h^T + Rb_h */
-        MLC_RETURN_IF_ERROR(mul_opt(cx, r, h, &hh));
-        MLC_RETURN_IF_ERROR(matmul_opt(cx, hh, rt_h, &hh));
-        MLC_RETURN_IF_ERROR(add_opt(cx, hh, rb_h, &hh));
-      }
-      MLC_RETURN_IF_ERROR(take0(cx, xw_h, t, &xh));
-      MLC_RETURN_IF_ERROR(add_opt(cx, xh, hh, &xh));
-      MLC_RETURN_IF_ERROR(activate(cx, ag, c->clip, xh, &xh));
-      /* (1 - z) * h~ + z * H_{t-1} */
-      MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_SUB, one, z, &tmp));
-      MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_MUL, tmp, xh, &hn));
-      MLC_RETURN_IF_ERROR(mul_opt(cx, z, h, &tmp));
-      MLC_RETURN_IF_ERROR(add_opt(cx, hn, tmp, &hn));
-    }
-    mlc_value *y = hn;
-    if (c->lens2) { /* past a sequence's end: keep the state, output zero */
-      mlc_value *tv, *m;
-      MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, c->lens2->type.dtype, (double)t, &tv));
-      MLC_RETURN_IF_ERROR(mlc_fe_binary(cx, MLC_OP_GREATER, c->lens2, tv, &m));
-      mlc_value *a3[3] = {m, hn, zero};
-      if (c->want_y) MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_WHERE, a3, 3, NULL, 0, &y));
-      a3[2] = h ? h : zero;
-      MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_WHERE, a3, 3, NULL, 0, &hn));
-      if (cn) {
-        a3[1] = cn;
-        a3[2] = cs ? cs : zero;
-        MLC_RETURN_IF_ERROR(mlc_fe_emit(cx, MLC_OP_WHERE, a3, 3, NULL, 0, &cn));
-      }
-    }
+    if (c->kind == K_GRU) MLC_RETURN_IF_ERROR(take0(cx, xw_h, t, &xh));
+    if (c->lens2) MLC_RETURN_IF_ERROR(mlc_fe_scalar(cx, c->lens2->type.dtype, (double)t, &tv));
+    MLC_RETURN_IF_ERROR(cell(cx, c, &w, xt, xh, tv, h, cs, &hn, &cn, &y));
     if (c->want_y) res->ys[t] = y;
     h = hn;
     cs = cn;
@@ -523,10 +613,10 @@ static mlc_status convert(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *con
   c.T = X->type.dims[0];
   c.B = X->type.dims[1];
   c.I = X->type.dims[2];
-  if (MLC_DIM_IS_SYM(c.T))
+  if (MLC_DIM_IS_SYM(c.T) && dir != 1)
     return mlc_fe_error(cx, MLC_UNIMPLEMENTED,
-                        "the sequence length of X %s is symbolic: the time loop is unrolled at compile "
-                        "time and needs a static sequence length",
+                        "the sequence length of X %s is symbolic: a run-time time loop supports the "
+                        "forward direction only",
                         mlc_fe_shape_str(cx, &in[0]->type));
   if (c.T == 0)
     return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "an empty sequence (X %s) is not supported",
@@ -598,7 +688,7 @@ static mlc_status convert(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *con
   rnn_dir_out res[2];
   memset(res, 0, sizeof res);
   for (int d = 0; d < nd; d++) {
-    if (c.want_y) {
+    if (c.want_y && !MLC_DIM_IS_SYM(c.T)) {
       res[d].ys = MLC_ARENA_ARRAY(cx->scratch, (size_t)c.T, mlc_value *);
       if (!res[d].ys) return mlc_oom();
     }
@@ -609,6 +699,10 @@ static mlc_status convert(mlc_fe_ctx *cx, const mlc_onnx_node *n, mlc_value *con
     mlc_value *dirs[2];
     int64_t d3[3] = {1, c.B, c.H}, d4[4] = {c.T, 1, c.B, c.H};
     for (int d = 0; d < nd; d++) {
+      if (res[d].y) {
+        dirs[d] = res[d].y;
+        continue;
+      }
       for (int64_t t = 0; t < c.T; t++)
         MLC_RETURN_IF_ERROR(mlc_fe_reshape(cx, res[d].ys[t], d3, 3, &res[d].ys[t]));
       mlc_value *y;

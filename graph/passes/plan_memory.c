@@ -52,6 +52,13 @@
 ** function or a call with several outputs may read a[j] after writing
 ** out[i] = a[j]'s memory, and is never planned in place.
 **
+** Run-time loops.  Between cf_loop and cf_loop_end the bindings run once
+** per iteration: a value defined before the loop and read in its body lives
+** until cf_loop_end, and so do the body's inputs, cf_loop's outputs, which
+** cf_loop_end writes for the next iteration (extend_loops).  The branches
+** of a run-time If need nothing: in binding order, a value either branch
+** reads stays live through both.
+**
 ** The runtime sizes an arena storage for the largest of its tensors and
 ** points each tensor at it, so an input and an output sharing a storage at
 ** one step need nothing more; a storage sized as the run goes (computed
@@ -179,6 +186,77 @@ static mlc_value *in_place_arg(const mlc_binding *b, int pos, const int *last_us
   return NULL;
 }
 
+/*
+** Run-time loops (cf_loop ... cf_loop_end): the body's bindings run once per
+** iteration, so a value defined before a loop and read inside it stays live
+** until the loop's end, and the body's inputs (cf_loop's outputs), which
+** cf_loop_end writes for the next iteration, live until the end too.
+** Raises |last_use| (by value id, positions in binding order) accordingly.
+*/
+static mlc_status extend_loops(const mlc_func *f, int nv, int *last_use) {
+  int npos = 0, nloops = 0;
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int k = 0; k < f->blocks[bi].n; k++, npos++)
+      nloops += f->blocks[bi].bindings[k]->op == MLC_OP_CF_LOOP && f->blocks[bi].bindings[k]->kind != MLC_CALL_TIR;
+  if (nloops == 0) return NULL;
+  int *def = mlc_mem_alloc(sizeof(int) * (size_t)(nv ? nv : 1));
+  int *in = mlc_mem_alloc(sizeof(int) * (size_t)(npos ? npos : 1)); /* innermost loop around a position */
+  int *begin = mlc_mem_alloc(sizeof(int) * (size_t)nloops), *end = mlc_mem_alloc(sizeof(int) * (size_t)nloops);
+  int *parent = mlc_mem_alloc(sizeof(int) * (size_t)nloops);
+  mlc_status s = NULL;
+  if (!def || !in || !begin || !end || !parent) {
+    s = mlc_oom();
+    goto done;
+  }
+  for (int i = 0; i < nv; i++) def[i] = -1;
+  int pos = 0, nl = 0, top = -1;
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int k = 0; k < f->blocks[bi].n; k++, pos++) {
+      const mlc_binding *b = f->blocks[bi].bindings[k];
+      int loop_op = b->kind != MLC_CALL_TIR && b->kind != MLC_CALL_FUNC;
+      in[pos] = top;
+      if (loop_op && b->op == MLC_OP_CF_LOOP && nl < nloops) {
+        begin[nl] = pos;
+        end[nl] = -1;
+        parent[nl] = top;
+        top = nl++;
+      } else if (loop_op && b->op == MLC_OP_CF_LOOP_END && top >= 0) {
+        end[top] = pos;
+        top = parent[top];
+      }
+      for (int o = 0; o < b->nouts; o++) def[b->outs[o]->id] = pos;
+    }
+  pos = 0;
+  for (int bi = 0; bi < f->nblocks; bi++)
+    for (int k = 0; k < f->blocks[bi].n; k++, pos++) {
+      const mlc_binding *b = f->blocks[bi].bindings[k];
+      for (int a = 0; a < b->nargs; a++) {
+        const mlc_value *v = b->args[a];
+        if (v->kind != MLC_VALUE_VAR) continue;
+        for (int l = in[pos]; l >= 0 && begin[l] > def[v->id]; l = parent[l])
+          if (end[l] > last_use[v->id]) last_use[v->id] = end[l];
+      }
+    }
+  for (int l = 0; l < nl; l++) {
+    if (end[l] < 0) continue;
+    pos = 0;
+    for (int bi = 0; bi < f->nblocks; bi++)
+      for (int k = 0; k < f->blocks[bi].n; k++, pos++)
+        if (pos == begin[l]) {
+          const mlc_binding *b = f->blocks[bi].bindings[k];
+          for (int o = 0; o < b->nouts; o++)
+            if (end[l] > last_use[b->outs[o]->id]) last_use[b->outs[o]->id] = end[l];
+        }
+  }
+done:
+  mlc_mem_free(def);
+  mlc_mem_free(in);
+  mlc_mem_free(begin);
+  mlc_mem_free(end);
+  mlc_mem_free(parent);
+  return s;
+}
+
 static mlc_status plan_func(mlc_module *m, mlc_func *f) {
   int nv = m->next_value_id;
   int *last_use = mlc_mem_alloc(sizeof(int) * (size_t)(nv ? nv : 1));
@@ -199,6 +277,7 @@ static mlc_status plan_func(mlc_module *m, mlc_func *f) {
       mlc_binding *b = f->blocks[bi].bindings[k];
       for (int a = 0; a < b->nargs; a++) last_use[b->args[a]->id] = pos;
     }
+  if ((s = extend_loops(f, nv, last_use))) goto done;
   pos = 0;
   for (int bi = 0; bi < f->nblocks; bi++)
     for (int k = 0; k < f->blocks[bi].n; k++, pos++) {

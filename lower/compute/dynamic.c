@@ -80,6 +80,18 @@ mlc_status mlc_lg_builtin(mlc_module *gm, mlc_binding *b, int *done) {
     *done = 1;
     return NULL;
   }
+  /* run-time control flow: markers the archiver turns into the runtime's
+  ** jump steps (they keep their op and attributes) */
+  static const struct { mlc_op op; const char *name; } cf[] = {
+      {MLC_OP_CF_IF, "mlc.cf_if"},         {MLC_OP_CF_ELSE, "mlc.cf_else"},
+      {MLC_OP_CF_END_IF, "mlc.cf_end_if"}, {MLC_OP_CF_LOOP, "mlc.cf_loop"},
+      {MLC_OP_CF_LOOP_END, "mlc.cf_loop_end"}};
+  for (size_t i = 0; i < sizeof cf / sizeof cf[0]; i++)
+    if (cf[i].op == b->op) {
+      MLC_RETURN_IF_ERROR(mlc_binding_set_call(gm, b, MLC_CALL_DPS_PACKED, cf[i].name, b->args, b->nargs));
+      *done = 1;
+      return NULL;
+    }
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
     const builtin *bi = &builtins[i];
     if (bi->op != b->op) continue;

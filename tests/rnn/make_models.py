@@ -18,8 +18,8 @@ zero points, batches), ConvInteger (per-channel zero points, groups,
 strides) and QLinearMatMul / QLinearConv (per-column / per-channel scales,
 bias, int8 output), computed in numpy as the ONNX references do.
 
-rnn_symbolic_seq.onnx (a symbolic sequence length) and rnn_bad_act.onnx (an
-unknown activation) must be refused with clear errors.
+rnn_symbolic_seq.onnx (a symbolic sequence length) runs as a run-time loop;
+rnn_bad_act.onnx (an unknown activation) must be refused with a clear error.
 
 expected.txt lines: <model> in|out <index> <dtype> <rank> <dims...> : <values...>
 
@@ -287,7 +287,7 @@ save("lstm_sym_batch", helper.make_node("LSTM", ["X", "W", "R", "B", "L"], ["Y",
      [("X", X), ("W", W), ("R", R), ("B", B), ("L", lens)], [Y, Yh, Yc], 14,
      in_shapes={"X": [3, "N", 2], "L": ["N"]})
 
-# Errors: a symbolic sequence length; an unknown activation.
+# A symbolic sequence length (a run-time loop); an error: an unknown activation.
 g = helper.make_graph([helper.make_node("RNN", ["X", "W", "R"], ["Y"], name="rnn", hidden_size=2)], "e1",
                       [helper.make_tensor_value_info("X", F, ["T", 1, 2]),
                        helper.make_tensor_value_info("W", F, [1, 2, 2]),

@@ -12,9 +12,13 @@
 ** count the declared scan output fixes (checked at run time: other counts
 ** fail, and the session runs again); Scan-9 with reversed input and output
 ** directions and axes, Scan-8 with a batch; TfIdfVectorizer in TFIDF and
-** IDF modes.  Models that need run-time control flow (branches of
-** different shapes, a loop count unknown when compiling) or string pools
-** fail to compile with an error saying why.
+** IDF modes.  Run-time control flow, checked against ONNX Runtime's outputs
+** (tests/control/ref/, at several run-time sizes each, one session running
+** the cases in turn): an If whose branches give different shapes, Loops
+** whose trip count is a graph input (with scan outputs and a run-time
+** condition), a Scan over a dim_param length, torch's LSTM with a dynamic
+** sequence length, and an If in a Loop in an If.  Branches of different
+** ranks and string pools fail to compile with an error saying why.
 */
 #include <math.h>
 #include <stdio.h>
@@ -141,7 +145,92 @@ static void test_if_const(void) {
 }
 
 static void test_if_errors(void) {
-  compile_fails("if_shapes", "node \"if\" (If, opset 13)", "needs run-time control flow");
+  compile_fails("if_ranks", "node \"if\" (If, opset 13)", "different dtypes or ranks are not supported");
+}
+
+/* ---- run-time control flow against ONNX Runtime's outputs ------------------ */
+
+/* Loads tests/control/ref/<name>.<c>.<what><k>.npy; NULL when absent. */
+static DLTensor *ref_file(const char *name, const char *c, const char *what, int k) {
+  char path[4096];
+  snprintf(path, sizeof path, "%sref/%s.%s.%s%d.npy", mlc_test_src_path("tests/control/"), name, c, what, k);
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fclose(f);
+  DLTensor *t = NULL;
+  mlc_status st = mlc_tensor_read_file(path, &t);
+  CU_ASSERT_PTR_NULL(st);
+  mlc_status_free(st);
+  return t;
+}
+
+/* Output |k| of the last run equals |want| in shape and (within float
+** rounding) in value. */
+static void check_ref_out(mlc_session *s, int k, const DLTensor *want, const char *what) {
+  const DLTensor *y = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_get_output(s, k, &y), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(y->ndim, want->ndim);
+  CU_ASSERT_EQUAL_FATAL(y->dtype.code, want->dtype.code);
+  int64_t n = 1;
+  int same = 1;
+  for (int i = 0; i < y->ndim; i++) {
+    same &= y->shape[i] == want->shape[i];
+    n *= want->shape[i];
+  }
+  if (!same) fprintf(stderr, "%s output %d: shape differs from the reference\n", what, k);
+  CU_ASSERT_FATAL(same);
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double a, b;
+    if (want->dtype.code == kDLFloat) {
+      a = ((const float *)y->data)[i];
+      b = ((const float *)want->data)[i];
+    } else {
+      a = (double)((const int64_t *)y->data)[i];
+      b = (double)((const int64_t *)want->data)[i];
+    }
+    if (fabs(a - b) > 1e-4 * (1 + fabs(b))) {
+      if (bad++ < 4) fprintf(stderr, "%s output %d [%lld]: %g, expected %g\n", what, k, (long long)i, a, b);
+    }
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+/*
+** Compiles tests/control/<name>.onnx once and runs one session on each
+** case of |cases| in turn (inputs ref/<name>.<case>.in<k>.npy), comparing
+** every output with ref/<name>.<case>.out<k>.npy (ONNX Runtime's).
+*/
+static void run_refs(const char *name, const char *const *cases) {
+  mlc_model *m = load(name);
+  if (!m) return;
+  mlc_session *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, NULL, &s), MLC_RT_OK);
+  for (int c = 0; cases[c]; c++) {
+    char what[256];
+    snprintf(what, sizeof what, "%s.%s", name, cases[c]);
+    DLTensor *in[8] = {0};
+    int nin = 0;
+    while (nin < 8 && (in[nin] = ref_file(name, cases[c], "in", nin))) nin++;
+    CU_ASSERT(nin > 0);
+    CU_ASSERT_EQUAL(nin, mlc_model_num_inputs(m));
+    for (int k = 0; k < nin; k++) CU_ASSERT_EQUAL(mlc_session_set_input(s, k, in[k]), MLC_RT_OK);
+    if (run_ok(s)) {
+      int nout = 0;
+      for (DLTensor *w; (w = ref_file(name, cases[c], "out", nout)); nout++) {
+        check_ref_out(s, nout, w, what);
+        mlc_tensor_free(w);
+      }
+      CU_ASSERT_EQUAL(nout, mlc_model_num_outputs(m));
+    }
+    for (int k = 0; k < nin; k++) mlc_tensor_free(in[k]);
+  }
+  mlc_session_free(s);
+  mlc_model_free(m);
+}
+
+static void test_if_shapes(void) {
+  run_refs("if_shapes", (const char *const[]){"then", "else", "then", NULL});
 }
 
 /* ---- Loop ------------------------------------------------------------------- */
@@ -216,8 +305,24 @@ static void test_loop_runtime(void) {
   mlc_model_free(m);
 }
 
-static void test_loop_errors(void) {
-  compile_fails("loop_unbounded", "node \"loop\" (Loop, opset 13)", "needs run-time control flow");
+static void test_loop_unbounded(void) {
+  run_refs("loop_unbounded", (const char *const[]){"m3", "m0", "m7", "m3", NULL});
+}
+
+static void test_loop_scan(void) {
+  run_refs("loop_scan", (const char *const[]){"m4", "stop2", "m6", "m4", NULL});
+}
+
+static void test_scan_dyn(void) {
+  run_refs("scan_dyn", (const char *const[]){"t3", "t5", "t1", "t3", NULL});
+}
+
+static void test_lstm_dyn(void) {
+  run_refs("lstm_dyn", (const char *const[]){"t4", "t7", "t1", "t4", NULL});
+}
+
+static void test_nested(void) {
+  run_refs("nested", (const char *const[]){"then3", "then5", "else", "then3", NULL});
 }
 
 /* ---- Scan ------------------------------------------------------------------- */
@@ -289,7 +394,12 @@ static CU_TestInfo tests[] = {{"if_runtime", test_if_runtime},
                               {"loop_const", test_loop_const},
                               {"loop_break", test_loop_break},
                               {"loop_runtime", test_loop_runtime},
-                              {"loop_errors", test_loop_errors},
+                              {"if_shapes", test_if_shapes},
+                              {"loop_unbounded", test_loop_unbounded},
+                              {"loop_scan", test_loop_scan},
+                              {"scan_dyn", test_scan_dyn},
+                              {"lstm_dyn", test_lstm_dyn},
+                              {"nested", test_nested},
                               {"scan9", test_scan9},
                               {"scan8", test_scan8},
                               {"tfidf", test_tfidf},

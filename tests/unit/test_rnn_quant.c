@@ -12,8 +12,9 @@
 ** batch dim and a long sequence; QuantizeLinear, DequantizeLinear,
 ** DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul and
 ** QLinearConv with per-axis parameters, int8 and uint8, ties to even and
-** saturation.  A symbolic sequence length and an unknown activation must be
-** refused with errors naming the node.
+** saturation.  An RNN whose sequence length is symbolic runs as a run-time
+** loop (checked at three lengths against a direct computation); an unknown
+** activation must be refused with an error naming the node.
 */
 #include <math.h>
 #include <stdint.h>
@@ -259,9 +260,55 @@ static void t_rnn(void) {
   run_model("rnn_long");
 }
 
+/* rnn_symbolic_seq: X [T, 1, 2] with T a dim_param runs as a run-time loop;
+** Y = h_t = tanh(W x_t + R h_{t-1}) (h_0 = 0) for T = 3, then 1, then 5. */
+static void t_rnn_symbolic_seq(void) {
+  char onnx[4096], so[4096];
+  snprintf(onnx, sizeof onnx, "%srnn_symbolic_seq.onnx", mlc_test_src_path("tests/rnn/"));
+  if (!mlc_th_compile(onnx, "rnn_symbolic_seq", "", so, sizeof so)) return;
+  mlc_model *m = mlc_th_load(so, "rnn_symbolic_seq", "");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  mlc_session *ss = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, NULL, &ss), MLC_RT_OK);
+  static const float W[4] = {0.5f, -1.0f, 0.25f, 0.75f}, R[4] = {-0.5f, 0.3f, 0.8f, -0.2f};
+  static const int64_t lens[3] = {3, 1, 5};
+  int64_t ws[3] = {1, 2, 2};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  DLTensor tw = {(void *)W, {kDLCPU, 0}, 3, f32, ws, NULL, 0}, tr = {(void *)R, {kDLCPU, 0}, 3, f32, ws, NULL, 0};
+  CU_ASSERT_EQUAL(mlc_session_set_input(ss, 1, &tw), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_session_set_input(ss, 2, &tr), MLC_RT_OK);
+  for (int c = 0; c < 3; c++) {
+    int64_t T = lens[c], xs[3] = {T, 1, 2};
+    float x[10], want[10], h[2] = {0, 0};
+    for (int i = 0; i < 2 * T; i++) x[i] = (float)(i % 3) - 0.7f * (float)c;
+    for (int t = 0; t < T; t++) {
+      float a = W[0] * x[2 * t] + W[1] * x[2 * t + 1] + R[0] * h[0] + R[1] * h[1];
+      float b = W[2] * x[2 * t] + W[3] * x[2 * t + 1] + R[2] * h[0] + R[3] * h[1];
+      h[0] = tanhf(a);
+      h[1] = tanhf(b);
+      want[2 * t] = h[0];
+      want[2 * t + 1] = h[1];
+    }
+    DLTensor tx = {x, {kDLCPU, 0}, 3, f32, xs, NULL, 0};
+    CU_ASSERT_EQUAL(mlc_session_set_input(ss, 0, &tx), MLC_RT_OK);
+    if (mlc_session_run(ss) != MLC_RT_OK) {
+      fprintf(stderr, "rnn_symbolic_seq: %s\n", mlc_session_last_error(ss));
+      CU_FAIL("run failed");
+      continue;
+    }
+    const DLTensor *y = NULL;
+    CU_ASSERT_EQUAL_FATAL(mlc_session_get_output(ss, 0, &y), MLC_RT_OK);
+    CU_ASSERT_EQUAL_FATAL(y->ndim, 4);
+    CU_ASSERT_EQUAL(y->shape[0], T);
+    CU_ASSERT(y->shape[1] == 1 && y->shape[2] == 1 && y->shape[3] == 2);
+    for (int i = 0; y->shape[0] == T && i < 2 * T; i++)
+      CU_ASSERT(fabsf(((const float *)y->data)[i] - want[i]) < 1e-5f);
+  }
+  mlc_session_free(ss);
+  mlc_model_free(m);
+}
+
 static void t_rnn_errors(void) {
-  expect_error("rnn_symbolic_seq", MLC_UNIMPLEMENTED, "node \"rnn\" (RNN, opset 14)",
-               "needs a static sequence length");
   expect_error("rnn_bad_act", MLC_UNIMPLEMENTED, "node \"gru\"", "activation \"Swish\" not supported");
 }
 
@@ -286,6 +333,7 @@ static void register_suites(void) {
       {"lstm", t_lstm},
       {"gru", t_gru},
       {"rnn", t_rnn},
+      {"rnn_symbolic_seq", t_rnn_symbolic_seq},
       {"rnn_errors", t_rnn_errors},
       {"quantize", t_quantize},
       {"integer_products", t_integer_products},

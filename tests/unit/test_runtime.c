@@ -914,6 +914,116 @@ static int open_expect(const mlc_rt_model_desc *d, mlc_rt_status want, const cha
   return ok;
 }
 
+/* ---- run-time control flow steps ---------------------------------------- */
+
+/* out = cond ? then (1.0) : else (2.0) as IF, ELSE, END_IF steps; the
+** arrays are the caller's (|a| 10 args, |st| 3 steps). */
+static const float cf_weights[32] __attribute__((aligned(64))) = {1.0f, [16] = 2.0f};
+static const int64_t cf_dims1[] = {1};
+static void cf_desc(mlc_rt_model_desc *d, mlc_rt_tensor_desc *t, mlc_rt_io_desc *in, mlc_rt_io_desc *out,
+                    mlc_rt_arg_desc *a, mlc_rt_step_desc *st) {
+  DLDataType b8 = {6, 8, 1}, f32 = {kDLFloat, 32, 1};
+  t[0] = (mlc_rt_tensor_desc){b8, 0, NULL, MLC_RT_STORAGE_INPUT, 0};
+  t[1] = (mlc_rt_tensor_desc){f32, 1, cf_dims1, MLC_RT_STORAGE_OUTPUT, 0};
+  t[2] = (mlc_rt_tensor_desc){b8, 0, NULL, MLC_RT_STORAGE_ARENA, 0};
+  t[3] = (mlc_rt_tensor_desc){b8, 0, NULL, MLC_RT_STORAGE_ARENA, 1};
+  t[4] = (mlc_rt_tensor_desc){f32, 1, cf_dims1, MLC_RT_STORAGE_CONST, 0};
+  t[5] = (mlc_rt_tensor_desc){f32, 1, cf_dims1, MLC_RT_STORAGE_CONST, 64};
+  in[0] = (mlc_rt_io_desc){"cond", 0};
+  out[0] = (mlc_rt_io_desc){"out", 1};
+  static const mlc_rt_arg_desc args[10] = {
+      {MLC_RT_ARG_TENSOR, 0}, {MLC_RT_ARG_TENSOR, 2}, {MLC_RT_ARG_IMM, 1},                         /* IF */
+      {MLC_RT_ARG_TENSOR, 2}, {MLC_RT_ARG_TENSOR, 3}, {MLC_RT_ARG_IMM, 2},                         /* ELSE */
+      {MLC_RT_ARG_TENSOR, 2}, {MLC_RT_ARG_TENSOR, 4}, {MLC_RT_ARG_TENSOR, 5}, {MLC_RT_ARG_TENSOR, 1}}; /* END_IF */
+  memcpy(a, args, sizeof args);
+  static const int32_t kinds[3] = {MLC_RT_STEP_IF, MLC_RT_STEP_ELSE, MLC_RT_STEP_END_IF};
+  static const int32_t first[4] = {0, 3, 6, 10};
+  for (int i = 0; i < 3; i++)
+    st[i] = (mlc_rt_step_desc){kinds[i], "mlc.cf", NULL, "if_0", first[i + 1] - first[i], a + first[i], -1};
+  memset(d, 0, sizeof *d);
+  d->abi_version = MLC_RT_DESC_VERSION;
+  d->kernel_abi = MLC_RT_ABI_VERSION;
+  d->name = "cf";
+  d->ntensors = 6;
+  d->tensors = t;
+  d->ninputs = 1;
+  d->inputs = in;
+  d->noutputs = 1;
+  d->outputs = out;
+  d->nstorages = 2;
+  d->nsteps = 3;
+  d->steps = st;
+  d->weights = (const uint8_t *)cf_weights;
+  d->weights_size = sizeof cf_weights;
+}
+
+/* The control flow steps run (both branches) and a malformed one is a load
+** error naming the step, never a crash. */
+static void test_desc_control_flow(void) {
+  mlc_rt_model_desc d;
+  mlc_rt_tensor_desc t[6];
+  mlc_rt_io_desc in[1], out[1];
+  mlc_rt_arg_desc a[10];
+  mlc_rt_step_desc st[3];
+  cf_desc(&d, t, in, out, a, st);
+  mlc_rt_model *m = NULL;
+  char err[512] = "";
+  mlc_rt_status rs = mlc_rt_model_open(&d, &m, err, sizeof err);
+  if (rs != MLC_RT_OK) fprintf(stderr, "open: %s\n", err);
+  CU_ASSERT_EQUAL_FATAL(rs, MLC_RT_OK);
+  mlc_rt_session *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 1, &s, err, sizeof err), MLC_RT_OK);
+  for (int c = 0; c < 2; c++) {
+    unsigned char cond = (unsigned char)(c == 0);
+    DLTensor x;
+    memset(&x, 0, sizeof x);
+    x.data = &cond;
+    x.device.device_type = kDLCPU;
+    x.dtype = (DLDataType){6, 8, 1};
+    CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &x), MLC_RT_OK);
+    CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_OK);
+    const DLTensor *o = NULL;
+    CU_ASSERT_EQUAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+    CU_ASSERT(o && ((const float *)o->data)[0] == (c == 0 ? 1.0f : 2.0f));
+  }
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+  /* a jump out of range, a jump to the wrong step, an arg of the wrong
+  ** kind or type, a missing arg, a region left open, an ELSE without IF */
+  cf_desc(&d, t, in, out, a, st);
+  a[2].value = 7;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "step 0 (node \"if_0\"): malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  a[5].value = 0;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "step 1 (node \"if_0\"): malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  a[2].kind = MLC_RT_ARG_TENSOR;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  a[1].value = 4; /* taken: a float constant */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  st[2].nargs = 3;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "step 2 (node \"if_0\"): malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  a[9].value = 0; /* END_IF writing the input */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  d.nsteps = 2;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  d.nsteps = 1;
+  a[2].value = 0;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  d.steps = st + 1;
+  d.nsteps = 2;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed control flow step"));
+  cf_desc(&d, t, in, out, a, st);
+  st[0].kind = MLC_RT_STEP_LOOP;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "malformed control flow step"));
+}
+
 static void test_desc_validation(void) {
   mlc_rt_model_desc d = valid_desc();
   CU_ASSERT(open_expect(&d, MLC_RT_OK, NULL));
@@ -1637,6 +1747,7 @@ static void register_threads(void) {
 static void register_desc(void) {
   static const CU_TestInfo tests[] = {{"desc_validation", test_desc_validation},
                                       {"derived_symbols", test_derived_symbols},
+                                      {"desc_control_flow", test_desc_control_flow},
                                       {"inprocess_session", test_inprocess_session},
                                       {"dtype_str", test_dtype_str},
                                       {"blob_robust", test_blob_robust},
