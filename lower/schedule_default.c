@@ -228,18 +228,22 @@ static mlc_status schedule_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_o
     ** spatial loops inside it until there are enough, as far as they are
     ** a perfect nest (sch.fuse refuses otherwise; the loop then runs in
     ** parallel alone). */
+    /* A symbolic extent (a batch, an image's height) counts as 1: it may
+    ** be, so the loops inside join it as well. */
     int j = i;
-    int64_t chunks = e;
-    while (e >= 0 && chunks < PARALLEL_MIN_CHUNKS && j + 1 < n) {
+    int64_t chunks = e < 0 ? 1 : e;
+    while (chunks < PARALLEL_MIN_CHUNKS && j + 1 < n) {
       const mlc_tir_stmt *nx = mlc_sch_rv_stmt(s, loops[j + 1]);
       int64_t ne = const_extent(nx->loop.extent);
-      if (ne < 1 || binds_reduce(blk, nx->loop.var) || nx->loop.kind != MLC_TIR_FOR_SERIAL) break;
+      if (ne == 0 || binds_reduce(blk, nx->loop.var) || nx->loop.kind != MLC_TIR_FOR_SERIAL) break;
       /* never the vector loop or what rule 1 put inside the reduction */
       if (j + 1 == n - 1) break;
-      chunks *= ne;
+      chunks *= ne < 0 ? 1 : ne;
       j++;
     }
-    if (j > i) {
+    /* fewer loops when the fuse refuses (a symbolic outer loop: until one
+    ** is taken, as its own extent may be 1) */
+    for (; j > i; j = e < 0 ? j - 1 : i) {
       mlc_sch_rv fused;
       mlc_status st = mlc_sch_fuse(s, j - i + 1, &loops[i], &fused);
       if (!st) return mlc_sch_parallel(s, fused);

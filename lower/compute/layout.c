@@ -217,15 +217,18 @@ static mlc_status nc_symbolic(mlc_lg_call *c, nc_ctx *n, mlc_tir_expr **shape, c
   if (tr > 1)
     aw = mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORDIV, mlc_tir_add(M, shape[3], i64(c, tr - 1)), i64(c, tr)),
                      i64(c, tr));
+  /* The padded copy holds what the accumulator reads, in terms of the
+  ** output's extents: (OH - 1) * stride + (KH - 1) * dil + 1 rows and
+  ** (aw - 1) * stride + (KW - 1) * dil + 1 columns (the input's last rows
+  ** and columns no window reaches are left out; the extra columns are
+  ** zeros), so that the schedule proves a tile's part of it in bounds and
+  ** keeps it in a small buffer of its own. */
   mlc_tir_expr *ps[5];
-  for (int d = 0; d < 5; d++) {
-    ps[d] = mlc_lg_dim(c, x, d);
-    if (d == 2 || d == 3) ps[d] = mlc_tir_add(M, ps[d], i64(c, n->pad[d - 2] + n->pad[d]));
-  }
-  /* the columns the accumulator reads: (aw - 1) * stride + (KW - 1) * dil + 1 */
-  mlc_tir_expr *need = mlc_tir_add(M, mlc_tir_mul(M, aw, i64(c, n->stride[1])),
-                                   i64(c, (wt->dims[3] - 1) * n->dil[1] + 1 - n->stride[1]));
-  ps[3] = mlc_tir_max(M, ps[3], need);
+  for (int d = 0; d < 5; d++) ps[d] = mlc_lg_dim(c, x, d);
+  mlc_tir_expr *ends[2] = {shape[2], aw};
+  for (int i = 0; i < 2; i++)
+    ps[2 + i] = mlc_tir_add(M, mlc_tir_mul(M, ends[i], i64(c, n->stride[i])),
+                            i64(c, (wt->dims[2 + i] - 1) * n->dil[i] + 1 - n->stride[i]));
   MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_pad_body, n, &n->padded));
   mlc_tir_expr *as[5] = {shape[0], shape[1], shape[2], aw, shape[4]};
   MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, as, names, nc_body, n, &n->stage));

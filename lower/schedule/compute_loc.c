@@ -528,6 +528,77 @@ static mlc_tir_expr *and_pred(mlc_tir_module *m, mlc_tir_expr *pred, mlc_tir_exp
   return pred ? mlc_tir_binary(m, MLC_TIR_AND, pred, cond) : cond;
 }
 
+/* Loop variables with their (possibly symbolic) domains [min, min + ext). */
+typedef struct sym_doms {
+  int n;
+  const mlc_tir_var *var[CL_MAX_LOOPS + 512];
+  const mlc_tir_expr *min[CL_MAX_LOOPS + 512], *ext[CL_MAX_LOOPS + 512];
+} sym_doms;
+
+static void dom_add(sym_doms *d, const mlc_tir_var *v, const mlc_tir_expr *min, const mlc_tir_expr *ext) {
+  if (d->n >= (int)(sizeof d->var / sizeof d->var[0])) return;
+  d->var[d->n] = v;
+  d->min[d->n] = min;
+  d->ext[d->n] = ext;
+  d->n++;
+}
+
+/* The loops around |loop| and |loop| itself. */
+static void dom_add_above(mlc_sch *s, const mlc_tir_stmt *loop, sym_doms *d) {
+  mlc_tir_stmt *above[512];
+  int n = sch_loops_above(s, loop, above, 512);
+  for (int i = 0; i < n; i++) dom_add(d, above[i]->loop.var, above[i]->loop.min, above[i]->loop.extent);
+  dom_add(d, loop->loop.var, loop->loop.min, loop->loop.extent);
+}
+
+/* The largest (|hi|) or smallest value of affine |e| over the domains, as
+** an expression (variables at their ends: positive constant multiples,
+** sums and differences); NULL when |e| has another form. */
+static mlc_tir_expr *sym_end(mlc_tir_module *m, const sym_doms *d, const mlc_tir_expr *e, int hi) {
+  switch (e->kind) {
+    case MLC_TIR_INT_IMM: return (mlc_tir_expr *)e;
+    case MLC_TIR_VAR_REF:
+      for (int i = d->n - 1; i >= 0; i--)
+        if (d->var[i] == e->var) {
+          mlc_tir_expr *min = d->min[i] ? (mlc_tir_expr *)d->min[i] : mlc_tir_i64(m, 0);
+          return hi ? mlc_tir_sub(m, mlc_tir_add(m, min, (mlc_tir_expr *)d->ext[i]), mlc_tir_i64(m, 1)) : min;
+        }
+      return NULL;
+    case MLC_TIR_BINARY: {
+      const mlc_tir_expr *a = e->bin.a, *b = e->bin.b;
+      if (e->bin.op == MLC_TIR_ADD || e->bin.op == MLC_TIR_SUB) {
+        mlc_tir_expr *x = sym_end(m, d, a, hi), *y = sym_end(m, d, b, e->bin.op == MLC_TIR_ADD ? hi : !hi);
+        if (!x || !y) return NULL;
+        return e->bin.op == MLC_TIR_ADD ? mlc_tir_add(m, x, y) : mlc_tir_sub(m, x, y);
+      }
+      if (e->bin.op == MLC_TIR_MUL) {
+        if (a->kind == MLC_TIR_INT_IMM) {
+          const mlc_tir_expr *t = a;
+          a = b;
+          b = t;
+        }
+        if (b->kind != MLC_TIR_INT_IMM || b->int_value < 0) return NULL;
+        mlc_tir_expr *x = sym_end(m, d, a, hi);
+        return x ? mlc_tir_mul(m, x, (mlc_tir_expr *)b) : NULL;
+      }
+      return NULL;
+    }
+    default: return NULL;
+  }
+}
+
+/* Whether |bind| >= |limit| (|lower|) or |bind| < |limit| holds over the
+** domains: its smallest / largest value against |limit| simplifies to a
+** constant of the right sign. */
+static int sym_prove(mlc_arith *an, mlc_tir_module *m, const sym_doms *d, const mlc_tir_expr *bind,
+                     mlc_tir_expr *limit, int lower) {
+  mlc_tir_expr *end = sym_end(m, d, bind, !lower);
+  if (!end || !limit) return 0;
+  mlc_tir_expr *diff = mlc_arith_simplify(an, m, mlc_tir_sub(m, end, limit));
+  if (!diff || diff->kind != MLC_TIR_INT_IMM) return 0;
+  return lower ? diff->int_value >= 0 : diff->int_value < 0;
+}
+
 mlc_status cl_place(mlc_sch *s, const cl_nest *nest, mlc_tir_stmt *loop, int at, const int *has,
                     const cl_range *ranges, int preserve_unit) {
   mlc_tir_module *m = s->m;
@@ -538,6 +609,8 @@ mlc_status cl_place(mlc_sch *s, const cl_nest *nest, mlc_tir_stmt *loop, int at,
   mlc_tir_expr *lext[CL_MAX_LOOPS];
   int nl = 0;
   mlc_tir_expr *pred = NULL;
+  mlc_arith *an = NULL;
+  mlc_status st = NULL;
   cl_env outer;
   cl_env_above(s, loop, &outer);
   if (!its) return mlc_oom();
@@ -561,31 +634,52 @@ mlc_status cl_place(mlc_sch *s, const cl_nest *nest, mlc_tir_stmt *loop, int at,
       min = it->min;
       ext = it->extent;
     }
-    if (!min || !ext) return mlc_oom();
+    if (!min || !ext) return mlc_arith_destroy(an), mlc_oom();
     mlc_tir_expr *bind = min;
     if (!(mlc_tir_is_const(ext, 1) && !preserve_unit)) {
       if (nl >= CL_MAX_LOOPS)
-        return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "more than %d loops around %s", CL_MAX_LOOPS, sch_desc(s, blk));
+        return mlc_arith_destroy(an),
+               sch_fail(s, MLC_SCH_ERR_STRUCTURE, "more than %d loops around %s", CL_MAX_LOOPS, sch_desc(s, blk));
       char name[32];
       snprintf(name, sizeof name, "ax%d", nl);
       lv[nl] = mlc_tir_var_new(m, name, MLC_DTYPE_I64);
       lext[nl] = ext;
-      if (!lv[nl]) return mlc_oom();
+      if (!lv[nl]) return mlc_arith_destroy(an), mlc_oom();
       bind = mlc_tir_add(m, min, mlc_tir_ref(m, lv[nl]));
       nl++;
     }
-    if (!bind) return mlc_oom();
+    if (!bind) return mlc_arith_destroy(an), mlc_oom();
     its[k].binding = bind;
     if (has[k]) {
       /* where the region may leave the iteration domain, a predicate keeps
-      ** the block inside it */
+      ** the block inside it (symbolic bounds: unless the analyzer proves
+      ** it stays, with the loops above and the new ones bound) */
       int dom_known = it->min->kind == MLC_TIR_INT_IMM && it->extent->kind == MLC_TIR_INT_IMM;
       int64_t dlo = dom_known ? it->min->int_value : 0, dhi = dom_known ? dlo + it->extent->int_value - 1 : 0;
-      if (!known || !dom_known || lo < dlo) pred = and_pred(m, pred, mlc_tir_binary(m, MLC_TIR_GE, bind, it->min));
-      if (!known || !dom_known || hi > dhi)
-        pred = and_pred(m, pred, mlc_tir_binary(m, MLC_TIR_LT, bind, mlc_tir_add(m, it->min, it->extent)));
+      mlc_tir_expr *ge = mlc_tir_binary(m, MLC_TIR_GE, bind, it->min);
+      mlc_tir_expr *lt = mlc_tir_binary(m, MLC_TIR_LT, bind, mlc_tir_add(m, it->min, it->extent));
+      int need_lo = !known || !dom_known || lo < dlo, need_hi = !known || !dom_known || hi > dhi;
+      if ((need_lo || need_hi) && (!known || !dom_known)) {
+        if (!an && !mlc_arith_create(mlc_allocator_default(), &an) && (st = sch_bind_loops_above(s, an, loop))) {
+          mlc_status_free(st);
+          mlc_arith_destroy(an);
+          an = NULL;
+        }
+        if (an) mlc_status_free(mlc_arith_bind(an, loop->loop.var, loop->loop.min, loop->loop.extent));
+        for (int i = 0; an && i < nl; i++) mlc_status_free(mlc_arith_bind(an, lv[i], mlc_tir_i64(m, 0), lext[i]));
+        sym_doms dom = {0};
+        dom_add_above(s, loop, &dom);
+        for (int i = 0; i < nl; i++) dom_add(&dom, lv[i], NULL, lext[i]);
+        if (an && need_lo && ge && (mlc_arith_prove(an, ge) || sym_prove(an, m, &dom, bind, it->min, 1))) need_lo = 0;
+        if (an && need_hi && lt &&
+            (mlc_arith_prove(an, lt) || sym_prove(an, m, &dom, bind, mlc_tir_add(m, it->min, it->extent), 0)))
+          need_hi = 0;
+      }
+      if (need_lo) pred = and_pred(m, pred, ge);
+      if (need_hi) pred = and_pred(m, pred, lt);
     }
   }
+  mlc_arith_destroy(an);
   mlc_tir_stmt *nest_new = blk;
   for (int i = nl - 1; i >= 0; i--)
     nest_new = mlc_tir_for(m, lv[i], mlc_tir_i64(m, 0), lext[i], MLC_TIR_FOR_SERIAL, NULL, nest_new);

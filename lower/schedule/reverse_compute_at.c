@@ -163,6 +163,59 @@ static int covers(const cl_range *r, const cl_env *outer, int64_t dlo, int64_t d
   return lo <= dlo && hi >= dhi;
 }
 
+/*
+** covers() where the domain of |it| or the extent of the outer loop the
+** range moves with is symbolic (a batch N, an image's H, a tile count
+** (W + 3) // 4): S = c * v with v the variable of |loop| or of a loop above
+** it, so the union over v in [min, min + E) is [c * min + lo, c * (min + E
+** - 1) + hi], proved to hold [dmin, dmin + D - 1] by the analyzer.
+*/
+static int covers_sym(mlc_sch *s, const cl_range *r, mlc_tir_stmt *loop, const mlc_tir_iter_var *it) {
+  mlc_tir_module *m = s->m;
+  const mlc_tir_stmt *outer_lp = NULL;
+  int64_t c = 0;
+  if (r->nterms > 1) return 0;
+  if (r->nterms == 1) {
+    const mlc_tir_expr *a = r->atom[0];
+    c = r->coef[0];
+    if (a->kind != MLC_TIR_VAR_REF || c <= 0 || c > r->hi - r->lo + 1) return 0; /* gaps */
+    mlc_tir_stmt *above[CL_MAX_LOOPS];
+    int n = sch_loops_above(s, loop, above, CL_MAX_LOOPS);
+    if (loop->loop.var == a->var) outer_lp = loop;
+    for (int i = 0; i < n && !outer_lp; i++)
+      if (above[i]->loop.var == a->var) outer_lp = above[i];
+    if (!outer_lp) return 0;
+  }
+  mlc_dtype dt = it->var->dtype;
+  mlc_tir_expr *lo = mlc_tir_int(m, dt, r->lo), *hi = mlc_tir_int(m, dt, r->hi);
+  if (outer_lp) { /* c * min + lo, c * (min + E - 1) + hi */
+    mlc_tir_expr *cc = mlc_tir_int(m, dt, c), *last = mlc_tir_sub(m, mlc_tir_add(m, outer_lp->loop.min, outer_lp->loop.extent),
+                                                                     mlc_tir_int(m, dt, 1));
+    lo = mlc_tir_add(m, mlc_tir_mul(m, cc, outer_lp->loop.min), lo);
+    hi = mlc_tir_add(m, mlc_tir_mul(m, cc, last), hi);
+  }
+  mlc_tir_expr *dhi = mlc_tir_sub(m, mlc_tir_add(m, it->min, it->extent), mlc_tir_int(m, dt, 1));
+  if (!lo || !hi || !dhi) return 0;
+  mlc_arith *an = NULL;
+  if (mlc_arith_create(mlc_allocator_default(), &an)) return 0;
+  int ok = mlc_arith_prove(an, mlc_tir_binary(m, MLC_TIR_LE, lo, it->min)) &&
+           mlc_arith_prove(an, mlc_tir_binary(m, MLC_TIR_GE, hi, dhi));
+  /* a tile count E = y // d with d dividing c: c * E >= (c / d) * (y - d + 1),
+  ** so the last tile reaches c * E - c + hi (the accumulator rounded up to
+  ** whole tiles covers the width it was rounded from) */
+  const mlc_tir_expr *e = outer_lp ? outer_lp->loop.extent : NULL;
+  if (!ok && e && mlc_tir_is_const(outer_lp->loop.min, 0) && e->kind == MLC_TIR_BINARY && e->bin.op == MLC_TIR_FLOORDIV &&
+      e->bin.b->kind == MLC_TIR_INT_IMM && e->bin.b->int_value > 0 && c % e->bin.b->int_value == 0 &&
+      mlc_arith_prove(an, mlc_tir_binary(m, MLC_TIR_LE, lo, it->min))) {
+    int64_t d = e->bin.b->int_value;
+    mlc_tir_expr *low = mlc_tir_mul(m, mlc_tir_sub(m, e->bin.a, mlc_tir_int(m, dt, d - 1)), mlc_tir_int(m, dt, c / d));
+    low = mlc_tir_add(m, low, mlc_tir_int(m, dt, r->hi - c));
+    ok = low && mlc_arith_prove(an, mlc_tir_binary(m, MLC_TIR_GE, low, dhi));
+  }
+  mlc_arith_destroy(an);
+  return ok;
+}
+
 static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *c, mlc_tir_stmt *loop, rca_plan *p) {
   const char *cd = sch_desc(s, c), *ld = sch_desc(s, loop);
   if (c->block.predicate) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s has a predicate", cd);
@@ -235,8 +288,9 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *c, mlc_tir_stmt *loop, rca_p
                         reads[r]->name, it->var->name, cd);
       if (p->has[k] && !cl_range_eq(&p->ranges[k], &acc[d]))
         return sch_fail(s, MLC_SCH_ERR_REGION, "the producers give %s of %s two different regions", it->var->name, cd);
-      if (it->min->kind != MLC_TIR_INT_IMM || it->extent->kind != MLC_TIR_INT_IMM ||
-          !covers(&acc[d], &outer, it->min->int_value, it->min->int_value + it->extent->int_value - 1))
+      int known = it->min->kind == MLC_TIR_INT_IMM && it->extent->kind == MLC_TIR_INT_IMM;
+      if (!(known && covers(&acc[d], &outer, it->min->int_value, it->min->int_value + it->extent->int_value - 1)) &&
+          !covers_sym(s, &acc[d], loop, it))
         return sch_fail(s, MLC_SCH_ERR_REGION,
                         "the regions of %s written under %s do not provably cover the domain of %s in %s",
                         reads[r]->name, ld, it->var->name, cd);
