@@ -182,6 +182,22 @@ mlc_status mlc_fe_const_ints(mlc_fe_ctx *cx, const mlc_value *v, const char *wha
   return NULL;
 }
 
+int mlc_fe_known_dims(mlc_fe_ctx *cx, const mlc_value *v, int64_t **dims, int *n) {
+  const int64_t *vals;
+  uint64_t sym;
+  int k;
+  if (!mlc_value_sym_ints(cx->mod, v, &vals, &sym, &k)) return 0;
+  int64_t *d = MLC_ARENA_ARRAY(cx->scratch, k ? (size_t)k : 1, int64_t);
+  if (!d) return 0;
+  for (int i = 0; i < k; i++) {
+    if (!((sym >> i) & 1) && vals[i] < 0) return 0;
+    d[i] = vals[i];
+  }
+  *dims = d;
+  *n = k;
+  return 1;
+}
+
 mlc_status mlc_fe_const_scalar(mlc_fe_ctx *cx, const mlc_value *v, const char *what, double *out) {
   const mlc_const *c = mlc_fe_const(cx, v);
   if (!c)

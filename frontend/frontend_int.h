@@ -167,6 +167,14 @@ const mlc_const *mlc_fe_const(const mlc_fe_ctx *cx, const mlc_value *v);
 */
 MLC_MUST_USE mlc_status mlc_fe_const_ints(mlc_fe_ctx *cx, const mlc_value *v, const char *what,
                                           int64_t **out, int *n);
+/*
+** |v| as dims known when compiling: a constant of entries >= 0, or an
+** integer vector whose values the graph knows (mlc_value.nsv: a shape
+** computed from shapes), entries >= 0 or symbols.  1 with *|dims| (scratch)
+** and *|n|; 0 otherwise (then nothing is reported).
+*/
+int mlc_fe_known_dims(mlc_fe_ctx *cx, const mlc_value *v, int64_t **dims, int *n);
+
 /* Reads the one-element constant |v| (any numeric dtype) as a double. */
 MLC_MUST_USE mlc_status mlc_fe_const_scalar(mlc_fe_ctx *cx, const mlc_value *v, const char *what,
                                             double *out);

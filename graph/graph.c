@@ -211,6 +211,10 @@ static mlc_status derived_what(mlc_module *m, mlc_sym_op op, int64_t a, int64_t 
     if (b_sym) snprintf(name, sizeof name, "%s+%s", x, mlc_module_sym_name(m, b));
     else snprintf(name, sizeof name, "%s%s%lld", x, b < 0 ? "-" : "+",
                   b < 0 ? -(long long)(uint64_t)b : (long long)b);
+  } else if (op == MLC_SYM_MUL && b_sym) {
+    operand_name(m, a, x, sizeof x);
+    operand_name(m, b, y, sizeof y);
+    snprintf(name, sizeof name, "%s*%s", x, y);
   } else if (op == MLC_SYM_MUL || op == MLC_SYM_FLOORDIV) {
     operand_name(m, a, x, sizeof x);
     snprintf(name, sizeof name, "%s%s%lld", x, op == MLC_SYM_MUL ? "*" : "//", (long long)b);
@@ -341,6 +345,30 @@ mlc_status mlc_dim_mul_const(mlc_module *m, int64_t a, int64_t c, const mlc_orig
   return derived(m, MLC_SYM_MUL, a, c, 0, origin, out);
 }
 
+mlc_status mlc_dim_mul(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin, int64_t *out) {
+  if (!MLC_DIM_IS_SYM(b)) return mlc_dim_mul_const(m, a, b, origin, out);
+  if (!MLC_DIM_IS_SYM(a)) return mlc_dim_mul_const(m, b, a, origin, out);
+  if (MLC_DIM_SYM_ID(a) > MLC_DIM_SYM_ID(b)) { /* commutative: the earlier symbol first */
+    int64_t t = a;
+    a = b;
+    b = t;
+  }
+  return derived(m, MLC_SYM_MUL, a, b, 1, origin, out);
+}
+
+int mlc_dim_factors(const mlc_module *m, int64_t d, int64_t *known, int64_t *syms, int *nsyms, int max) {
+  if (!MLC_DIM_IS_SYM(d)) return __builtin_mul_overflow(*known, d, known) ? -1 : 0;
+  const mlc_sym_def *def = mlc_module_sym_def(m, d);
+  if (def && def->op == MLC_SYM_MUL) {
+    if (mlc_dim_factors(m, def->a, known, syms, nsyms, max)) return -1;
+    return def->b_sym ? mlc_dim_factors(m, def->b, known, syms, nsyms, max)
+                      : (__builtin_mul_overflow(*known, def->b, known) ? -1 : 0);
+  }
+  if (*nsyms >= max) return -1;
+  syms[(*nsyms)++] = d;
+  return 0;
+}
+
 mlc_status mlc_dim_floordiv_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
                                   int64_t *out) {
   if (c < 1) return mlc_make_status(MLC_INVALID_ARGUMENT, "an extent divided by %lld", (long long)c);
@@ -455,6 +483,7 @@ static mlc_value *new_value(mlc_module *m, mlc_value_kind kind, const char *name
   if (!v->type.dims) return NULL;
   v->const_index = -1;
   v->storage = -1;
+  v->nsv = -1;
   return v;
 }
 
@@ -928,6 +957,10 @@ mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int na
   MLC_RETURN_IF_ERROR(try_fold(&ci, types, n, outs, &folded));
   if (nouts) *nouts = n;
   if (folded) return NULL;
+  if (n == 1) { /* integers known from shapes (sym_values.c) fold too */
+    MLC_RETURN_IF_ERROR(mlc_graph_fold_known(m, op, args, nargs, attrs, nattrs, origin, &types[0], &outs[0]));
+    if (outs[0]) return NULL;
+  }
 
   mlc_binding *b = MLC_ARENA_NEW(m->arena, mlc_binding);
   if (!b) return mlc_oom();
@@ -949,6 +982,7 @@ mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int na
     v->def_output = i;
     b->outs[i] = outs[i] = v;
   }
+  if (n == 1) MLC_RETURN_IF_ERROR(mlc_graph_sym_values(m, op, args, nargs, attrs, nattrs, origin, b->outs[0]));
   return append_binding(f, b);
 }
 

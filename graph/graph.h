@@ -219,6 +219,15 @@ typedef struct mlc_value {
   mlc_binding *def;    /* MLC_VALUE_VAR: defining binding */
   int def_output;      /* MLC_VALUE_VAR: which output of |def| */
   int storage;         /* memory plan: storage id of an intermediate, -1 if none */
+  /* An integer vector (rank 0 or 1) whose values are known when compiling
+  ** though it is no constant: shape_of(x) of x [N, T, 256] is [N, T, 256],
+  ** and what gather, concat, slice, reshape, cast and integer arithmetic
+  ** make of such values (sym_values.c).  |nsv| entries (-1: unknown);
+  ** entry i is the dim (a symbol) sv[i] when bit i of |sv_sym| is set,
+  ** else the integer sv[i]. */
+  int nsv;
+  const int64_t *sv;
+  uint64_t sv_sym;
 } mlc_value;
 
 /* Where a binding came from, for diagnostics (STYLE R8). */
@@ -305,7 +314,7 @@ typedef struct mlc_const {
 typedef enum mlc_sym_op {
   MLC_SYM_FREE = 0,
   MLC_SYM_ADD = 1,      /* a + b */
-  MLC_SYM_MUL = 2,      /* a * b, b a constant >= 0 */
+  MLC_SYM_MUL = 2,      /* a * b, b a constant >= 0 or a symbol */
   MLC_SYM_FLOORDIV = 3, /* floor(a / b), b a constant >= 1 */
   MLC_SYM_MIN = 4,
   MLC_SYM_MAX = 5,
@@ -373,12 +382,36 @@ MLC_MUST_USE mlc_status mlc_dim_add(mlc_module *m, int64_t a, int64_t b, const m
                                     int64_t *out);
 MLC_MUST_USE mlc_status mlc_dim_mul_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
                                           int64_t *out);
+/* a * b of two dims (a product of symbols: T * N). */
+MLC_MUST_USE mlc_status mlc_dim_mul(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin, int64_t *out);
+/* Splits dim |d| into a known factor and symbols: a product x * c or x * y
+** of derived symbols is taken apart (for comparing sizes).  Multiplies
+** *|known| and appends the symbols to syms (*|nsyms|, room for |max|);
+** -1 on overflow or when |max| is too small. */
+int mlc_dim_factors(const mlc_module *m, int64_t d, int64_t *known, int64_t *syms, int *nsyms, int max);
 MLC_MUST_USE mlc_status mlc_dim_floordiv_const(mlc_module *m, int64_t a, int64_t c,
                                                const mlc_origin *origin, int64_t *out);
 MLC_MUST_USE mlc_status mlc_dim_min(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin,
                                     int64_t *out);
 MLC_MUST_USE mlc_status mlc_dim_max(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin,
                                     int64_t *out);
+/* Sets |v|'s known values (mlc_value.nsv) from what |op| computes of its
+** args' known values or constants; nothing when they are not known.  Called
+** by mlc_graph_emit for every new binding; errors only on out-of-memory. */
+MLC_MUST_USE mlc_status mlc_graph_sym_values(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs,
+                                             const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
+                                             mlc_value *v);
+/* When every value of |op|'s result (type |t|) is a known integer (a gather
+** of a static dim from shape_of), the constant holding them in *|out_const|
+** (the call folds); else NULL.  Honours m->fold. */
+MLC_MUST_USE mlc_status mlc_graph_fold_known(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs,
+                                             const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
+                                             const mlc_type *t, mlc_value **out_const);
+/* The known values of integer vector |v|: its data when it is a constant
+** of at most 64 entries, else its nsv values.  *|vals| (n entries, borrowed
+** or in |m|'s arena), *|sym| the symbol mask; 0 when unknown. */
+int mlc_value_sym_ints(mlc_module *m, const mlc_value *v, const int64_t **vals, uint64_t *sym, int *n);
+
 /* Bounds symbol |name| (a free symbol of |m|) by |bound| >= 1: an error
 ** naming the symbols when there is no such symbol. */
 MLC_MUST_USE mlc_status mlc_module_bound_sym(mlc_module *m, const char *name, int64_t bound);

@@ -610,14 +610,15 @@ mlc_status mlc_infer_pool(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
 
 /* ---- data movement ------------------------------------------------------ */
 
-/* Product of the known dims and the sorted symbols of a shape. */
-static int shape_parts(const int64_t *dims, int rank, int64_t *known, int64_t *syms, int *nsyms) {
+/* Product of the known dims and the sorted symbols of a shape (a derived
+** x * c or x * y taken apart, so that [N, T * 4, 64] and [N, T, 256]
+** agree). */
+static int shape_parts(const mlc_module *m, const int64_t *dims, int rank, int64_t *known, int64_t *syms,
+                       int *nsyms) {
   *known = 1;
   *nsyms = 0;
-  for (int i = 0; i < rank; i++) {
-    if (dims[i] < 0) syms[(*nsyms)++] = dims[i];
-    else if (mul_ovf(*known, dims[i], known)) return -1;
-  }
+  for (int i = 0; i < rank; i++)
+    if (mlc_dim_factors(m, dims[i], known, syms, nsyms, MAX_RANK)) return -1;
   for (int i = 1; i < *nsyms; i++) /* insertion sort: ranks are small */
     for (int j = i; j > 0 && syms[j - 1] > syms[j]; j--) {
       int64_t t = syms[j];
@@ -635,7 +636,7 @@ mlc_status mlc_infer_reshape(const mlc_call_info *ci, mlc_type *outs, int *nouts
   sbuf a, b;
   MLC_RETURN_IF_ERROR(check_args(ci));
   MLC_RETURN_IF_ERROR(attr_shape(ci, "shape", dims, &rank));
-  if (shape_parts(x->dims, x->rank, &kx, sx, &nx) || shape_parts(dims, rank, &ky, sy, &ny))
+  if (shape_parts(ci->mod, x->dims, x->rank, &kx, sx, &nx) || shape_parts(ci->mod, dims, rank, &ky, sy, &ny))
     return ERR("element count overflows");
   int ok = kx == ky && nx == ny && memcmp(sx, sy, sizeof *sx * (size_t)nx) == 0;
   if (!ok && !(kx == 0 && ky == 0))

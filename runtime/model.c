@@ -243,8 +243,8 @@ static mlc_rt_status check_sym_defs(checker *c, mlc_rt_model *m) {
     if (!def || def->op == MLC_RT_SYM_FREE) continue;
     m->has_derived = 1;
     int ok = def->op > 0 && def->op < MLC_RT_SYM_OP_COUNT && def->a >= 0 && def->a < k;
-    if (ok && def->b_sym) ok = def->b >= 0 && def->b < k && def->op != MLC_RT_SYM_MUL &&
-                               def->op != MLC_RT_SYM_FLOORDIV && def->op != MLC_RT_SYM_CHECK;
+    if (ok && def->b_sym) ok = def->b >= 0 && def->b < k && def->op != MLC_RT_SYM_FLOORDIV &&
+                               def->op != MLC_RT_SYM_CHECK;
     else if (ok && def->op == MLC_RT_SYM_MUL) ok = def->b >= 0;
     else if (ok && def->op == MLC_RT_SYM_FLOORDIV) ok = def->b >= 1;
     if (!ok)

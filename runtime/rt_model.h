@@ -132,7 +132,7 @@ enum mlc_rt_step_kind {
 enum mlc_rt_sym_op {
   MLC_RT_SYM_FREE = 0,     /* input-bound or run-bound */
   MLC_RT_SYM_ADD = 1,      /* a + b */
-  MLC_RT_SYM_MUL = 2,      /* a * b, b a constant >= 0 */
+  MLC_RT_SYM_MUL = 2,      /* a * b, b a constant >= 0 or a symbol */
   MLC_RT_SYM_FLOORDIV = 3, /* floor(a / b), b a constant >= 1 */
   MLC_RT_SYM_MIN = 4,
   MLC_RT_SYM_MAX = 5,

@@ -308,11 +308,84 @@ MLC_FE_CVT(reshape_v1) {
   return reshape(cx, in[0], shape, k, 0, &out[0]);
 }
 
+/* Product of the known dims and the symbols of |dims| (derived products
+** taken apart) into *known, syms (*nsyms, room for 64); -1 on overflow. */
+static int dims_parts(mlc_fe_ctx *cx, const int64_t *dims, int r, int64_t *known, int64_t *syms, int *nsyms) {
+  *known = 1;
+  *nsyms = 0;
+  for (int i = 0; i < r; i++)
+    if (mlc_dim_factors(cx->mod, dims[i], known, syms, nsyms, 64)) return -1;
+  return 0;
+}
+
+/*
+** Reshape to a shape whose values are known when compiling though some are
+** dims (mlc_value.nsv: [N, T, 4, 64] from Shape, Gather and Concat): 0
+** copies (unless allowzero), -1 is what the input's size leaves (the
+** symbols of the other dims cancelled against the input's, at most one
+** left, times a whole ratio).  MLC_UNIMPLEMENTED when it cannot be
+** resolved (the caller falls back to the run-time form).
+*/
+static mlc_status reshape_known(mlc_fe_ctx *cx, mlc_value *x, const int64_t *vals, uint64_t sym, int k,
+                                int allowzero, mlc_value **out) {
+  int64_t dims[64], sin[64], sout[64], kin, kout;
+  int infer = -1, nin, nout, r = x->type.rank;
+  if (k > 64 || r > 64) return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "shape of more than 64 dims");
+  for (int i = 0; i < k; i++) {
+    int64_t v = vals[i];
+    if ((sym >> i) & 1) {
+      dims[i] = v;
+    } else if (v == -1) {
+      if (infer >= 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "shape has more than one -1");
+      infer = i;
+      dims[i] = 1;
+    } else if (v == 0 && !allowzero) {
+      if (i >= r) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "shape[%d] = 0 copies a dim the input lacks", i);
+      dims[i] = x->type.dims[i];
+    } else if (v < 0) {
+      return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "shape[%d] = %lld is invalid", i, (long long)v);
+    } else {
+      dims[i] = v;
+    }
+  }
+  if (infer >= 0) {
+    if (dims_parts(cx, x->type.dims, r, &kin, sin, &nin) || dims_parts(cx, dims, k, &kout, sout, &nout))
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "the shape's size overflows");
+    for (int j = 0; j < nout; j++) { /* cancel the output's symbols against the input's */
+      int f = -1;
+      for (int q = 0; q < nin && f < 0; q++)
+        if (sin[q] == sout[j]) f = q;
+      if (f < 0) return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "-1 with symbols the input does not have");
+      sin[f] = sin[--nin];
+    }
+    if (kout == 0 || kin % kout || nin > 1)
+      return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "cannot infer -1 from the input's symbolic size");
+    if (nin == 0) dims[infer] = kin / kout;
+    else MLC_RETURN_IF_ERROR(mlc_dim_mul_const(cx->mod, sin[0], kin / kout, NULL, &dims[infer]));
+  }
+  mlc_status st = mlc_fe_reshape(cx, x, dims, k, out);
+  if (st && mlc_status_code(st) == MLC_INVALID_ARGUMENT) { /* sizes not provably equal: run-time form */
+    mlc_status w = mlc_fe_error(cx, MLC_UNIMPLEMENTED, "%s", mlc_status_message(st));
+    mlc_status_free(st);
+    return w;
+  }
+  return st;
+}
+
 /* ONNX Reshape-5,13,14: Y = X with the shape input, a constant (allowzero from 14) */
 MLC_FE_CVT(reshape_v5) {
   (void)nin, (void)nout;
   int64_t *shape;
   int k;
+  const int64_t *known;
+  uint64_t sym;
+  int allowzero = (int)mlc_fe_attr_int(n, "allowzero", 0);
+  if (!mlc_fe_const(cx, in[1]) && mlc_value_sym_ints(cx->mod, in[1], &known, &sym, &k)) {
+    /* a shape computed from shapes: static, with symbolic dims */
+    mlc_status st = reshape_known(cx, in[0], known, sym, k, allowzero, &out[0]);
+    if (!st || mlc_status_code(st) != MLC_UNIMPLEMENTED) return st;
+    mlc_status_free(st);
+  }
   if (!mlc_fe_const(cx, in[1])) /* run-time shape: dims computed while running */
     return mlc_fe_dyn_reshape(cx, in[0], in[1], (int)mlc_fe_attr_int(n, "allowzero", 0), &out[0]);
   MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "shape", &shape, &k));
@@ -627,8 +700,10 @@ MLC_FE_CVT(constant_of_shape) {
   (void)nin, (void)nout;
   int64_t *shape = NULL;
   int k = 0, dyn = !mlc_fe_const(cx, in[0]); /* run-time shape */
-  if (!dyn) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[0], "shape", &shape, &k));
-  for (int i = 0; i < k; i++)
+  int known = dyn && mlc_fe_known_dims(cx, in[0], &shape, &k); /* computed from shapes: dims */
+  if (known) dyn = 0;
+  else if (!dyn) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[0], "shape", &shape, &k));
+  for (int i = 0; i < k && !known; i++)
     if (shape[i] < 0)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "shape[%d] = %lld is negative", i, (long long)shape[i]);
   const mlc_onnx_attr *v = mlc_fe_attr(n, "value");
@@ -652,17 +727,19 @@ MLC_FE_CVT(expand) {
   mlc_value *x = in[0];
   int64_t *shape;
   int k;
-  if (!mlc_fe_const(cx, in[1])) return mlc_fe_dyn_expand(cx, x, in[1], &out[0]); /* run-time shape */
-  MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "shape", &shape, &k));
+  int known = !mlc_fe_const(cx, in[1]) && mlc_fe_known_dims(cx, in[1], &shape, &k); /* from shapes: dims */
+  if (!known && !mlc_fe_const(cx, in[1])) return mlc_fe_dyn_expand(cx, x, in[1], &out[0]); /* run-time shape */
+  if (!known) MLC_RETURN_IF_ERROR(mlc_fe_const_ints(cx, in[1], "shape", &shape, &k));
   int rx = x->type.rank, r = rx > k ? rx : k;
   int64_t *dims = MLC_ARENA_ARRAY(cx->scratch, r > 0 ? (size_t)r : 1, int64_t);
   if (!dims) return mlc_oom();
   for (int i = 0; i < r; i++) {
     int64_t a = i - (r - rx) >= 0 ? x->type.dims[i - (r - rx)] : 1;
     int64_t b = i - (r - k) >= 0 ? shape[i - (r - k)] : 1;
-    if (b < 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "shape has the negative dim %lld", (long long)b);
+    if (b < 0 && !known) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "shape has the negative dim %lld", (long long)b);
     if (a == b || b == 1) dims[i] = a;
     else if (a == 1) dims[i] = b;
+    else if (known) return mlc_fe_dyn_expand(cx, x, in[1], &out[0]); /* decided when running */
     else if (MLC_DIM_IS_SYM(a))
       return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "cannot tell whether the symbolic dim %s is 1 or %lld",
                           mlc_module_sym_name(cx->mod, a), (long long)b);

@@ -1,7 +1,9 @@
 #!/bin/sh
 # test_dynamic_spatial.sh: models whose spatial or time extents are
 # symbolic (tests/dynamic_spatial: a torchvision SqueezeNet with dynamic N,
-# H, W; a 1-d conv audio net with reflect padding and a dynamic length),
+# H, W; a 1-d conv audio net with reflect padding and a dynamic length; a
+# transformer encoder layer with a dynamic batch and sequence length, whose
+# reshape targets are computed from shapes),
 # each compiled once and run at three sizes against ONNX Runtime's outputs;
 # inputs too small for a kernel or a reflect pad refused with the node
 # named; compile --input-shape (specialized or renamed) and --shape-bound
@@ -23,7 +25,7 @@ close() { # close OUT.npy REF.npy: rtol 1e-3, atol 1e-4
   "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' "$1" "$2"
 }
 
-for m in squeezenet audio; do
+for m in squeezenet audio encoder; do
   check "compile $m" "$cli" compile "$dir/$m.onnx" -o "$tmp/$m.so" --no-header
   grep -q 'arena depends on input' "$tmp/err" && ok || fail "compile $m: the arena should depend on the input dims"
   for in0 in "$dir/$m".*.input_0.npy; do
@@ -40,6 +42,11 @@ for m in squeezenet audio; do
     fi
   done
 done
+
+# the encoder's reshapes resolve to symbolic dims: no dims computed at run time
+check "inspect encoder" "$cli" inspect "$tmp/encoder.so"
+grep -q 'symbolic dims: N T ' "$tmp/out" && ! grep -q 'define_dims' "$tmp/out" && ok ||
+  fail "encoder: reshapes not resolved when compiling: $(grep -E 'symbolic dims|define_dims' "$tmp/out" | head -3)"
 
 # the symbolic output dims are named in inspect
 check "inspect audio" "$cli" inspect "$tmp/audio.so"

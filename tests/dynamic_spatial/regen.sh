@@ -5,6 +5,7 @@ set -eu
 ort=${1:?usage: regen.sh path/to/ort_bench.js}
 here=$(cd "$(dirname "$0")" && pwd)
 /usr/bin/python3 "$here/make_models.py"
+/usr/bin/python3 "$here/make_seq_models.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for in0 in "$here"/*.input_0.npy; do

@@ -325,6 +325,41 @@ static void test_symbolic_windows(void) {
   teardown();
 }
 
+/* Known values of shape computations: shape_of, take, concat, arithmetic;
+** all-integer results fold to constants. */
+static void test_sym_values(void) {
+  setup();
+  mlc_value *x = P(MLC_DTYPE_F32, DIMS(SN, SM, 256), 3);
+  mlc_value *s = E(MLC_OP_SHAPE_OF, &x, 1, NULL, 0);
+  CU_ASSERT_FATAL(s && s->nsv == 3 && s->sv_sym == 3 && s->sv[0] == SN && s->sv[1] == SM && s->sv[2] == 256);
+  int64_t i1 = 1, i2 = 2, four = 4;
+  mlc_value *c1 = C(MLC_DTYPE_I64, NULL, 0, &i1), *c2 = C(MLC_DTYPE_I64, NULL, 0, &i2);
+  mlc_value *g1 = E(MLC_OP_GATHER, (mlc_value *[]){s, c1}, 2, NULL, 0);
+  CU_ASSERT(g1 && g1->nsv == 1 && g1->sv_sym == 1 && g1->sv[0] == SM);
+  mlc_value *g2 = E(MLC_OP_GATHER, (mlc_value *[]){s, c2}, 2, NULL, 0);
+  CU_ASSERT(is_const(g2) && B(g2, &(int64_t){256}, 8)); /* a static dim: a constant */
+  mlc_value *c4 = C(MLC_DTYPE_I64, NULL, 0, &four);
+  mlc_value *mul = E(MLC_OP_MUL, (mlc_value *[]){g1, c4}, 2, NULL, 0);
+  CU_ASSERT(mul && mul->nsv == 1 && mul->sv_sym == 1 &&
+            strcmp(mlc_module_sym_name(M, mul->sv[0]), "m*4") == 0);
+  mlc_value *div = E(MLC_OP_DIV, (mlc_value *[]){g2, c4}, 2, NULL, 0);
+  CU_ASSERT(is_const(div) && B(div, &(int64_t){64}, 8));
+  int64_t one[1] = {1};
+  mlc_attr r1[] = {mlc_attr_ints("shape", one, 1)};
+  mlc_value *u1 = E(MLC_OP_RESHAPE, &g1, 1, r1, 1);
+  mlc_value *u2 = E(MLC_OP_RESHAPE, &div, 1, r1, 1);
+  mlc_attr ax[] = {mlc_attr_int("axis", 0)};
+  mlc_value *cat = E(MLC_OP_CONCAT, (mlc_value *[]){u1, u2}, 2, ax, 1);
+  CU_ASSERT(cat && cat->nsv == 2 && cat->sv_sym == 1 && cat->sv[0] == SM && cat->sv[1] == 64);
+  const int64_t *vals;
+  uint64_t sym;
+  int n;
+  CU_ASSERT(mlc_value_sym_ints(M, cat, &vals, &sym, &n) && n == 2 && vals[1] == 64);
+  /* a float tensor has no known values */
+  CU_ASSERT(!mlc_value_sym_ints(M, x, &vals, &sym, &n));
+  teardown();
+}
+
 static void test_pool(void) {
   setup();
   mlc_value *x = P(MLC_DTYPE_F32, DIMS(SN, 2, 5, 5), 4);
@@ -788,6 +823,7 @@ static void register_suites(void) {
       {"conv", test_conv},
       {"pool", test_pool},
       {"dim_arith", test_dim_arith},
+      {"sym_values", test_sym_values},
       {"symbolic_windows", test_symbolic_windows},
       {"reshape_transpose", test_reshape_transpose},
       {"concat_slice_gather", test_concat_slice_gather},
