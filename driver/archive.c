@@ -193,15 +193,21 @@ static void add_tensor(desc_state *d, const mlc_value *v, int storage, int64_t l
   d->nt++;
 }
 
-static void add_arg(desc_state *d, const mlc_value *v) {
-  if (v->kind == MLC_VALUE_CONST && d->const_off[v->const_index] < 0) {
+/* The weights offset of constant |v|, placed (64-byte aligned) at its
+** first use. */
+static int64_t weight_offset(desc_state *d, const mlc_value *v) {
+  if (d->const_off[v->const_index] < 0) {
     const mlc_const *c = mlc_value_const(d->gm, v);
     d->weights_size = (d->weights_size + 63) & ~(uint64_t)63;
     d->const_off[v->const_index] = (int64_t)d->weights_size;
     d->const_order[d->nconst++] = v->const_index;
     d->weights_size += c->nbytes ? c->nbytes : 1; /* distinct offsets */
   }
-  if (v->kind == MLC_VALUE_CONST) add_tensor(d, v, 2, d->const_off[v->const_index]);
+  return d->const_off[v->const_index];
+}
+
+static void add_arg(desc_state *d, const mlc_value *v) {
+  if (v->kind == MLC_VALUE_CONST) add_tensor(d, v, 2, weight_offset(d, v));
 }
 
 static const char *value_name(const mlc_value *v, char *buf, size_t n) {
@@ -375,6 +381,11 @@ static mlc_status build_desc(desc_state *d, const mlc_drv_archive_args *a, uint8
     const mlc_value *v = i < fn->nparams ? fn->params[i] : fn->rets[i - fn->nparams];
     io[i].name = value_name(v, io_names[i], sizeof io_names[i]);
     io[i].tensor = tensor_id(d, v);
+    const mlc_value *def = i < fn->nparams ? mlc_func_param_default(fn, i) : NULL;
+    if (def) { /* its data placed by mlc_drv_archive */
+      io[i].has_default = 1;
+      io[i].default_loc = d->const_off[def->const_index];
+    }
   }
   if ((s = cf_partners(d, nsteps))) goto done;
   int64_t nargs = 0;
@@ -533,7 +544,10 @@ static mlc_status write_model_h(const mlc_drv_archive_args *a) {
   mlc_sb_puts(&b, "** Load it with mlc_model_load(\"<path>.so\", ...) from mlc/mlc_runtime.h, or\n"
                   "** link the .so and call mlc_model_open_entry(mlc_model_entry_v1(), ...).\n"
                   "** Names are quoted with C escapes; mlc_model_input_name() and\n"
-                  "** mlc_model_output_name() give them exactly.\n**\n");
+                  "** mlc_model_output_name() give them exactly.  An input with a default\n"
+                  "** (an ONNX input that is also an initializer) need not be set: a run\n"
+                  "** uses the default until mlc_session_set_input() sets it, and passing\n"
+                  "** NULL there restores the default.\n**\n");
   for (int io = 0; io < 2; io++) {
     int n = io ? fn->nrets : fn->nparams;
     mlc_sb_printf(&b, "** %s:\n", io ? "Outputs" : "Inputs");
@@ -545,6 +559,7 @@ static mlc_status write_model_h(const mlc_drv_archive_args *a) {
       comment_str(&b, value_name(v, nb, sizeof nb), 1);
       mlc_sb_puts(&b, ": ");
       comment_str(&b, mlc_sb_str(&ty), 0);
+      if (!io && mlc_func_param_default(fn, i)) mlc_sb_puts(&b, "  (has a default: optional)");
       mlc_sb_putc(&b, '\n');
       mlc_sb_fini(&ty);
     }
@@ -713,7 +728,18 @@ mlc_status mlc_drv_archive(const mlc_drv_archive_args *a) {
   for (int i = 0; i < nv; i++) d.id_of[i] = -1;
   for (int i = 0; i < gm->nconsts; i++) d.const_off[i] = -1;
   /* Tensor ids: inputs, outputs, then constants and intermediates in use order. */
-  for (int i = 0; i < fn->nparams; i++) add_tensor(&d, fn->params[i], 0, i);
+  for (int i = 0; i < fn->nparams; i++) {
+    add_tensor(&d, fn->params[i], 0, i);
+    const mlc_value *def = mlc_func_param_default(fn, i);
+    if (!def) continue;
+    /* an input's default: its data in the weights (the input stays an input) */
+    if (def->kind != MLC_VALUE_CONST || !mlc_type_equal(&def->type, &fn->params[i]->type) ||
+        !mlc_type_is_static(&def->type)) {
+      s = mlc_make_status(MLC_INTERNAL, "input %d: its default is not a static constant of its type", i);
+      goto done;
+    }
+    weight_offset(&d, def);
+  }
   for (int i = 0; i < fn->nrets; i++) {
     if (fn->rets[i]->kind != MLC_VALUE_VAR || d.id_of[fn->rets[i]->id] >= 0) {
       s = mlc_make_status(MLC_INTERNAL, "output %d is not a distinct computed value", i);

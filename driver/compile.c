@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/outfile.h"
 #include "base/sha256.h"
 #include "base/strbuf.h"
@@ -726,6 +727,58 @@ static mlc_status apply_shape_bounds(mlc_module *m, const char *spec) {
   return NULL;
 }
 
+/*
+** A progress note on the graph inputs that are also initializers, once
+** imported into |gm|: how many stay inputs with a default (nothing folds
+** through them, which can make a model whose exporter lists every weight
+** as an input much slower) and how many became constants.
+*/
+static void default_inputs_note(cstate *c, const mlc_onnx_model *om, const mlc_module *gm) {
+  const mlc_onnx_graph *g = mlc_onnx_model_get_info(om)->graph;
+  const mlc_func *f = mlc_module_func(gm, "main");
+  if (!f || !g->ninitializers || !c->o->progress) return;
+  mlc_hash inits = MLC_HASH_INIT, params = MLC_HASH_INIT;
+  int ok = 1, kept = 0, folded = 0;
+  for (int i = 0; i < g->ninitializers && ok; i++) ok = !mlc_hash_put(&inits, g->initializers[i].name, (void *)1);
+  for (int i = 0; i < f->nparams && ok; i++)
+    if (f->params[i]->name && mlc_func_param_default(f, i)) ok = !mlc_hash_put(&params, f->params[i]->name, (void *)1);
+  const char *first = NULL;
+  for (int i = 0; i < g->ninputs && ok; i++) {
+    const char *name = g->inputs[i].name;
+    if (!mlc_hash_get(&inits, name)) continue;
+    if (mlc_hash_get(&params, name)) {
+      kept++;
+    } else {
+      folded++;
+      if (!first) first = name;
+    }
+  }
+  mlc_hash_fini(&inits);
+  mlc_hash_fini(&params);
+  if (!ok) return;
+  if (kept == 1 && !c->o->params_as_inputs)
+    progress(c, "      note: 1 graph input that is also an initializer stays an input with the initializer as its "
+             "default (ONNX semantics; nothing is folded or packed through it); --fold-default-inputs embeds it "
+             "as a constant, faster if no caller sets it");
+  else if (kept > 1 && !c->o->params_as_inputs)
+    progress(c, "      note: %d graph inputs that are also initializers stay inputs with the initializers as their "
+             "defaults (ONNX semantics; nothing is folded or packed through them); --fold-default-inputs embeds "
+             "them as constants, faster if no caller sets them", kept);
+  if (folded && !c->o->fold_default_inputs) {
+    char name[80];
+    snprintf(name, sizeof name, "%s", first);
+    for (char *p = name; *p; p++)
+      if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) *p = '?';
+    int f1 = folded == 1;
+    progress(c, "      note: %d graph input%s that %s also %s (\"%s\"%s) %s embedded as %s: %s", folded,
+             f1 ? "" : "s", f1 ? "is" : "are", f1 ? "an initializer" : "initializers", name, f1 ? "" : ", ...",
+             f1 ? "is" : "are", f1 ? "a constant" : "constants",
+             mlc_onnx_model_get_info(om)->ir_version < 4
+                 ? "before IR version 4, an initializer listed as an input is not overridable"
+                 : "integer, bool or output-sizing values, which nodes need when compiling");
+  }
+}
+
 /* Loads and imports the model at |onnx_path|; *|out| transferred. */
 static mlc_status import_model(cstate *c, const char *onnx_path, mlc_module **out) {
   mlc_onnx_model *om = NULL;
@@ -739,8 +792,9 @@ static mlc_status import_model(cstate *c, const char *onnx_path, mlc_module **ou
   if (!s) s = mlc_onnx_load_file(onnx_path, &om);
   if (!s) {
     step_done(c, "load");
-    mlc_fe_options fopt = {0, c->o->params_as_inputs, n, shapes};
+    mlc_fe_options fopt = {0, c->o->params_as_inputs, n, shapes, c->o->fold_default_inputs};
     s = mlc_fe_import(om, &fopt, out);
+    if (!s) default_inputs_note(c, om, *out);
     mlc_onnx_model_destroy(om);
   }
   if (!s && c->o->shape_bounds && *c->o->shape_bounds) s = apply_shape_bounds(*out, c->o->shape_bounds);

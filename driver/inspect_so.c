@@ -4,8 +4,9 @@
 ** Reads the file, never loads it: the ELF headers are checked and the
 ** model description section found and decoded (runtime/rt_so.h, the same
 ** checks the loader makes before dlopen), so nothing of the model runs,
-** not even its constructors.  Shown: the I/O signature, symbolic dims, the
-** steps and kernels (and which calls go to external libraries), storages,
+** not even its constructors.  Shown: the I/O signature (and which inputs
+** have a default value), symbolic dims, the steps and kernels (and which
+** calls go to external libraries), storages,
 ** weights, and the manifest the compiler embedded (compiler version,
 ** source model hash, target, options, arena and intermediate bytes), and
 ** for every step of the plan the ONNX nodes it computes (the manifest's
@@ -180,6 +181,17 @@ static void steps_text(const mlc_rt_model_desc *d, const json_t *plan, mlc_strbu
   }
 }
 
+/* Bytes of static tensor |t| (a default's; the file is not validated):
+** 0 for a symbolic dim or an overflow. */
+static uint64_t default_bytes(const mlc_rt_tensor_desc *t) {
+  uint64_t n = ((uint64_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
+  for (int32_t k = 0; k < t->ndim; k++) {
+    if (t->dims[k] < 0 || (t->dims[k] > 0 && n > UINT64_MAX / (uint64_t)t->dims[k])) return 0;
+    n *= (uint64_t)t->dims[k];
+  }
+  return n;
+}
+
 static void io_list(const mlc_rt_model_desc *d, int out, int json, mlc_strbuf *b) {
   int n = out ? d->noutputs : d->ninputs;
   const mlc_rt_io_desc *io = out ? d->outputs : d->inputs;
@@ -191,10 +203,14 @@ static void io_list(const mlc_rt_model_desc *d, int out, int json, mlc_strbuf *b
       jstr(b, io[i].name);
       mlc_sb_printf(b, ", \"dtype\": \"%s\", \"shape\": ", dl_name(t->dtype, nb, sizeof nb));
       shape_of(d, t, 1, b);
+      if (!out) mlc_sb_printf(b, ", \"has_default\": %s", io[i].has_default ? "true" : "false");
       mlc_sb_putc(b, '}');
     } else {
       mlc_sb_printf(b, "  %d %s: %s ", i, io[i].name, dl_name(t->dtype, nb, sizeof nb));
       shape_of(d, t, 0, b);
+      if (!out && io[i].has_default)
+        mlc_sb_printf(b, "  (default: %llu bytes at weights offset %lld)", (unsigned long long)default_bytes(t),
+                      (long long)io[i].default_loc);
       mlc_sb_putc(b, '\n');
     }
   }

@@ -34,6 +34,19 @@ typedef struct mlc_fe_options {
   /* Shapes the user gives graph inputs (input_shape.c); NULL: none. */
   int ninput_shapes;
   const struct mlc_fe_input_shape *input_shapes;
+  /* A graph input that is also an initializer is, in ONNX (IR version
+  ** >= 4), an input whose initializer is a default the caller may
+  ** override.  0 (default): one whose initializer is floating-point and
+  ** sizes no output (as params_as_inputs chooses weights) is a parameter
+  ** at the graph input's place with the initializer as its default
+  ** (mlc_func_set_param_default; nothing folds through it); the others,
+  ** and all of them in models of IR version < 4, are constants and no
+  ** parameter.  1: every one is a constant (folded and packed like any
+  ** weight; the compiled model has no such input), for exporters that list
+  ** every weight as an input (PyTorch's keep_initializers_as_inputs).
+  ** With params_as_inputs, floating-point weights are parameters anyway
+  ** (their initializers become their defaults: bind_params). */
+  int fold_default_inputs;
 } mlc_fe_options;
 
 /* One graph input's shape as the user gives it (compile --input-shape). */
@@ -57,7 +70,8 @@ MLC_MUST_USE mlc_status mlc_fe_check(const mlc_onnx_model *om);
 
 /*
 ** Imports |om| into a new module with one graph function "main" (graph
-** inputs that are not initializers become its parameters, in order; graph
+** inputs become its parameters, in order, but for those that are also
+** initializers and become constants (see fold_default_inputs); graph
 ** outputs its return values).  Runs mlc_fe_check first.  |opt| may be NULL.
 ** |out| is transferred to the caller.
 */

@@ -4,9 +4,8 @@
 **   1. pre-flight check (check.c): every unsupported feature in one error;
 **   2. initializers -> constants, graph inputs -> parameters of "main"
 **      (dim_value -> extent, dim_param -> named symbol, neither -> fresh
-**      symbol); inputs that are also initializers are constants: the
-**      compiled model uses the initializer and has no such input (see
-**      below);
+**      symbol); an input that is also an initializer is a parameter whose
+**      default is the initializer, or a constant (see below);
 **      with params_as_inputs, floating-point initializers that size no
 **      output are parameters with a known value instead (weights_as_params),
 **      and so are the floating-point tensors of the main graph's Constant
@@ -21,13 +20,21 @@
 **
 ** A graph input that is also an initializer is, for ONNX (IR version >= 4),
 ** an input whose initializer is a default the caller may override; before
-** IR version 4 every initializer had to be listed as an input.  A compiled
-** model has no optional inputs, and exporters list every weight this way
-** (IR 3 models, PyTorch's keep_initializers_as_inputs), so: by default the
-** initializer is the value, a constant folded and packed like any weight,
-** and the library has no such input; with params_as_inputs a floating-point
-** one is an input of the library at the graph input's place, which the
-** caller feeds (required, the caller's value used).
+** IR version 4 every initializer had to be listed as an input, and the
+** initializer is the value (ONNX Runtime's reading too).  So, with IR
+** version >= 4 and without fold_default_inputs, such an input whose
+** initializer is floating-point and sizes no output (the initializers
+** params_as_inputs would make inputs) stays a parameter at the graph
+** input's place with the initializer as its default
+** (mlc_func_set_param_default): nothing folds through it, and the compiled
+** model uses the default when the caller does not set the input.  The
+** others are constants, as every one is with fold_default_inputs or an
+** older IR: an integer or bool initializer (a shape, axes, indices) or a
+** float one that sizes an output (Resize's scales) is a value a node needs
+** when compiling, and as a run-time input it would make static shapes
+** dynamic or the node unsupported.  With params_as_inputs, every
+** floating-point weight that sizes no output is a parameter with a known
+** value (its initializer), which bind_params makes the input's default.
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +45,7 @@
 
 typedef struct importer {
   int params_as_inputs; /* mlc_fe_options */
+  int input_defaults;   /* inputs that are also initializers keep them as defaults */
   const mlc_fe_options *opt;
   mlc_hash weights;     /* weight name -> index + 1 in |wt|: made a parameter */
   const mlc_onnx_tensor **wt; /* initializers, then Constant-node tensors */
@@ -160,11 +168,24 @@ static mlc_status add_weight_param(importer *im, const char *name, const mlc_onn
   return mlc_hash_put(&im->values, v->name, v) ? mlc_oom() : NULL;
 }
 
+/* Graph input |name|, which is also the initializer whose constant is
+** |c|: a parameter with |c| as its default, or (still) |c| itself. */
+static mlc_status add_default_param(importer *im, const char *name, mlc_value *c) {
+  if (!im->input_defaults || c->kind != MLC_VALUE_CONST || !mlc_dtype_is_float(c->type.dtype) ||
+      !mlc_type_is_static(&c->type) || sizes_output(im, name))
+    return NULL;
+  mlc_value *v;
+  MLC_RETURN_IF_ERROR(mlc_func_add_param(im->f, name, &c->type, &v));
+  MLC_RETURN_IF_ERROR(mlc_func_set_param_default(im->f, im->f->nparams - 1, c));
+  return mlc_hash_put(&im->values, v->name, v) ? mlc_oom() : NULL;
+}
+
 static mlc_status add_params(importer *im) {
   for (int i = 0; i < im->g->ninputs; i++) {
     const mlc_onnx_value_info *vi = &im->g->inputs[i];
-    if (mlc_hash_get(&im->values, vi->name)) {
-      /* An input that is also an initializer: a constant with a default. */
+    mlc_value *init = mlc_hash_get(&im->values, vi->name);
+    if (init) { /* an input that is also an initializer (not a weight) */
+      MLC_RETURN_IF_ERROR(add_default_param(im, vi->name, init));
       continue;
     }
     intptr_t w = (intptr_t)mlc_hash_get(&im->weights, vi->name);
@@ -387,6 +408,7 @@ mlc_status mlc_fe_import(const mlc_onnx_model *om, const mlc_fe_options *opt, ml
   im.producers = h0;
   im.weights = h0;
   im.params_as_inputs = opt && opt->params_as_inputs;
+  im.input_defaults = !(opt && opt->fold_default_inputs) && mlc_onnx_model_get_info(om)->ir_version >= 4;
   im.opt = opt;
   MLC_RETURN_IF_ERROR(mlc_fe_pins_check(im.g, opt));
   mlc_status s = mlc_module_create(mlc_allocator_default(), &im.m);

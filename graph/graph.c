@@ -585,6 +585,28 @@ mlc_value *mlc_func_param_value(const mlc_func *f, int i) {
   return i >= 0 && i < f->nparam_values ? f->param_values[i] : NULL;
 }
 
+mlc_status mlc_func_set_param_default(mlc_func *f, int i, mlc_value *c) {
+  if (i < 0 || i >= f->nparams)
+    return mlc_make_status(MLC_INTERNAL, "function \"%s\" has no parameter %d", f->name, i);
+  if (c && (c->kind != MLC_VALUE_CONST || !mlc_type_equal(&c->type, &f->params[i]->type) ||
+            mlc_type_numel(&c->type) < 0))
+    return mlc_make_status(MLC_INTERNAL, "the default of parameter %d of \"%s\" is not a static constant of its type",
+                           i, f->name);
+  if (i >= f->nparam_defaults) {
+    mlc_value **a = MLC_ARENA_ARRAY(f->mod->arena, (size_t)f->nparams, mlc_value *);
+    if (!a) return mlc_oom();
+    if (f->nparam_defaults) memcpy(a, f->param_defaults, sizeof *a * (size_t)f->nparam_defaults);
+    f->param_defaults = a;
+    f->nparam_defaults = f->nparams;
+  }
+  f->param_defaults[i] = c;
+  return NULL;
+}
+
+mlc_value *mlc_func_param_default(const mlc_func *f, int i) {
+  return i >= 0 && i < f->nparam_defaults ? f->param_defaults[i] : NULL;
+}
+
 void mlc_func_remove_param(mlc_func *f, int i) {
   if (i < 0 || i >= f->nparams) return;
   memmove(&f->params[i], &f->params[i + 1], sizeof(void *) * (size_t)(f->nparams - i - 1));
@@ -592,6 +614,11 @@ void mlc_func_remove_param(mlc_func *f, int i) {
   if (i < f->nparam_values) {
     memmove(&f->param_values[i], &f->param_values[i + 1], sizeof(void *) * (size_t)(f->nparam_values - i - 1));
     f->nparam_values--;
+  }
+  if (i < f->nparam_defaults) {
+    memmove(&f->param_defaults[i], &f->param_defaults[i + 1],
+            sizeof(void *) * (size_t)(f->nparam_defaults - i - 1));
+    f->nparam_defaults--;
   }
 }
 

@@ -292,6 +292,13 @@ struct mlc_func {
   ** bind_params binds; NULL: none.  mlc_func_set_param_value. */
   int nparam_values;
   mlc_value **param_values;
+  /* By parameter index (|nparam_defaults| entries, arena memory): the
+  ** default value of a parameter of main (an ONNX graph input that is also
+  ** an initializer): the compiled model uses it when the caller does not
+  ** set that input.  Never substituted: the parameter stays an input, and
+  ** nothing folds through it.  NULL: none.  mlc_func_set_param_default. */
+  int nparam_defaults;
+  mlc_value **param_defaults;
 };
 
 /* A constant: tensor data owned by the module (64-byte aligned). */
@@ -463,8 +470,14 @@ MLC_MUST_USE mlc_status mlc_func_add_param(mlc_func *f, const char *name, const 
 MLC_MUST_USE mlc_status mlc_func_set_param_value(mlc_func *f, int i, mlc_value *c);
 /* The known value of parameter |i| of |f|, or NULL. Borrowed. */
 mlc_value *mlc_func_param_value(const mlc_func *f, int i);
-/* Removes parameter |i| of |f| (and its known value); the caller has
-** replaced its uses. */
+/* Records that parameter |i| of |f| has the default value |c| (a constant
+** of the module with the parameter's type, all dims static; NULL clears
+** it): an input of the compiled model that the caller may leave unset. */
+MLC_MUST_USE mlc_status mlc_func_set_param_default(mlc_func *f, int i, mlc_value *c);
+/* The default value of parameter |i| of |f|, or NULL. Borrowed. */
+mlc_value *mlc_func_param_default(const mlc_func *f, int i);
+/* Removes parameter |i| of |f| (and its known and default values); the
+** caller has replaced its uses. */
 void mlc_func_remove_param(mlc_func *f, int i);
 /* Appends |v| to the values |f| returns. */
 MLC_MUST_USE mlc_status mlc_func_add_ret(mlc_func *f, mlc_value *v);

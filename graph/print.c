@@ -525,6 +525,14 @@ static void put_func(printer *p, const mlc_func *f) {
   put_types(p->m, f->rets, f->nrets, b);
   mlc_sb_puts(b, ":\n");
   if (f->primitive) mlc_sb_puts(b, "        R.func_attr({\"Primitive\": 1})\n");
+  for (int i = 0; i < f->nparams; i++) /* inputs with a default (not Relax: a comment) */
+    if (mlc_func_param_default(f, i)) {
+      mlc_sb_puts(b, "        # default of ");
+      put_value(p, f->params[i]);
+      mlc_sb_puts(b, ": ");
+      put_value(p, mlc_func_param_default(f, i));
+      mlc_sb_putc(b, '\n');
+    }
   for (int bi = 0; bi < f->nblocks; bi++) put_block(p, &f->blocks[bi]);
   mlc_sb_puts(b, "        return ");
   if (f->nrets != 1) mlc_sb_putc(b, '(');

@@ -305,6 +305,10 @@ static void collect_defs(verifier *vf, const mlc_func *f, int fi) {
     if (v->kind != MLC_VALUE_PARAM) problem(vf, "%s: value %d is not a PARAM value", ctx, v->id);
     if (vf->stamp[v->id] == fi + 1) problem(vf, "%s: value %d is a parameter twice", ctx, v->id);
     check_type(vf, &v->type, ctx);
+    const mlc_value *def = mlc_func_param_default(f, i);
+    if (def && (def->kind != MLC_VALUE_CONST || !mlc_value_const(vf->m, def) ||
+                !mlc_type_equal(&def->type, &v->type) || !mlc_type_is_static(&def->type)))
+      problem(vf, "%s: its default is not a static constant of its type", ctx);
     vf->stamp[v->id] = fi + 1;
     vf->pos[v->id] = -1;
   }

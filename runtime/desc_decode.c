@@ -19,7 +19,7 @@
 enum { T_SYMS, T_TENSORS, T_DIMS, T_INPUTS, T_OUTPUTS, T_STEPS, T_ARGS, T_EXTERNS, T_KERNELS,
        T_STRINGS, T_COUNT };
 
-static const uint32_t rec_size[T_COUNT] = {40, 24, 8, 8, 8, 24, 16, 12, 4, 1};
+static const uint32_t rec_size[T_COUNT] = {40, 24, 8, 16, 8, 24, 16, 12, 4, 1};
 static const char *const table_name[T_COUNT] = {"symbols", "tensors", "dims", "inputs", "outputs",
                                                 "steps", "args", "externs", "kernels", "strings"};
 
@@ -261,6 +261,10 @@ mlc_rt_status mlc_rt_desc_decode(const mlc_rt_allocator *a, const uint8_t *data,
     for (uint32_t i = 0; i < r.count[t]; i++) {
       v[i].name = STR(rd32(rec(&r, t, i)));
       v[i].tensor = (int32_t)rd32(rec(&r, t, i) + 4);
+      /* a default's offset is checked by mlc_rt_model_open */
+      uint64_t def = io ? UINT64_MAX : rd64(rec(&r, t, i) + 8);
+      v[i].has_default = def != UINT64_MAX;
+      v[i].default_loc = v[i].has_default ? (int64_t)def : 0;
     }
     if (io) d->noutputs = (int32_t)r.count[t], d->outputs = r.count[t] ? v : NULL;
     else d->ninputs = (int32_t)r.count[t], d->inputs = r.count[t] ? v : NULL;

@@ -54,7 +54,7 @@ static uint32_t put_str(writer *w, const char *s) {
 
 enum { T_SYMS, T_TENSORS, T_DIMS, T_INPUTS, T_OUTPUTS, T_STEPS, T_ARGS, T_EXTERNS, T_KERNELS,
        T_STRINGS, T_COUNT };
-static const uint32_t rec_size[T_COUNT] = {40, 24, 8, 8, 8, 24, 16, 12, 4, 1};
+static const uint32_t rec_size[T_COUNT] = {40, 24, 8, 16, 8, 24, 16, 12, 4, 1};
 
 /* Checks what the encoder relies on. */
 static mlc_rt_status check(writer *w, const mlc_rt_model_desc *d, int32_t nfns) {
@@ -77,10 +77,14 @@ static mlc_rt_status check(writer *w, const mlc_rt_model_desc *d, int32_t nfns) 
     if (d->tensors[i].ndim < 0 || d->tensors[i].ndim > MLC_RT_MAX_NDIM ||
         (d->tensors[i].ndim && !d->tensors[i].dims))
       return fail(w, "tensor %d: rank %d", i, d->tensors[i].ndim);
-  for (int32_t i = 0; i < d->ninputs; i++)
+  for (int32_t i = 0; i < d->ninputs; i++) {
     if (!d->inputs[i].name) return fail(w, "input %d has no name", i);
+    if (d->inputs[i].has_default && d->inputs[i].default_loc < 0)
+      return fail(w, "input %d: default at offset %lld", i, (long long)d->inputs[i].default_loc);
+  }
   for (int32_t i = 0; i < d->noutputs; i++)
-    if (!d->outputs[i].name) return fail(w, "output %d has no name", i);
+    if (!d->outputs[i].name || d->outputs[i].has_default)
+      return fail(w, "output %d has no name, or a default", i);
   for (int32_t i = 0; i < d->nsteps; i++) {
     const mlc_rt_step_desc *s = &d->steps[i];
     if (!s->name || s->nargs < 0 || (s->nargs && !s->args))
@@ -149,9 +153,10 @@ static void emit(writer *w, const mlc_rt_model_desc *d, int32_t nfns, const uint
     for (int32_t i = 0; i < n; i++) {
       uint32_t s = put_str(w, v[i].name);
       if (p) {
-        uint8_t *q = p + off[io ? T_OUTPUTS : T_INPUTS] + 8 * (size_t)i;
+        uint8_t *q = p + off[io ? T_OUTPUTS : T_INPUTS] + (io ? 8 : 16) * (size_t)i;
         wr32(q, s);
         wr32(q + 4, (uint32_t)v[i].tensor);
+        if (!io) wr64(q + 8, v[i].has_default ? (uint64_t)v[i].default_loc : UINT64_MAX);
       }
     }
   }

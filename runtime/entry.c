@@ -62,6 +62,7 @@ static const mlc_rt_entry entry_v1 = {
     .session_set_profiling = mlc_rt_session_set_profiling,
     .session_profile = mlc_rt_session_profile,
     .session_get_output_device = mlc_rt_session_get_output_device,
+    .model_input_has_default = mlc_rt_model_input_has_default,
 };
 
 MLC_API const mlc_rt_entry *mlc_model_entry_v1(void) { return &entry_v1; }

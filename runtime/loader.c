@@ -452,6 +452,12 @@ mlc_rt_status mlc_session_get_output_device(mlc_session *s, int32_t index, const
   return s->entry->session_get_output_device(s->impl, index, out);
 }
 
+int32_t mlc_model_input_has_default(const mlc_model *m, int32_t i) {
+  /* a model from before defaults has none */
+  if (!LIVE_M(m) || !HAS_FN(m, model_input_has_default)) return 0;
+  return m->entry->model_input_has_default(m->impl, i);
+}
+
 int32_t mlc_session_profile(const mlc_session *s, int32_t i, const char **name, const char **node, double *ms) {
   if (!s || bad_session(s) || !HAS_FN(s, session_profile)) return 0;
   return s->entry->session_profile(s->impl, i, name, node, ms);

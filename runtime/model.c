@@ -189,6 +189,42 @@ static mlc_rt_status check_io(checker *c, int out) {
   return MLC_RT_OK;
 }
 
+/* Inputs with a default (their tensors already checked): every dim
+** static, the data inside the weights and aligned to its element size
+** (as mlc_rt_session_set_input requires of a caller's tensor); outputs
+** have none. */
+static mlc_rt_status check_defaults(checker *c) {
+  const mlc_rt_model_desc *d = c->d;
+  for (int32_t i = 0; i < d->noutputs; i++)
+    if (d->outputs[i].has_default)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT, "model \"%s\": output %d has a default",
+                           MODEL_NAME(d), i);
+  for (int32_t i = 0; i < d->ninputs; i++) {
+    const mlc_rt_io_desc *in = &d->inputs[i];
+    if (!in->has_default) continue;
+    const mlc_rt_tensor_desc *t = &d->tensors[in->tensor];
+    for (int32_t k = 0; k < t->ndim; k++)
+      if (t->dims[k] < 0)
+        return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                             "model \"%s\": input %d (\"%s\") has a default but symbolic dim %d", MODEL_NAME(d),
+                             i, in->name, k);
+    uint64_t nbytes = 0;
+    if (mlc_rt_shape_size(t->dtype, t->dims, t->ndim, NULL, &nbytes, NULL) != 0 || in->default_loc < 0 ||
+        (uint64_t)in->default_loc > d->weights_size || nbytes > d->weights_size - (uint64_t)in->default_loc ||
+        (nbytes > 0 && !d->weights))
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": input %d (\"%s\"): default at offset %lld overruns the %llu-byte weights",
+                           MODEL_NAME(d), i, in->name, (long long)in->default_loc,
+                           (unsigned long long)d->weights_size);
+    unsigned elem = ((unsigned)t->dtype.bits * t->dtype.lanes + 7) / 8;
+    if (elem <= MLC_RT_ALIGN && (elem & (elem - 1)) == 0 && (uint64_t)in->default_loc % elem != 0)
+      return mlc_rt_errorf(c->err, c->errlen, MLC_RT_INVALID_ARGUMENT,
+                           "model \"%s\": input %d (\"%s\"): default at offset %lld is not aligned to %u bytes",
+                           MODEL_NAME(d), i, in->name, (long long)in->default_loc, elem);
+  }
+  return MLC_RT_OK;
+}
+
 /* Finds an input dim that binds each symbol; every symbol that no
 ** BIND_SYMS step defines needs one, and those that one defines have none. */
 static mlc_rt_status find_binders(checker *c, mlc_rt_model *m) {
@@ -620,6 +656,7 @@ static mlc_rt_status check_desc(checker *c, mlc_rt_model *m) {
     st = check_tensor(c, i);
     m->nshape_total += d->tensors[i].ndim;
   }
+  if (st == MLC_RT_OK) st = check_defaults(c);
   if (st == MLC_RT_OK) st = scan_binds(c, m);
   if (st == MLC_RT_OK) st = check_cf(c, m);
   if (st == MLC_RT_OK) st = find_binders(c, m);
@@ -788,6 +825,10 @@ const char *mlc_rt_model_io_dim_name(const mlc_rt_model *m, int output, int32_t 
   const mlc_rt_tensor_desc *t = io_tensor(m, output, i);
   if (!t || d < 0 || d >= t->ndim || t->dims[d] >= 0) return NULL;
   return m->desc->sym_names[-1 - t->dims[d]];
+}
+
+int32_t mlc_rt_model_input_has_default(const mlc_rt_model *m, int32_t i) {
+  return io_tensor(m, 0, i) ? m->desc->inputs[i].has_default != 0 : 0;
 }
 
 int32_t mlc_rt_model_num_symbols(const mlc_rt_model *m) {

@@ -30,8 +30,10 @@
 **         tensors  24 bytes: u8 code, u8 bits, u16 lanes, i32 ndim,
 **                  i32 storage, u32 first dim, i64 loc
 **         dims     i64
-**         inputs   8 bytes: u32 name string, i32 tensor
-**         outputs  8 bytes: as inputs
+**         inputs   16 bytes: u32 name string, i32 tensor, i64 default:
+**                  the byte offset of the input's default value in the
+**                  weights, or -1 (all ones) when it has none
+**         outputs  8 bytes: u32 name string, i32 tensor
 **         steps    24 bytes: i32 kind, u32 name string, u32 label string,
 **                  i32 function index (-1 unless a kernel step),
 **                  u32 nargs, u32 first arg

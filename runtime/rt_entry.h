@@ -73,6 +73,7 @@ struct mlc_rt_entry {
   int32_t (*session_profile)(const mlc_rt_session *s, int32_t i, const char **name, const char **node,
                              double *ms);
   mlc_rt_status (*session_get_output_device)(mlc_rt_session *s, int32_t index, const DLTensor **out);
+  int32_t (*model_input_has_default)(const mlc_rt_model *m, int32_t i);
 };
 
 /* The smallest table a loader accepts: up to model_open_with. */

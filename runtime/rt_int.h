@@ -101,6 +101,8 @@ int32_t mlc_rt_model_io_ndim(const mlc_rt_model *m, int output, int32_t i);
 int64_t mlc_rt_model_io_dim(const mlc_rt_model *m, int output, int32_t i, int32_t d);
 const char *mlc_rt_model_io_dim_name(const mlc_rt_model *m, int output, int32_t i, int32_t d);
 int32_t mlc_rt_model_num_symbols(const mlc_rt_model *m);
+/* 1 when input |i| has a default value (0 otherwise or for a bad argument). */
+int32_t mlc_rt_model_input_has_default(const mlc_rt_model *m, int32_t i);
 const char *mlc_rt_model_symbol_name(const mlc_rt_model *m, int32_t k);
 
 /* Bytes of |numel| elements of |t| into *|out|; 0 ok, -1 on overflow. */

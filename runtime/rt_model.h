@@ -17,7 +17,10 @@
 ** shape input, a NonZero count), valid from that step on.  Each tensor
 ** lives in one storage:
 **
-**   INPUT   loc = input index: the caller's DLTensor (validated, not copied)
+**   INPUT   loc = input index: the caller's DLTensor (validated, not copied);
+**           an input with a default (an ONNX graph input that is also an
+**           initializer) that the caller has not set, or has reset, is the
+**           default's data in the weights instead (not copied either)
 **   OUTPUT  loc = output index: a buffer the session owns and exposes
 **   CONST   loc = byte offset into the weights blob (static dims only)
 **   ARENA   loc = storage id in [0, nstorages): intermediates that share a
@@ -164,8 +167,11 @@ typedef struct mlc_rt_tensor_desc {
 #define MLC_RT_MAX_NDIM 64
 
 typedef struct mlc_rt_io_desc {
-  const char *name; /* the ONNX graph input/output name */
-  int32_t tensor;   /* its tensor id (storage INPUT/OUTPUT with loc = this index) */
+  const char *name;    /* the ONNX graph input/output name */
+  int32_t tensor;      /* its tensor id (storage INPUT/OUTPUT with loc = this index) */
+  int32_t has_default; /* inputs only: 1 when the input has a default value */
+  int64_t default_loc; /* has_default: the byte offset of the default's data in
+                       ** the weights (its shape: the tensor's dims, all static) */
 } mlc_rt_io_desc;
 
 typedef struct mlc_rt_arg_desc {

@@ -6,7 +6,9 @@
 ** on the input shapes: a DLTensor for every tensor of the model (constants
 ** point into the weights), the flattened argument arrays of every step
 ** (tensor args point at those DLTensors, symbolic args at the session's
-** bound values, immediates at a private copy), and the thread pool.
+** bound values, immediates at a private copy), and the thread pool.  An
+** input with a default is bound to it (its data in the weights) until the
+** caller sets it, and again when the caller passes NULL for it.
 **
 ** A run binds the symbolic dims from the input shapes, then evaluates the
 ** derived ones (a conv's output height from its input's; a failed
@@ -430,6 +432,21 @@ void mlc_rt_session_free(mlc_rt_session *s) {
   destroy(s);
 }
 
+/* Binds input |index|, which has a default, to it: the weights' data
+** (on a CUDA model's device), not copied. */
+static void bind_default(mlc_rt_session *s, int32_t index) {
+  const mlc_rt_model_desc *d = DESC(s);
+  const mlc_rt_io_desc *in = &d->inputs[index];
+  const mlc_rt_tensor_desc *td = &d->tensors[in->tensor];
+  DLTensor *t = &s->tensors[in->tensor];
+  const uint8_t *w = s->cuda ? (const uint8_t *)mlc_rt_cuda_weights(s->cuda) : d->weights;
+  t->data = w ? (void *)(w + in->default_loc) : NULL;
+  t->byte_offset = 0;
+  for (int32_t k = 0; k < td->ndim; k++) t->shape[k] = td->dims[k];
+  if (s->cuda) s->in_host[index] = NULL; /* already on the device */
+  s->input_set[index] = 1;
+}
+
 /* Fills the DLTensors (static dims, constants) and the step args. */
 static void build_tensors_and_args(mlc_rt_session *s) {
   const mlc_rt_model *m = s->model;
@@ -466,6 +483,8 @@ static void build_tensors_and_args(mlc_rt_session *s) {
       }
     }
   }
+  for (int32_t i = 0; i < d->ninputs; i++)
+    if (d->inputs[i].has_default) bind_default(s, i);
 }
 
 mlc_rt_status mlc_rt_session_create(const mlc_rt_model *m, int32_t num_threads,
@@ -592,8 +611,14 @@ mlc_rt_status mlc_rt_session_set_input(mlc_rt_session *s, int32_t index, const D
   const char *name = d->inputs[index].name;
   int32_t tid = d->inputs[index].tensor;
   const mlc_rt_tensor_desc *td = &d->tensors[tid];
+  if (!t && d->inputs[index].has_default) {
+    bind_default(s, index);
+    return MLC_RT_OK;
+  }
   s->input_set[index] = 0;
-  if (!t) return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): NULL tensor", name, index);
+  if (!t)
+    return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d): NULL tensor (only an input with a default takes NULL)",
+                name, index);
   if (t->device.device_type != kDLCPU && !(s->cuda && t->device.device_type == kDLCUDA))
     return SERR(s, MLC_RT_INVALID_ARGUMENT,
                 "input \"%s\" (%d): device type %d, but this model takes %s", name, index,
@@ -1391,7 +1416,8 @@ mlc_rt_status mlc_rt_session_run(mlc_rt_session *s) {
   s->ran = 1;
   for (int32_t i = 0; i < d->ninputs; i++)
     if (!s->input_set[i])
-      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d) is not set", d->inputs[i].name, i);
+      return SERR(s, MLC_RT_INVALID_ARGUMENT, "input \"%s\" (%d) is not set%s", d->inputs[i].name, i,
+                  d->inputs[i].has_default ? " (its last setting failed; set it, or pass NULL for its default)" : "");
   mlc_rt_status st = bind_symbols(s);
   if (st != MLC_RT_OK) return st;
   if (!s->planned || (d->nsyms > 0 && memcmp(s->bind, s->syms, (size_t)d->nsyms * sizeof *s->syms))) {

@@ -8,7 +8,8 @@
 
 const char compile_help[] =
     "usage: " PROG " compile MODEL.onnx -o OUTPUT.so [--target TARGET] [--dump-ir DIR]\n"
-    "                        [--header FILE | --no-header] [--params-as-inputs] [-q | -v]\n"
+    "                        [--header FILE | --no-header] [--params-as-inputs]\n"
+    "                        [--fold-default-inputs] [-q | -v]\n"
     "                        [--no-fold] [--no-fuse] [--no-layout]\n"
     "                        [--extern LIBS|auto|none] [--extern-lib PLUGIN.so ...]\n"
     "                        [--link-extern-lib] [--extern-cache FILE]\n"
@@ -56,7 +57,19 @@ const char compile_help[] =
     "                     it: one library serves several weight sets (nothing is\n"
     "                     folded into them; integer initializers such as shapes\n"
     "                     stay constants); weights in Constant nodes count as\n"
-    "                     initializers\n"
+    "                     initializers.  Each such input has its initializer as\n"
+    "                     its default: a caller sets only the weights it changes\n"
+    "  --fold-default-inputs\n"
+    "                     embed graph inputs that are also initializers as\n"
+    "                     constants (the library has no such input).  By default\n"
+    "                     (ONNX semantics) such an input stays an input whose\n"
+    "                     default is its initializer: a run uses it unless the\n"
+    "                     caller sets the input, and nothing is folded or packed\n"
+    "                     through it (slower when an exporter lists every weight\n"
+    "                     as an input, e.g. PyTorch's keep_initializers_as_inputs;\n"
+    "                     compile then prints a note).  Integer ones (shapes,\n"
+    "                     axes), float ones that size an output and those of\n"
+    "                     models before IR version 4 are constants either way\n"
     "  -q, --quiet        no progress lines on standard error\n"
     "  -v, --verbose      also a line per step within the stages, with its\n"
     "                     wall-clock and CPU time in milliseconds\n"
@@ -160,6 +173,7 @@ int cmd_compile(int argc, char **argv) {
       else if (is_opt(a, "--header")) rc = opt_value(argc, argv, &i, "--header", &o.header_path);
       else if (!strcmp(a, "--no-header")) no_header = 1;
       else if (!strcmp(a, "--params-as-inputs")) o.params_as_inputs = 1;
+      else if (!strcmp(a, "--fold-default-inputs")) o.fold_default_inputs = 1;
       else if (!strcmp(a, "--no-fold")) o.no_fold = 1;
       else if (!strcmp(a, "--no-fuse")) o.no_fuse = 1;
       else if (!strcmp(a, "--no-layout")) o.no_layout = 1;

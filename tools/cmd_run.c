@@ -3,7 +3,8 @@
 ** [--output-dir D] [--bench N] [--warmup W] [--threads T] [--seed S] [--json]`.
 **
 ** Loads a compiled model through mlc/mlc_runtime.h, binds the inputs (files
-** in graph-input order or by name; the rest seeded random data), runs it
+** in graph-input order or by name; the rest their defaults or seeded
+** random data), runs it
 ** (or times N runs), prints the outputs and writes them as .npy files.
 ** Built with MLC_RUNNER it is the deploy-side runner mlc-run
 ** (tools/mlc-run.c): the same command, reading .npy files only.
@@ -43,8 +44,9 @@ const char run_help[] =
     "Runs a compiled model.  Inputs are NumPy .npy files or ONNX TensorProto .pb\n"
     "files, given in graph-input order (--input FILE) or by name (--input\n"
 #endif
-    "NAME=FILE); inputs not given are filled with seeded random data (symbolic\n"
-    "dimensions taken as 1).  Prints each output's name, dtype, shape and first\n"
+    "NAME=FILE); inputs not given take their default value when the model has\n"
+    "one (an ONNX input that is also an initializer), else seeded random data\n"
+    "(symbolic dimensions taken as 1).  Prints each output's name, dtype, shape and first\n"
     "values.\n"
     "\n"
     "Options:\n"
@@ -220,6 +222,10 @@ int cmd_run(int argc, char **argv) {
   }
   for (int i = 0; i < nin; i++) {
     if (tensors[i]) continue;
+    if (mlc_model_input_has_default(m, i)) { /* left NULL: the session uses the default */
+      if (!json) fprintf(stderr, "input %d \"%s\": its default\n", i, mlc_model_input_name(m, i));
+      continue;
+    }
     int64_t shape[64];
     int nd = mlc_model_input_ndim(m, i);
     for (int d = 0; d < nd && d < 64; d++) {

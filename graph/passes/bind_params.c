@@ -9,12 +9,15 @@
 ** with its initializer as its known value (mlc_func_set_param_value).
 ** This pass then
 **   - with the pipeline's params_as_inputs (compile --params-as-inputs):
-**     keeps them as parameters, inputs of the compiled model's API, and
-**     forgets their known values (dce frees those constants);
+**     keeps them as parameters, inputs of the compiled model's API, whose
+**     known values become their defaults (mlc_func_set_param_default: the
+**     model uses the weight it was compiled with unless the caller sets
+**     the input; nothing is folded through them);
 **   - without it: replaces every use of such a parameter by its value and
 **     removes the parameter, so fold_constant and the passes after it see
 **     constants, exactly as if the importer had made them constants.
-** Parameters without a known value (the model's real inputs) stay.
+** Parameters without a known value (the model's real inputs, and graph
+** inputs whose default is an initializer) stay; a default is never bound.
 **
 **   before: def main(x, fc.weight): gv = R.matmul(x, fc.weight)
 **           (fc.weight known: c0)
@@ -25,7 +28,11 @@
 static mlc_status bind_func(mlc_module *m, mlc_func *f, int keep) {
   if (f->nparam_values == 0) return NULL;
   if (keep) {
-    for (int i = 0; i < f->nparams; i++) MLC_RETURN_IF_ERROR(mlc_func_set_param_value(f, i, NULL));
+    for (int i = 0; i < f->nparams; i++) {
+      mlc_value *c = mlc_func_param_value(f, i);
+      if (c) MLC_RETURN_IF_ERROR(mlc_func_set_param_default(f, i, c));
+      MLC_RETURN_IF_ERROR(mlc_func_set_param_value(f, i, NULL));
+    }
     return NULL;
   }
   mlc_subst sub;

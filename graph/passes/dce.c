@@ -52,7 +52,7 @@ static void dce_func(mlc_func *f, char *live, int nids) {
 }
 
 /* Calls |fn| on every constant value that an arg, a return or a
-** parameter's known value refers to. */
+** parameter's known or default value refers to. */
 static void for_each_const_use(mlc_module *m, void (*fn)(void *ud, mlc_value *v), void *ud) {
   for (int fi = 0; fi < m->nfuncs; fi++) {
     mlc_func *f = m->funcs[fi];
@@ -66,6 +66,8 @@ static void for_each_const_use(mlc_module *m, void (*fn)(void *ud, mlc_value *v)
       if (f->rets[i] && f->rets[i]->kind == MLC_VALUE_CONST) fn(ud, f->rets[i]);
     for (int i = 0; i < f->nparam_values; i++) /* known values of parameters (bind_params) */
       if (f->param_values[i] && f->param_values[i]->kind == MLC_VALUE_CONST) fn(ud, f->param_values[i]);
+    for (int i = 0; i < f->nparam_defaults; i++) /* default values of inputs (the archiver stores them) */
+      if (f->param_defaults[i] && f->param_defaults[i]->kind == MLC_VALUE_CONST) fn(ud, f->param_defaults[i]);
   }
 }
 

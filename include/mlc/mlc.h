@@ -93,7 +93,10 @@ typedef struct mlc_compile_options {
   int verbose;
   /* Nonzero: the model's weights (ONNX initializers) stay inputs of the
   ** compiled model's API instead of constants bound into it, so one library
-  ** serves several weight sets (no folding into them, no packing). */
+  ** serves several weight sets (no folding into them, no packing); each
+  ** such input has its initializer as its default value
+  ** (mlc_model_input_has_default), so a caller sets only those it
+  ** changes. */
   int params_as_inputs;
   /* Nonzero: switch a group of graph passes off, to measure what it brings:
   ** fold (BatchNormalization into convolutions, simplify, cse), fuse
@@ -128,6 +131,18 @@ typedef struct mlc_compile_options {
   ** once for them (compile reports its size) and a larger input is refused
   ** when the model runs.  NULL: none.  Borrowed. */
   const char *shape_bounds;
+  /* A graph input that is also an initializer is, in ONNX, an input whose
+  ** initializer is a default the caller may override.  0 (default): such
+  ** an input stays an input of the compiled model with the initializer as
+  ** its default value (nothing is folded through it), when the model's IR
+  ** version is 4 or later and the initializer is floating-point and sizes
+  ** no output; the others (integer ones such as shapes and axes, Resize's
+  ** scales) are constants.  Nonzero: every such input is a constant, as
+  ** fast as any weight (folded, packed), and the compiled model has no
+  ** such input: for exporters that list every weight as an input
+  ** (PyTorch's keep_initializers_as_inputs).  --params-as-inputs keeps
+  ** floating-point weights inputs whatever this says. */
+  int fold_default_inputs;
 } mlc_compile_options;
 
 /* Fills |o| with the defaults (host target, no dumps, header next to the .so). */

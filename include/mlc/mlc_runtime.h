@@ -200,6 +200,15 @@ MLC_API int64_t mlc_model_output_dim(const mlc_model *m, int32_t i, int32_t d);
 MLC_API const char *mlc_model_input_dim_name(const mlc_model *m, int32_t i, int32_t d);
 MLC_API const char *mlc_model_output_dim_name(const mlc_model *m, int32_t i, int32_t d);
 
+/*
+** 1 when input |i| has a default value, 0 when it has none or an argument
+** is bad.  An ONNX graph input that is also an initializer is compiled into
+** such an input (see `mlc-onnx compile --help`): its initializer, stored in
+** the model, is the value a run uses unless the caller sets the input.  Its
+** dims are all static.
+*/
+MLC_API int32_t mlc_model_input_has_default(const mlc_model *m, int32_t i);
+
 /* Number of symbolic dimensions, and the name of symbol |k| (borrowed; NULL if bad). */
 MLC_API int32_t mlc_model_num_symbols(const mlc_model *m);
 MLC_API const char *mlc_model_symbol_name(const mlc_model *m, int32_t k);
@@ -238,6 +247,12 @@ MLC_API void mlc_session_free(mlc_session *s);
 ** compact row-major strides (NULL or compact), non-NULL data unless empty,
 ** and element alignment.  An input stays bound for later runs until it is
 ** set again.  On error the input is left unbound.
+**
+** Defaults: an input with a default (mlc_model_input_has_default) is bound
+** to its default when the session is created; setting it overrides the
+** default, and passing NULL for |t| binds it to its default again (for an
+** input without a default, NULL is an error).  A default is used where it
+** is stored, not copied.
 */
 MLC_API mlc_rt_status mlc_session_set_input(mlc_session *s, int32_t index, const DLTensor *t);
 /* As mlc_session_set_input, by input name (borrowed); MLC_RT_NOT_FOUND if none. */
@@ -245,7 +260,8 @@ MLC_API mlc_rt_status mlc_session_set_input_by_name(mlc_session *s, const char *
                                                     const DLTensor *t);
 
 /*
-** Runs the model on the bound inputs: binds the symbolic dimensions from the
+** Runs the model on the bound inputs (every input must be bound: set, or
+** at its default): binds the symbolic dimensions from the
 ** input shapes (inputs that disagree about one are an error), sizes the
 ** session's memory (grown only when the shapes need more, so repeated runs
 ** at the same shapes allocate nothing) and executes every step.  A failing

@@ -441,8 +441,8 @@ def symbolic_more():
     save("symbolic_v15", nodes, [init("s", np.array([0, -1], dtype=np.int64))],
          [("batch", TensorProto.INT64, None), ("inner", TensorProto.INT64, None), ("flat", TensorProto.FLOAT, None),
           ("resh", TensorProto.FLOAT, None), ("size", TensorProto.INT64, None)], 15, inputs=[x], check=False)
-    # Old-opset style: an initializer that is also listed as a graph input is
-    # a constant, not a parameter.
+    # An initializer that is also listed as a graph input (IR 8): a parameter
+    # whose default is the initializer (a constant with fold_default_inputs).
     xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
     wi = helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 2])
     save("init_input", [helper.make_node("MatMul", ["x", "w"], ["y"])], [init("w", f32(np.ones((3, 2))))],

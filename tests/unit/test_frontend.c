@@ -449,17 +449,45 @@ static void test_symbolic_more(void) {
   mlc_module_destroy(m);
 }
 
-/* A graph input that is also an initializer is a constant. */
+/* A graph input that is also an initializer is a parameter whose default
+** is the initializer (the matmul reads the parameter), or, with
+** fold_default_inputs, a constant and no parameter. */
 static void test_init_input(void) {
   mlc_module *m = import_ok("init_input");
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   mlc_func *f = main_of(m);
-  CU_ASSERT_EQUAL_FATAL(f->nparams, 1);
+  CU_ASSERT_EQUAL_FATAL(f->nparams, 2);
   CU_ASSERT_STRING_EQUAL(f->params[0]->name, "x");
+  CU_ASSERT_STRING_EQUAL(f->params[1]->name, "w");
+  CU_ASSERT_PTR_NULL(mlc_func_param_default(f, 0));
+  const mlc_value *def = mlc_func_param_default(f, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(def);
+  const mlc_const *c = mlc_value_const(m, def);
+  CU_ASSERT(c && c->nbytes == 6 * sizeof(float) && ((const float *)c->data)[5] == 1.0f);
+  CU_ASSERT_PTR_NULL(mlc_func_param_value(f, 1)); /* nothing binds it */
   const mlc_binding *mm = find_op(f, MLC_OP_MATMUL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(mm);
-  CU_ASSERT_PTR_NOT_NULL(mlc_value_const(m, mm->args[1]));
+  CU_ASSERT_PTR_EQUAL(mm->args[1], f->params[1]);
   CU_ASSERT(type_is(m, f->rets[0], "R.Tensor((2, 2), \"float32\")"));
+  mlc_module_destroy(m);
+
+  mlc_onnx_model *om = load("init_input");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(om);
+  mlc_fe_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.fold_default_inputs = 1;
+  m = NULL;
+  mlc_status s = mlc_fe_import(om, &opt, &m);
+  mlc_onnx_model_destroy(om);
+  CU_ASSERT_PTR_NULL(s);
+  mlc_status_free(s);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  f = main_of(m);
+  CU_ASSERT_EQUAL_FATAL(f->nparams, 1);
+  CU_ASSERT_STRING_EQUAL(f->params[0]->name, "x");
+  mm = find_op(f, MLC_OP_MATMUL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mm);
+  CU_ASSERT_PTR_NOT_NULL(mlc_value_const(m, mm->args[1]));
   mlc_module_destroy(m);
 }
 

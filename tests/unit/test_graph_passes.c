@@ -620,7 +620,8 @@ static void test_symbolic_chains(void) {
   mlc_module_destroy(m);
 }
 
-/* bind_params binds known values unless the weights stay inputs. */
+/* bind_params binds known values unless the weights stay inputs, which
+** then have them as defaults. */
 static void test_bind_params(void) {
   for (int keep = 0; keep < 2; keep++) {
     mlc_module *m = new_module();
@@ -633,7 +634,9 @@ static void test_bind_params(void) {
     mlc_func *f = mlc_module_func(m, "main");
     CU_ASSERT_EQUAL(f->nparams, keep ? 2 : 1);
     CU_ASSERT_PTR_NULL(mlc_func_param_value(f, 1));
-    CU_ASSERT_EQUAL(m->nconsts, keep ? 0 : 1); /* the known value: dropped, or used */
+    CU_ASSERT_EQUAL(m->nconsts, 1); /* the known value: the input's default, or used */
+    CU_ASSERT_EQUAL(mlc_func_param_default(f, 1) != NULL, keep);
+    CU_ASSERT_PTR_NULL(mlc_func_param_default(f, 0));
     const mlc_binding *b = f->blocks[0].bindings[0];
     CU_ASSERT_EQUAL(b->args[1]->kind, keep ? MLC_VALUE_PARAM : MLC_VALUE_CONST);
     mlc_module_destroy(m);
@@ -650,6 +653,43 @@ static void test_bind_params(void) {
   CU_ASSERT_EQUAL(f->nparams, 1);
   CU_ASSERT_PTR_EQUAL(f->rets[0], x);
   MLC_TEST_ERR(mlc_func_set_param_value(f, 3, NULL), MLC_INTERNAL, "no parameter 3");
+  mlc_module_destroy(m);
+}
+
+/* A parameter's default (an ONNX input that is also an initializer) is
+** never bound or folded: the parameter stays, its uses stay, dce keeps the
+** constant, and removing an earlier parameter moves the default along. */
+static void test_param_defaults(void) {
+  mlc_module *m = new_module();
+  if (!m) return;
+  mlc_func *f;
+  mlc_value *x, *b, *bc, *v, *sym_p;
+  MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2, 3), &x));
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "b", &TY(F32, 3), &b));
+  MLC_TEST_OK_FATAL(cst(m, "b", TY(F32, 3), NULL, 1, &bc));
+  MLC_TEST_OK_FATAL(mlc_func_set_param_default(f, 1, bc));
+  MLC_TEST_ERR(mlc_func_set_param_default(f, 0, bc), MLC_INTERNAL, "not a static constant of its type");
+  MLC_TEST_ERR(mlc_func_set_param_default(f, 2, NULL), MLC_INTERNAL, "no parameter 2");
+  MLC_TEST_ERR(mlc_func_set_param_default(f, 1, x), MLC_INTERNAL, "not a static constant");
+  MLC_TEST_OK_FATAL(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(x, b), NOATTRS, ORG("Add", "add"), &v));
+  MLC_TEST_OK_FATAL(mlc_func_add_ret(f, v));
+  mlc_pipeline_options opt;
+  memset(&opt, 0, sizeof opt);
+  MLC_TEST_OK_FATAL(run_passes(m, "bind_params,fold_constant,dce", &opt));
+  CU_ASSERT_EQUAL(f->nparams, 2);
+  CU_ASSERT_PTR_EQUAL(f->blocks[0].bindings[0]->args[1], b);
+  CU_ASSERT_EQUAL(m->nconsts, 1);
+  CU_ASSERT_PTR_EQUAL(mlc_func_param_default(f, 1), bc);
+  CU_ASSERT_PTR_NULL(mlc_func_param_value(f, 1));
+  /* the first parameter goes: the default follows "b" to index 0 */
+  MLC_TEST_OK_FATAL(mlc_func_add_param(f, "p", &TY(F32, 3), &sym_p));
+  mlc_func_remove_param(f, 0);
+  CU_ASSERT_PTR_EQUAL(f->params[0], b);
+  CU_ASSERT_PTR_EQUAL(mlc_func_param_default(f, 0), bc);
+  CU_ASSERT_PTR_NULL(mlc_func_param_default(f, 1));
+  MLC_TEST_OK(mlc_func_set_param_default(f, 0, NULL));
+  CU_ASSERT_PTR_NULL(mlc_func_param_default(f, 0));
   mlc_module_destroy(m);
 }
 
@@ -704,7 +744,8 @@ static void test_import_params(void) {
   }
   CU_ASSERT(nb[0] > 0 && nb[0] == nb[1]);
   /* Kept as inputs: the same number of parameters after the pipeline, and
-  ** no batch norm folded (the weights are not constants). */
+  ** no batch norm folded (the weights are not constants); each weight is
+  ** its input's default, and no other weight data is left. */
   mlc_fe_options fo = {0, 1};
   mlc_module *m = NULL;
   if (OK(mlc_fe_import(om, &fo, &m))) {
@@ -717,8 +758,22 @@ static void test_import_params(void) {
       mlc_func *f = mlc_module_func(m, "main");
       CU_ASSERT_EQUAL(f->nparams, 1 + ninit);
       CU_ASSERT(count_bindings(f) > nb[0]);
-      for (int i = 0; i < m->nconsts; i++) /* no weight data left in the module */
-        CU_ASSERT(m->consts[i].nbytes < 64);
+      CU_ASSERT_PTR_NULL(mlc_func_param_default(f, 0));
+      int ndefaults = 0;
+      for (int i = 1; i < f->nparams; i++) {
+        const mlc_value *c = mlc_func_param_default(f, i);
+        ndefaults += c != NULL;
+        CU_ASSERT(c && mlc_type_equal(&c->type, &f->params[i]->type));
+      }
+      CU_ASSERT_EQUAL(ndefaults, ninit);
+      for (int i = 0; i < m->nconsts; i++) { /* every large constant is a default */
+        int is_default = 0;
+        for (int k = 1; k < f->nparams; k++) {
+          const mlc_value *c = mlc_func_param_default(f, k);
+          is_default |= c && c->const_index == i;
+        }
+        CU_ASSERT(is_default || m->consts[i].nbytes < 64);
+      }
     }
     mlc_module_destroy(m);
   }
@@ -766,6 +821,7 @@ static void register_passes(void) {
       {"bind_params", test_bind_params},
       {"fold_group", test_fold_group},
       {"import_params_as_inputs", test_import_params},
+      {"param_defaults", test_param_defaults},
       {"alloc_failures", test_alloc_failures},
       CU_TEST_INFO_NULL,
   };

@@ -17,8 +17,11 @@
 **     pair between the convs cancels: no step comes from it);
 **   - float16 weights cast to float32 (folded: no cast step);
 **   - nodes out of order; outputs declared without a type or shape;
-**   - a graph input that is also an initializer: the initializer's value
-**     by default, an input the caller feeds with params_as_inputs.
+**   - a graph input that is also an initializer: an input whose default is
+**     the initializer (run without it, with it, reset to the default),
+**     the constant initializer with fold_default_inputs, and with
+**     params_as_inputs an input as every weight is, each with its
+**     initializer as its default.
 ** A cycle and a sparse index out of range are compile errors naming the
 ** nodes.
 */
@@ -42,15 +45,19 @@ static int file_exists(const char *path) {
   return f != NULL;
 }
 
+/* compile flags */
+enum { PARAMS_AS_INPUTS = 1, FOLD_DEFAULT_INPUTS = 2 };
+
 /* Compiles tests/robust/<name>.onnx into mlc_th_tmpdir/<tag>.so (|so|) with
-** |params_as_inputs|; 1 on success (a failure is asserted and printed). */
-static int compile(const char *name, const char *tag, int params_as_inputs, char *so, size_t size) {
+** |flags|; 1 on success (a failure is asserted and printed). */
+static int compile(const char *name, const char *tag, int flags, char *so, size_t size) {
   char onnx[4096];
   file_path(name, ".onnx", onnx, sizeof onnx);
   snprintf(so, size, "%s/%s.so", mlc_th_tmpdir, tag);
   mlc_compile_options o;
   memset(&o, 0, sizeof o);
-  o.params_as_inputs = params_as_inputs;
+  o.params_as_inputs = (flags & PARAMS_AS_INPUTS) != 0;
+  o.fold_default_inputs = (flags & FOLD_DEFAULT_INPUTS) != 0;
   o.header_path = "";
   mlc_status s = mlc_compile_file(onnx, so, &o);
   if (s) fprintf(stderr, "compile %s: %s\n", tag, mlc_status_message(s));
@@ -253,13 +260,73 @@ static void test_unknown_outputs(void) {
   check_model("unknown_out", 1);
 }
 
+/*
+** One session of the compiled input_init |so| (|nin| inputs; |defaults| a
+** bit per input that has a default): run with inputs 0..nfeed-1 set from
+** input_init.input_<i>.npy and the others at their defaults, for each
+** |nfeed| in |feeds| (-1 ends; 0x100 + n: inputs n.. are first reset with
+** NULL), each output checked against input_init<suffix>.output_0.npy,
+** suffix ".default" while b (input 1) is at its default.
+*/
+static void run_input_init(const char *so, int nin, unsigned defaults, const int *feeds) {
+  mlc_model *m = mlc_th_load(so, "input_init", "");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_EQUAL(mlc_model_num_inputs(m), nin);
+  for (int i = 0; i < nin; i++) CU_ASSERT_EQUAL(mlc_model_input_has_default(m, i), (int)(defaults >> i & 1));
+  mlc_session *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_session_create(m, NULL, &s), MLC_RT_OK);
+  DLTensor *in[3] = {NULL};
+  char path[4096], suffix[64];
+  for (int i = 0; i < nin && i < 3; i++) {
+    snprintf(suffix, sizeof suffix, ".input_%d.npy", i);
+    file_path("input_init", suffix, path, sizeof path);
+    mlc_status st = mlc_tensor_read_file(path, &in[i]);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+  }
+  int b_fed = 0;
+  for (int k = 0; feeds[k] >= 0; k++) {
+    int n = feeds[k] & 0xff;
+    if (feeds[k] & 0x100) {
+      for (int i = n; i < nin; i++) CU_ASSERT_EQUAL(mlc_session_set_input(s, i, NULL), MLC_RT_OK);
+      if (n <= 1) b_fed = 0;
+    } else {
+      for (int i = 0; i < n; i++) CU_ASSERT_EQUAL(mlc_session_set_input(s, i, in[i]), MLC_RT_OK);
+      if (n >= 2) b_fed = 1;
+    }
+    /* b (input 1) fed: NumPy's x * s + b; else ONNX Runtime's, with b's
+    ** initializer (s's default is the s NumPy's reference took) */
+    const char *out = b_fed ? "" : ".default";
+    if (mlc_session_run(s) != MLC_RT_OK) {
+      fprintf(stderr, "run input_init (%d fed): %s\n", n, mlc_session_last_error(s));
+      CU_FAIL("run failed");
+      continue;
+    }
+    const DLTensor *y = NULL;
+    CU_ASSERT_EQUAL_FATAL(mlc_session_get_output(s, 0, &y), MLC_RT_OK);
+    snprintf(suffix, sizeof suffix, "%s.output_0.npy", out);
+    file_path("input_init", suffix, path, sizeof path);
+    check_output(y, path);
+  }
+  for (int i = 0; i < 3; i++) mlc_tensor_free(in[i]);
+  mlc_session_free(s);
+  mlc_model_free(m);
+}
+
 static void test_input_initializer(void) {
   char so[4096];
-  /* by default the initializer is the value (a constant): one input */
-  if (compile("input_init", "input_init", 0, so, sizeof so)) run_and_compare(so, "input_init", 1, ".default");
-  /* with params_as_inputs it is an input (at its place; the weight s
-  ** follows) and the caller's value is used */
-  if (compile("input_init", "input_init_params", 1, so, sizeof so)) run_and_compare(so, "input_init", 3, "");
+  /* by default (ONNX semantics) b is an input whose default is its
+  ** initializer: run without it (ONNX Runtime's output), with it (the
+  ** caller's value), reset to the default, set again */
+  static const int dflt[] = {1, 2, 0x100 + 1, 2, -1};
+  if (compile("input_init", "input_init", 0, so, sizeof so)) run_input_init(so, 2, 0x2, dflt);
+  /* fold_default_inputs: b is the constant initializer, no input */
+  if (compile("input_init", "input_init_fold", FOLD_DEFAULT_INPUTS, so, sizeof so))
+    run_and_compare(so, "input_init", 1, ".default");
+  /* params_as_inputs: b at its place and the weight s after it, both
+  ** with their initializers as defaults; the caller's values are used */
+  static const int params[] = {3, 0x100 + 1, 1, 0x100 + 2, 2, 3, -1};
+  if (compile("input_init", "input_init_params", PARAMS_AS_INPUTS, so, sizeof so))
+    run_input_init(so, 3, 0x6, params);
 }
 
 static CU_TestInfo tests[] = {{"constant_weights", test_constant_weights},

@@ -153,6 +153,9 @@ static void test_load_and_info(void) {
   CU_ASSERT_STRING_EQUAL(mlc_model_input_dim_name(m, 0, 0), "batch");
   CU_ASSERT_PTR_NULL(mlc_model_input_dim_name(m, 0, 1));
   CU_ASSERT_STRING_EQUAL(mlc_model_output_dim_name(m, 1, 0), "batch");
+  CU_ASSERT_EQUAL(mlc_model_input_has_default(m, 1), 0);
+  CU_ASSERT_EQUAL(mlc_model_input_has_default(m, 2), 0);
+  CU_ASSERT_EQUAL(mlc_model_input_has_default(NULL, 0), 0);
   CU_ASSERT_EQUAL(mlc_model_num_symbols(m), 1);
   CU_ASSERT_STRING_EQUAL(mlc_model_symbol_name(m, 0), "batch");
   CU_ASSERT_PTR_NULL(mlc_model_symbol_name(m, 1));
@@ -864,10 +867,8 @@ static mlc_rt_model_desc valid_desc(void) {
   v_tensors[0] = t0;
   v_tensors[1] = t1;
   v_tensors[2] = t2;
-  v_inputs[0].name = "in";
-  v_inputs[0].tensor = 0;
-  v_outputs[0].name = "out";
-  v_outputs[0].tensor = 1;
+  v_inputs[0] = (mlc_rt_io_desc){"in", 0, 0, 0};
+  v_outputs[0] = (mlc_rt_io_desc){"out", 1, 0, 0};
   v_args[0].kind = MLC_RT_ARG_TENSOR;
   v_args[0].value = 0;
   v_args[1].kind = MLC_RT_ARG_TENSOR;
@@ -912,6 +913,177 @@ static int open_expect(const mlc_rt_model_desc *d, mlc_rt_status want, const cha
   if (!ok) fprintf(stderr, "open_expect: status %d, error: %s\n", st, err);
   mlc_rt_model_close(m);
   return ok;
+}
+
+/* ---- inputs with a default ---------------------------------------------- */
+
+/* out = copy(in), in: float32[8] whose default is the 8 floats at byte 32
+** of the weights (1..8); the caller's arrays. */
+static const float def_weights[32] __attribute__((aligned(64))) = {[8] = 1, 2, 3, 4, 5, 6, 7, 8};
+static void def_desc(mlc_rt_model_desc *d, mlc_rt_tensor_desc *t, mlc_rt_io_desc *in, mlc_rt_io_desc *out,
+                     mlc_rt_arg_desc *a, mlc_rt_step_desc *st, mlc_rt_extern_desc *ex) {
+  DLDataType f32 = {kDLFloat, 32, 1};
+  t[0] = (mlc_rt_tensor_desc){f32, 1, v_dims_8, MLC_RT_STORAGE_INPUT, 0};
+  t[1] = (mlc_rt_tensor_desc){f32, 1, v_dims_8, MLC_RT_STORAGE_OUTPUT, 0};
+  in[0] = (mlc_rt_io_desc){"in", 0, 1, 32};
+  out[0] = (mlc_rt_io_desc){"out", 1, 0, 0};
+  a[0] = (mlc_rt_arg_desc){MLC_RT_ARG_TENSOR, 0};
+  a[1] = (mlc_rt_arg_desc){MLC_RT_ARG_TENSOR, 1};
+  st[0] = (mlc_rt_step_desc){MLC_RT_STEP_EXTERN, "copy", NULL, "Identity_0", 2, a, -1};
+  ex[0] = (mlc_rt_extern_desc){"copy", k_copy, 0, NULL};
+  memset(d, 0, sizeof *d);
+  d->abi_version = MLC_RT_DESC_VERSION;
+  d->kernel_abi = MLC_RT_ABI_VERSION;
+  d->name = "def";
+  d->ntensors = 2;
+  d->tensors = t;
+  d->ninputs = 1;
+  d->inputs = in;
+  d->noutputs = 1;
+  d->outputs = out;
+  d->nsteps = 1;
+  d->steps = st;
+  d->nexterns = 1;
+  d->externs = ex;
+  d->weights = (const uint8_t *)def_weights;
+  d->weights_size = sizeof def_weights;
+}
+
+/* Runs |s| and checks that its output is 8 floats, |first| + i. */
+static void def_run_expect(mlc_rt_session *s, float first) {
+  mlc_rt_status rs = mlc_rt_session_run(s);
+  if (rs != MLC_RT_OK) fprintf(stderr, "run: %s\n", mlc_rt_session_last_error(s));
+  CU_ASSERT_EQUAL_FATAL(rs, MLC_RT_OK);
+  const DLTensor *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_get_output(s, 0, &o), MLC_RT_OK);
+  int bad = 0;
+  for (int i = 0; i < 8; i++) bad += ((const float *)o->data)[i] != first + (float)i;
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* An input with a default runs without being set (its default, read where
+** it is stored), with the caller's value once set, with the default again
+** after a NULL set; a malformed default is a load error, and the default
+** survives the blob. */
+static void test_input_defaults(void) {
+  mlc_rt_model_desc d;
+  mlc_rt_tensor_desc t[2];
+  mlc_rt_io_desc in[1], out[1];
+  mlc_rt_arg_desc a[2];
+  mlc_rt_step_desc st[1];
+  mlc_rt_extern_desc ex[1];
+  def_desc(&d, t, in, out, a, st, ex);
+  mlc_rt_model *m = NULL;
+  char err[512] = "";
+  mlc_rt_status rs = mlc_rt_model_open(&d, &m, err, sizeof err);
+  if (rs != MLC_RT_OK) fprintf(stderr, "open: %s\n", err);
+  CU_ASSERT_EQUAL_FATAL(rs, MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_model_input_has_default(m, 0), 1);
+  CU_ASSERT_EQUAL(mlc_rt_model_input_has_default(m, 1), 0);
+  CU_ASSERT_EQUAL(mlc_rt_model_input_has_default(NULL, 0), 0);
+  mlc_rt_session *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 1, &s, err, sizeof err), MLC_RT_OK);
+  def_run_expect(s, 1.0f); /* never set: the default */
+  float x[8];
+  for (int i = 0; i < 8; i++) x[i] = 10.0f + (float)i;
+  int64_t shape[1] = {8}, wrong[1] = {7};
+  DLTensor xt = f32_tensor(x, 1, shape);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &xt), MLC_RT_OK);
+  def_run_expect(s, 10.0f); /* set: the caller's */
+  def_run_expect(s, 10.0f); /* and it stays set */
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, NULL), MLC_RT_OK);
+  def_run_expect(s, 1.0f); /* reset: the default again */
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input_by_name(s, "in", &xt), MLC_RT_OK);
+  def_run_expect(s, 10.0f);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input_by_name(s, "in", NULL), MLC_RT_OK);
+  def_run_expect(s, 1.0f);
+  /* the caller's value is validated as any input's; a failed set leaves
+  ** the input unbound, not silently at its default */
+  DLTensor bad = f32_tensor(x, 1, wrong);
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, &bad), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_rt_session_last_error(s), "dim 0 is 7, expected 8"));
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_rt_session_last_error(s), "pass NULL for its default"));
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, NULL), MLC_RT_OK);
+  def_run_expect(s, 1.0f);
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+
+  /* NULL is an error for an input without a default */
+  def_desc(&d, t, in, out, a, st, ex);
+  in[0].has_default = 0;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_model_open(&d, &m, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_model_input_has_default(m, 0), 0);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_session_create(m, 1, &s, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL(mlc_rt_session_run(s), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_rt_session_last_error(s), "input \"in\" (0) is not set"));
+  CU_ASSERT_EQUAL(mlc_rt_session_set_input(s, 0, NULL), MLC_RT_INVALID_ARGUMENT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(mlc_rt_session_last_error(s), "NULL tensor"));
+  mlc_rt_session_free(s);
+  mlc_rt_model_close(m);
+
+  /* malformed defaults: past the weights, negative, misaligned, with a
+  ** symbolic dim; an output with a default */
+  static const char *const syms[] = {"n"};
+  def_desc(&d, t, in, out, a, st, ex);
+  in[0].default_loc = 128 - 28; /* 32 bytes from 100: 4 past the end */
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "input 0 (\"in\"): default at offset 100 overruns the 128-byte weights"));
+  in[0].default_loc = INT64_MAX;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "overruns"));
+  in[0].default_loc = -64;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "default at offset -64 overruns"));
+  in[0].default_loc = 34;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "default at offset 34 is not aligned to 4 bytes"));
+  in[0].default_loc = 96; /* the last 32 bytes: fine */
+  CU_ASSERT(open_expect(&d, MLC_RT_OK, NULL));
+  d.weights = NULL;
+  d.weights_size = 0;
+  in[0].default_loc = 0;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "overruns the 0-byte weights"));
+  def_desc(&d, t, in, out, a, st, ex);
+  d.nsyms = 1;
+  d.sym_names = syms;
+  t[0].dims = v_dims_n;
+  t[1].dims = v_dims_n;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "input 0 (\"in\") has a default but symbolic dim 0"));
+  def_desc(&d, t, in, out, a, st, ex);
+  out[0].has_default = 1;
+  CU_ASSERT(open_expect(&d, MLC_RT_INVALID_ARGUMENT, "output 0 has a default"));
+
+  /* through the blob: the default's offset travels (and its absence) */
+  def_desc(&d, t, in, out, a, st, ex);
+  uint8_t *enc = NULL;
+  size_t len = 0;
+  mlc_rt_model_desc *dd = NULL;
+  mlc_kernel_fn fns[1] = {k_copy};
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(NULL, &d, 1, &enc, &len, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_decode(NULL, enc, len, fns, 1, (const uint8_t *)def_weights, &dd, err,
+                                           sizeof err), MLC_RT_OK);
+  CU_ASSERT(dd->inputs[0].has_default == 1 && dd->inputs[0].default_loc == 32 && !dd->outputs[0].has_default);
+  mlc_rt_desc_free(dd);
+  /* a hostile offset in the blob decodes, and opening refuses it */
+  uint32_t in_off;
+  memcpy(&in_off, enc + 48 + 8 * 3 + 4, 4); /* the inputs table */
+  uint64_t far = UINT64_C(1) << 40;
+  memcpy(enc + in_off + 8, &far, 8);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_decode(NULL, enc, len, fns, 1, (const uint8_t *)def_weights, &dd, err,
+                                           sizeof err), MLC_RT_OK);
+  CU_ASSERT(open_expect(dd, MLC_RT_INVALID_ARGUMENT, "overruns"));
+  mlc_rt_desc_free(dd);
+  free(enc);
+  in[0].has_default = 0;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_encode(NULL, &d, 1, &enc, &len, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_desc_decode(NULL, enc, len, fns, 1, NULL, &dd, err, sizeof err), MLC_RT_OK);
+  CU_ASSERT(dd->inputs[0].has_default == 0);
+  mlc_rt_desc_free(dd);
+  free(enc);
+  /* the encoder refuses what it cannot write */
+  in[0].has_default = 1;
+  in[0].default_loc = -1;
+  CU_ASSERT_EQUAL(mlc_rt_desc_encode(NULL, &d, 1, &enc, &len, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
+  in[0].default_loc = 32;
+  out[0].has_default = 1;
+  CU_ASSERT_EQUAL(mlc_rt_desc_encode(NULL, &d, 1, &enc, &len, err, sizeof err), MLC_RT_INVALID_ARGUMENT);
 }
 
 /* ---- run-time control flow steps ---------------------------------------- */
@@ -1129,9 +1301,8 @@ static void outer_desc(mlc_rt_model_desc *d, mlc_rt_tensor_desc *t, mlc_rt_io_de
   t[2] = (mlc_rt_tensor_desc){f, 2, o_dims_nm, MLC_RT_STORAGE_OUTPUT, 0};
   t[3] = (mlc_rt_tensor_desc){f, 3, o_dims_abc, MLC_RT_STORAGE_INPUT, 2};
   static const char *const names[] = {"x", "y", "z"};
-  for (int i = 0; i < 3; i++) in[i].name = names[i], in[i].tensor = i == 2 ? 3 : i;
-  out[0].name = "out";
-  out[0].tensor = 2;
+  for (int i = 0; i < 3; i++) in[i] = (mlc_rt_io_desc){names[i], i == 2 ? 3 : i, 0, 0};
+  out[0] = (mlc_rt_io_desc){"out", 2, 0, 0};
   for (int i = 0; i < 3; i++) args[i].kind = MLC_RT_ARG_TENSOR, args[i].value = i;
   memset(st, 0, sizeof *st);
   st->kind = MLC_RT_STEP_EXTERN;
@@ -1751,6 +1922,7 @@ static void register_desc(void) {
                                       {"inprocess_session", test_inprocess_session},
                                       {"dtype_str", test_dtype_str},
                                       {"blob_robust", test_blob_robust},
+                                      {"input_defaults", test_input_defaults},
                                       {NULL, NULL}};
   mlc_test_add_suite("desc", tests);
 }
