@@ -321,7 +321,7 @@ mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out) {
   r.a = mlc_lg_float(c, "cubic_coeff_a", -0.75);
   r.extrap = mlc_lg_float(c, "extrapolation_value", 0.0);
   int roi_arg = mlc_lg_int(c, "roi_arg", 0) != 0, scales_arg = mlc_lg_int(c, "scales_arg", 0) != 0;
-  int dims_arg = mlc_lg_int(c, "dims_arg", 0) != 0;
+  int dims_arg = mlc_lg_int(c, "dims_arg", 0) != 0; /* symbolic extents: all read at run time */
   r.roi_arg = roi_arg ? 1 : 0;
   r.scales_arg = scales_arg ? 1 + roi_arg : 0;
   r.derived = !scales_arg && mlc_lg_int(c, "scales_from_sizes", 0) != 0;
@@ -345,8 +345,6 @@ mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out) {
     int64_t in = x->dims[d];
     int unit = r.derived || (r.scales && r.scales[d] == 1.0); /* a scale of exactly 1 */
     r.same[d] = in == y->dims[d] && unit && r.coord != CT_CROP && r.coord != CT_TF_NN;
-    if (!r.same[d] && MLC_DIM_IS_SYM(in) && !dims_arg)
-      return mlc_lg_error(c, MLC_UNIMPLEMENTED, "resizing axis %d of symbolic extent", d);
     if (!r.same[d] && in == 0) r.same[d] = 1; /* nothing to read: the output is empty too */
   }
   if (r.mode == RS_NEAREST) return stage(c, 0, "T_resize", rs_nearest_body, &r, out);
