@@ -15,7 +15,8 @@ several sizes.  Reference outputs come from ONNX Runtime (regen.sh).
                    after a slice): extents that are derived symbols of T
   resize2d.onnx    a conv over x [1, 3, H, W], then Resize by scales 2
                    (nearest, linear), 0.5 and 1.5 (linear), to constant
-                   sizes, and a slice x[:, :, 1:-1, ::2]
+                   sizes, a slice x[:, :, 1:-1, ::2] and a max pool with
+                   indices
 
 Run with Debian's python (it has torch, torchvision, onnx and numpy):
   /usr/bin/python3 make_models.py [NAME...]   (default: all)
@@ -60,8 +61,9 @@ def onnx_helper_models():
     def floats(name, shape, v):
         return helper.make_tensor(name, TensorProto.FLOAT, shape, v)
 
-    def write(name, nodes, x, outs, inits):
+    def write(name, nodes, x, outs, inits, int_outs=()):
         outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]
+        outs += [helper.make_tensor_value_info(o, TensorProto.INT64, None) for o in int_outs]
         g = helper.make_graph(nodes, name, [x], outs, inits)
         save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(HERE, name + ".onnx"))
 
@@ -95,9 +97,11 @@ def onnx_helper_models():
     nodes.append(helper.make_node("Resize", ["c", "", "", "sz"], ["r_sizes"], mode="linear"))
     inits += [ints("sb", [1, 0]), ints("se", [-1, big]), ints("sa", [2, 3]), ints("ss", [1, 2])]
     nodes.append(helper.make_node("Slice", ["c", "sb", "se", "sa", "ss"], ["s"]))
-    outs += ["r_sizes", "s"]
+    nodes.append(helper.make_node("MaxPool", ["c"], ["p", "p_indices"], kernel_shape=[3, 3], strides=[2, 2],
+                                  pads=[1, 1, 1, 1]))
+    outs += ["r_sizes", "s", "p"]
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])
-    write("resize2d", nodes, x, outs, inits)
+    write("resize2d", nodes, x, outs, inits, ["p_indices"])
 
 
 def main():
