@@ -3,6 +3,7 @@
 ** module, constants, functions and the builder (mlc_graph_emit) that
 ** checks the op's dtype class, infers struct info and folds constants.
 */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,7 +223,8 @@ static mlc_status derived_what(mlc_module *m, mlc_sym_op op, int64_t a, int64_t 
     snprintf(name, sizeof name, "check(%s)", mlc_module_sym_name(m, a));
   } else {
     snprintf(x, sizeof x, "%s", mlc_module_sym_name(m, a));
-    snprintf(y, sizeof y, "%s", mlc_module_sym_name(m, b));
+    if (b_sym) snprintf(y, sizeof y, "%s", mlc_module_sym_name(m, b));
+    else snprintf(y, sizeof y, "%lld", (long long)b);
     snprintf(name, sizeof name, "%s(%s, %s)", op == MLC_SYM_MIN ? "min" : "max", x, y);
   }
   char where[512] = "", unique[640];
@@ -387,6 +389,34 @@ mlc_status mlc_dim_floordiv_const(mlc_module *m, int64_t a, int64_t c, const mlc
   if (d && d->op == MLC_SYM_FLOORDIV && !__builtin_mul_overflow(d->b, c, &cc)) /* x // k // c = x // kc */
     return mlc_dim_floordiv_const(m, d->a, cc, origin, out);
   return derived(m, MLC_SYM_FLOORDIV, a, c, 0, origin, out);
+}
+
+mlc_status mlc_dim_scale(mlc_module *m, int64_t a, double scale, const mlc_origin *origin, int64_t *out) {
+  if (!(scale > 0) || !isfinite(scale)) return mlc_make_status(MLC_INVALID_ARGUMENT, "an extent scaled by %g", scale);
+  int k = 0;
+  double p = scale;
+  while (k < 30 && p != floor(p)) { /* multiplying by 2 is exact */
+    p *= 2;
+    k++;
+  }
+  if (p != floor(p) || p > (double)INT32_MAX) {
+    if (!MLC_DIM_IS_SYM(a)) { /* a known extent: floating point as ONNX computes it */
+      double o = floor(scale * (double)a);
+      if (o > (double)INT64_MAX / 2) return dim_overflow("scale");
+      *out = (int64_t)o;
+      return NULL;
+    }
+    return mlc_make_status(MLC_UNIMPLEMENTED,
+                           "scaling the symbolic extent %s by %.9g: only scales p / 2^k (such as 2, 0.5, "
+                           "1.5) give an exact symbolic extent", mlc_module_sym_name(m, a), scale);
+  }
+  int64_t num = (int64_t)p, den = (int64_t)1 << k, v;
+  while (den > 1 && num % 2 == 0) { /* lowest terms */
+    num /= 2;
+    den /= 2;
+  }
+  MLC_RETURN_IF_ERROR(mlc_dim_mul_const(m, a, num, origin, &v));
+  return mlc_dim_floordiv_const(m, v, den, origin, out);
 }
 
 static mlc_status min_max(mlc_module *m, mlc_sym_op op, int64_t a, int64_t b, const mlc_origin *origin,

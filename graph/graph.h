@@ -419,6 +419,12 @@ MLC_MUST_USE mlc_status mlc_graph_fold_known(mlc_module *m, mlc_op op, mlc_value
 ** or in |m|'s arena), *|sym| the symbol mask; 0 when unknown. */
 int mlc_value_sym_ints(mlc_module *m, const mlc_value *v, const int64_t **vals, uint64_t *sym, int *n);
 
+/* floor(a * scale) for a scale that is exactly p / 2^k (k <= 30; 2.0, 0.5,
+** 1.5, 1.25, ...): a floordiv of a product, so exact for every a.  Another
+** scale (1/3 in floating point, NaN, <= 0) is MLC_UNIMPLEMENTED (symbolic a)
+** or MLC_INVALID_ARGUMENT (<= 0 or not finite). */
+MLC_MUST_USE mlc_status mlc_dim_scale(mlc_module *m, int64_t a, double scale, const mlc_origin *origin,
+                                      int64_t *out);
 /* Bounds symbol |name| (a free symbol of |m|) by |bound| >= 1: an error
 ** naming the symbols when there is no such symbol. */
 MLC_MUST_USE mlc_status mlc_module_bound_sym(mlc_module *m, const char *name, int64_t bound);

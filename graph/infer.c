@@ -714,7 +714,119 @@ static int64_t slice_extent(int64_t d, int64_t begin, int64_t end, int64_t step)
   return (int64_t)(n / s + (n % s != 0));
 }
 
-/* y = x[begin:end:step] per axis. */
+/* ---- slices of symbolic extent ---- */
+
+/* begin, end or step at or beyond this (either sign) reach past any extent. */
+#define SLICE_FAR ((int64_t)INT32_MAX)
+
+/* 1 when dim |x| is never negative: known >= 0, a free or checked symbol,
+** or arithmetic that keeps that. */
+static int dim_nonneg(const mlc_module *m, int64_t x, int depth) {
+  if (!MLC_DIM_IS_SYM(x)) return x >= 0;
+  const mlc_sym_def *d = mlc_module_sym_def(m, x);
+  if (!d || depth > 64) return 0;
+  int b = d->b_sym ? dim_nonneg(m, d->b, depth + 1) : d->b >= 0;
+  switch (d->op) {
+    case MLC_SYM_FREE:
+    case MLC_SYM_CHECK: return 1;
+    case MLC_SYM_MUL:
+    case MLC_SYM_FLOORDIV: return dim_nonneg(m, d->a, depth + 1);
+    case MLC_SYM_ADD:
+    case MLC_SYM_MIN: return dim_nonneg(m, d->a, depth + 1) && b;
+    case MLC_SYM_MAX: return dim_nonneg(m, d->a, depth + 1) || b;
+    default: return 0;
+  }
+}
+
+/* max(x + c, lo) */
+static mlc_status dim_add_max(const mlc_call_info *ci, int64_t x, int64_t c, int64_t lo, int64_t *out) {
+  int64_t v;
+  MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, x, c, ci->origin, &v));
+  if (lo == 0 && dim_nonneg(ci->mod, v, 0)) {
+    *out = v;
+    return NULL;
+  }
+  return mlc_dim_max(ci->mod, v, lo, ci->origin, out);
+}
+
+/*
+** The extent of x[b:e:s] along axis |i| of symbolic extent |t|, with b and
+** e as ONNX gives them (negative counts from the end; clamped as
+** slice_extent does).  Each clamped index is, as a function of t,
+** min(c, t) (P(c), c >= 0) or max(t + c, lo) (Q(c), c <= 0); for a negative
+** step both are shifted by one (begin in [1, t], end in [0, t]).  The count
+** of steps d = hi - lo is then an expression of min, max and constants,
+** which exists whenever d grows with t; the other (rare) slices, such as
+** x[-3:5], are UNIMPLEMENTED here (the frontend slices them at run time).
+*/
+static mlc_status slice_sym_extent(const mlc_call_info *ci, int i, int64_t t, int64_t b, int64_t e, int64_t s,
+                                   int64_t *out) {
+  mlc_module *m = ci->mod;
+  int neg = s < 0;
+  int64_t k = neg ? (s < -SLICE_FAR ? SLICE_FAR : -s) : (s > SLICE_FAR ? SLICE_FAR : s);
+  int64_t hi, lo, d;
+  int hq, lq, hq1 = 0; /* Q forms; hq1: hi is max(t + hi, 1) (a negative step's begin) */
+  /* clamp the constants: far ends become 0 or t (t = Q(0)) */
+  if (b > SLICE_FAR) b = SLICE_FAR;
+  if (e > SLICE_FAR) e = SLICE_FAR;
+  if (b < -SLICE_FAR) b = -SLICE_FAR;
+  if (e < -SLICE_FAR) e = -SLICE_FAR;
+  if (!neg) { /* hi = end, lo = begin */
+    hq = e < 0 || e == SLICE_FAR;
+    hi = e == SLICE_FAR ? 0 : e == -SLICE_FAR ? (hq = 0, 0) : e;
+    lq = b < 0 || b == SLICE_FAR;
+    lo = b == SLICE_FAR ? 0 : b == -SLICE_FAR ? (lq = 0, 0) : b;
+  } else { /* hi = begin + 1 in [1, t], lo = end + 1 in [0, t] */
+    hq = b < 0 || b == SLICE_FAR;
+    hi = b == SLICE_FAR ? 0 : b == -SLICE_FAR ? (hq = 0, 1) : b + 1;
+    hq1 = hq && b < -1; /* b = -1: max(t, 1) is t where the slice is not empty */
+    lq = e < 0 || e == SLICE_FAR;
+    lo = e == SLICE_FAR ? 0 : e == -SLICE_FAR ? (lq = 0, 0) : e + 1;
+  }
+  if (!hq && !lq) { /* min(h, t) - min(l, t) = min(max(t - l, 0), h - l) */
+    if (hi <= lo) {
+      *out = 0;
+      return NULL;
+    }
+    MLC_RETURN_IF_ERROR(dim_add_max(ci, t, -lo, 0, &d));
+    if (hi < SLICE_FAR) MLC_RETURN_IF_ERROR(mlc_dim_min(m, d, hi - lo, ci->origin, &d));
+  } else if (hq && !lq) {
+    if (hq1 && lo == 0) { /* t > 0: max(t + h, 1), else 0 */
+      MLC_RETURN_IF_ERROR(dim_add_max(ci, t, hi, 1, &d));
+      MLC_RETURN_IF_ERROR(mlc_dim_min(m, t, d, ci->origin, &d));
+    } else { /* max(t + h, 0) - min(l, t) = max(t + h - l, 0) */
+      MLC_RETURN_IF_ERROR(dim_add_max(ci, t, hi - lo, 0, &d));
+    }
+  } else if (hq && lq) { /* max(t + h, 0) - max(t + l, 0) = min(max(t + h, 0), h - l) */
+    if (hi <= lo) {
+      if (hq1) return UNIMPL("slice [%lld:%lld:%lld] of axis %d of symbolic extent %s (clamped to one "
+                             "element on short axes)", LL(b), LL(e), LL(s), i, mlc_module_sym_name(m, t));
+      *out = 0;
+      return NULL;
+    }
+    MLC_RETURN_IF_ERROR(dim_add_max(ci, t, hi, hq1 ? 1 : 0, &d));
+    MLC_RETURN_IF_ERROR(mlc_dim_min(m, d, hi - lo, ci->origin, &d));
+    if (hq1) MLC_RETURN_IF_ERROR(mlc_dim_min(m, t, d, ci->origin, &d));
+  } else { /* min(h, t) - max(t + l, 0): shrinks as t grows */
+    if (hi == 0 || lo == 0) {
+      *out = 0;
+      return NULL;
+    }
+    return UNIMPL("slice [%lld:%lld:%lld] of axis %d of symbolic extent %s: its extent is no min/max "
+                  "expression of %s", LL(b), LL(e), LL(s), i, mlc_module_sym_name(m, t),
+                  mlc_module_sym_name(m, t));
+  }
+  if (k == 1) {
+    *out = d;
+    return NULL;
+  }
+  MLC_RETURN_IF_ERROR(mlc_dim_add_const(m, d, k - 1, ci->origin, &d)); /* ceil(d / k) */
+  return mlc_dim_floordiv_const(m, d, k, ci->origin, out);
+}
+
+/* y = x[begin:end:step] per axis.  On a known extent begin and end are
+** absolute indices; on a symbolic one they are ONNX's (negative counts from
+** the end), the extent a derived symbol. */
 mlc_status mlc_infer_slice(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const mlc_type *x = mlc_graph_arg(ci, 0);
   int64_t b[MAX_RANK], e[MAX_RANK], s[MAX_RANK], dims[MAX_RANK];
@@ -727,9 +839,7 @@ mlc_status mlc_infer_slice(const mlc_call_info *ci, mlc_type *outs, int *nouts) 
     if (s[i] == 0) return ERR("step[%d] is 0", i);
     if (d >= 0) dims[i] = slice_extent(d, b[i], e[i], s[i]);
     else if (b[i] == 0 && s[i] == 1 && e[i] >= INT32_MAX) dims[i] = d;
-    else
-      return UNIMPL("slicing axis %d of symbolic extent %s needs a known extent", i,
-                    mlc_module_sym_name(ci->mod, d));
+    else MLC_RETURN_IF_ERROR(slice_sym_extent(ci, i, d, b[i], e[i], s[i], &dims[i]));
   }
   return mlc_graph_ret1(ci, outs, nouts, x->dtype, dims, x->rank);
 }

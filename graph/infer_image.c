@@ -11,7 +11,10 @@
 ** resize takes its output shape from attr sizes (the frontend resolves it
 ** from the ONNX sizes or scales, or binds symbols to the values resize_dims
 ** computes at run time); an input dim may be symbolic only where the resize
-** leaves it alone (the same extent and a known scale of 1), unless the
+** leaves it alone (the same extent and a known scale of 1), where a
+** constant scale gives floor(extent * scale) as a derived symbol (scales
+** p / 2^k: mlc_dim_scale), where a static size comes with
+** scales_from_sizes (the extent checked >= 1 at run time), or when the
 ** resize takes define_dims' output (attr dims_arg), whose resize_dims has
 ** checked the extents at run time.
 */
@@ -76,12 +79,30 @@ static mlc_status float_vec_arg(const mlc_call_info *ci, int i, const char *what
   return NULL;
 }
 
+/* |d| as text: the number or the symbol's name. */
+static const char *dim_text(const mlc_call_info *ci, int64_t d, char *buf, size_t size) {
+  if (d >= 0) snprintf(buf, size, "%lld", LL(d));
+  else snprintf(buf, size, "%s", mlc_module_sym_name(ci->mod, d));
+  return buf;
+}
+
+/* floor(in * scale) of the symbolic extent |in| of axis |d|: the error of
+** mlc_dim_scale names the node and the axis. */
+static mlc_status scaled_extent(const mlc_call_info *ci, int d, int64_t in, double scale, int64_t *out) {
+  mlc_status s = mlc_dim_scale(ci->mod, in, scale, ci->origin, out);
+  if (!s) return NULL;
+  mlc_status e = mlc_graph_call_error(ci, mlc_status_code(s), "axis %d: %s", d, mlc_status_message(s));
+  mlc_status_free(s);
+  return e;
+}
+
 /* y = resize(x[, roi][, scales][, dims]) to attr sizes. */
 mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts) {
   const mlc_type *x = mlc_graph_arg(ci, 0);
   const char *mode, *coord, *nearest;
   int roi_arg, scales_arg, dims_arg, derived, excl, has_scales, has_roi;
   const double *scales, *roi;
+  char a[64], b[64];
   MLC_RETURN_IF_ERROR(mlc_graph_check_args(ci, MAX_RANK));
   int r = x->rank;
   if (r < 1) return ERR("input must have rank >= 1");
@@ -123,12 +144,31 @@ mlc_status mlc_infer_resize(const mlc_call_info *ci, mlc_type *outs, int *nouts)
     int64_t in = x->dims[d], o = sz->ints[d];
     if (o < -(int64_t)ci->mod->nsyms) return ERR("sizes[%d] = %lld is not a valid dim", d, LL(o));
     if (has_scales && !(scales[d] > 0)) return ERR("scales[%d] = %g must be > 0", d, scales[d]);
-    /* A resized symbolic axis, or a symbolic size of a static empty axis,
-    ** needs the sizes computed and checked at run time (resize_dims). */
+    /* A symbolic axis resized to a symbolic size other than floor(in *
+    ** scale), or a symbolic size of a static empty axis, needs the sizes
+    ** computed and checked at run time (resize_dims). */
+    if (in < 0 && dims_arg) continue;
     if (in < 0) {
       int kept = o == in && identity_coord && ((has_scales && scales[d] == 1.0) || derived);
-      if (!kept && !dims_arg)
-        return UNIMPL("resizing axis %d of symbolic extent %s", d, mlc_module_sym_name(ci->mod, in));
+      if (kept) continue;
+      if (has_scales && strcmp(coord, "tf_crop_and_resize") != 0) { /* floor(in * scale), a derived symbol */
+        int64_t ext;
+        MLC_RETURN_IF_ERROR(scaled_extent(ci, d, in, scales[d], &ext));
+        if (o != ext)
+          return ERR("sizes[%d] = %s is not floor(%s * %g) = %s", d, dim_text(ci, o, a, sizeof a),
+                     mlc_module_sym_name(ci->mod, in), scales[d], dim_text(ci, ext, b, sizeof b));
+      } else if (derived && o >= 0) { /* a static size: the input must not be empty */
+        int64_t chk;
+        char what[128];
+        snprintf(what, sizeof what, "axis %d of extent 0 cannot be resized to %lld", d, LL(o));
+        if (o > 0) {
+          MLC_RETURN_IF_ERROR(mlc_dim_add_const(ci->mod, in, -1, ci->origin, &chk));
+          MLC_RETURN_IF_ERROR(mlc_dim_check(ci->mod, chk, ci->origin, what, &chk));
+        }
+      } else {
+        return UNIMPL("resizing axis %d of symbolic extent %s%s", d, mlc_module_sym_name(ci->mod, in),
+                      has_scales ? " with tf_crop_and_resize" : " to a symbolic size");
+      }
     } else if (in == 0 && o != 0 && !(o < 0 && dims_arg)) {
       return ERR("axis %d has extent 0 but the output extent is %s", d,
                  o < 0 ? mlc_module_sym_name(ci->mod, o) : "nonzero");

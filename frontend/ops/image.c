@@ -231,13 +231,17 @@ static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r
     if (st->rank != 1 || st->dims[0] != rank)
       return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "sizes %s must have %d entries (the rank of %s)",
                           mlc_fe_shape_str(cx, st), rank, mlc_fe_shape_str(cx, &x->type));
-    int all = 1;
+    int all = 1, sym_in = 0;
     for (int d = 0; d < rank; d++) {
       is_known[d] = trace_dim(cx, r->sizes, d, 0, &known[d]);
       int64_t in = x->type.dims[d];
-      /* statically right: a static size of a static axis, or the axis' own symbol */
+      /* statically right: a static size of a static axis, the axis' own
+      ** symbol, or a static size of a symbolic axis (the scale output /
+      ** input read at run time) */
       all &= is_known[d] && ((known[d] == in && (in >= 0 || ident)) ||
-                             (known[d] >= 0 && in >= 0 && (in > 0 || known[d] == 0)));
+                             (known[d] >= 0 && in >= 0 && (in > 0 || known[d] == 0)) ||
+                             (known[d] >= 0 && in < 0));
+      sym_in |= in < 0 && known[d] != in;
     }
     if (all) {
       memcpy(dims, known, sizeof *dims * (size_t)rank);
@@ -245,6 +249,7 @@ static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r
         int64_t in = x->type.dims[d];
         scales[d] = in == dims[d] ? 1.0 : (double)dims[d] / (double)in;
       }
+      if (sym_in) scales_attr = 0; /* scales_from_sizes */
     } else {
       if (mlc_fe_const(cx, r->sizes)) { /* a bad entry: say which */
         int64_t *sz;
@@ -278,7 +283,14 @@ static mlc_status emit_resize(mlc_fe_ctx *cx, const mlc_onnx_node *n, rs_node *r
           return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "scales[%d] = %g must be > 0", d, scales[d]);
         if (MLC_DIM_IS_SYM(in)) {
           dims[d] = in;
-          if ((scales[d] != 1.0 || !ident) && !v) MLC_RETURN_IF_ERROR(const_f64(cx, scales, rank, &v));
+          if (scales[d] == 1.0 && ident) continue;
+          /* floor(in * scale) as a derived symbol when exact, else at run time */
+          mlc_status st = strcmp(r->coord, "tf_crop_and_resize") == 0
+                              ? mlc_make_status(MLC_UNIMPLEMENTED, "tf_crop_and_resize")
+                              : mlc_dim_scale(cx->mod, in, scales[d], &cx->origin, &dims[d]);
+          if (st && mlc_status_code(st) != MLC_UNIMPLEMENTED) return st;
+          mlc_status_free(st);
+          if (st && !v) MLC_RETURN_IF_ERROR(const_f64(cx, scales, rank, &v));
         } else {
           double o = floor(scales[d] * (double)in);
           if (o > (double)(INT64_C(1) << 40))

@@ -523,8 +523,11 @@ MLC_FE_CVT(transpose) {
 ** x[starts:ends:steps] on |axes| (NULL: 0..k-1; |steps| NULL: 1), clamped
 ** as ONNX does: negative indices count from the end; then starts and ends
 ** are clamped to [0, d] for positive steps, to [0, d-1] (starts) and
-** [-1, d-1] (ends) for negative ones.  Symbolic dims may only be taken
-** whole.
+** [-1, d-1] (ends) for negative ones.  On a symbolic dim starts and ends
+** stay as given (the slice op's convention there: inference derives the
+** extent as a symbol of the dim, lowering clamps with the run-time extent);
+** a slice whose extent is no such expression is UNIMPLEMENTED, and
+** slice_v10 then slices at run time.
 */
 static mlc_status slice(mlc_fe_ctx *cx, mlc_value *x, const int64_t *starts, const int64_t *ends,
                         const int64_t *axes, const int64_t *steps, int k, mlc_value **out) {
@@ -549,10 +552,13 @@ static mlc_status slice(mlc_fe_ctx *cx, mlc_value *x, const int64_t *starts, con
     seen[a] = 1;
     int64_t d = x->type.dims[a], st = steps ? steps[i] : 1, lo = starts[i], hi = ends[i];
     if (st == 0) return mlc_fe_error(cx, MLC_INVALID_ARGUMENT, "step of axis %d is 0", a);
-    if (MLC_DIM_IS_SYM(d)) {
+    if (MLC_DIM_IS_SYM(d)) { /* as given: inference derives the extent, lowering clamps at run time */
       if (st == 1 && lo == 0 && hi >= END_OF_DIM) continue;
-      return mlc_fe_error(cx, MLC_UNIMPLEMENTED, "slicing the symbolic dim %d of %s is not supported yet",
-                          a, mlc_fe_shape_str(cx, &x->type));
+      b[a] = lo;
+      e[a] = hi;
+      s[a] = st;
+      whole = 0;
+      continue;
     }
     if (lo < 0) lo += d;
     if (hi < 0) hi += d;

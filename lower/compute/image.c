@@ -321,7 +321,7 @@ mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out) {
   r.a = mlc_lg_float(c, "cubic_coeff_a", -0.75);
   r.extrap = mlc_lg_float(c, "extrapolation_value", 0.0);
   int roi_arg = mlc_lg_int(c, "roi_arg", 0) != 0, scales_arg = mlc_lg_int(c, "scales_arg", 0) != 0;
-  int dims_arg = mlc_lg_int(c, "dims_arg", 0) != 0;
+  int dims_arg = mlc_lg_int(c, "dims_arg", 0) != 0; /* symbolic extents: all read at run time */
   r.roi_arg = roi_arg ? 1 : 0;
   r.scales_arg = scales_arg ? 1 + roi_arg : 0;
   r.derived = !scales_arg && mlc_lg_int(c, "scales_from_sizes", 0) != 0;
@@ -345,8 +345,6 @@ mlc_status mlc_lg_resize(mlc_lg_call *c, mlc_te_tensor **out) {
     int64_t in = x->dims[d];
     int unit = r.derived || (r.scales && r.scales[d] == 1.0); /* a scale of exactly 1 */
     r.same[d] = in == y->dims[d] && unit && r.coord != CT_CROP && r.coord != CT_TF_NN;
-    if (!r.same[d] && MLC_DIM_IS_SYM(in) && !dims_arg)
-      return mlc_lg_error(c, MLC_UNIMPLEMENTED, "resizing axis %d of symbolic extent", d);
     if (!r.same[d] && in == 0) r.same[d] = 1; /* nothing to read: the output is empty too */
   }
   if (r.mode == RS_NEAREST) return stage(c, 0, "T_resize", rs_nearest_body, &r, out);
@@ -638,7 +636,7 @@ static mlc_tir_expr *mp_pos(mp_ctx *w, int i, mlc_tir_expr *o, mlc_tir_expr *t, 
   mlc_tir_expr *p = mlc_tir_sub(M, mlc_tir_mul(M, o, i64(c, w->stride[i])), i64(c, w->pad[i]));
   p = mlc_tir_add(M, p, mlc_tir_mul(M, t, i64(c, w->dil[i])));
   *inside = and2(c, *inside, and2(c, bin(c, MLC_TIR_GE, p, i64(c, 0)),
-                                  bin(c, MLC_TIR_LT, p, i64(c, c->arg_types[0].dims[2 + i]))));
+                                  bin(c, MLC_TIR_LT, p, mlc_lg_dim(c, &c->arg_types[0], 2 + i))));
   return p;
 }
 
@@ -692,8 +690,9 @@ static mlc_tir_expr *mp_index_body(mlc_te_builder *b, mlc_tir_expr *const *idx, 
   mp_ctx *w = user;
   mlc_lg_call *c = w->c;
   const mlc_type *x = &c->arg_types[0];
-  int64_t ntaps = 1, spatial = 1;
-  for (int i = 0; i < w->k; i++) ntaps *= w->kernel[i], spatial *= x->dims[2 + i];
+  int64_t ntaps = 1;
+  mlc_tir_expr *spatial = i64(c, 1); /* symbolic extents read from the shape */
+  for (int i = 0; i < w->k; i++) ntaps *= w->kernel[i], spatial = mlc_tir_mul(M, spatial, mlc_lg_dim(c, x, 2 + i));
   mlc_tir_expr *t = bin(c, MLC_TIR_FLOORMOD, mlc_te_load(b, w->tap, c->out_types[0].rank, idx), i64(c, ntaps));
   mlc_tir_expr *pos[MAX_RANK], *inside = NULL;
   for (int i = w->k - 1; i >= 0; i--) { /* unravel the tap, row-major over the kernel */
@@ -703,11 +702,11 @@ static mlc_tir_expr *mp_index_body(mlc_te_builder *b, mlc_tir_expr *const *idx, 
   }
   mlc_tir_expr *sp = i64(c, 0);
   if (w->storage_order == 0)
-    for (int i = 0; i < w->k; i++) sp = mlc_tir_add(M, mlc_tir_mul(M, sp, i64(c, x->dims[2 + i])), pos[i]);
+    for (int i = 0; i < w->k; i++) sp = mlc_tir_add(M, mlc_tir_mul(M, sp, mlc_lg_dim(c, x, 2 + i)), pos[i]);
   else
-    for (int i = w->k - 1; i >= 0; i--) sp = mlc_tir_add(M, mlc_tir_mul(M, sp, i64(c, x->dims[2 + i])), pos[i]);
+    for (int i = w->k - 1; i >= 0; i--) sp = mlc_tir_add(M, mlc_tir_mul(M, sp, mlc_lg_dim(c, x, 2 + i)), pos[i]);
   mlc_tir_expr *nc = mlc_tir_add(M, mlc_tir_mul(M, idx[0], mlc_lg_dim(c, x, 1)), idx[1]);
-  return mlc_tir_add(M, mlc_tir_mul(M, nc, i64(c, spatial)), sp);
+  return mlc_tir_add(M, mlc_tir_mul(M, nc, spatial), sp);
 }
 
 /* int64 flat input index of each max_pool window's first maximum */
@@ -719,9 +718,6 @@ mlc_status mlc_lg_max_pool_indices(mlc_lg_call *c, mlc_te_tensor **out) {
   w.k = x->rank - 2;
   if (w.k < 1 || x->rank > MAX_RANK)
     return mlc_lg_error(c, MLC_UNIMPLEMENTED, "input rank %d (3 to %d)", x->rank, MAX_RANK);
-  for (int d = 2; d < x->rank; d++)
-    if (MLC_DIM_IS_SYM(x->dims[d]))
-      return mlc_lg_error(c, MLC_UNIMPLEMENTED, "symbolic extent on axis %d", d);
   if (!mlc_dtype_is_float(x->dtype) && !mlc_dtype_is_int(x->dtype))
     return mlc_lg_error(c, MLC_UNIMPLEMENTED, "dtype %s", mlc_dtype_name(x->dtype));
   ints_attr(c, "kernel", w.k, 1, w.kernel);

@@ -123,6 +123,9 @@ mlc_status mlc_lg_concat(mlc_lg_call *c, mlc_te_tensor **out) {
 
 /* ---- strided_slice ------------------------------------------------------------ */
 
+/* begin at or beyond this (either sign) reaches past any extent */
+#define SLICE_FAR ((int64_t)INT32_MAX)
+
 static mlc_tir_expr *slice_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
   mlc_lg_call *c = user;
   (void)b;
@@ -131,8 +134,15 @@ static mlc_tir_expr *slice_body(mlc_te_builder *b, mlc_tir_expr *const *idx, voi
   mlc_tir_expr *xi[MAX_RANK];
   for (int d = 0; d < x->rank; d++) {
     int64_t step = sa->ints[d], v = ba->ints[d], ext = x->dims[d];
-    if (MLC_DIM_IS_SYM(ext)) { /* only the whole axis (inference allows no other) */
-      xi[d] = idx[d];
+    if (MLC_DIM_IS_SYM(ext)) { /* begin as ONNX gives it: clamped with the extent read at run time */
+      if (v == 0 && step == 1) {
+        xi[d] = idx[d];
+        continue;
+      }
+      mlc_tir_expr *e = mlc_lg_dim(c, x, d), *at;
+      if (v >= 0) at = mlc_tir_min(M, i64(c, v > SLICE_FAR ? SLICE_FAR : v), step > 0 ? e : mlc_tir_sub(M, e, i64(c, 1)));
+      else at = mlc_tir_max(M, mlc_tir_add(M, e, i64(c, v < -SLICE_FAR ? -SLICE_FAR : v)), i64(c, 0));
+      xi[d] = mlc_tir_add(M, at, mlc_tir_mul(M, idx[d], i64(c, step)));
       continue;
     }
     int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? ext : ext - 1;
@@ -142,7 +152,8 @@ static mlc_tir_expr *slice_body(mlc_te_builder *b, mlc_tir_expr *const *idx, voi
   return mlc_lg_arg_load(c, 0, xi);
 }
 
-/* y[i] = x[begin + i*step] per axis (begin clamped as in inference) */
+/* y[i] = x[begin + i*step] per axis (begin clamped as in inference; on a
+** symbolic axis begin counts from the end when negative) */
 mlc_status mlc_lg_slice(mlc_lg_call *c, mlc_te_tensor **out) {
   MLC_RETURN_IF_ERROR(check_rank(c));
   int r = c->arg_types[0].rank;
@@ -152,8 +163,7 @@ mlc_status mlc_lg_slice(mlc_lg_call *c, mlc_te_tensor **out) {
   for (int d = 0; d < r; d++) {
     int64_t ext = c->arg_types[0].dims[d];
     if (sa->ints[d] == 0) return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "step[%d] is 0", d);
-    if (MLC_DIM_IS_SYM(ext) && c->out_types[0].dims[d] != ext)
-      return mlc_lg_error(c, MLC_UNIMPLEMENTED, "slicing symbolic axis %d", d);
+    (void)ext;
   }
   return mlc_lg_compute(c, 0, "T_strided_slice", slice_body, out);
 }

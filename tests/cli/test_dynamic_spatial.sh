@@ -3,7 +3,8 @@
 # symbolic (tests/dynamic_spatial: a torchvision SqueezeNet with dynamic N,
 # H, W; a 1-d conv audio net with reflect padding and a dynamic length; a
 # transformer encoder layer with a dynamic batch and sequence length, whose
-# reshape targets are computed from shapes),
+# reshape targets are computed from shapes; slices and resizes by constant
+# scales of a dynamic T, H and W),
 # each compiled once and run at three sizes against ONNX Runtime's outputs;
 # inputs too small for a kernel or a reflect pad refused with the node
 # named; compile --input-shape (specialized or renamed) and --shape-bound
@@ -25,9 +26,10 @@ close() { # close OUT.npy REF.npy: rtol 1e-3, atol 1e-4
   "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' "$1" "$2"
 }
 
-for m in squeezenet audio encoder; do
+for m in squeezenet audio encoder slice1d resize2d; do
   check "compile $m" "$cli" compile "$dir/$m.onnx" -o "$tmp/$m.so" --no-header
-  grep -q 'arena depends on input' "$tmp/err" && ok || fail "compile $m: the arena should depend on the input dims"
+  [ "$m" = slice1d ] || { grep -q 'arena depends on input' "$tmp/err" && ok ||
+    fail "compile $m: the arena should depend on the input dims"; }
   for in0 in "$dir/$m".*.input_0.npy; do
     base=${in0%.input_0.npy}
     size=${base##*.}
@@ -51,6 +53,22 @@ grep -q 'symbolic dims: N T ' "$tmp/out" && ! grep -q 'define_dims' "$tmp/out" &
 # the symbolic output dims are named in inspect
 check "inspect audio" "$cli" inspect "$tmp/audio.so"
 grep -q 'symbolic dims: N T' "$tmp/out" && ok || fail "inspect audio: no symbolic dims"
+
+# slices and resizes of symbolic extents: derived symbols, no run-time shape steps
+for m in slice1d resize2d; do
+  check "inspect $m" "$cli" inspect "$tmp/$m.so"
+  grep -q 'run-time shape steps' "$tmp/out" && fail "$m: run-time shape steps" || ok
+done
+"$cli" inspect "$tmp/slice1d.so" >"$tmp/out" 2>&1
+for want in 'y0: float32 (N, 2, max(T-2, 0))' 'y1: float32 (N, 2, (T+1)//2)' 'y2: float32 (N, 2, min(T, 3))' \
+            'y3: float32 (N, 2, T)' 'u_nearest: float32 (N, 2, T\*2)'; do
+  grep -q "$want" "$tmp/out" && ok || fail "inspect slice1d: no \"$want\""
+done
+"$cli" inspect "$tmp/resize2d.so" >"$tmp/out" 2>&1
+for want in 'r1: float32 (1, 4, H\*2, W\*2)' 'r2: float32 (1, 4, H//2, W//2)' 'r3: float32 (1, 4, H\*3//2, W\*3//2)' \
+            'r_sizes: float32 (1, 4, 12, 10)' 's: float32 (1, 4, max(H-2, 0), (W+1)//2)'; do
+  grep -q "$want" "$tmp/out" && ok || fail "inspect resize2d: no \"$want\""
+done
 
 # inputs too small: a clear error naming the node, never a crash
 if have_numpy; then

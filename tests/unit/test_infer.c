@@ -360,6 +360,72 @@ static void test_sym_values(void) {
   teardown();
 }
 
+/* The extent of strided_slice |b|:|e|:|st| on symbolic n, by name ("" when
+** the slice is refused as UNIMPLEMENTED). */
+static const char *slice_sym(mlc_value *x, int64_t b, int64_t e, int64_t st) {
+  mlc_attr a[] = {mlc_attr_ints("begin", DIMS(0, b), 2), mlc_attr_ints("end", DIMS(INT64_MAX, e), 2),
+                  mlc_attr_ints("step", DIMS(1, st), 2)};
+  mlc_value *y = NULL;
+  mlc_status s = mlc_graph_emit1(F, MLC_OP_SLICE, &x, 1, a, 3, NULL, &y);
+  if (s) {
+    CU_ASSERT_EQUAL(mlc_status_code(s), MLC_UNIMPLEMENTED);
+    mlc_status_free(s);
+    return "";
+  }
+  CU_ASSERT_EQUAL_FATAL(y->type.dims[0], 3);
+  return y->type.dims[1] >= 0 ? "known" : mlc_module_sym_name(M, y->type.dims[1]);
+}
+
+/* Slices and resizes of symbolic extents give derived symbols. */
+static void test_symbolic_slice_resize(void) {
+  setup();
+  mlc_value *x = P(MLC_DTYPE_F32, DIMS(3, SN), 2);
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, 1, -1, 1), "max(n-2, 0)");       /* x[1:-1] */
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, 0, INT64_MAX, 2), "(n+1)//2");   /* x[::2] */
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, -3, INT64_MAX, 1), "min(n, 3)"); /* x[-3:] */
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, -1, INT64_MIN, -1), "n");        /* x[::-1] */
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, 2, 8, 3), "(min(max(n-2, 0), 6)+2)//3");
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, 5, 1, -2), "(min(max(n-2, 0), 4)+1)//2");
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, -5, -1, 1), "min(max(n-1, 0), 4)");
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, 0, 3, 1), "min(n, 3)"); /* interned: the same symbol as x[-3:] */
+  CU_ASSERT_STRING_EQUAL(slice_sym(x, -3, 5, 1), "");         /* shrinks as n grows: refused */
+  mlc_attr e0[] = {mlc_attr_ints("begin", DIMS(0, 4), 2), mlc_attr_ints("end", DIMS(3, 2), 2),
+                   mlc_attr_ints("step", DIMS(1, 1), 2)};
+  CU_ASSERT(T(E(MLC_OP_SLICE, &x, 1, e0, 3), MLC_DTYPE_F32, DIMS(3, 0), 2)); /* x[4:2]: empty */
+
+  mlc_value *im = P(MLC_DTYPE_F32, DIMS(1, 2, SN, SM), 4);
+  int64_t h2, w15;
+  MLC_TEST_OK(mlc_dim_scale(M, SN, 2.0, NULL, &h2));
+  MLC_TEST_OK(mlc_dim_scale(M, SM, 1.5, NULL, &w15));
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, h2), "n*2");
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, w15), "m*3//2");
+  int64_t h;
+  MLC_TEST_OK(mlc_dim_scale(M, SN, 0.5, NULL, &h));
+  CU_ASSERT_STRING_EQUAL(mlc_module_sym_name(M, h), "n//2");
+  MLC_TEST_OK(mlc_dim_scale(M, 7, 1.5, NULL, &h));
+  CU_ASSERT_EQUAL(h, 10);
+  mlc_status st = mlc_dim_scale(M, SN, 1.0 / 3, NULL, &h);
+  CU_ASSERT_EQUAL(mlc_status_code(st), MLC_UNIMPLEMENTED);
+  mlc_status_free(st);
+  mlc_attr rs[] = {mlc_attr_ints("sizes", DIMS(1, 2, h2, w15), 4), mlc_attr_floats("scales", (const double[]){1, 1, 2, 1.5}, 4),
+                   mlc_attr_str("mode", "linear")};
+  CU_ASSERT(T(E(MLC_OP_RESIZE, &im, 1, rs, 3), MLC_DTYPE_F32, DIMS(1, 2, h2, w15), 4));
+  mlc_attr bad[] = {mlc_attr_ints("sizes", DIMS(1, 2, h2, SM), 4), rs[1], rs[2]};
+  X(MLC_OP_RESIZE, &im, 1, bad, 3, MLC_INVALID_ARGUMENT, "sizes[3] = m is not floor(m * 1.5) = m*3//2");
+  mlc_attr third[] = {mlc_attr_ints("sizes", DIMS(1, 2, SN, SM), 4),
+                      mlc_attr_floats("scales", (const double[]){1, 1, 1, 1.0 / 3}, 4)};
+  X(MLC_OP_RESIZE, &im, 1, third, 2, MLC_UNIMPLEMENTED, "axis 3: scaling the symbolic extent m by");
+  /* static sizes: the scale read at run time, the input checked not empty */
+  mlc_attr fixed[] = {mlc_attr_ints("sizes", DIMS(1, 2, 6, 9), 4), mlc_attr_int("scales_from_sizes", 1)};
+  CU_ASSERT(T(E(MLC_OP_RESIZE, &im, 1, fixed, 2), MLC_DTYPE_F32, DIMS(1, 2, 6, 9), 4));
+  int found = 0;
+  for (int k = 0; k < M->nsyms; k++)
+    found |= M->sym_defs[k].op == MLC_SYM_CHECK && M->sym_defs[k].where &&
+             strstr(M->sym_defs[k].where, "axis 3 of extent 0 cannot be resized to 9");
+  CU_ASSERT(found);
+  teardown();
+}
+
 static void test_pool(void) {
   setup();
   mlc_value *x = P(MLC_DTYPE_F32, DIMS(SN, 2, 5, 5), 4);
@@ -825,6 +891,7 @@ static void register_suites(void) {
       {"dim_arith", test_dim_arith},
       {"sym_values", test_sym_values},
       {"symbolic_windows", test_symbolic_windows},
+      {"symbolic_slice_resize", test_symbolic_slice_resize},
       {"reshape_transpose", test_reshape_transpose},
       {"concat_slice_gather", test_concat_slice_gather},
       {"pad_tile_misc", test_pad_tile_misc},
