@@ -36,10 +36,10 @@
 **
 ** 1. Vectors.  When the block stores one element whose last index is a
 **    spatial iteration variable bound to a loop of constant extent E >= 4
-**    with only reduce loops inside it, that loop becomes a vector loop: it
-**    is split by V lanes (the largest divisor of E from 4 to the vector
-**    width, else the width with a predicate for the tail; no split when E
-**    fits one vector), the lanes loop goes innermost (sch.reorder, past
+**    (or of a symbolic extent) with only reduce loops inside it, that loop
+**    becomes a vector loop: it is split by V lanes (the largest divisor of
+**    E from 4 to the vector width, else the width with a predicate for the
+**    tail, as for a symbolic E; no split when E fits one vector), the lanes loop goes innermost (sch.reorder, past
 **    the reduce loops), the reduction's init gets loops of its own before
 **    the reduce loops (sch.decompose_reduction) and both lanes loops are
 **    vectorized.  A conv then accumulates a row of output pixels in one
@@ -165,15 +165,19 @@ static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block) {
   if (p < 0) return NULL;
   const mlc_tir_stmt *lp = mlc_sch_rv_stmt(s, loops[p]);
   int64_t e = const_extent(lp->loop.extent);
-  if (e < VECTOR_MIN_EXTENT || lp->loop.kind != MLC_TIR_FOR_SERIAL || !mlc_tir_is_const(lp->loop.min, 0)) return NULL;
+  /* a symbolic extent (a sequence length): vectors of the full width, the
+  ** last one under the split's predicate */
+  if ((e >= 0 && e < VECTOR_MIN_EXTENT) || lp->loop.kind != MLC_TIR_FOR_SERIAL || !mlc_tir_is_const(lp->loop.min, 0))
+    return NULL;
   for (int i = p + 1; i < n; i++) /* only reduce loops inside */
     if (!binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) return NULL;
   size_t esize = mlc_dtype_size(blk->block.body->store.buffer->dtype);
   int64_t width = esize >= 8 ? VECTOR_BYTES / 8 : 16;
   mlc_sch_rv lanes = loops[p];
-  if (e > width) {
+  int symbolic = e < 0;
+  if (symbolic || e > width) {
     int64_t v = width;
-    for (int64_t d = width; d >= VECTOR_MIN_EXTENT; d--)
+    for (int64_t d = width; !symbolic && d >= VECTOR_MIN_EXTENT; d--)
       if (e % d == 0) {
         v = d;
         break;
@@ -660,7 +664,7 @@ static void block_loads(const mlc_tir_stmt *blk, tile_loads *tl) {
 static int reduce_is_contiguous(const mlc_tir_stmt *blk, const mlc_tir_var *kv) {
   tile_loads tl;
   block_loads(blk, &tl);
-  int rows = 0, any = 0, last_k = 0;
+  int rows = 1, any = 0, last_k = 0;
   for (int l = 0; kv && l < tl.n && l < 8; l++) {
     const mlc_tir_expr *ld = tl.loads[l];
     int uses_k = 0, uses_sp = 0, lk = mlc_tir_expr_uses_var(ld->load.indices[ld->load.n - 1], kv);
@@ -673,7 +677,7 @@ static int reduce_is_contiguous(const mlc_tir_stmt *blk, const mlc_tir_var *kv) 
     last_k |= lk;
     if (!uses_k || !uses_sp) continue;
     any = 1;
-    rows |= lk;
+    rows &= lk; /* every such load reads along k: a matmul's B[k, j] does not */
   }
   return any ? rows : last_k;
 }
