@@ -282,6 +282,9 @@ typedef struct mp_ctx {
   mlc_lg_call *c;
   mlc_dtype acc;
   mlc_te_tensor *stage;
+  mlc_tir_expr *row0;     /* symbolic rows: the first row the stage computes (NULL: 0) */
+  mlc_te_tensor *main_, *tail; /* symbolic rows: the whole tiles and the rest */
+  mlc_tir_expr *mm;       /* symbolic rows: the rows of whole tiles */
 } mp_ctx;
 
 static mlc_tir_expr *mp_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
@@ -292,6 +295,7 @@ static mlc_tir_expr *mp_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   mlc_tir_expr *ai[MLC_LAYOUT_MAX_RANK], *wi[3];
   mlc_tir_expr *k = mlc_te_reduce_axis(b, i64(c, wt->dims[1]), "k");
   for (int d = 0; d < r - 1; d++) ai[d] = idx[d];
+  if (p->row0 && r >= 2) ai[r - 2] = mlc_tir_add(M, p->row0, idx[r - 2]);
   ai[r - 1] = k;
   mlc_tir_expr *n = idx[r - 1], *nb = i64(c, wt->dims[2]);
   wi[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, n, nb);
@@ -302,13 +306,24 @@ static mlc_tir_expr *mp_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   return mlc_te_sum(b, v, &k, 1);
 }
 
+/* The row of the whole tiles' stage or of the tail's. */
+static mlc_tir_expr *mp_rows_load(mlc_te_builder *b, mp_ctx *p, mlc_tir_expr *const *idx) {
+  mlc_lg_call *c = p->c;
+  int r = p->main_->rank;
+  mlc_tir_expr *ti[MLC_LAYOUT_MAX_RANK];
+  for (int d = 0; d < r; d++) ti[d] = idx[d];
+  ti[r - 2] = mlc_tir_sub(M, idx[r - 2], p->mm);
+  return mlc_tir_select(M, mlc_tir_binary(M, MLC_TIR_LT, idx[r - 2], p->mm), mlc_te_load(b, p->main_, r, idx),
+                        mlc_te_load(b, p->tail, r, ti));
+}
+
 /* The accumulator plus bias[n] (argument 2, when present), converted. */
 static mlc_tir_expr *mp_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
   mp_ctx *p = user;
   mlc_lg_call *c = p->c;
-  mlc_tir_expr *v = mlc_te_load(b, p->stage, p->stage->rank, idx);
+  mlc_tir_expr *v = p->main_ ? mp_rows_load(b, p, idx) : mlc_te_load(b, p->stage, p->stage->rank, idx);
   if (c->nargs > 2) {
-    mlc_tir_expr *bi = idx[p->stage->rank - 1];
+    mlc_tir_expr *bi = idx[(p->main_ ? p->main_->rank : p->stage->rank) - 1];
     v = mlc_tir_add(M, v, mlc_tir_cast(M, p->acc, mlc_lg_arg_load(c, 2, &bi)));
   }
   return mlc_tir_cast(M, c->out_types[0].dtype, v);
@@ -319,10 +334,34 @@ mlc_status mlc_lg_matmul_packed(mlc_lg_call *c, mlc_te_tensor **out) {
   const mlc_type *a = &c->arg_types[0], *wt = &c->arg_types[1];
   if (a->rank < 2 || a->rank > MLC_LAYOUT_MAX_RANK || wt->rank != 3 || !mlc_dtype_is_float(a->dtype))
     return mlc_lg_error(c, MLC_INVALID_ARGUMENT, "input [..., M, K] and weight [N/NB, K, NB] of floats expected");
-  mp_ctx p = {c, a->dtype == MLC_DTYPE_F16 || a->dtype == MLC_DTYPE_BF16 ? MLC_DTYPE_F32 : a->dtype, NULL};
+  mp_ctx p = {c, a->dtype == MLC_DTYPE_F16 || a->dtype == MLC_DTYPE_BF16 ? MLC_DTYPE_F32 : a->dtype, NULL,
+              NULL, NULL, NULL, NULL};
   const mlc_type *ot = &c->out_types[0];
   mlc_tir_expr **shape = mlc_lg_shape(c, ot);
   if (!shape) return mlc_oom();
+  int r = ot->rank;
+  if (MLC_DIM_IS_SYM(ot->dims[r - 2]) && ot->dims[r - 1] % 16 == 0) {
+    /* Symbolic rows (a sequence length): the rows of whole register tiles,
+    ** (M // tr) * tr, a stage the default schedule tiles with no bounds
+    ** test, then the other M % tr rows in a stage of their own, joined
+    ** (with the bias) in the output.  tr is the tile's rows (as rule T
+    ** picks them for a wide row count, mlc_tile_sizes). */
+    mlc_tile_limits lim = mlc_tile_limits_for(0);
+    int64_t tr = 1, tc = 1;
+    mlc_tile_sizes(64, ot->dims[r - 1] / lim.lanes, &lim, &tr, &tc);
+    if (tr > 1) {
+      mlc_tir_expr *rows = shape[r - 2], *ms[MLC_LAYOUT_MAX_RANK], *ts[MLC_LAYOUT_MAX_RANK];
+      p.mm = mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORDIV, rows, i64(c, tr)), i64(c, tr));
+      for (int d = 0; d < r; d++) ms[d] = ts[d] = shape[d];
+      ms[r - 2] = p.mm;
+      ts[r - 2] = mlc_tir_sub(M, rows, p.mm);
+      MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_matmul_packed_tiles", r, ms, NULL, mp_body, &p, &p.main_));
+      p.row0 = p.mm;
+      MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_matmul_packed_rest", r, ts, NULL, mp_body, &p, &p.tail));
+      p.row0 = NULL;
+      return mlc_te_compute(c->b, "T_matmul_packed", r, shape, NULL, mp_bias_body, &p, out);
+    }
+  }
   if (c->nargs < 3 && p.acc == ot->dtype)
     return mlc_te_compute(c->b, "T_matmul_packed", ot->rank, shape, NULL, mp_body, &p, out);
   MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_matmul_packed_acc", ot->rank, shape, NULL, mp_body, &p, &p.stage));

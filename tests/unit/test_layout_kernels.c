@@ -135,7 +135,7 @@ static void t_matmul_packed(void) {
              .rtol = 1e-4, .atol = 1e-4};
   mlc_th_kernel_case(&b);
   tcase c = {.name = "packed_16_symbolic_rows", .op = MLC_OP_MATMUL_PACKED, .nargs = 3,
-             .args = {{F32, 2, {N_, 24}}, {F32, 3, {3, 24, 16}}, {F32, 1, {48}}}, .nbatch = 2, .batch = {1, 5},
+             .args = {{F32, 2, {N_, 24}}, {F32, 3, {3, 24, 16}}, {F32, 1, {48}}}, .nbatch = 3, .batch = {1, 5, 23},
              .ref = ref_matmul_packed, .rtol = 1e-4, .atol = 1e-4};
   mlc_th_kernel_case(&c);
   tcase d = {.name = "kn_to_nk64n", .op = MLC_OP_LAYOUT_TRANSFORM, .nargs = 1,
