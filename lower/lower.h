@@ -122,6 +122,16 @@ MLC_MUST_USE mlc_status mlc_lower_replay_trace(mlc_tir_module *tm, const mlc_tir
 void mlc_lower_func_key(const mlc_tir_func *f, char hex[17]);
 
 /*
+** The cost model's features of the lowered function |f| (lower/tir_features.c):
+** floating-point operations, bytes accessed, arithmetic intensity, the
+** share of vector work and lanes, unrolled and parallel extents, loop
+** counts and depth, local bytes, estimated traffic into caches of 32 KiB,
+** 1 MiB and 32 MiB, ... (log scales).  Out of memory is the only error.
+*/
+#define MLC_LOWER_NFEATURES 20
+MLC_MUST_USE mlc_status mlc_lower_features(const mlc_tir_func *f, float out[MLC_LOWER_NFEATURES]);
+
+/*
 ** The lowering passes of the one pipeline (graph/pipeline.c), with the
 ** graph passes' signature.  They work on the module's prim functions
 ** (m->prims, created by the first of them that needs it):
