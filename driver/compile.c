@@ -286,15 +286,21 @@ static const char *tuned_lookup(void *user, const mlc_tir_func *f) {
   return r->trace;
 }
 
-/* The default's time of |r|'s task (-1: none measured). */
+/* The default's time of |r|'s task (-1: none measured): its validated
+** measurement when it has one (measured beside the tuned ones). */
 static double tuned_default_ms(const tuned_ctx *t, const mlc_tune_record *r) {
-  for (int i = 0; i < t->log.n; i++) {
+  double ms = -1;
+  int validated = 0;
+  for (int i = 0; i < t->log.n; i++) { /* the last validated one, else the first */
     const mlc_tune_record *d = &t->log.recs[i];
-    if (d->is_default && d->ms > 0 && !strcmp(d->task, r->task) && !strcmp(d->target, r->target) &&
-        !strcmp(d->features, r->features))
-      return d->ms;
+    if (!d->is_default || d->ms <= 0 || strcmp(d->task, r->task) || strcmp(d->target, r->target) ||
+        strcmp(d->features, r->features) || (ms > 0 && validated && !d->validated) ||
+        (ms > 0 && !validated && !d->validated))
+      continue;
+    ms = d->ms;
+    validated = d->validated;
   }
-  return -1;
+  return ms;
 }
 
 /* "tuned_kernels": each kernel scheduled by a tuning record, with the

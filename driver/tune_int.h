@@ -8,11 +8,14 @@
 **   {"v": 1, "task": "3f0c...", "target": "llvm -mcpu=znver4", "features": "+avx2,...",
 **    "kernel": "fused_matmul_add", "weight": 4, "default": false, "decisions": [2, 0, 1],
 **    "trace": "b0 = sch.get_block(...)\n...", "ms": 0.0912, "times_ms": [...],
-**    "x": [features of the cost model], "error": null}
+**    "x": [features of the cost model], "error": null, "validated": false}
 **
 ** keyed by the task's structural hash (mlc_lower_func_key), the target
 ** and the CPU features; "ms" is the median time (null when the candidate
-** failed: "error" says why).  Lines are appended as measurements arrive,
+** failed: "error" says why).  "validated" marks the measurements of the
+** final comparison of a task's best candidates with its default (measured
+** side by side): when a task has such records, its best is taken among
+** them.  Lines are appended as measurements arrive,
 ** so an interrupted run loses nothing; a line that does not parse, or of
 ** another version, is reported and skipped.
 */
@@ -34,6 +37,7 @@ typedef struct mlc_tune_record {
   char *target, *features, *kernel, *trace, *error;
   int weight;
   int is_default;
+  int validated; /* a measurement of the final comparison (see tune.c) */
   int ndec;
   int64_t dec[MLC_LOWER_MAX_DECISIONS];
   double ms; /* median; < 0: failed */
@@ -59,7 +63,7 @@ MLC_MUST_USE mlc_status mlc_drv_tune_log_add(mlc_tune_log *log, const mlc_tune_r
 MLC_MUST_USE mlc_status mlc_drv_tune_log_write(FILE *f, const mlc_tune_record *r);
 void mlc_drv_tune_log_fini(mlc_tune_log *log);
 /* The fastest successful record of the task (|task|, |target|, |features|),
-** or NULL; borrowed. */
+** among its validated records when it has any, or NULL; borrowed. */
 const mlc_tune_record *mlc_drv_tune_log_best(const mlc_tune_log *log, const char *task, const char *target,
                                              const char *features);
 /* Frees what |r| holds (not |r|). */

@@ -90,6 +90,7 @@ static const char *parse_record(json_t *o, mlc_tune_record *r) {
   r->weight = json_is_integer(w) && json_integer_value(w) > 0 && json_integer_value(w) < (1 << 30)
                   ? (int)json_integer_value(w) : 1;
   r->is_default = json_is_true(json_object_get(o, "default"));
+  r->validated = json_is_true(json_object_get(o, "validated"));
   json_t *dec = json_object_get(o, "decisions");
   if (dec && !json_is_array(dec)) return "\"decisions\" is not a list";
   if (json_array_size(dec) > MLC_LOWER_MAX_DECISIONS) return "too many decisions";
@@ -181,7 +182,8 @@ mlc_status mlc_drv_tune_log_write(FILE *f, const mlc_tune_record *r) {
         json_object_set_new(o, "trace", json_string(r->trace ? r->trace : "")) ||
         json_object_set_new(o, "ms", r->ms > 0 ? json_real(r->ms) : json_null()) ||
         json_object_set_new(o, "times_ms", ts) || json_object_set_new(o, "x", x) ||
-        json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null());
+        json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null()) ||
+        json_object_set_new(o, "validated", json_boolean(r->validated));
   char *text = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(7));
   json_decref(o);
   if (!text) return mlc_oom();
@@ -193,9 +195,17 @@ mlc_status mlc_drv_tune_log_write(FILE *f, const mlc_tune_record *r) {
 const mlc_tune_record *mlc_drv_tune_log_best(const mlc_tune_log *log, const char *task, const char *target,
                                              const char *features) {
   const mlc_tune_record *best = NULL;
+  int validated = 0;
   for (int i = 0; i < log->n; i++) {
     const mlc_tune_record *r = &log->recs[i];
-    if (r->ms <= 0 || strcmp(r->task, task) || strcmp(r->target, target) || strcmp(r->features, features)) continue;
+    if (strcmp(r->task, task) || strcmp(r->target, target) || strcmp(r->features, features)) continue;
+    validated |= r->validated && r->ms > 0;
+  }
+  for (int i = 0; i < log->n; i++) {
+    const mlc_tune_record *r = &log->recs[i];
+    if (r->ms <= 0 || (validated && !r->validated) || strcmp(r->task, task) || strcmp(r->target, target) ||
+        strcmp(r->features, features))
+      continue;
     if (!best || r->ms < best->ms) best = r;
   }
   return best;

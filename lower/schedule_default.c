@@ -84,7 +84,8 @@
 ** Decisions (tuning, lower.h: mlc_lower_tuning).  The rules' parameters
 ** are decision points (decide): rule T's tile (rows x columns, encoded
 ** rows * 100 + columns), its columns' loop inside or outermost, the padded
-** copy per tile or not; rule 1's lanes; rule R's partial results; rule 2's
+** copy per tile or not, its innermost reduce loop unrolled by 2, 4 or 8
+** (default: not split); rule 1's lanes; rule R's partial results; rule 2's
 ** chunk count.  Without tuning each takes its default silently; with it,
 ** each is a recorded sample_categorical whose candidate 0 is the default.
 **
@@ -472,6 +473,7 @@ typedef struct {
   mlc_sch_rv at;   /* innermost loop outside the tile (valid when has_at) */
   int has_at;
   mlc_sch_rv reduce0; /* outermost reduce loop */
+  mlc_sch_rv reduce1; /* innermost reduce loop */
   mlc_sch_rv inner[3]; /* columns (when any), rows (when any), lanes */
   int ninner;
 } tile_result;
@@ -646,6 +648,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
   out->tiled = 1;
   out->reduce0 = order[red0];
+  out->reduce1 = order[k - 2 - has_col - has_row];
   out->has_at = last_outer >= 0;
   if (out->has_at) out->at = order[last_outer];
   if (has_col) out->inner[out->ninner++] = col_i;
@@ -719,6 +722,18 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
   MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
   if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, lanes));
+  /* decision: the innermost reduce loop unrolled by 1 (not split), 2, 4 or 8 */
+  int64_t e = const_extent(mlc_sch_rv_stmt(s, t.reduce1)->loop.extent), cand[4] = {1}, u;
+  int nu = 1;
+  for (int64_t f = 2; f <= 8; f *= 2)
+    if (e > f && e % f == 0) cand[nu++] = f;
+  MLC_RETURN_IF_ERROR(decide(s, opt, nu, cand, &u));
+  if (u > 1) {
+    mlc_sch_rv parts[2];
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(u)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, t.reduce1, 2, f, parts));
+    MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, parts[1]));
+  }
   return NULL;
 }
 
