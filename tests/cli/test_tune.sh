@@ -72,6 +72,24 @@ check "tune mlp, resumed" "$cli" tune "$models/mlp.onnx" -o "$tmp/mlp.tune" --tr
 grep -q "($before records read)" "$tmp/err" && ok || fail "tune resumed: the log was not read"
 [ "$(wc -l <"$tmp/mlp.tune")" -gt "$before" ] && ok || fail "tune resumed: no records added"
 
+# ---- Ctrl-C: the search stops, what was measured is in the log ------------------------------
+"$cli" tune "$models/cnn.onnx" -o "$tmp/int.tune" --trials 100000 $quick >"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q '^\[tune\] [0-9]*/100000 trials' "$tmp/int.err"; do sleep 0.2; i=$((i + 1)); done
+kill -INT $pid 2>/dev/null
+wait $pid
+rc=$?
+if ! grep -q '^\[tune\] done' "$tmp/int.err"; then
+  fail "tune interrupted: no summary"
+elif [ $rc -ne 0 ]; then
+  fail "tune interrupted: exit $rc"
+else
+  ok
+fi
+grep -q '^\[tune\] done' "$tmp/int.err" && [ -s "$tmp/int.tune" ] && ok || fail "tune interrupted: nothing in the log"
+[ -z "$(tail -c 1 "$tmp/int.tune" | tr -d '\n')" ] && ok || fail "tune interrupted: a partial last line"
+
 # ---- corrupt and stale lines: reported, skipped ----------------------------------------------
 cp "$tmp/mlp.tune" "$tmp/bad.tune"
 printf '{not json\n{"v": 99, "task": "x"}\n' >>"$tmp/bad.tune"
