@@ -14,8 +14,10 @@
 ** a fixed seed (floats uniform in [-1, 1), integers 0, valid as indices),
 ** calls it once, checks (or, for the task's default, writes) every
 ** parameter's contents against the task's reference results, then times
-** |repeats| measurements, each of as many calls as last at least |min_ms|,
-** and reports the per-call times through a pipe.  A child that crashes,
+** |repeats| measurements, each of as many calls as last at least |min_ms|
+** (a kernel of 20 us or more: each call after a cache flush, as its
+** operands come from memory in a model, up to 64 calls), and reports the
+** per-call times through a pipe.  A child that crashes,
 ** fails, computes other results or runs past |timeout_s| is recorded as
 ** failed and the tuner goes on.  Parallel loops run on a small thread pool
 ** of |threads| threads (the caller's included), as the runtime's would.
@@ -222,6 +224,12 @@ static mlc_rt_ctx rt_ctx = {&rt_api};
 
 /* ---- the child -------------------------------------------------------------------- */
 
+/* Calls of at least FLUSH_MIN_S are timed with the caches flushed
+** (FLUSH_BYTES written first), at most FLUSH_MAX_CALLS per measurement. */
+#define FLUSH_MIN_S 20e-6
+#define FLUSH_BYTES ((size_t)8 << 20)
+#define FLUSH_MAX_CALLS 64
+
 static DLDataType dl_type(mlc_dtype t) {
   DLDataType d = {kDLFloat, (uint8_t)(mlc_dtype_size(t) * 8), 1};
   if (t == MLC_DTYPE_BF16) d.code = kDLBfloat;
@@ -334,12 +342,29 @@ static void child(const mlc_tune_measure_opts *o, const mlc_tune_cand *c, const 
   if (per < 1e-7) per = 1e-7;
   int64_t inner = (int64_t)ceil(o->min_ms * 1e-3 / per);
   if (inner < 1) inner = 1;
+  /* kernels long enough to stream their operands from memory in a model
+  ** (other kernels ran in between) are timed one call at a time after the
+  ** caches are flushed, as in the model and not with the operands left in
+  ** cache by the previous call */
+  int flush = per >= FLUSH_MIN_S;
+  static volatile unsigned char *junk;
+  if (flush && !junk) junk = malloc(FLUSH_BYTES);
+  if (!junk) flush = 0;
+  if (flush && inner > FLUSH_MAX_CALLS) inner = FLUSH_MAX_CALLS;
   n = snprintf(out, sizeof out, "T");
   for (int r = 0; r < o->repeats && r < MLC_TUNE_MAX_TIMES; r++) {
+    double total = 0;
     t0 = now_s();
-    for (int64_t k = 0; k < inner; k++)
+    for (int64_t k = 0; k < inner; k++) {
+      if (flush) {
+        for (size_t b = 0; b < FLUSH_BYTES; b += 64) junk[b]++;
+        t0 = now_s();
+      }
       if (fn(args, codes, np, &rt_ctx)) FAIL("the kernel failed: %s", rt_err);
-    n += snprintf(out + n, sizeof out - (size_t)n, " %.9g", (now_s() - t0) * 1e3 / (double)inner);
+      if (flush) total += now_s() - t0;
+    }
+    if (!flush) total = now_s() - t0;
+    n += snprintf(out + n, sizeof out - (size_t)n, " %.9g", total * 1e3 / (double)inner);
   }
 #undef FAIL
 done:
