@@ -29,6 +29,7 @@
 #include "base/strbuf.h"
 #include "codegen/codegen.h"
 #include "driver/driver_int.h"
+#include "driver/tune_int.h"
 #include "extern/extern.h"
 #include "frontend/frontend.h"
 #include "graph/pass.h"
@@ -249,10 +250,85 @@ static int64_t intermediate_bytes(const mlc_func *f) {
 */
 static void manifest_externs(const mlc_extern_options *ext, const mlc_func *f, mlc_strbuf *b);
 
+/* ---- tuned schedules (--tune-log) ---------------------------------------- */
+
+typedef struct tuned_ctx {
+  mlc_tune_log log;
+  char spec[512];
+  const char *features;
+  /* what the schedule pass was given: function, record */
+  int n, cap;
+  const mlc_tir_func **fs;
+  const mlc_tune_record **rs;
+} tuned_ctx;
+
+/* The fastest record of |f|'s task, or NULL. */
+static const mlc_tune_record *tuned_record(const tuned_ctx *t, const mlc_tir_func *f) {
+  char key[17];
+  mlc_lower_func_key(f, key);
+  return mlc_drv_tune_log_best(&t->log, key, t->spec, t->features);
+}
+
+static const char *tuned_lookup(void *user, const mlc_tir_func *f) {
+  tuned_ctx *t = user;
+  const mlc_tune_record *r = tuned_record(t, f);
+  if (!r) return NULL;
+  if (t->n == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 64;
+    const mlc_tir_func **fs = mlc_mem_realloc(t->fs, (size_t)cap * sizeof *fs);
+    if (fs) t->fs = fs;
+    const mlc_tune_record **rs = mlc_mem_realloc(t->rs, (size_t)cap * sizeof *rs);
+    if (rs) t->rs = rs;
+    if (!fs || !rs) return r->trace; /* out of memory: only the manifest misses it */
+    t->cap = cap;
+  }
+  t->fs[t->n] = f;
+  t->rs[t->n++] = r;
+  return r->trace;
+}
+
+/* The default's time of |r|'s task (-1: none measured): its validated
+** measurement when it has one (measured beside the tuned ones). */
+static double tuned_default_ms(const tuned_ctx *t, const mlc_tune_record *r) {
+  double ms = -1;
+  int validated = 0;
+  for (int i = 0; i < t->log.n; i++) { /* the last validated one, else the first */
+    const mlc_tune_record *d = &t->log.recs[i];
+    if (!d->is_default || d->ms <= 0 || strcmp(d->task, r->task) || strcmp(d->target, r->target) ||
+        strcmp(d->features, r->features) || (ms > 0 && validated && !d->validated) ||
+        (ms > 0 && !validated && !d->validated))
+      continue;
+    ms = d->ms;
+    validated = d->validated;
+  }
+  return ms;
+}
+
+/* "tuned_kernels": each kernel scheduled by a tuning record, with the
+** record's time and its task's default time (ms). */
+static void manifest_tuned(const mlc_tir_module *tm, const mlc_lower_traces *tr, const tuned_ctx *t, mlc_strbuf *b) {
+  mlc_sb_puts(b, ", \"tuned_kernels\": [");
+  for (int i = 0, k = 0; t && tr && i < tr->n && i < tm->nfuncs; i++) {
+    if (!tr->tuned || tr->tuned[i] != 1 || !tr->before[i]) continue;
+    const mlc_tune_record *r = NULL;
+    for (int j = 0; j < t->n && !r; j++)
+      if (t->fs[j] == tr->before[i]) r = t->rs[j];
+    if (!r) continue;
+    double d = tuned_default_ms(t, r);
+    mlc_sb_puts(b, k++ ? ", {\"kernel\": " : "{\"kernel\": ");
+    mlc_sb_json_str(b, tm->funcs[i]->name);
+    mlc_sb_printf(b, ", \"ms\": %.6g, \"default_ms\": ", r->ms);
+    if (d > 0) mlc_sb_printf(b, "%.6g}", d);
+    else mlc_sb_puts(b, "null}");
+  }
+  mlc_sb_putc(b, ']');
+}
+
 static mlc_status build_manifest(const char *onnx_path, const char *hash, const mlc_target *t,
                                  const mlc_tir_module *tm, const mlc_func *f, int64_t arena,
                                  int64_t inter, const char *extern_spec, const mlc_extern_options *ext,
-                                 const char *devcode, mlc_strbuf *b) {
+                                 const char *devcode, const mlc_lower_traces *tr, const tuned_ctx *tuned,
+                                 mlc_strbuf *b) {
   char spec[512];
   target_spec(t, spec, sizeof spec);
   mlc_sb_puts(b, "{\"compiler\": \"mlc-onnx " PACKAGE_VERSION "\", \"model\": ");
@@ -288,6 +364,7 @@ static mlc_status build_manifest(const char *onnx_path, const char *hash, const 
     mlc_sb_puts(b, "], ");
   }
   manifest_externs(ext, f, b);
+  manifest_tuned(tm, tr, tuned, b);
   mlc_sb_puts(b, ", \"plan\": [");
   int step = 0;
   for (int bi = 0; bi < f->nblocks; bi++)
@@ -532,6 +609,9 @@ static void extern_cleanup(mlc_extern_options *ext) {
   ext->nplugins = 0;
 }
 
+/* A line of the tuning log that was skipped, as a progress line. */
+static void tune_log_warning(void *user, const char *line) { progress(user, "      warning: %s", line); }
+
 /*
 ** The imported module |gm| to |out_so| (and header |h|, NULL: none): the
 ** pipeline (with |ext|'s dispatch), code generation, the manifest and the
@@ -542,7 +622,9 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
                                  double t_all) {
   mlc_tir_module *tm = NULL; /* the module's prim functions (owned by gm) */
   mlc_func *main_fn = NULL;
-  mlc_lower_traces traces = {0, NULL, NULL};
+  mlc_lower_traces traces = {0, NULL, NULL, NULL, NULL};
+  tuned_ctx tuned;
+  memset(&tuned, 0, sizeof tuned);
   char *workdir = NULL;
   char *devcode = NULL; /* CUDA: the kernels' PTX */
   size_t devcode_size = 0;
@@ -559,9 +641,20 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
   const char *gs = getenv("MLC_GPU_SCHEDULE_ON_CPU");
   int gpu_sched = cuda || (gs && !strcmp(gs, "1"));
   /* the blocked layouts are for CPU vector registers */
+  /* --tune-log: the tuned schedules (CPU schedules only) */
+  int use_tuned = c->o->tune_log && *c->o->tune_log && !gpu_sched;
+  if (use_tuned) {
+    if (access(c->o->tune_log, R_OK) != 0) {
+      s = mlc_make_status(MLC_IO_ERROR, "cannot read the tuning log %s: %s", c->o->tune_log, strerror(errno));
+      goto done;
+    }
+    if ((s = mlc_drv_tune_log_read(c->o->tune_log, &tuned.log, tune_log_warning, c))) goto done;
+    mlc_drv_tune_target_key(target, tuned.spec, sizeof tuned.spec, &tuned.features);
+  }
   mlc_pipeline_options popt = {c->o->no_fold, c->o->no_layout || gpu_sched, c->o->no_fuse, c->o->params_as_inputs, 0, 0, 0,
-                               (int)target->vector_bits, c->o->dump_ir_dir ? &traces : NULL,
-                               ext && ext->nproviders ? mlc_pass_dispatch : NULL, ext, gpu_sched};
+                               (int)target->vector_bits, c->o->dump_ir_dir || use_tuned ? &traces : NULL,
+                               ext && ext->nproviders ? mlc_pass_dispatch : NULL, ext, gpu_sched,
+                               use_tuned ? tuned_lookup : NULL, &tuned};
   mlc_pass_ctx pctx = {0, c->o->dump_ir_dir, "all", NULL, &popt, after_pass, c};
   if (c->o->verbose && c->o->progress) pctx.log = pass_log_f = open_memstream(&pass_log, &pass_log_len);
   c->t_stage = t;
@@ -576,6 +669,19 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
     goto done;
   }
   if ((s = mark_in_place_kernels(gm, main_fn))) goto done;
+  if (use_tuned) {
+    int ntuned = 0, nfail = 0;
+    for (int i = 0; i < traces.n; i++) {
+      ntuned += traces.tuned[i] == 1;
+      if (traces.tuned[i] < 0) {
+        nfail++;
+        progress(c, "      warning: the tuned schedule of %s does not replay (%s): the default schedule instead",
+                 tm->funcs[i]->name, traces.why[i] ? traces.why[i] : "?");
+      }
+    }
+    progress(c, "      tuned schedules for %d of %d kernels from %s%s", ntuned, tm->nfuncs, c->o->tune_log,
+             nfail ? " (some records did not replay)" : "");
+  }
   progress(c, "[3/6] lowered to %d prim functions (%.0f ms)", tm->nfuncs, now_ms() - c->t_stage);
 
   t = now_ms();
@@ -612,6 +718,7 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
   t = now_ms();
   int64_t arena = mlc_drv_arena_bytes(main_fn), inter = intermediate_bytes(main_fn);
   if ((s = build_manifest(onnx_path, hash, target, tm, main_fn, arena, inter, c->o->extern_libs, ext, devcode,
+                             &traces, use_tuned ? &tuned : NULL,
                              &manifest)))
     goto done;
   char name[256];
@@ -652,6 +759,9 @@ done:
   if (pass_log_f) fclose(pass_log_f);
   free(pass_log);
   mlc_lower_traces_free(&traces);
+  mlc_drv_tune_log_fini(&tuned.log);
+  mlc_mem_free(tuned.fs);
+  mlc_mem_free(tuned.rs);
   return s;
 }
 
@@ -944,6 +1054,74 @@ done:
   mlc_target_destroy(target);
   mlc_module_destroy(gm);
   return s ? mlc_status_annotate(s, "%s", base_name(onnx_path)) : NULL;
+}
+
+/* ---- the model's kernels, for the tuner -------------------------------------- */
+
+void mlc_drv_tune_kernels_fini(mlc_tune_kernels *k) {
+  for (int i = 0; i < k->n; i++) {
+    if (k->name) mlc_mem_free(k->name[i]);
+    if (k->text) mlc_mem_free(k->text[i]);
+  }
+  mlc_mem_free(k->name);
+  mlc_mem_free(k->text);
+  mlc_mem_free(k->key);
+  memset(k, 0, sizeof *k);
+}
+
+typedef struct snap {
+  mlc_lower_traces *traces;
+  mlc_tune_kernels *k;
+} snap;
+
+/* After the schedule pass: each kernel before scheduling, as text (lowering
+** rewrites what it shares with the scheduled copy). */
+static mlc_status snapshot(void *user, const char *pass, mlc_module *m) {
+  snap *sn = user;
+  if (!strcmp(pass, "legalize") && m->prims) return name_kernels(m->prims); /* as compile names them */
+  if (strcmp(pass, "schedule")) return NULL;
+  mlc_tune_kernels *k = sn->k;
+  int n = sn->traces->n;
+  k->name = mlc_mem_calloc((size_t)n + 1, sizeof *k->name);
+  k->text = mlc_mem_calloc((size_t)n + 1, sizeof *k->text);
+  k->key = mlc_mem_calloc((size_t)n + 1, sizeof *k->key);
+  if (!k->name || !k->text || !k->key) return mlc_oom();
+  k->n = n;
+  for (int i = 0; i < n; i++) {
+    const mlc_tir_func *f = sn->traces->before[i];
+    if (!f) continue;
+    mlc_strbuf b = MLC_STRBUF_INIT;
+    mlc_tir_print_func(f, &b);
+    k->text[i] = b.oom ? NULL : mlc_mem_strdup(mlc_sb_str(&b));
+    mlc_sb_fini(&b);
+    k->name[i] = mlc_mem_strdup(f->name);
+    if (!k->text[i] || !k->name[i]) return mlc_oom();
+    mlc_lower_func_key(f, k->key[i]);
+  }
+  return NULL;
+}
+
+mlc_status mlc_drv_lower_model(const char *onnx_path, const mlc_compile_options *o, const mlc_target *target,
+                               mlc_module **gm, mlc_tune_kernels *k) {
+  cstate c = {o, now_ms(), cpu_ms(), 0, NULL};
+  mlc_lower_traces traces;
+  memset(&traces, 0, sizeof traces);
+  memset(k, 0, sizeof *k);
+  *gm = NULL;
+  MLC_RETURN_IF_ERROR(import_model(&c, onnx_path, gm));
+  mlc_pipeline_options popt = {o->no_fold, o->no_layout, o->no_fuse, o->params_as_inputs, 0, 0, 0,
+                               (int)target->vector_bits, &traces, NULL, NULL, 0, NULL, NULL};
+  snap sn = {&traces, k};
+  mlc_pass_ctx pctx = {0, NULL, NULL, NULL, &popt, snapshot, &sn};
+  mlc_status s = mlc_pipeline_run(*gm, &pctx);
+  if (!s && !(*gm)->prims) s = mlc_make_status(MLC_INTERNAL, "the pipeline left no prim functions");
+  mlc_lower_traces_free(&traces);
+  if (s) {
+    mlc_drv_tune_kernels_fini(k);
+    mlc_module_destroy(*gm);
+    *gm = NULL;
+  }
+  return s;
 }
 
 /* ---- compiling one call, for the dispatcher's measurements ---------------- */

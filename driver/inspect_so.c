@@ -52,6 +52,16 @@ static void shape_of(const mlc_rt_model_desc *d, const mlc_rt_tensor_desc *t, in
 }
 
 /* Value of the top-level integer |key| of the manifest, or -1. */
+/* The manifest's "tuned_kernels" entry of kernel |name|, or NULL. */
+static const json_t *tuned_kernel(const json_t *man, const char *name) {
+  const json_t *a = man ? json_object_get(man, "tuned_kernels") : NULL;
+  for (size_t i = 0; json_is_array(a) && i < json_array_size(a); i++) {
+    const char *k = json_string_value(json_object_get(json_array_get(a, i), "kernel"));
+    if (k && !strcmp(k, name)) return json_array_get(a, i);
+  }
+  return NULL;
+}
+
 static long long manifest_int(const json_t *m, const char *key) {
   const json_t *v = json_object_get(m, key);
   return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
@@ -322,6 +332,14 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
       if (i) mlc_sb_puts(b, ", ");
       jstr(b, d->kernel_names[i]);
     }
+    mlc_sb_puts(b, "], \"tuned_kernels\": [");
+    const json_t *tks = man ? json_object_get(man, "tuned_kernels") : NULL;
+    for (size_t i = 0; json_is_array(tks) && i < json_array_size(tks); i++) {
+      const char *k = json_string_value(json_object_get(json_array_get(tks, i), "kernel"));
+      if (!k) continue;
+      if (i) mlc_sb_puts(b, ", ");
+      jstr(b, k);
+    }
     mlc_sb_puts(b, "], \"extern_calls\": [");
     for (int i = 0, k = 0; i < d->nsteps; i++) {
       if (d->steps[i].kind != MLC_RT_STEP_EXTERN || is_shape_step(&d->steps[i])) continue;
@@ -398,7 +416,14 @@ mlc_status mlc_drv_inspect_so(const char *path, int json, mlc_strbuf *b) {
     for (int i = 0; i < d->nkernels; i++) {
       int uses = 0;
       for (int k = 0; k < d->nsteps; k++) uses += d->steps[k].name && !strcmp(d->steps[k].name, d->kernel_names[i]);
-      mlc_sb_printf(b, "  %-28s x%d\n", d->kernel_names[i], uses);
+      mlc_sb_printf(b, "  %-28s x%d", d->kernel_names[i], uses);
+      const json_t *tk = tuned_kernel(man, d->kernel_names[i]);
+      if (tk) {
+        double tms = json_number_value(json_object_get(tk, "ms")), dm = json_number_value(json_object_get(tk, "default_ms"));
+        if (dm > 0 && tms > 0) mlc_sb_printf(b, "  tuned: %.4f ms (default %.4f ms, %.2fx)", tms, dm, dm / tms);
+        else mlc_sb_puts(b, "  tuned");
+      }
+      mlc_sb_putc(b, '\n');
     }
     if (next) {
       mlc_sb_puts(b, "external calls:\n");

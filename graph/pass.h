@@ -24,6 +24,7 @@ struct mlc_pass_ctx;
 **   layout  alter_layout (blocked NCHW[x]c convolutions)
 **   fuse    annotate_pattern, fuse_ops, fuse_tir
 */
+struct mlc_tir_func;
 typedef struct mlc_pipeline_options {
   int no_fold, no_layout, no_fuse;
   int params_as_inputs;    /* bind_params leaves weights as parameters of main */
@@ -38,6 +39,10 @@ typedef struct mlc_pipeline_options {
   mlc_status (*dispatch)(struct mlc_module *m, const struct mlc_pass_ctx *ctx);
   struct mlc_extern_options *ext;
   int device;              /* the target's device: 0 the CPU, 1 CUDA (codegen/target.h) */
+  /* Tuned schedules (lower/lower.h: mlc_lower_tuned_fn): the schedule pass
+  ** asks for each prim function's trace; NULL: the default rules only. */
+  const char *(*tuned)(void *user, const struct mlc_tir_func *f);
+  void *tuned_user;
 } mlc_pipeline_options;
 
 typedef struct mlc_pass_ctx {

@@ -25,12 +25,44 @@
 */
 #define MLC_LOWER_BIND_SYMS "mlc.define_dims"
 
+/*
+** Tuning.  The default CPU rules have decision points (rule T's tile rows
+** and columns, where its column loop goes, whether a padded copy moves
+** under the tile, rule 1's vector split, rule R's lanes, rule 2's chunk
+** count).  Without a mlc_lower_tuning each takes its default and nothing
+** is recorded: the schedule and its trace are the default ones.  With
+** one, each is a sample_categorical over its candidates (the default is
+** candidate 0) recorded in the trace, so the trace replays: the i-th
+** decision takes forced[i] (a candidate index, reduced modulo the
+** candidates; < 0 or i >= nforced: drawn with |seed|), and the decisions
+** taken are reported in order.
+*/
+#define MLC_LOWER_MAX_DECISIONS 32
+#define MLC_LOWER_MAX_CANDIDATES 12
+
+typedef struct mlc_lower_tuning {
+  uint64_t seed;
+  int nforced;
+  const int64_t *forced; /* borrowed */
+  /* out: the decisions taken (candidate indices) and their candidate counts */
+  int ndecisions;
+  int64_t decisions[MLC_LOWER_MAX_DECISIONS];
+  int ncandidates[MLC_LOWER_MAX_DECISIONS];
+} mlc_lower_tuning;
+
+/* A tuned schedule for prim function |f| (unscheduled): a trace text
+** (borrowed, valid during the schedule pass), or NULL for the rules. */
+typedef const char *(*mlc_lower_tuned_fn)(void *user, const mlc_tir_func *f);
+
 typedef struct mlc_lower_options {
   int num_threads;     /* threads the model is expected to run on (0: unknown) */
   int no_parallel;     /* 1: keep every loop serial */
   int no_vectorize;    /* 1: no vector loops in the default schedule */
   int vector_bits;     /* the target's widest vector (128, 256, 512; 0: 512) */
   int device;          /* 0: the CPU; 1: CUDA (the GPU schedule: bound thread loops) */
+  mlc_lower_tuning *tune; /* NULL: the default rules (see above) */
+  mlc_lower_tuned_fn tuned; /* NULL: no tuned schedules */
+  void *tuned_user;
 } mlc_lower_options;
 
 /*
@@ -49,6 +81,11 @@ typedef struct mlc_lower_traces {
   int n;
   char **text;
   const mlc_tir_func **before;
+  /* tuned[i]: 1 when function i was scheduled by a tuned trace
+  ** (mlc_lower_options.tuned), -1 when its tuned trace did not replay and
+  ** the rules scheduled it, 0 when it had none; why[i] says why not (-1) */
+  int *tuned;
+  char **why;
 } mlc_lower_traces;
 
 /*
@@ -65,6 +102,34 @@ typedef struct mlc_lower_traces {
 MLC_MUST_USE mlc_status mlc_lower_default_schedule(mlc_tir_module *tm, const mlc_lower_options *opt,
                                                    mlc_lower_traces *traces);
 void mlc_lower_traces_free(mlc_lower_traces *t);
+
+/*
+** The default schedule of one function (as mlc_lower_default_schedule, with
+** |opt|'s tuning decisions): a copy of |f| (from any module; unchanged)
+** scheduled in |tm|, *|out| the scheduled function (in |tm|'s arena, not
+** added to it) and *|trace| (may be NULL; transferred, mlc_mem_free) its
+** trace.
+*/
+MLC_MUST_USE mlc_status mlc_lower_schedule_func(mlc_tir_module *tm, const mlc_tir_func *f,
+                                                const mlc_lower_options *opt, mlc_tir_func **out, char **trace);
+/* Replays the trace text |trace| on a copy of |f| in |tm|: *|out| as above.
+** A trace that does not replay is an error that says which line and why. */
+MLC_MUST_USE mlc_status mlc_lower_replay_trace(mlc_tir_module *tm, const mlc_tir_func *f, const char *trace,
+                                               mlc_tir_func **out);
+/* The structural key of the unscheduled function |f|: 16 hex digits of the
+** SHA-256 of its TIR text with its own name left out, so that two kernels
+** of the same structure and shapes have the same key. */
+void mlc_lower_func_key(const mlc_tir_func *f, char hex[17]);
+
+/*
+** The cost model's features of the lowered function |f| (lower/tir_features.c):
+** floating-point operations, bytes accessed, arithmetic intensity, the
+** share of vector work and lanes, unrolled and parallel extents, loop
+** counts and depth, local bytes, estimated traffic into caches of 32 KiB,
+** 1 MiB and 32 MiB, ... (log scales).  Out of memory is the only error.
+*/
+#define MLC_LOWER_NFEATURES 20
+MLC_MUST_USE mlc_status mlc_lower_features(const mlc_tir_func *f, float out[MLC_LOWER_NFEATURES]);
 
 /*
 ** The lowering passes of the one pipeline (graph/pipeline.c), with the

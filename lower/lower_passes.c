@@ -22,13 +22,15 @@ mlc_status mlc_lower_prims(mlc_module *m, mlc_tir_module **out) {
 }
 
 static mlc_lower_options lower_options(const mlc_pass_ctx *ctx) {
-  mlc_lower_options o = {0, 0, 0, 0, 0};
+  mlc_lower_options o = {0, 0, 0, 0, 0, NULL, NULL, NULL};
   if (ctx && ctx->opt) {
     o.num_threads = ctx->opt->num_threads;
     o.no_parallel = ctx->opt->no_parallel;
     o.no_vectorize = ctx->opt->no_vectorize;
     o.vector_bits = ctx->opt->vector_bits;
     o.device = ctx->opt->device;
+    o.tuned = ctx->opt->tuned;
+    o.tuned_user = ctx->opt->tuned_user;
   }
   return o;
 }

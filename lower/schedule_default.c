@@ -81,6 +81,14 @@
 ** a step of rule T or 1 (its legality check is the judge) makes the
 ** function fall back to the rules without T, then to F1, F2 and 2 alone.
 **
+** Decisions (tuning, lower.h: mlc_lower_tuning).  The rules' parameters
+** are decision points (decide): rule T's tile (rows x columns, encoded
+** rows * 100 + columns), its columns' loop inside or outermost, the padded
+** copy per tile or not, its innermost reduce loop unrolled by 2, 4 or 8
+** (default: not split); rule 1's lanes; rule R's partial results; rule 2's
+** chunk count.  Without tuning each takes its default silently; with it,
+** each is a recorded sample_categorical whose candidate 0 is the default.
+**
 **     F1 and F2 before (a conv with bias and relu fused), after:
 **
 **       conv = T.alloc_buffer((1, 16, 12, 12))   conv = T.alloc_buffer(...)
@@ -94,6 +102,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sha256.h"
 #include "lower/lower.h"
 #include "lower/schedule/schedule.h"
 #include "lower/tir_visit.h"
@@ -105,6 +114,44 @@
 /* Parallel loops with fewer iterations than this fuse with the loops
 ** inside them (load balance on any thread count). */
 #define PARALLEL_MIN_CHUNKS 64
+
+/* ---- decisions ------------------------------------------------------------ */
+
+/*
+** The value of a decision point among |n| |candidates| (the default first):
+** candidates[0] without tuning (nothing recorded); with tuning, the
+** candidates without repeats as a sample_categorical (the default twice
+** as likely when drawn), its decision forced by opt->tune when given.
+*/
+static mlc_status decide(mlc_sch *s, const mlc_lower_options *opt, int n, const int64_t *candidates, int64_t *out) {
+  mlc_lower_tuning *t = opt ? opt->tune : NULL;
+  *out = candidates[0];
+  if (!t || n < 2 || t->ndecisions >= MLC_LOWER_MAX_DECISIONS) return NULL;
+  int64_t c[MLC_LOWER_MAX_CANDIDATES];
+  double p[MLC_LOWER_MAX_CANDIDATES];
+  int m = 0;
+  for (int i = 0; i < n && m < MLC_LOWER_MAX_CANDIDATES; i++) {
+    int dup = 0;
+    for (int j = 0; j < m && !dup; j++) dup = c[j] == candidates[i];
+    if (dup) continue;
+    p[m] = m == 0 ? 2.0 : 1.0;
+    c[m++] = candidates[i];
+  }
+  if (m < 2) return NULL;
+  int k = t->ndecisions;
+  int64_t d = k < t->nforced && t->forced && t->forced[k] >= 0 ? t->forced[k] % m : -1;
+  mlc_sch_rv v;
+  MLC_RETURN_IF_ERROR(mlc_sch_sample_categorical(s, m, c, p, d >= 0 ? &d : NULL, &v));
+  int64_t val = mlc_sch_rv_int(s, v);
+  int idx = 0;
+  for (int j = 0; j < m; j++)
+    if (c[j] == val) idx = j;
+  t->decisions[k] = idx;
+  t->ncandidates[k] = m;
+  t->ndecisions++;
+  *out = val;
+  return NULL;
+}
 
 static int64_t const_extent(const mlc_tir_expr *e) {
   return e && e->kind == MLC_TIR_INT_IMM ? e->int_value : -1;
@@ -152,7 +199,7 @@ static const mlc_tir_iter_var *vector_iter(const mlc_tir_stmt *blk) {
 }
 
 /* Rule 1 for one stage block.  A refusal of a primitive is returned as is. */
-static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block) {
+static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_options *opt) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0;
   const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
@@ -182,6 +229,12 @@ static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block) {
         v = d;
         break;
       }
+    /* decision: the lanes (other divisors, half the width) */
+    int64_t cand[MLC_LOWER_MAX_CANDIDATES] = {v};
+    int nc = 1;
+    for (int64_t d = width; d >= VECTOR_MIN_EXTENT && nc < 6; d--)
+      if (e % d == 0 || d == width / 2) cand[nc++] = d;
+    MLC_RETURN_IF_ERROR(decide(s, opt, nc, cand, &v));
     mlc_sch_rv parts[2];
     mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(v)};
     MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
@@ -235,8 +288,13 @@ static mlc_status schedule_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_o
     /* A symbolic extent (a batch, an image's height) counts as 1: it may
     ** be, so the loops inside join it as well. */
     int j = i;
-    int64_t chunks = e < 0 ? 1 : e;
-    while (chunks < PARALLEL_MIN_CHUNKS && j + 1 < n) {
+    int64_t chunks = e < 0 ? 1 : e, want = PARALLEL_MIN_CHUNKS;
+    /* decision: the chunks wanted (1: no fuse) */
+    if (i + 2 < n && (e < 0 || e < 4 * PARALLEL_MIN_CHUNKS)) {
+      int64_t cand[4] = {PARALLEL_MIN_CHUNKS, PARALLEL_MIN_CHUNKS / 4, PARALLEL_MIN_CHUNKS * 4, 1};
+      MLC_RETURN_IF_ERROR(decide(s, opt, 4, cand, &want));
+    }
+    while (chunks < want && j + 1 < n) {
       const mlc_tir_stmt *nx = mlc_sch_rv_stmt(s, loops[j + 1]);
       int64_t ne = const_extent(nx->loop.extent);
       if (ne == 0 || binds_reduce(blk, nx->loop.var) || nx->loop.kind != MLC_TIR_FOR_SERIAL) break;
@@ -419,6 +477,7 @@ typedef struct {
   mlc_sch_rv at;   /* innermost loop outside the tile (valid when has_at) */
   int has_at;
   mlc_sch_rv reduce0; /* outermost reduce loop */
+  mlc_sch_rv reduce1; /* innermost reduce loop */
   mlc_sch_rv inner[3]; /* columns (when any), rows (when any), lanes */
   int ninner;
 } tile_result;
@@ -503,13 +562,39 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   if (cols < 0) cols = 1; /* a symbolic column loop is not tiled */
   int64_t tr, tc;
   mlc_tile_sizes(rows, cols, &lim, &tr, &tc);
+  int64_t row_div = rows; /* what the rows of a tile must divide */
   if (row_ext && const_extent(row_ext) < 0) {
     /* whole tiles only: tr must divide the symbolic extent, no bounds test
     ** in the micro-kernel */
     int64_t m = extent_multiple(row_ext);
     while (tr > 1 && m % tr) tr--;
+    row_div = m;
   }
   if (tr * tc < 2) return NULL;
+  /* decision: the tile (rows * 100 + columns), the best of the others by
+  ** loads per FMA */
+  {
+    int64_t cand[MLC_LOWER_MAX_CANDIDATES] = {tr * 100 + tc};
+    double score[MLC_LOWER_MAX_CANDIDATES] = {1e9};
+    int nc = 1;
+    for (int64_t c = 1; c <= lim.max_cols && c <= cols; c++)
+      for (int64_t r = 1; cols % c == 0 && r * c <= lim.max_acc && r <= row_div; r++) {
+        if (row_div % r || r * c < 2 || (r == tr && c == tc)) continue;
+        double sc = (double)(r * c) / (double)(r + c);
+        int at = nc;
+        while (at > 1 && score[at - 1] < sc) at--;
+        if (at >= MLC_LOWER_MAX_CANDIDATES) continue;
+        if (nc < MLC_LOWER_MAX_CANDIDATES) nc++;
+        memmove(&cand[at + 1], &cand[at], (size_t)(nc - 1 - at) * sizeof cand[0]);
+        memmove(&score[at + 1], &score[at], (size_t)(nc - 1 - at) * sizeof score[0]);
+        cand[at] = r * 100 + c;
+        score[at] = sc;
+      }
+    int64_t v;
+    MLC_RETURN_IF_ERROR(decide(s, opt, nc, cand, &v));
+    tr = v / 100;
+    tc = v % 100;
+  }
   /* split: lanes, columns, rows (handles of the loops not split stay) */
   mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, parts[3];
   int has_col = 0, has_row = tr > 1;
@@ -536,6 +621,11 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   ** so that each column panel stays in cache over all rows and the
   ** broadcast operand is read once per panel. */
   int cols_inner = has_col && vector_bytes(&tl, vit->var) <= TILE_CACHE_BYTES;
+  if (has_col) { /* decision: the columns' outer loop inside or outermost */
+    int64_t cand[2] = {cols_inner, !cols_inner}, v;
+    MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &v));
+    cols_inner = (int)v;
+  }
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
   blk = mlc_sch_rv_stmt(s, block);
   mlc_sch_rv order[MLC_SCH_MAX_OUTS];
@@ -562,6 +652,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
   out->tiled = 1;
   out->reduce0 = order[red0];
+  out->reduce1 = order[k - 2 - has_col - has_row];
   out->has_at = last_outer >= 0;
   if (out->has_at) out->at = order[last_outer];
   if (has_col) out->inner[out->ninner++] = col_i;
@@ -622,8 +713,12 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   mlc_sch_rv prods[MLC_SCH_MAX_OUTS];
   int np = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_get_producers(s, r, MLC_SCH_MAX_OUTS, prods, &np));
-  for (int i = 0; i < np && t.has_at && !st; i++)
-    if (is_padded_copy(s, mlc_sch_rv_stmt(s, prods[i]))) attempt(s, mlc_sch_compute_at(s, prods[i], t.at, 0), &st);
+  for (int i = 0; i < np && t.has_at && !st; i++) {
+    if (!is_padded_copy(s, mlc_sch_rv_stmt(s, prods[i]))) continue;
+    int64_t cand[2] = {1, 0}, per_tile; /* decision: per tile, or whole before */
+    MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &per_tile));
+    if (per_tile) attempt(s, mlc_sch_compute_at(s, prods[i], t.at, 0), &st);
+  }
   if (st) return st;
   int64_t lanes = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
@@ -631,6 +726,18 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
   MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
   if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, lanes));
+  /* decision: the innermost reduce loop unrolled by 1 (not split), 2, 4 or 8 */
+  int64_t e = const_extent(mlc_sch_rv_stmt(s, t.reduce1)->loop.extent), cand[4] = {1}, u;
+  int nu = 1;
+  for (int64_t f = 2; f <= 8; f *= 2)
+    if (e > f && e % f == 0) cand[nu++] = f;
+  MLC_RETURN_IF_ERROR(decide(s, opt, nu, cand, &u));
+  if (u > 1) {
+    mlc_sch_rv parts[2];
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(u)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, t.reduce1, 2, f, parts));
+    MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, parts[1]));
+  }
   return NULL;
 }
 
@@ -682,7 +789,7 @@ static int reduce_is_contiguous(const mlc_tir_stmt *blk, const mlc_tir_var *kv) 
   return any ? rows : last_k;
 }
 
-static mlc_status rfactor_cpu_reduction(mlc_sch *s, mlc_sch_rv block, int *factored) {
+static mlc_status rfactor_cpu_reduction(mlc_sch *s, mlc_sch_rv block, const mlc_lower_options *opt, int *factored) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0, p = 0;
   const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
@@ -696,8 +803,11 @@ static mlc_status rfactor_cpu_reduction(mlc_sch *s, mlc_sch_rv block, int *facto
   for (int i = 0; i < blk->block.niters; i++)
     if (blk->block.iters[i].kind == MLC_TIR_ITER_REDUCE) kv = blk->block.iters[i].var;
   if (!kv || !reduce_is_contiguous(blk, kv)) return NULL;
+  /* decision: the partial results (16, 8, 32) */
+  int64_t cand[3] = {RFACTOR_LANES, RFACTOR_LANES / 2, RFACTOR_LANES * 2}, lanes;
+  MLC_RETURN_IF_ERROR(decide(s, opt, k % (RFACTOR_LANES * 2) == 0 ? 3 : 2, cand, &lanes));
   mlc_sch_rv parts[2];
-  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(RFACTOR_LANES)};
+  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(lanes)};
   MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
   MLC_RETURN_IF_ERROR(mlc_sch_rfactor(s, parts[1], stored(blk)->rank, NULL));
   *factored = 1;
@@ -709,7 +819,8 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
                               int tiles, mlc_sch **out) {
   mlc_sch_rv blocks[MLC_SCH_MAX_OUTS];
   int n = 0;
-  MLC_RETURN_IF_ERROR(mlc_sch_create(tm, f, 0, out));
+  if (opt && opt->tune) opt->tune->ndecisions = 0; /* a fallback decides anew */
+  MLC_RETURN_IF_ERROR(mlc_sch_create(tm, f, opt && opt->tune ? opt->tune->seed : 0, out));
   mlc_status st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   int changed = 0;
   if (!st && n > 1) st = inline_stages(*out, n, blocks, &changed);
@@ -723,10 +834,10 @@ static mlc_status apply_rules(mlc_tir_module *tm, mlc_tir_func *f, const mlc_low
   if (!st && changed) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   /* rule R: row reductions as vectors of partial results */
   int factored = 0;
-  for (int i = 0; !st && vectors && i < n; i++) attempt(*out, rfactor_cpu_reduction(*out, blocks[i], &factored), &st);
+  for (int i = 0; !st && vectors && i < n; i++) attempt(*out, rfactor_cpu_reduction(*out, blocks[i], opt, &factored), &st);
   if (!st && factored) st = mlc_sch_get_child_blocks(*out, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   /* every block, an epilogue under its reduction's loops too */
-  for (int i = 0; !st && vectors && i < n; i++) st = vectorize_stage(*out, blocks[i]);
+  for (int i = 0; !st && vectors && i < n; i++) st = vectorize_stage(*out, blocks[i], opt);
   for (int i = 0; !st && i < n; i++) st = schedule_stage(*out, blocks[i], opt);
   return st;
 }
@@ -1025,27 +1136,109 @@ static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch *
   return st;
 }
 
-/* Schedules |f| of |tm|; its scheduled copy replaces it; the trace to *|trace|. */
-static mlc_status schedule_func(mlc_tir_module *tm, mlc_tir_func *f, const mlc_lower_options *opt, char **trace) {
+/* The rules' schedule of a copy of |f| in |tm|: *|out| the schedule. */
+static mlc_status schedule_copy(mlc_tir_module *tm, const mlc_tir_func *f, const mlc_lower_options *opt, mlc_sch **out) {
   mlc_sch *s = NULL;
   int vectors = !(opt && opt->no_vectorize);
   int gpu = opt && opt->device == 1;
-  mlc_status st = gpu ? apply_gpu_rules(tm, f, &s) : apply_rules(tm, f, opt, vectors, vectors, &s);
+  mlc_tir_func *fm = (mlc_tir_func *)f; /* mlc_sch_create copies it */
+  mlc_status st = gpu ? apply_gpu_rules(tm, fm, &s) : apply_rules(tm, fm, opt, vectors, vectors, &s);
   /* a refusal: without tiles, then threads only */
   for (int level = vectors; !gpu && st && s && mlc_sch_last_error(s) != MLC_SCH_OK && level > 0; level--) {
     mlc_status_free(st);
     mlc_sch_destroy(s);
     s = NULL;
-    st = apply_rules(tm, f, opt, level - 1, 0, &s);
+    st = apply_rules(tm, fm, opt, level - 1, 0, &s);
   }
-  if (!st) st = mlc_tir_module_replace(tm, f, mlc_sch_func(s));
-  if (!st && trace) {
-    mlc_strbuf b = MLC_STRBUF_INIT;
-    mlc_sch_print_trace(s, &b);
-    *trace = b.oom ? NULL : mlc_mem_strdup(b.len ? mlc_sb_str(&b) : "");
-    mlc_sb_fini(&b);
-    if (!*trace) st = mlc_oom();
+  if (st) {
+    mlc_sch_destroy(s);
+    return mlc_status_annotate(st, "default schedule of %s", f->name);
   }
+  *out = s;
+  return NULL;
+}
+
+static mlc_status trace_text(const mlc_sch *s, char **trace) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_sch_print_trace(s, &b);
+  *trace = b.oom ? NULL : mlc_mem_strdup(b.len ? mlc_sb_str(&b) : "");
+  mlc_sb_fini(&b);
+  return *trace ? NULL : mlc_oom();
+}
+
+mlc_status mlc_lower_schedule_func(mlc_tir_module *tm, const mlc_tir_func *f, const mlc_lower_options *opt,
+                                   mlc_tir_func **out, char **trace) {
+  mlc_sch *s = NULL;
+  if (trace) *trace = NULL;
+  MLC_RETURN_IF_ERROR(schedule_copy(tm, f, opt, &s));
+  *out = mlc_sch_func(s);
+  mlc_status st = trace ? trace_text(s, trace) : NULL;
+  mlc_sch_destroy(s);
+  return st;
+}
+
+mlc_status mlc_lower_replay_trace(mlc_tir_module *tm, const mlc_tir_func *f, const char *trace, mlc_tir_func **out) {
+  mlc_sch *s = NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_create(tm, f, 0, &s));
+  mlc_status st = mlc_sch_apply_trace(s, trace, strlen(trace), "tuned trace");
+  if (!st) *out = mlc_sch_func(s);
+  mlc_sch_destroy(s);
+  return st;
+}
+
+void mlc_lower_func_key(const mlc_tir_func *f, char hex[17]) {
+  mlc_strbuf b = MLC_STRBUF_INIT;
+  mlc_tir_print_func(f, &b);
+  mlc_sha256 c;
+  unsigned char d[32];
+  mlc_sha256_init(&c);
+  /* the text without the function's own name (its symbol holds it too) */
+  const char *p = mlc_sb_str(&b), *name = f->name ? f->name : "";
+  size_t nl = strlen(name);
+  while (*p) {
+    const char *q = nl ? strstr(p, name) : NULL;
+    if (!q) {
+      mlc_sha256_update(&c, p, strlen(p));
+      break;
+    }
+    mlc_sha256_update(&c, p, (size_t)(q - p));
+    p = q + nl;
+  }
+  mlc_sha256_final(&c, d);
+  mlc_sb_fini(&b);
+  for (int i = 0; i < 8; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* Schedules |f| of |tm| (its tuned trace from opt->tuned when it has one,
+** else the rules); its scheduled copy replaces it; the trace to *|trace|,
+** *|tuned| and *|why| as mlc_lower_traces says. */
+static mlc_status schedule_func(mlc_tir_module *tm, mlc_tir_func *f, const mlc_lower_options *opt, char **trace,
+                                int *tuned, char **why) {
+  mlc_sch *s = NULL;
+  mlc_status st = NULL;
+  const char *tt = opt && opt->tuned ? opt->tuned(opt->tuned_user, f) : NULL;
+  if (tt) {
+    st = mlc_sch_create(tm, f, 0, &s);
+    if (!st) st = mlc_sch_apply_trace(s, tt, strlen(tt), "tuned trace");
+    if (st && s) { /* the rules instead */
+      if (why) *why = mlc_mem_strdup(mlc_status_message(st));
+      mlc_status_free(st);
+      st = NULL;
+      mlc_sch_destroy(s);
+      s = NULL;
+      if (tuned) *tuned = -1;
+    } else if (!st && tuned) {
+      *tuned = 1;
+    }
+    if (st) return st;
+  }
+  if (!s) {
+    mlc_lower_options o = opt ? *opt : (mlc_lower_options){0};
+    o.tune = NULL;
+    MLC_RETURN_IF_ERROR(schedule_copy(tm, f, &o, &s));
+  }
+  st = mlc_tir_module_replace(tm, f, mlc_sch_func(s));
+  if (!st && trace) st = trace_text(s, trace);
   if (st) st = mlc_status_annotate(st, "default schedule of %s", f->name);
   mlc_sch_destroy(s);
   return st;
@@ -1053,25 +1246,32 @@ static mlc_status schedule_func(mlc_tir_module *tm, mlc_tir_func *f, const mlc_l
 
 mlc_status mlc_lower_default_schedule(mlc_tir_module *tm, const mlc_lower_options *opt, mlc_lower_traces *traces) {
   if (traces) {
-    traces->n = 0;
-    traces->text = tm->nfuncs ? mlc_mem_calloc((size_t)tm->nfuncs, sizeof *traces->text) : NULL;
-    traces->before = tm->nfuncs ? mlc_mem_calloc((size_t)tm->nfuncs, sizeof *traces->before) : NULL;
-    if (tm->nfuncs && (!traces->text || !traces->before)) return mlc_oom();
+    memset(traces, 0, sizeof *traces);
+    size_t n = tm->nfuncs ? (size_t)tm->nfuncs : 1;
+    traces->text = mlc_mem_calloc(n, sizeof *traces->text);
+    traces->before = mlc_mem_calloc(n, sizeof *traces->before);
+    traces->tuned = mlc_mem_calloc(n, sizeof *traces->tuned);
+    traces->why = mlc_mem_calloc(n, sizeof *traces->why);
     traces->n = tm->nfuncs;
+    if (!traces->text || !traces->before || !traces->tuned || !traces->why) return mlc_oom();
   }
   for (int i = 0; i < tm->nfuncs; i++) {
     if (traces) traces->before[i] = tm->funcs[i];
-    MLC_RETURN_IF_ERROR(schedule_func(tm, tm->funcs[i], opt, traces ? &traces->text[i] : NULL));
+    MLC_RETURN_IF_ERROR(schedule_func(tm, tm->funcs[i], opt, traces ? &traces->text[i] : NULL,
+                                      traces ? &traces->tuned[i] : NULL, traces ? &traces->why[i] : NULL));
   }
   return NULL;
 }
 
 void mlc_lower_traces_free(mlc_lower_traces *t) {
   if (!t) return;
-  for (int i = 0; i < t->n; i++) mlc_mem_free(t->text[i]);
+  for (int i = 0; i < t->n; i++) {
+    if (t->text) mlc_mem_free(t->text[i]);
+    if (t->why) mlc_mem_free(t->why[i]);
+  }
   mlc_mem_free(t->text);
   mlc_mem_free(t->before);
-  t->text = NULL;
-  t->before = NULL;
-  t->n = 0;
+  mlc_mem_free(t->tuned);
+  mlc_mem_free(t->why);
+  memset(t, 0, sizeof *t);
 }

@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config
       protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-      llvm-19-dev libopenblas-dev libdnnl-dev libcunit1-dev libdlpack-dev libjansson-dev libmicrohttpd-dev
+      llvm-19-dev libopenblas-dev libdnnl-dev libcunit1-dev libdlpack-dev libjansson-dev libxgboost-dev libmicrohttpd-dev
       python3-onnx python3-numpy zlib1g-dev libzstd-dev
       clang-19 libclang-rt-19-dev libfuzzer-19-dev"
 missing=""

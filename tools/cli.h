@@ -28,8 +28,10 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const char compile_help[];
 extern const char run_help[];
 extern const char schedule_help[];
+extern const char tune_help[];
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif /* MLC_TOOLS_CLI_H */

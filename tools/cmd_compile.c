@@ -14,6 +14,7 @@ const char compile_help[] =
     "                        [--extern LIBS|auto|none] [--extern-lib PLUGIN.so ...]\n"
     "                        [--link-extern-lib] [--extern-cache FILE]\n"
     "                        [--input-shape NAME=DIMS ...] [--shape-bound SYM=N[,SYM=N...]]\n"
+    "                        [--tune-log LOG]\n"
     "\n"
     "Compiles the ONNX model into one shared library: generated kernels, the\n"
     "weights (embedded, read-only), the execution plan and the runtime.  Any\n"
@@ -49,6 +50,12 @@ const char compile_help[] =
     "                     the largest values of symbolic dims: the arena is\n"
     "                     planned once for them (its size is reported) and a\n"
     "                     larger input is refused when the model runs\n"
+    "  --tune-log LOG     apply a tuning log ('" PROG " tune'): each kernel with\n"
+    "                     records for this target and CPU gets the schedule of\n"
+    "                     its fastest one; the others, and those whose record\n"
+    "                     no longer replays (a warning says so), keep the\n"
+    "                     default schedule.  'inspect' on the library lists\n"
+    "                     the tuned kernels\n"
     "  --header FILE      write the C header to FILE\n"
     "  --no-header        do not write a C header\n"
     "  --params-as-inputs the model's floating-point weights (initializers) are\n"
@@ -171,6 +178,7 @@ int cmd_compile(int argc, char **argv) {
       } else if (is_opt(a, "--target")) rc = opt_value(argc, argv, &i, "--target", &o.target);
       else if (is_opt(a, "--dump-ir")) rc = opt_value(argc, argv, &i, "--dump-ir", &o.dump_ir_dir);
       else if (is_opt(a, "--header")) rc = opt_value(argc, argv, &i, "--header", &o.header_path);
+      else if (is_opt(a, "--tune-log")) rc = opt_value(argc, argv, &i, "--tune-log", &o.tune_log);
       else if (!strcmp(a, "--no-header")) no_header = 1;
       else if (!strcmp(a, "--params-as-inputs")) o.params_as_inputs = 1;
       else if (!strcmp(a, "--fold-default-inputs")) o.fold_default_inputs = 1;

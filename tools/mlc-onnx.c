@@ -36,6 +36,9 @@ static const char main_help[] =
     "  schedule FUNC.tir --trace TRACE\n"
     "                  apply a TensorIR schedule (a trace of primitives such as\n"
     "                  split, reorder, compute_at) to a prim function and print it\n"
+    "  tune MODEL.onnx -o LOG [--trials N] [--budget TIME]\n"
+    "                  search faster schedules of the model's kernels on this\n"
+    "                  machine; 'compile --tune-log LOG' applies them\n"
     "  serve MODEL.so ... --port N\n"
     "                  serve compiled models over HTTP with the Open Inference\n"
     "                  Protocol (KServe v2); also the program mlc-serve\n"
@@ -172,7 +175,11 @@ static int cmd_help(int argc, char **argv) {
     fputs(serve_help, stdout);
     return EXIT_OK;
   }
-  return cli_usage_error(NULL, "help: unknown command '%s' (this build has: compile, run, inspect, schedule, serve, help)", argv[0]);
+  if (strcmp(argv[0], "tune") == 0) {
+    fputs(tune_help, stdout);
+    return EXIT_OK;
+  }
+  return cli_usage_error(NULL, "help: unknown command '%s' (this build has: compile, run, inspect, schedule, tune, serve, help)", argv[0]);
 }
 
 int main(int argc, char **argv) {
@@ -191,7 +198,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "schedule") == 0) return cmd_schedule(argc - 2, argv + 2);
   if (strcmp(cmd, "serve") == 0) return serve_main(argc - 2, argv + 2);
+  if (strcmp(cmd, "tune") == 0) return cmd_tune(argc - 2, argv + 2);
   if (strcmp(cmd, "help") == 0) return cmd_help(argc - 2, argv + 2);
   if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
-  return cli_usage_error(NULL, "unknown command '%s' (this build has: compile, run, inspect, schedule, serve, help)", cmd);
+  return cli_usage_error(NULL, "unknown command '%s' (this build has: compile, run, inspect, schedule, tune, serve, help)", cmd);
 }

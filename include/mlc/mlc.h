@@ -143,6 +143,11 @@ typedef struct mlc_compile_options {
   ** (PyTorch's keep_initializers_as_inputs).  --params-as-inputs keeps
   ** floating-point weights inputs whatever this says. */
   int fold_default_inputs;
+  /* A tuning log (mlc_tune_file): each kernel whose task has records for
+  ** this target and CPU gets the schedule of its fastest record (its trace
+  ** replayed); kernels without one, or whose record no longer replays
+  ** (reported), keep the default schedule.  NULL: none.  Borrowed. */
+  const char *tune_log;
 } mlc_compile_options;
 
 /* Fills |o| with the defaults (host target, no dumps, header next to the .so). */
@@ -157,6 +162,55 @@ MLC_API void mlc_compile_options_init(mlc_compile_options *o);
 */
 MLC_API MLC_MUST_USE mlc_status mlc_compile_file(const char *onnx_path, const char *out_so,
                                                  const mlc_compile_options *opts);
+
+/* ---- tuning ---------------------------------------------------------------- */
+
+typedef struct mlc_tune_options {
+  /* As mlc_compile_options.target (CPU targets only).  Borrowed. */
+  const char *target;
+  /* Measured candidates in all, the log's records of the model's tasks
+  ** included (so a second run with the same number resumes an
+  ** interrupted one); 0: 32 per task. */
+  int trials;
+  /* Wall-clock budget in seconds (0: none): the search stops when it is
+  ** spent, with what it found in the log. */
+  double budget_s;
+  /* Threads each kernel runs on when measured (default 1). */
+  int threads;
+  /* Seeds every random choice of the search (default 1). */
+  uint64_t seed;
+  /* Candidates built at once (child processes); 0: one per CPU. */
+  int jobs;
+  /* Each measurement calls the kernel for at least |min_ms| ms (default
+  ** 5); |repeats| measurements (default 5), the median kept; a candidate
+  ** running past |timeout_s| seconds (default 10) fails. */
+  double min_ms;
+  int repeats;
+  double timeout_s;
+  /* One line per step of the search (NULL: quiet). */
+  void (*progress)(void *user, const char *line);
+  void *progress_user;
+  /* Polled: nonzero stops the search soon (e.g. set by a SIGINT handler);
+  ** what was measured is in the log.  NULL: never.  Borrowed. */
+  volatile const int *stop;
+} mlc_tune_options;
+
+/* Fills |o| with the defaults above. */
+MLC_API void mlc_tune_options_init(mlc_tune_options *o);
+
+/*
+** Tunes the kernels of the ONNX model at |onnx_path| for the target:
+** searches the schedules of each distinct kernel (the default rules with
+** their parameters sampled, ranked by a cost model trained on the
+** measurements, each measured in a child process) and appends every
+** measurement to the log |log_path| (JSON lines; created if missing; an
+** existing log is read first and its records of the model's kernels
+** count as trials already done).  `compile` with the log
+** (mlc_compile_options.tune_log) applies the fastest schedule of each
+** kernel.  |opts| may be NULL (defaults).
+*/
+MLC_API MLC_MUST_USE mlc_status mlc_tune_file(const char *onnx_path, const char *log_path,
+                                              const mlc_tune_options *opts);
 
 /* ---- schedules ----------------------------------------------------------- */
 
