@@ -1001,6 +1001,35 @@ static mlc_status try_fold(const mlc_call_info *ci, const mlc_type *types, int n
   return NULL;
 }
 
+/* A new binding of |op| on |args| with |n| fresh outputs of |types| (also
+** into |outs|); not yet in any block. */
+static mlc_status new_op_binding(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs,
+                                 const mlc_attr *attrs, int nattrs, const mlc_origin *origin, const mlc_type *types,
+                                 int n, mlc_value **outs, mlc_binding **out) {
+  mlc_binding *b = MLC_ARENA_NEW(m->arena, mlc_binding);
+  if (!b) return mlc_oom();
+  b->kind = MLC_CALL_OP;
+  b->op = op;
+  b->pattern = mlc_op_pattern[op];
+  b->nargs = nargs;
+  b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
+  b->nattrs = nattrs;
+  b->attrs = copy_attrs(m, attrs, nattrs);
+  b->nouts = n;
+  b->outs = MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_value *);
+  b->origin = copy_origin(m, origin);
+  if (!b->args || (nattrs && !b->attrs) || !b->outs || mlc_arena_oom(m->arena)) return mlc_oom();
+  for (int i = 0; i < n; i++) {
+    mlc_value *v = new_value(m, MLC_VALUE_VAR, NULL, &types[i]);
+    if (!v) return mlc_oom();
+    v->def = b;
+    v->def_output = i;
+    b->outs[i] = outs[i] = v;
+  }
+  *out = b;
+  return NULL;
+}
+
 mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int nargs,
                           const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
                           mlc_value **outs, int *nouts) {
@@ -1019,26 +1048,8 @@ mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int na
     if (outs[0]) return NULL;
   }
 
-  mlc_binding *b = MLC_ARENA_NEW(m->arena, mlc_binding);
-  if (!b) return mlc_oom();
-  b->kind = MLC_CALL_OP;
-  b->op = op;
-  b->pattern = mlc_op_pattern[op];
-  b->nargs = nargs;
-  b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
-  b->nattrs = nattrs;
-  b->attrs = copy_attrs(m, attrs, nattrs);
-  b->nouts = n;
-  b->outs = MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_value *);
-  b->origin = copy_origin(m, origin);
-  if (!b->args || (nattrs && !b->attrs) || !b->outs || mlc_arena_oom(m->arena)) return mlc_oom();
-  for (int i = 0; i < n; i++) {
-    mlc_value *v = new_value(m, MLC_VALUE_VAR, NULL, &types[i]);
-    if (!v) return mlc_oom();
-    v->def = b;
-    v->def_output = i;
-    b->outs[i] = outs[i] = v;
-  }
+  mlc_binding *b;
+  MLC_RETURN_IF_ERROR(new_op_binding(m, op, args, nargs, attrs, nattrs, origin, types, n, outs, &b));
   if (n == 1) MLC_RETURN_IF_ERROR(mlc_graph_sym_values(m, op, args, nargs, attrs, nattrs, origin, b->outs[0]));
   return append_binding(f, b);
 }
@@ -1053,26 +1064,8 @@ mlc_status mlc_graph_emit_region(mlc_func *f, mlc_op op, mlc_value *const *args,
   if (f->ins_block >= 0) return mlc_make_status(MLC_INTERNAL, "mlc_graph_emit_region: not at the end");
   MLC_RETURN_IF_ERROR(mlc_graph_infer(&ci, types, &n));
   if (n < 1 || n > MLC_MAX_OUTS) return mlc_graph_call_error(&ci, MLC_INTERNAL, "bad output count %d", n);
-  mlc_binding *b = MLC_ARENA_NEW(m->arena, mlc_binding);
-  if (!b) return mlc_oom();
-  b->kind = MLC_CALL_OP;
-  b->op = op;
-  b->pattern = mlc_op_pattern[op];
-  b->nargs = nargs;
-  b->args = mlc_arena_memdup(m->arena, args, sizeof(mlc_value *) * (size_t)(nargs ? nargs : 1));
-  b->nattrs = nattrs;
-  b->attrs = copy_attrs(m, attrs, nattrs);
-  b->nouts = n;
-  b->outs = MLC_ARENA_ARRAY(m->arena, (size_t)n, mlc_value *);
-  b->origin = copy_origin(m, origin);
-  if (!b->args || (nattrs && !b->attrs) || !b->outs || mlc_arena_oom(m->arena)) return mlc_oom();
-  for (int i = 0; i < n; i++) {
-    mlc_value *v = new_value(m, MLC_VALUE_VAR, NULL, &types[i]);
-    if (!v) return mlc_oom();
-    v->def = b;
-    v->def_output = i;
-    b->outs[i] = outs[i] = v;
-  }
+  mlc_binding *b;
+  MLC_RETURN_IF_ERROR(new_op_binding(m, op, args, nargs, attrs, nattrs, origin, types, n, outs, &b));
   if (nouts) *nouts = n;
   if (GROW(m, f->blocks, f->cap_blocks, f->nblocks + 1)) return mlc_oom();
   mlc_block *blk = &f->blocks[f->nblocks];
