@@ -119,5 +119,5 @@ fi
 "$cli" compile "$sq.onnx" -o "$tmp/bad.so" --shape-bound Q=3 >"$tmp/out" 2>"$tmp/err"
 grep -q 'no symbolic dim "Q" (its symbolic dims: "N", "H", "W")' "$tmp/err" && ok || fail "--shape-bound Q: $(cat "$tmp/err")"
 
-echo "$passed passed, $failed failed"
+echo "test_dynamic_spatial: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
