@@ -317,15 +317,18 @@ mlc_status mlc_dim_add_const(mlc_module *m, int64_t a, int64_t c, const mlc_orig
   return derived(m, MLC_SYM_ADD, a, c, 0, origin, out);
 }
 
+/* |op|(a, b) of two symbols, commutative: the earlier symbol first, so
+** that a + b and b + a are one symbol. */
+static mlc_status commutative(mlc_module *m, mlc_sym_op op, int64_t a, int64_t b, const mlc_origin *origin,
+                              int64_t *out) {
+  if (MLC_DIM_SYM_ID(a) > MLC_DIM_SYM_ID(b)) return derived(m, op, b, a, 1, origin, out);
+  return derived(m, op, a, b, 1, origin, out);
+}
+
 mlc_status mlc_dim_add(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin, int64_t *out) {
   if (!MLC_DIM_IS_SYM(b)) return mlc_dim_add_const(m, a, b, origin, out);
   if (!MLC_DIM_IS_SYM(a)) return mlc_dim_add_const(m, b, a, origin, out);
-  if (MLC_DIM_SYM_ID(a) > MLC_DIM_SYM_ID(b)) { /* commutative: the earlier symbol first */
-    int64_t t = a;
-    a = b;
-    b = t;
-  }
-  return derived(m, MLC_SYM_ADD, a, b, 1, origin, out);
+  return commutative(m, MLC_SYM_ADD, a, b, origin, out);
 }
 
 mlc_status mlc_dim_mul_const(mlc_module *m, int64_t a, int64_t c, const mlc_origin *origin,
@@ -350,12 +353,7 @@ mlc_status mlc_dim_mul_const(mlc_module *m, int64_t a, int64_t c, const mlc_orig
 mlc_status mlc_dim_mul(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin, int64_t *out) {
   if (!MLC_DIM_IS_SYM(b)) return mlc_dim_mul_const(m, a, b, origin, out);
   if (!MLC_DIM_IS_SYM(a)) return mlc_dim_mul_const(m, b, a, origin, out);
-  if (MLC_DIM_SYM_ID(a) > MLC_DIM_SYM_ID(b)) { /* commutative: the earlier symbol first */
-    int64_t t = a;
-    a = b;
-    b = t;
-  }
-  return derived(m, MLC_SYM_MUL, a, b, 1, origin, out);
+  return commutative(m, MLC_SYM_MUL, a, b, origin, out);
 }
 
 int mlc_dim_factors(const mlc_module *m, int64_t d, int64_t *known, int64_t *syms, int *nsyms, int max) {
@@ -1043,14 +1041,14 @@ mlc_status mlc_graph_emit(mlc_func *f, mlc_op op, mlc_value *const *args, int na
   MLC_RETURN_IF_ERROR(try_fold(&ci, types, n, outs, &folded));
   if (nouts) *nouts = n;
   if (folded) return NULL;
-  if (n == 1) { /* integers known from shapes (sym_values.c) fold too */
-    MLC_RETURN_IF_ERROR(mlc_graph_fold_known(m, op, args, nargs, attrs, nattrs, origin, &types[0], &outs[0]));
-    if (outs[0]) return NULL;
-  }
+  /* values known from shapes (sym_values.c): integers only fold too */
+  mlc_known_values kn;
+  int known = n == 1 && mlc_graph_known_values(m, op, args, nargs, attrs, nattrs, origin, &types[0], &kn);
+  if (known && !kn.sym && m->fold) return mlc_graph_known_const(m, &types[0], &kn, &outs[0]);
 
   mlc_binding *b;
   MLC_RETURN_IF_ERROR(new_op_binding(m, op, args, nargs, attrs, nattrs, origin, types, n, outs, &b));
-  if (n == 1) MLC_RETURN_IF_ERROR(mlc_graph_sym_values(m, op, args, nargs, attrs, nattrs, origin, b->outs[0]));
+  if (known) MLC_RETURN_IF_ERROR(mlc_value_set_known(m, b->outs[0], &kn));
   return append_binding(f, b);
 }
 

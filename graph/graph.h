@@ -402,18 +402,22 @@ MLC_MUST_USE mlc_status mlc_dim_min(mlc_module *m, int64_t a, int64_t b, const m
                                     int64_t *out);
 MLC_MUST_USE mlc_status mlc_dim_max(mlc_module *m, int64_t a, int64_t b, const mlc_origin *origin,
                                     int64_t *out);
-/* Sets |v|'s known values (mlc_value.nsv) from what |op| computes of its
-** args' known values or constants; nothing when they are not known.  Called
-** by mlc_graph_emit for every new binding; errors only on out-of-memory. */
-MLC_MUST_USE mlc_status mlc_graph_sym_values(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs,
-                                             const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
-                                             mlc_value *v);
-/* When every value of |op|'s result (type |t|) is a known integer (a gather
-** of a static dim from shape_of), the constant holding them in *|out_const|
-** (the call folds); else NULL.  Honours m->fold. */
-MLC_MUST_USE mlc_status mlc_graph_fold_known(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs,
-                                             const mlc_attr *attrs, int nattrs, const mlc_origin *origin,
-                                             const mlc_type *t, mlc_value **out_const);
+/* Known values of an integer vector (see mlc_value.nsv). */
+typedef struct mlc_known_values {
+  int n;
+  uint64_t sym;
+  int64_t v[64];
+} mlc_known_values;
+/* What |op| computes (one output of type |t|) of its args' known values or
+** small integer constants, into *|k|; 0 when not known (sym_values.c).
+** mlc_graph_emit folds a result of integers only into a constant
+** (mlc_graph_known_const) and gives any other to the binding's output
+** (mlc_value_set_known); both fail only on out-of-memory. */
+int mlc_graph_known_values(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs, const mlc_attr *attrs,
+                           int nattrs, const mlc_origin *origin, const mlc_type *t, mlc_known_values *k);
+MLC_MUST_USE mlc_status mlc_graph_known_const(mlc_module *m, const mlc_type *t, const mlc_known_values *k,
+                                              mlc_value **out);
+MLC_MUST_USE mlc_status mlc_value_set_known(mlc_module *m, mlc_value *v, const mlc_known_values *k);
 /* The known values of integer vector |v|: its data when it is a constant
 ** of at most 64 entries, else its nsv values.  *|vals| (n entries, borrowed
 ** or in |m|'s arena), *|sym| the symbol mask; 0 when unknown. */

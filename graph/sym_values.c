@@ -236,36 +236,30 @@ static int known_values(mlc_module *m, mlc_op op, mlc_value *const *args, int na
   return 1;
 }
 
-mlc_status mlc_graph_sym_values(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs,
-                                const mlc_attr *attrs, int nattrs, const mlc_origin *origin, mlc_value *v) {
-  int64_t out[MAX_SV];
-  uint64_t sym;
-  int n;
-  if (!known_values(m, op, args, nargs, attrs, nattrs, origin, &v->type, out, &sym, &n)) return NULL;
-  int64_t *sv = MLC_ARENA_ARRAY(m->arena, (size_t)(n ? n : 1), int64_t);
+int mlc_graph_known_values(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs, const mlc_attr *attrs,
+                          int nattrs, const mlc_origin *origin, const mlc_type *t, mlc_known_values *k) {
+  return known_values(m, op, args, nargs, attrs, nattrs, origin, t, k->v, &k->sym, &k->n);
+}
+
+mlc_status mlc_value_set_known(mlc_module *m, mlc_value *v, const mlc_known_values *k) {
+  int64_t *sv = MLC_ARENA_ARRAY(m->arena, (size_t)(k->n ? k->n : 1), int64_t);
   if (!sv) return mlc_oom();
-  memcpy(sv, out, sizeof *sv * (size_t)n);
+  memcpy(sv, k->v, sizeof *sv * (size_t)k->n);
   v->sv = sv;
-  v->sv_sym = sym;
-  v->nsv = n;
+  v->sv_sym = k->sym;
+  v->nsv = k->n;
   return NULL;
 }
 
-mlc_status mlc_graph_fold_known(mlc_module *m, mlc_op op, mlc_value *const *args, int nargs, const mlc_attr *attrs,
-                                int nattrs, const mlc_origin *origin, const mlc_type *t, mlc_value **out_const) {
-  int64_t vals[MAX_SV];
-  uint64_t sym;
-  int n;
-  *out_const = NULL;
-  if (!m->fold || !known_values(m, op, args, nargs, attrs, nattrs, origin, t, vals, &sym, &n) || sym) return NULL;
+mlc_status mlc_graph_known_const(mlc_module *m, const mlc_type *t, const mlc_known_values *k, mlc_value **out) {
   size_t es = mlc_dtype_size(t->dtype);
   unsigned char buf[MAX_SV * 8];
-  for (int i = 0; i < n; i++) {
-    int64_t v = vals[i];
+  for (int i = 0; i < k->n; i++) {
+    int64_t v = k->v[i];
     switch (t->dtype) { /* as a conversion to the dtype: the low bytes (little-endian) */
       case MLC_DTYPE_I8: case MLC_DTYPE_U8: buf[i] = (unsigned char)v; break;
       default: memcpy(buf + (size_t)i * es, &v, es); break;
     }
   }
-  return mlc_module_add_const(m, NULL, t, buf, es * (size_t)n, out_const);
+  return mlc_module_add_const(m, NULL, t, buf, es * (size_t)k->n, out);
 }
