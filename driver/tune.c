@@ -24,8 +24,17 @@
 ** has new candidates, or the caller's stop flag is set (Ctrl-C).
 **
 ** Determinism.  Everything drawn comes from the seed (and the task, round
-** and candidate numbers); with the same seed and log, the same candidates
-** are proposed as long as the measurements rank them the same way.
+** and candidate numbers), and the cost model is trained deterministically:
+** with the same seed and log, the same candidates are proposed as long as
+** the measurements rank them the same way (test_tune.sh checks a whole
+** search with times that are a function of each trace:
+** MLC_TUNE_TEST_TIMES, tune_measure.c).
+**
+** Ranking quality.  In each round the trained model ranked, its scores
+** (predicted before the measurements) are compared with the measured
+** times of the batch: the summary gives the share of pairs it ordered as
+** measured, how often its first pick measured fastest, and the mean speedup
+** of its picks against that of the batch's one random pick.
 */
 #include "config.h"
 
@@ -93,6 +102,10 @@ typedef struct tuner {
   int ntasks;
   int used, target_trials, new_trials;
   double t0, deadline;
+  /* how the cost model's ranking of each round's batch compared with the
+  ** measurements (see rank_quality) */
+  int rq_rounds, rq_top1, rq_pairs, rq_concordant, rq_nmodel, rq_nrandom;
+  double rq_model_speedup, rq_random_speedup;
 } tuner;
 
 static double now_s(void) {
@@ -380,6 +393,42 @@ static task *pick_task(tuner *t) {
   return best;
 }
 
+/*
+** The cost model's ranking against the measured one, for a round whose
+** batch the trained model ranked (|score| predicted before the
+** measurements: out of sample).  Over the batch's successful candidates:
+** pairs whose order the model got right (Kendall's concordance), whether
+** its first pick measured the fastest, and the mean speedup over the
+** default of the model's picks against that of the one drawn at random
+** (|random_slot|, -1 when none).
+*/
+static void rank_quality(tuner *t, const task *k, mlc_tune_cand **batch, const double *bscore, int nb,
+                         int random_slot) {
+  int ok = 0, fastest = -1;
+  for (int i = 0; i < nb; i++) {
+    if (batch[i]->ms <= 0) continue;
+    ok++;
+    if (fastest < 0 || batch[i]->ms < batch[fastest]->ms) fastest = i;
+    if (k->default_ms <= 0) continue;
+    if (i == random_slot) {
+      t->rq_random_speedup += k->default_ms / batch[i]->ms;
+      t->rq_nrandom++;
+    } else {
+      t->rq_model_speedup += k->default_ms / batch[i]->ms;
+      t->rq_nmodel++;
+    }
+  }
+  if (ok < 2) return;
+  t->rq_rounds++;
+  t->rq_top1 += fastest == 0;
+  for (int i = 0; i < nb; i++)
+    for (int j = i + 1; j < nb; j++) {
+      if (batch[i]->ms <= 0 || batch[j]->ms <= 0 || bscore[i] == bscore[j] || batch[i]->ms == batch[j]->ms) continue;
+      t->rq_pairs++;
+      t->rq_concordant += (bscore[i] > bscore[j]) == (batch[i]->ms < batch[j]->ms);
+    }
+}
+
 static mlc_status one_round(tuner *t, task *k, int budget) {
   uint64_t rng = mix(mix(t->o->seed, (uint64_t)strtoull(k->key, NULL, 16)), (uint64_t)k->rounds + 1);
   k->rounds++;
@@ -455,7 +504,9 @@ static mlc_status one_round(tuner *t, task *k, int budget) {
     order[r] = tmp;
   }
   mlc_tune_cand *batch[BATCH];
-  for (int i = 0; i < nb; i++) batch[i] = pool[order[i]];
+  double bscore[BATCH];
+  for (int i = 0; i < nb; i++) batch[i] = pool[order[i]], bscore[i] = score[order[i]];
+  int random_slot = nb >= 2 && np > nb ? nb - 1 : -1;
   if (!s && nb > 0 && !stopping(t)) {
     mlc_drv_tune_build(&t->mo, batch, nb);
     for (int i = 0; i < nb && !s && !(t->o->stop && *t->o->stop); i++) {
@@ -469,6 +520,7 @@ static mlc_status one_round(tuner *t, task *k, int budget) {
       k->new_trials++;
       t->new_trials++;
     }
+    if (!s && trained && !(t->o->stop && *t->o->stop)) rank_quality(t, k, batch, bscore, nb, random_slot);
   }
   for (int i = 0; i < np; i++) mlc_drv_tune_cand_free(pool[i]);
   if (!s) s = mlc_drv_tune_model_fit(t->model);
@@ -690,6 +742,18 @@ mlc_status mlc_tune_file(const char *onnx_path, const char *log_path, const mlc_
     char el[32];
     fmt_time(now_s() - t.t0, el, sizeof el);
     const char *why = o->stop && *o->stop ? " (interrupted)" : t.deadline > 0 && now_s() >= t.deadline ? " (budget spent)" : "";
+    if (t.rq_rounds > 0) {
+      say(&t,
+          "[tune] cost model against the measurements, over the %d rounds it ranked: %.0f%% of %d pairs in the "
+          "measured order; its first pick the fastest in %d (%.0f%%)",
+          t.rq_rounds, t.rq_pairs ? 100.0 * t.rq_concordant / t.rq_pairs : 0.0, t.rq_pairs, t.rq_top1,
+          100.0 * t.rq_top1 / t.rq_rounds);
+      if (t.rq_nmodel > 0 && t.rq_nrandom > 0)
+        say(&t, "[tune] its picks ran at %.2fx the default on average (%d), the random picks at %.2fx (%d)",
+            t.rq_model_speedup / t.rq_nmodel, t.rq_nmodel, t.rq_random_speedup / t.rq_nrandom, t.rq_nrandom);
+    } else {
+      say(&t, "[tune] the cost model ranked no round (too few measurements to train it)");
+    }
     say(&t, "[tune] done%s: %d trials (%d new) in %s; the kernels' time per run %.3f ms -> %.3f ms (%.2fx); log %s", why,
         t.used, t.new_trials, el, before, after, after > 0 ? before / after : 1.0, log_path);
   }

@@ -130,5 +130,34 @@ check "tune another seed" "$cli" tune "$models/mlp.onnx" -o "$tmp/seed3.tune" --
 grep -o '"decisions":\[[0-9,]*\]' "$tmp/seed3.tune" | head -n 10 >"$tmp/dec3"
 cmp -s "$tmp/dec1" "$tmp/dec3" && fail "another seed proposed the same candidates" || ok
 
+# ---- the same seed and log make the same choices, over the whole search ----------------------
+# With MLC_TUNE_TEST_TIMES a candidate's time is a function of its trace, so
+# two runs see the same times: every later round (mutations of the best,
+# the cost model's ranking, the side-by-side validation) must then repeat.
+# Both runs resume from the same log.
+choices() { grep -o '"task":"[0-9a-f]*"\|"decisions":\[[0-9,]*\]\|"ms":[0-9.e+-]*' "$1" | tr '\n' ' '; }
+check "tune seeded, first part" env MLC_TUNE_TEST_TIMES=1 "$cli" tune "$models/cnn.onnx" -o "$tmp/part.tune" \
+  --trials 24 $quick
+for r in 1 2; do
+  cp "$tmp/part.tune" "$tmp/whole$r.tune"
+  check "tune seeded, resumed $r" env MLC_TUNE_TEST_TIMES=1 "$cli" tune "$models/cnn.onnx" -o "$tmp/whole$r.tune" \
+    --trials 64 $quick
+  grep 'cost model' "$tmp/err" >"$tmp/model$r"
+done
+[ "$(wc -l <"$tmp/whole1.tune")" -gt "$(wc -l <"$tmp/part.tune")" ] && ok || fail "tune seeded: nothing added"
+[ "$(choices "$tmp/whole1.tune")" = "$(choices "$tmp/whole2.tune")" ] && ok ||
+  fail "the same seed and log gave other choices"
+grep -q 'cost model against the measurements, over the [1-9][0-9]* rounds' "$tmp/model1" && ok ||
+  fail "tune: no ranking quality of the cost model in the summary"
+cmp -s "$tmp/model1" "$tmp/model2" && ok || fail "the same seed and log: the cost model ranked otherwise"
+cp "$tmp/part.tune" "$tmp/other.tune"
+check "tune another seed, resumed" env MLC_TUNE_TEST_TIMES=1 "$cli" tune "$models/cnn.onnx" -o "$tmp/other.tune" \
+  --trials 64 --seed 8 --min-ms 0.2 --repeats 3 --jobs 2
+[ "$(choices "$tmp/whole1.tune")" != "$(choices "$tmp/other.tune")" ] && ok ||
+  fail "another seed made the same choices"
+check "compile seeded 1" "$cli" compile "$models/cnn.onnx" -o "$tmp/w1.so" --tune-log "$tmp/whole1.tune"
+check "compile seeded 2" "$cli" compile "$models/cnn.onnx" -o "$tmp/w2.so" --tune-log "$tmp/whole2.tune"
+cmp -s "$tmp/w1.so" "$tmp/w2.so" && ok || fail "the same seed and log: other libraries"
+
 echo "test_tune: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
