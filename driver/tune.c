@@ -39,6 +39,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -536,9 +537,11 @@ static mlc_status one_round(tuner *t, task *k, int budget) {
   }
   int done = 0;
   for (int i = 0; i < t->ntasks; i++) done += t->tasks[i].exhausted || t->tasks[i].dropped;
-  say(t, "[tune] %d/%d trials, %d/%d tasks done | %s (x%d): %d trials, best %.4f ms (default %.4f ms, %.2fx)%s | "
+  char of[32] = "";
+  if (t->target_trials < INT_MAX) snprintf(of, sizeof of, "/%d", t->target_trials);
+  say(t, "[tune] %d%s trials, %d/%d tasks done | %s (x%d): %d trials, best %.4f ms (default %.4f ms, %.2fx)%s | "
       "%s elapsed, about %s left",
-      t->used, t->target_trials, done, t->ntasks, k->name, k->weight, k->trials, k->best_ms, k->default_ms,
+      t->used, of, done, t->ntasks, k->name, k->weight, k->trials, k->best_ms, k->default_ms,
       k->default_ms / k->best_ms, trained ? "" : " [model not yet trained]", el, left);
   return NULL;
 }
@@ -699,7 +702,8 @@ mlc_status mlc_tune_file(const char *onnx_path, const char *log_path, const mlc_
   if ((s = measure_defaults(&t, &log))) goto done;
   int live = 0;
   for (int i = 0; i < t.ntasks; i++) live += !t.tasks[i].dropped;
-  t.target_trials = o->trials > 0 ? o->trials : 32 * (live > 0 ? live : 1);
+  /* a budget without a number of trials: as many as it allows */
+  t.target_trials = o->trials > 0 ? o->trials : o->budget_s > 0 ? INT_MAX : 32 * (live > 0 ? live : 1);
   if (t.used >= t.target_trials)
     say(&t, "[tune] the log already holds %d trials of these tasks (of %d asked): nothing to do", t.used,
         t.target_trials);

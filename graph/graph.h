@@ -667,9 +667,14 @@ typedef struct mlc_tile_limits {
 ** 16 lanes and 24 accumulators of 32 registers (AVX-512), else 8 lanes
 ** (4 for 128 bits) and 12 of 16. */
 mlc_tile_limits mlc_tile_limits_for(int vector_bits);
+/* How good an |r| x |c| tile is (higher is better): first the share of
+** the FMA pipes it can keep busy, each step of the reduction issuing r * c
+** FMAs and r + c loads (vectors and broadcasts), two of each per cycle,
+** with at least 8 accumulators in flight to cover the FMA's latency (a
+** 2 x 2 tile waits on it half the time); then FMAs per load. */
+double mlc_tile_score(int64_t r, int64_t c);
 /* Tile sizes: rows *|r| (a divisor of |rows|) by columns *|c| (a divisor of
-** |cols| vectors), the fewest loads per FMA ((r + c) / (r * c)), ties to
-** the larger tile. */
+** |cols| vectors), the best mlc_tile_score, ties to the larger tile. */
 void mlc_tile_sizes(int64_t rows, int64_t cols, const mlc_tile_limits *l, int64_t *r, int64_t *c);
 
 /* "node \"conv1\" (Conv, opset 13)" for messages; "" for a NULL origin. */

@@ -16,6 +16,7 @@
 ** pass only blocks channel counts that divide.  Errors name the ONNX node
 ** (mlc_graph_call_error).
 */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -260,6 +261,18 @@ mlc_tile_limits mlc_tile_limits_for(int vector_bits) {
   return l;
 }
 
+/* Accumulators that hide the FMA's latency: 4 cycles on two pipes. */
+#define TILE_MIN_ACC 8
+
+double mlc_tile_score(int64_t r, int64_t c) {
+  double fmas = (double)(r * c), loads = (double)(r + c), cycles = fmas;
+  if (cycles < TILE_MIN_ACC) cycles = TILE_MIN_ACC;
+  if (cycles < loads) cycles = loads;
+  /* the share of the FMA pipes kept busy first, in steps of 1/1000, then
+  ** FMAs per load (at most 12) */
+  return floor(fmas / cycles * 1000.0 + 0.5) * 100.0 + fmas / loads;
+}
+
 /* Largest divisor of |e| that is at most |cap|. */
 static int64_t divisor_at_most(int64_t e, int64_t cap) {
   for (int64_t d = cap < e ? cap : e; d > 1; d--)
@@ -273,7 +286,7 @@ void mlc_tile_sizes(int64_t rows, int64_t cols, const mlc_tile_limits *l, int64_
   for (int64_t cc = 1; cc <= l->max_cols && cc <= cols; cc++) {
     if (cols % cc) continue;
     int64_t rr = divisor_at_most(rows, l->max_acc / cc);
-    double score = (double)(rr * cc) / (double)(rr + cc);
+    double score = mlc_tile_score(rr, cc);
     if (score > best + 1e-9 || (score > best - 1e-9 && rr * cc > *r * *c)) {
       best = score;
       *r = rr;
