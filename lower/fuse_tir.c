@@ -61,6 +61,7 @@ typedef struct ft_state {
   mlc_hash by_key; /* key -> prim func name (arena strings) */
   mlc_hash names;  /* prim function names in use */
   mlc_hash next;   /* base name -> the first suffix not known taken */
+  int vector_bits; /* the target's (0: 512) */
 } ft_state;
 
 /* One fused call being lowered: the group's members and the wiring of
@@ -236,7 +237,8 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
   /* placeholders: the parameters, then the tensor constants */
   for (int i = 0; i < nin && !s; i++) {
     mlc_value *v = i < g->nparams ? g->params[i] : gr->consts[i - g->nparams];
-    mlc_lg_call c = {gm, st->tm, tb, MLC_OP_COPY, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, syms, name, bound};
+    mlc_lg_call c = {gm,   st->tm, tb,   MLC_OP_COPY, NULL, 0,     NULL, NULL, 0,
+                     0,    NULL,   NULL, NULL,        syms, name, bound, st->vector_bits};
     char pname[16];
     mlc_lg_input_name(i, pname, sizeof pname);
     if (mlc_dtype_size(v->type.dtype) == 0) {
@@ -256,7 +258,7 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
     mlc_te_tensor *in[MAX_ARGS], *mo[MLC_MAX_OUTS] = {0};
     const int *inl = gr->inl + gr->slot[j];
     mlc_lg_call c = {gm, st->tm, tb, b->op, b, b->nargs, arg_types, b->attrs, b->nattrs,
-                     b->nouts, out_types, in, gr->scalar + gr->slot[j], syms, name, bound};
+                     b->nouts, out_types, in, gr->scalar + gr->slot[j], syms, name, bound, st->vector_bits};
     for (int i = 0; i < b->nargs; i++) {
       arg_types[i] = b->args[i]->type;
       in[i] = inl[i] ? NULL : val[b->args[i]->id];
@@ -348,13 +350,12 @@ static int is_called(const mlc_module *m, const mlc_func *g) {
 }
 
 mlc_status mlc_lower_pass_fuse_tir(mlc_module *m, const mlc_pass_ctx *ctx) {
-  (void)ctx;
   int any = 0;
   for (int i = 0; i < m->nfuncs; i++) any |= m->funcs[i]->primitive;
   if (!any) return NULL;
   mlc_tir_module *tm;
   MLC_RETURN_IF_ERROR(mlc_lower_prims(m, &tm));
-  ft_state st = {m, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT};
+  ft_state st = {m, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT, ctx && ctx->opt ? ctx->opt->vector_bits : 0};
   mlc_status s = NULL;
   for (int i = 0; i < tm->nfuncs && !s; i++)
     if (mlc_hash_put(&st.names, tm->funcs[i]->name, tm->funcs[i])) s = mlc_oom();

@@ -360,6 +360,7 @@ typedef struct lg_state {
   mlc_hash by_key;   /* key -> prim func name (arena strings) */
   mlc_hash names;    /* used names */
   mlc_hash next;     /* base name -> int *: the first suffix not known taken */
+  int vector_bits;   /* the target's (mlc_lower_options) */
 } lg_state;
 
 /* The first of |base|, |base|1, |base|2, ... not in |names| yet, added to
@@ -428,6 +429,7 @@ static mlc_status build_func(lg_state *st, mlc_binding *b, const int *inl, const
     if (!inl[i]) mlc_lg_mark_syms(&arg_types[i], bound);
   for (int i = 0; i < b->nouts; i++) mlc_lg_mark_syms(&out_types[i], bound);
   c.sym_bound = bound;
+  c.vector_bits = st->vector_bits;
   for (int i = 0; i < b->nargs + b->nouts; i++) {
     mlc_dtype t = i < b->nargs ? arg_types[i].dtype : out_types[i - b->nargs].dtype;
     if (mlc_dtype_size(t) == 0) /* strings have no TIR representation */
@@ -495,8 +497,7 @@ static mlc_status legalize_binding(lg_state *st, mlc_binding *b) {
 }
 
 mlc_status mlc_lower_legalize(mlc_module *gm, mlc_tir_module *tm, const mlc_lower_options *opt) {
-  (void)opt;
-  lg_state st = {gm, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT};
+  lg_state st = {gm, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT, opt ? opt->vector_bits : 0};
   int first = tm->nfuncs;
   for (int i = 0; i < tm->nfuncs; i++)
     if (mlc_hash_put(&st.names, tm->funcs[i]->name, tm->funcs[i])) return mlc_oom();

@@ -37,6 +37,7 @@ typedef struct mlc_lg_call {
   ** parameters binds; a derived symbol that none binds is computed from
   ** its operands (a fused conv's inner extent from the input's H). */
   const unsigned char *sym_bound;
+  int vector_bits; /* the target's widest vector (0: 512), for register tiles */
 } mlc_lg_call;
 
 /* Marks in |bound| ([gm->nsyms], zeroed by the caller) the symbols of |t|'s dims. */

@@ -168,16 +168,17 @@ static mlc_tir_expr *nc_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, v
 
 /*
 ** The output width the accumulator covers: the width itself, or, when
-** the default schedule's register tile (rows of the width by columns of
-** output channel chunks, mlc_tile_sizes) loads more than 0.8 vectors per
+** the default schedule's register tile for the target (rows of the width
+** by columns of output channel chunks, mlc_tile_sizes; an 8-lane target
+** has 12 accumulators, so a width of 13 has no tile) loads more than 0.8 vectors per
 ** FMA (a single column), up to an eighth more if the tile then loads less per FMA, counting the
 ** extra columns as waste: 13 columns with one chunk tile as 13 x 1 (14
 ** loads per 13 FMAs), 14 as 7 x 2 (9 per 14).  The extra
 ** columns read zeros from the padded copy and are never stored.
 */
-static int64_t acc_width(const mlc_type *ot, int depthwise) {
+static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
   int64_t ow = ot->dims[3], best_w = ow;
-  mlc_tile_limits lim = mlc_tile_limits_for(0);
+  mlc_tile_limits lim = mlc_tile_limits_for(vector_bits);
   if (ot->dims[4] % (lim.lanes / 2) || ow < 2) return ow;
   int64_t cols = depthwise ? 1 : ot->dims[1], r, cc;
   mlc_tile_sizes(ow, cols, &lim, &r, &cc);
@@ -210,7 +211,7 @@ static int64_t acc_width(const mlc_type *ot, int depthwise) {
 static mlc_status nc_symbolic(mlc_lg_call *c, nc_ctx *n, mlc_tir_expr **shape, const char *const *names,
                               mlc_te_tensor **out) {
   const mlc_type *x = &c->arg_types[0], *wt = &c->arg_types[1], *ot = &c->out_types[0];
-  mlc_tile_limits lim = mlc_tile_limits_for(0);
+  mlc_tile_limits lim = mlc_tile_limits_for(c->vector_bits);
   int64_t tr = 1, tc = 1;
   if (ot->dims[4] % (lim.lanes / 2) == 0) mlc_tile_sizes(NC_NOMINAL_WIDTH, n->depthwise ? 1 : ot->dims[1], &lim, &tr, &tc);
   mlc_tir_expr *aw = shape[3];
@@ -258,7 +259,7 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   static const char *const names[5] = {"n", "oc_chunk", "oh", "ow", "oc_block"};
   if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3]) || MLC_DIM_IS_SYM(ot->dims[3]))
     return nc_symbolic(c, &n, shape, names, out);
-  int64_t aw = acc_width(ot, n.depthwise);
+  int64_t aw = acc_width(ot, n.depthwise, c->vector_bits);
   /* A padded copy of the input first: the reduction's inner loop then has
   ** no bounds test (the default schedule keeps the copy, rule F1); it
   ** also covers the accumulator's extra columns. */
@@ -346,7 +347,7 @@ mlc_status mlc_lg_matmul_packed(mlc_lg_call *c, mlc_te_tensor **out) {
     ** test, then the other M % tr rows in a stage of their own, joined
     ** (with the bias) in the output.  tr is the tile's rows (as rule T
     ** picks them for a wide row count, mlc_tile_sizes). */
-    mlc_tile_limits lim = mlc_tile_limits_for(0);
+    mlc_tile_limits lim = mlc_tile_limits_for(c->vector_bits);
     int64_t tr = 1, tc = 1;
     mlc_tile_sizes(64, ot->dims[r - 1] / lim.lanes, &lim, &tr, &tc);
     if (tr > 1) {
