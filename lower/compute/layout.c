@@ -176,11 +176,19 @@ static mlc_tir_expr *nc_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, v
 ** loads per 13 FMAs), 14 as 7 x 2 (9 per 14).  The extra
 ** columns read zeros from the padded copy and are never stored.
 */
+/* The columns of rule T's tile: the block's vectors when the channel
+** block spans several (16 channels in 8-lane vectors), else the output
+** channel chunks (one for a depthwise conv, which reads its own channel). */
+static int64_t tile_cols(const mlc_type *ot, int depthwise, const mlc_tile_limits *lim) {
+  if (ot->dims[4] > lim->lanes && ot->dims[4] % lim->lanes == 0) return ot->dims[4] / lim->lanes;
+  return depthwise ? 1 : ot->dims[1];
+}
+
 static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
   int64_t ow = ot->dims[3], best_w = ow;
   mlc_tile_limits lim = mlc_tile_limits_for(vector_bits);
   if (ot->dims[4] % (lim.lanes / 2) || ow < 2) return ow;
-  int64_t cols = depthwise ? 1 : ot->dims[1], r, cc;
+  int64_t cols = tile_cols(ot, depthwise, &lim), r, cc;
   mlc_tile_sizes(ow, cols, &lim, &r, &cc);
   /* a tile good enough: extra columns cost more (7 x 2 beat 8 x 4 on 7) */
   if ((double)(r * cc) / (double)(r + cc) >= 1.25) return ow;
@@ -213,7 +221,7 @@ static mlc_status nc_symbolic(mlc_lg_call *c, nc_ctx *n, mlc_tir_expr **shape, c
   const mlc_type *x = &c->arg_types[0], *wt = &c->arg_types[1], *ot = &c->out_types[0];
   mlc_tile_limits lim = mlc_tile_limits_for(c->vector_bits);
   int64_t tr = 1, tc = 1;
-  if (ot->dims[4] % (lim.lanes / 2) == 0) mlc_tile_sizes(NC_NOMINAL_WIDTH, n->depthwise ? 1 : ot->dims[1], &lim, &tr, &tc);
+  if (ot->dims[4] % (lim.lanes / 2) == 0) mlc_tile_sizes(NC_NOMINAL_WIDTH, tile_cols(ot, n->depthwise, &lim), &lim, &tr, &tc);
   mlc_tir_expr *aw = shape[3];
   if (tr > 1)
     aw = mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORDIV, mlc_tir_add(M, shape[3], i64(c, tr - 1)), i64(c, tr)),
