@@ -85,6 +85,7 @@ typedef struct task {
   int trials, rounds, exhausted, dropped, validated;
   int new_trials;      /* measured in this run */
   int log_validated;   /* the log holds a validation of it */
+  int default_changed; /* the log's default records have another trace */
   char ref[600];
   int nmeas, capmeas;
   meas *meas;
@@ -350,17 +351,24 @@ static mlc_status measure_defaults(tuner *t, const mlc_tune_log *log) {
     }
     k->default_ms = cs[i]->ms;
     /* the log's records of the task */
-    int had_default = 0;
+    int had_default = 0, other_default = 0;
     for (int j = 0; j < log->n && !s; j++) {
       const mlc_tune_record *r = &log->recs[j];
       if (strcmp(r->task, k->key) || strcmp(r->target, t->spec) || strcmp(r->features, t->features)) continue;
-      had_default |= r->is_default;
+      /* a default of an earlier version of the rules is just a candidate */
+      int same = r->is_default && r->trace && cs[i]->trace && !strcmp(r->trace, cs[i]->trace);
+      had_default |= same;
+      other_default |= r->is_default && !same;
       k->log_validated |= r->validated;
       s = add_meas(k, r->dec, NULL, r->ndec, r->ms);
       k->trials++;
       t->used++;
       if (!s && r->nx == MLC_LOWER_NFEATURES)
         s = mlc_drv_tune_model_add(t->model, r->x, r->ms > 0 ? k->default_ms / r->ms : 0);
+    }
+    if (!s && other_default && !had_default) {
+      k->default_changed = 1;
+      say(t, "[tune] %s: the default schedule changed since the log was written: measuring it again", k->name);
     }
     if (!s && !had_default) s = record(t, k, cs[i], NULL, 1, 0);
     else if (!s && (k->best_ms < 0 || cs[i]->ms < k->best_ms)) k->best_ms = cs[i]->ms;
@@ -724,7 +732,7 @@ mlc_status mlc_tune_file(const char *onnx_path, const char *log_path, const mlc_
     for (int i = 0; i < t.ntasks; i++) {
       task *q = &t.tasks[i];
       if (q->dropped || q->validated || q->best_ms <= 0 || q->best_ms >= q->default_ms) continue;
-      if (q->log_validated && q->new_trials == 0) continue; /* nothing new since */
+      if (q->log_validated && q->new_trials == 0 && !q->default_changed) continue; /* nothing new since */
       if (!k || q->weight * q->default_ms > k->weight * k->default_ms) k = q;
     }
     if (!k) break;

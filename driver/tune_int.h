@@ -63,7 +63,9 @@ MLC_MUST_USE mlc_status mlc_drv_tune_log_add(mlc_tune_log *log, const mlc_tune_r
 MLC_MUST_USE mlc_status mlc_drv_tune_log_write(FILE *f, const mlc_tune_record *r);
 void mlc_drv_tune_log_fini(mlc_tune_log *log);
 /* The fastest successful record of the task (|task|, |target|, |features|),
-** among its validated records when it has any, or NULL; borrowed. */
+** among the records of its last validation when it has one (a later run,
+** e.g. after the default schedule changed, compares side by side again:
+** its times are not compared with an earlier run's), or NULL; borrowed. */
 const mlc_tune_record *mlc_drv_tune_log_best(const mlc_tune_log *log, const char *task, const char *target,
                                              const char *features);
 /* Frees what |r| holds (not |r|). */

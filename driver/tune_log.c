@@ -195,13 +195,14 @@ mlc_status mlc_drv_tune_log_write(FILE *f, const mlc_tune_record *r) {
 const mlc_tune_record *mlc_drv_tune_log_best(const mlc_tune_log *log, const char *task, const char *target,
                                              const char *features) {
   const mlc_tune_record *best = NULL;
-  int validated = 0;
+  int validated = 0, from = 0;
   for (int i = 0; i < log->n; i++) {
     const mlc_tune_record *r = &log->recs[i];
     if (strcmp(r->task, task) || strcmp(r->target, target) || strcmp(r->features, features)) continue;
     validated |= r->validated && r->ms > 0;
+    if (r->validated && r->is_default) from = i; /* the last validation starts with its default */
   }
-  for (int i = 0; i < log->n; i++) {
+  for (int i = validated ? from : 0; i < log->n; i++) {
     const mlc_tune_record *r = &log->recs[i];
     if (r->ms <= 0 || (validated && !r->validated) || strcmp(r->task, task) || strcmp(r->target, target) ||
         strcmp(r->features, features))

@@ -118,6 +118,38 @@ PYEOF
   close "$tmp/stale.out/output_0.npy" "$models/mlp.output_0.npy" && ok || fail "stale record: output differs"
 fi
 
+# ---- a log written by another version of the default rules ------------------------------------
+# its default records (another candidate poses as one here) are candidates
+# like the others: the current default is measured and compared side by
+# side again, and compile takes the last comparison's best
+if have_numpy; then
+  "$py" - "$tmp/mlp.tune" "$tmp/olddef.tune" <<'PYEOF' && ok || fail "could not build a log of other defaults"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+swapped = set()
+for r in recs:  # per task: the default is no longer one; another measured candidate poses as it
+    if r["default"]:
+        r["default"] = False
+for r in recs:
+    if r["ms"] and r["decisions"] and r["task"] not in swapped:
+        r["default"] = True
+        swapped.add(r["task"])
+assert swapped
+with open(sys.argv[2], "w") as out:
+    for r in recs:
+        out.write(json.dumps(r) + "\n")
+PYEOF
+  n0=$(wc -l <"$tmp/olddef.tune")
+  check "tune with a log of other defaults" "$cli" tune "$models/mlp.onnx" -o "$tmp/olddef.tune" --trials "$n0" $quick
+  grep -q 'default schedule changed since the log was written' "$tmp/err" && ok ||
+    fail "tune: a log of other defaults not reported"
+  grep -q 'side by side' "$tmp/err" && ok || fail "tune: the new default not compared side by side"
+  tail -n +"$((n0 + 1))" "$tmp/olddef.tune" | grep -q '"default":true' && ok || fail "tune: the new default not recorded"
+  check "compile with the re-validated log" "$cli" compile "$models/mlp.onnx" -o "$tmp/olddef.so" --tune-log "$tmp/olddef.tune"
+  check "run re-validated" "$cli" run "$tmp/olddef.so" --input "$models/mlp.input_0.npy" --output-dir "$tmp/olddef.out"
+  close "$tmp/olddef.out/output_0.npy" "$models/mlp.output_0.npy" && ok || fail "re-validated mlp: output differs"
+fi
+
 # ---- the same seed proposes the same candidates ----------------------------------------------
 # (the first round's: ranked at random before the model has samples, so
 # independent of the measured times)
