@@ -100,3 +100,24 @@ ort_ms() {
     --input "$models/$1/input_0.npy" --json 2>"$tmp/ort.log") |
     "$py" -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])' 2>/dev/null
 }
+
+# need_models SCRIPT MODEL...: exits 2, naming the first MODEL whose
+# $models/MODEL.onnx or $models/MODEL/input_0.npy is missing, with how to
+# make them; then makes $models and $ref absolute and creates $tmp, removed
+# on exit.
+need_models() {
+  script=$1
+  shift
+  for m in "$@"; do
+    if [ ! -f "$models/$m.onnx" ] || [ ! -f "$models/$m/input_0.npy" ]; then
+      echo "$script: $models/$m.onnx or $models/$m/input_0.npy is missing." >&2
+      echo "Generate them with the reference tools (setup.sh installs torch, onnx and onnxruntime-node):" >&2
+      echo "  cd $ref && ./setup.sh && /usr/bin/python3 make_models.py --out $models" >&2
+      exit 2
+    fi
+  done
+  models=$(cd "$models" && pwd)
+  ref=$(cd "$ref" 2>/dev/null && pwd || echo "$ref")
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+}

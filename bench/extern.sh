@@ -47,16 +47,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || set -- resnet50 mobilenet_v2 encoder
 [ "$rounds" -ge 1 ] || { echo "extern.sh: -r wants at least 1 round" >&2; exit 2; }
-for m in "$@"; do
-  if [ ! -f "$models/$m.onnx" ] || [ ! -f "$models/$m/input_0.npy" ]; then
-    echo "extern.sh: $models/$m.onnx or $models/$m/input_0.npy is missing (see bench/run.sh)." >&2
-    exit 2
-  fi
-done
-models=$(cd "$models" && pwd)
-ref=$(cd "$ref" 2>/dev/null && pwd || echo "$ref")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_models extern.sh "$@"
 [ -n "$cache" ] || cache=$tmp/extern-times.txt
 
 variants="none openblas onednn auto"

@@ -42,18 +42,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 squeezenet1_1 encoder
 [ "$rounds" -ge 1 ] || { echo "run.sh: -r wants at least 1 round" >&2; exit 2; }
-for m in "$@"; do
-  if [ ! -f "$models/$m.onnx" ] || [ ! -f "$models/$m/input_0.npy" ]; then
-    echo "run.sh: $models/$m.onnx or $models/$m/input_0.npy is missing." >&2
-    echo "Generate them with the reference tools (setup.sh installs torch, onnx and onnxruntime-node):" >&2
-    echo "  cd $ref && ./setup.sh && /usr/bin/python3 make_models.py --out $models" >&2
-    exit 2
-  fi
-done
-models=$(cd "$models" && pwd)
-ref=$(cd "$ref" 2>/dev/null && pwd || echo "$ref")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_models run.sh "$@"
 
 # our_ms MODEL THREADS: the compiled model's median ms of one process
 our_ms() {

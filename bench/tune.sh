@@ -60,16 +60,7 @@ done
 [ -n "$topts" ] || topts="--budget 5m"
 [ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 squeezenet1_1 encoder
 [ "$rounds" -ge 1 ] || { echo "tune.sh: -r wants at least 1 round" >&2; exit 2; }
-for m in "$@"; do
-  if [ ! -f "$models/$m.onnx" ] || [ ! -f "$models/$m/input_0.npy" ]; then
-    echo "tune.sh: $models/$m.onnx or $models/$m/input_0.npy is missing (see bench/run.sh --help)" >&2
-    exit 2
-  fi
-done
-models=$(cd "$models" && pwd)
-ref=$(cd "$ref" 2>/dev/null && pwd || echo "$ref")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_models tune.sh "$@"
 [ -n "$logs" ] || logs=$tmp/logs
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
