@@ -14,7 +14,9 @@
 # ROUNDS rounds (default 5) of the three, each a fresh process timing ITERS
 # runs (default 20).  A latency is the median of its rounds' medians.
 # Prints a markdown table: model, tuning time, trials in the log, ORT ms,
-# default ms, tuned ms, default/tuned, tuned/ORT, the number of rounds in
+# default ms, tuned ms, default/tuned and tuned/ORT (medians of each
+# round's ratio: a round's runs are close in time, so a machine that
+# changes speed between rounds moves both sides), the number of rounds in
 # which the tuned build was the faster of the two, and the cost model's
 # ranking quality from the tuner's summary (share of measured pairs it
 # ordered right).  Also checks each tuned build's output against the
@@ -101,6 +103,8 @@ print("yes (max err %.1e)" % float(np.abs(a - e).max()) if ok else "NO")' "$tmp/
   : >"$tmp/ort.ms"
   : >"$tmp/def.ms"
   : >"$tmp/tun.ms"
+  : >"$tmp/gain"
+  : >"$tmp/vsort"
   wins=0
   r=0
   while [ "$r" -lt "$rounds" ]; do
@@ -112,15 +116,20 @@ print("yes (max err %.1e)" % float(np.abs(a - e).max()) if ok else "NO")' "$tmp/
     u=$(our_ms "$tmp/$m.tuned.so" "$m")
     echo "$d" >>"$tmp/def.ms"
     echo "$u" >>"$tmp/tun.ms"
+    awk -v d="$d" -v u="$u" 'BEGIN { print d / u }' >>"$tmp/gain"
+    o=$(tail -n 1 "$tmp/ort.ms")
+    [ -z "$o" ] || awk -v o="$o" -v u="$u" 'BEGIN { print u / o }' >>"$tmp/vsort"
     wins=$(awk -v w="$wins" -v d="$d" -v u="$u" 'BEGIN { print w + (u < d) }')
     r=$((r + 1))
   done
   ort=$(median <"$tmp/ort.ms")
   def=$(median <"$tmp/def.ms")
   tun=$(median <"$tmp/tun.ms")
+  gain=$(median <"$tmp/gain")
+  vsort=$(median <"$tmp/vsort")
   awk -v m="$m" -v took="$took" -v n="$trials" -v o="$ort" -v d="$def" -v u="$tun" -v w="$wins" -v r="$rounds" \
-    -v mt="$match" -v pairs="$pairs" 'BEGIN {
+    -v mt="$match" -v pairs="$pairs" -v g="$gain" -v v="$vsort" 'BEGIN {
     printf "| %s | %s | %d | %s | %.3f | %.3f | %.3f | %s | %d of %d | %s | %s |\n", m, took, n,
-      o != "" ? sprintf("%.3f", o) : "", d, u, d / u, o != "" ? sprintf("%.2f", u / o) : "", w, r, mt, pairs
+      o != "" ? sprintf("%.3f", o) : "", d, u, g, v != "" ? sprintf("%.2f", v) : "", w, r, mt, pairs
   }'
 done
