@@ -11,7 +11,8 @@
 # default 10, more for small kernels; the median counts).  Beside it,
 # OpenBLAS cblas_sgemm of the same GEMM (M = K_out, N = OH*OW, K = C*kh*kw
 # for a conv: the im2col GEMM without the im2col; M x N x K for a matmul)
-# on 1 thread with OPENBLAS_CORETYPE=SkylakeX (override in the environment),
+# on 1 thread with OPENBLAS_CORETYPE=SkylakeX on a CPU with AVX-512 (its
+# AVX-512 kernels; override in the environment; elsewhere OpenBLAS's own pick),
 # best of 5 (bench/sgemm_ref.c, needs libopenblas-dev; without it that
 # column stays empty).  Prints the machine's 1-thread FP32 FMA peak (the
 # reference tools' peak_gflops.c, --ort DIR, default ../shared/bench) and a
@@ -57,7 +58,11 @@ fi
 
 probe_peak "$tmp" "$ref"
 echo "$peak_line"
-[ -z "$blas" ] || echo "OpenBLAS: 1 thread, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}"
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -q '^flags.* avx512f' /proc/cpuinfo 2>/dev/null; then
+  OPENBLAS_CORETYPE=SkylakeX
+  export OPENBLAS_CORETYPE
+fi
+[ -z "$blas" ] || echo "OpenBLAS: 1 thread, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(its own choice)}"
 echo
 
 "$py" "$here/kernel_models.py" "$tmp" "$models/resnet50.onnx" >"$tmp/kernels.tsv"
@@ -70,7 +75,7 @@ while IFS=$tab read -r stem kernel shape m n k flop; do
   ms=$("$cli" run "$tmp/$stem.so" --bench "$runs" --warmup 1 --threads 1 --json </dev/null |
     "$py" -c 'import json, sys; print(json.load(sys.stdin)["latency_ms"]["median"])')
   ref_rate=
-  [ -z "$blas" ] || ref_rate=$(OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX} OPENBLAS_NUM_THREADS=1 \
+  [ -z "$blas" ] || ref_rate=$(OPENBLAS_NUM_THREADS=1 \
     "$blas" "$m" "$n" "$k" </dev/null)
   awk -v kernel="$kernel" -v shape="$shape" -v m="$m" -v n="$n" -v k="$k" -v f="$flop" -v ms="$ms" \
     -v b="$ref_rate" -v p="$peak1" 'BEGIN {
