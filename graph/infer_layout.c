@@ -269,7 +269,7 @@ double mlc_tile_score(int64_t r, int64_t c) {
   if (cycles < TILE_MIN_ACC) cycles = TILE_MIN_ACC;
   if (cycles < loads) cycles = loads;
   /* the share of the FMA pipes kept busy first, in steps of 1/1000, then
-  ** FMAs per load (at most 12) */
+  ** FMAs per load (below 3, so below the first's steps) */
   return floor(fmas / cycles * 1000.0 + 0.5) * 100.0 + fmas / loads;
 }
 
