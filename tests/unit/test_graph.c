@@ -955,11 +955,13 @@ static void test_dce(void) {
   mlc_module *m = new_module();
   if (!m) return;
   mlc_func *f;
-  mlc_value *x, *c[3], *d, *v;
+  mlc_value *x, *c[3] = {NULL, NULL, NULL}, *d, *v;
   float vals[3][2] = {{1, 1}, {2, 2}, {3, 3}};
   MLC_TEST_OK_FATAL(mlc_func_create(m, "main", &f));
   MLC_TEST_OK_FATAL(mlc_func_add_param(f, "x", &TY(F32, 2), &x));
-  for (int i = 0; i < 3; i++) OK(cst(m, NULL, TY(F32, 2), vals[i], &c[i]));
+  /* fatal: a constant that was not made must not reach the graph (an
+  ** injected allocation failure would leave c[i] unset) */
+  for (int i = 0; i < 3; i++) MLC_TEST_OK_FATAL(cst(m, NULL, TY(F32, 2), vals[i], &c[i]));
   MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "dead", ARGS(x, c[0]), NOATTRS, &TY(F32, 2), 1, NULL, &d));
   MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "dead2", ARGS(d, c[1]), NOATTRS, &TY(F32, 2), 1, NULL, &d));
   MLC_TEST_OK_FATAL(mlc_graph_emit_call(f, MLC_CALL_TIR, "live", ARGS(x, c[2]), NOATTRS, &TY(F32, 2), 1, NULL, &v));
