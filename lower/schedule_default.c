@@ -12,7 +12,10 @@
 **    a matmul's rows) by columns (a loop the broadcast operand does not
 **    use: more lanes of a matmul, output channel chunks of a blocked
 **    conv), at most 24 accumulators on AVX-512 (12 on AVX2), sized for
-**    the fewest loads per FMA (tile_stage, mlc_tile_sizes).  Its loops go
+**    the fewest loads per FMA (tile_stage, mlc_tile_sizes).  Lanes beyond
+**    one vector are the columns; with nothing broadcast (a depthwise
+**    conv's 16c block on 8-lane targets) their vectors are an outer loop
+**    of tiles, output pixels the rows.  Its loops go
 **    innermost, under the reduce loops,
 **    unrolled and the lanes vectorized, so that every reduction step is
 **    rows x columns FMAs on one broadcast per row and one vector load per
@@ -43,7 +46,9 @@
 **    the reduce loops), the reduction's init gets loops of its own before
 **    the reduce loops (sch.decompose_reduction) and both lanes loops are
 **    vectorized.  A conv then accumulates a row of output pixels in one
-**    vector per filter tap, a matmul a row of columns per k.
+**    vector per filter tap, a matmul a row of columns per k.  A reduction
+**    that makes one row (a matrix-vector product) streams it instead, in
+**    chunks of whole vectors (stream_rows).
 ** 2. Threads.  When the nest does enough work to be worth the thread
 **    pool's hand-off, the outermost spatial loop whose extent is large
 **    enough to split (or symbolic) becomes a parallel loop (sch.parallel),
@@ -85,7 +90,8 @@
 ** are decision points (decide): rule T's tile (rows x columns, encoded
 ** rows * 100 + columns), its columns' loop inside or outermost, the padded
 ** copy per tile or not, its innermost reduce loop unrolled by 2, 4 or 8
-** (default: not split; on 8-lane targets the largest); rule 1's lanes; rule R's partial results; rule 2's
+** (default: not split; on 8-lane targets the largest); rule 1's lanes, and
+** one row streamed or not; rule R's partial results; rule 2's
 ** chunk count.  Without tuning each takes its default silently; with it,
 ** each is a recorded sample_categorical whose candidate 0 is the default.
 **
@@ -199,6 +205,70 @@ static const mlc_tir_iter_var *vector_iter(const mlc_tir_stmt *blk) {
   return NULL;
 }
 
+/* The product of the constant extents of the first |p| |loops|; -1 when
+** one is symbolic or the product overflows. */
+static int64_t loops_product(mlc_sch *s, const mlc_sch_rv *loops, int p) {
+  int64_t r = 1;
+  for (int i = 0; i < p && r > 0; i++) {
+    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
+    r = e < 0 || (e > 0 && r > INT64_MAX / e) ? -1 : r * e;
+  }
+  return r;
+}
+
+/*
+** Rule 1, one row streamed.  A reduction that makes a single row (every
+** spatial loop outside its lanes loop has extent 1: a matrix-vector
+** product x [1, K] @ w [K, N], as a classifier's, or a column sum) would
+** otherwise walk its whole reduction once per vector of lanes, reading one
+** vector of w per k, rows of w apart: every row of w in pieces, scattered,
+** in a kernel whose time is that of reading w once.  Here the lanes loop
+** is split into about STREAM_CHUNKS chunks of whole vectors (the last
+** under a predicate when they do not divide it) and each chunk's
+** reduction goes outside its vectors:
+**
+**   for j_o in 8:                       (parallel, rule 2)
+**     for j_i, lanes: acc[j] = 0
+**     for k:
+**       for j_i, lanes (vector):        acc: a chunk, in L1
+**         acc[j] += x[k] * w[k, j]
+**
+** so that each row of w is read in runs of a chunk's width, each element
+** once.  Decision: streamed (default) or rule 1's vectors.
+*/
+#define STREAM_CHUNKS 8
+#define STREAM_MIN_VECTORS 4
+
+static mlc_status stream_rows(mlc_sch *s, mlc_sch_rv block, const mlc_sch_rv *loops, int p, int n, int64_t e,
+                              const mlc_lower_options *opt, int *done) {
+  int64_t v = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
+  *done = 0;
+  while (v > VECTOR_MIN_EXTENT && e % v) v /= 2; /* whole vectors */
+  if (e % v || e < 2 * STREAM_MIN_VECTORS * v) return NULL;
+  int64_t cand[2] = {1, 0}, stream;
+  MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &stream));
+  if (!stream) return NULL;
+  int64_t vecs = e / v, per = (vecs + STREAM_CHUNKS - 1) / STREAM_CHUNKS;
+  if (per < STREAM_MIN_VECTORS) per = STREAM_MIN_VECTORS;
+  /* the vectors first, then the chunks of them: a predicate, if any, is
+  ** on whole vectors (a test outside the vector, not a mask in it) */
+  mlc_sch_rv lanes[2], parts[2], order[MLC_SCH_MAX_OUTS], init, iloops[MLC_SCH_MAX_OUTS];
+  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(v)}, g[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(per)};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, lanes));
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, lanes[0], 2, g, parts));
+  int k = 0, ni = 0;
+  for (int i = p + 1; i < n; i++) order[k++] = loops[i];
+  order[k++] = parts[1];
+  order[k++] = lanes[1];
+  MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
+  MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, block, loops[p + 1], &init));
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, init, MLC_SCH_MAX_OUTS, iloops, &ni));
+  if (ni > 0) MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, iloops[ni - 1]));
+  MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, lanes[1]));
+  *done = 1;
+  return NULL;
+}
+
 /* Rule 1 for one stage block.  A refusal of a primitive is returned as is. */
 static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_options *opt) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
@@ -221,6 +291,11 @@ static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_
     if (!binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) return NULL;
   size_t esize = mlc_dtype_size(blk->block.body->store.buffer->dtype);
   int64_t width = esize >= 8 ? VECTOR_BYTES / 8 : 16;
+  if (p + 1 < n && blk->block.init && esize == 4 && e > 0 && loops_product(s, loops, p) == 1) {
+    int done = 0;
+    MLC_RETURN_IF_ERROR(stream_rows(s, block, loops, p, n, e, opt, &done));
+    if (done) return NULL;
+  }
   mlc_sch_rv lanes = loops[p];
   int symbolic = e < 0;
   if (symbolic || e > width) {
@@ -555,7 +630,9 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   }
   /* lanes beyond one vector are the best columns: contiguous loads */
   int lanes_cols = lanes_e > width && reused_across(&tl, vit->var, 0, vit->var);
-  if (lanes_e > width && !lanes_cols) return NULL; /* rule 1 splits such lanes */
+  /* else, with nothing broadcast (a depthwise conv's 16c block on 8-lane
+  ** targets), the vectors of the lanes are an outer loop of tiles */
+  int lanes_outer = lanes_e > width && !lanes_cols;
   const mlc_tir_expr *row_ext = row >= 0 ? mlc_sch_rv_stmt(s, loops[row])->loop.extent : NULL;
   int64_t rows = row >= 0 ? const_extent(row_ext) : 1;
   if (rows < 0) rows = TILE_NOMINAL_ROWS;
@@ -599,7 +676,12 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   /* split: lanes, columns, rows (handles of the loops not split stay) */
   mlc_sch_rv lanes_i = loops[p], col_i = 0, row_i = 0, col_o = 0, parts[3];
   int has_col = 0, has_row = tr > 1;
-  if (lanes_e > width) {
+  if (lanes_outer) {
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(width)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
+    lanes_i = parts[1];
+  }
+  if (lanes_cols) {
     mlc_sch_arg f[3] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(tc), MLC_SCH_INT_ARG(width)};
     MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], tc > 1 ? 3 : 2, tc > 1 ? f : (mlc_sch_arg[]){f[0], f[2]}, parts));
     lanes_i = parts[tc > 1 ? 2 : 1];
@@ -922,17 +1004,6 @@ static int spatial_prefix(mlc_sch *s, const mlc_tir_stmt *blk, const mlc_sch_rv 
     p++;
   }
   return p;
-}
-
-/* The product of the constant extents of the first |p| |loops|; -1 when
-** one is symbolic or the product overflows. */
-static int64_t loops_product(mlc_sch *s, const mlc_sch_rv *loops, int p) {
-  int64_t r = 1;
-  for (int i = 0; i < p && r > 0; i++) {
-    int64_t e = const_extent(mlc_sch_rv_stmt(s, loops[i])->loop.extent);
-    r = e < 0 || (e > 0 && r > INT64_MAX / e) ? -1 : r * e;
-  }
-  return r;
 }
 
 /* ---- the GPU schedule ------------------------------------------------------

@@ -1,0 +1,47 @@
+# make_models.py OUT: the small models of tests/cli/test_schedule_rules.sh,
+# each with its input (NAME_x.npy) and a reference output computed here
+# with numpy (NAME_ref.npy).
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+out = sys.argv[1]
+rng = np.random.default_rng(7)
+def save(name, nodes, x, inits, yshape):
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('x', TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, yshape)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), f'{out}/{name}.onnx')
+    np.save(f'{out}/{name}_x.npy', x)
+# a classifier's matrix-vector product: x [1, 96] @ W^T, W [1000, 96]
+x = rng.standard_normal((1, 96)).astype(np.float32)
+w = rng.standard_normal((1000, 96)).astype(np.float32)
+b = rng.standard_normal(1000).astype(np.float32)
+save('gemv', [helper.make_node('Gemm', ['x', 'W', 'B'], ['y'], transB=1)], x, {'W': w, 'B': b}, [1, 1000])
+np.save(f'{out}/gemv_ref.npy', x @ w.T + b)
+# depthwise 3x3 stride 2 pad 1 on 32 channels, then a 1x1 conv (blocked)
+x = rng.standard_normal((1, 32, 20, 20)).astype(np.float32)
+dw = rng.standard_normal((32, 1, 3, 3)).astype(np.float32)
+pw = rng.standard_normal((32, 32, 1, 1)).astype(np.float32)
+save('dwconv', [helper.make_node('Conv', ['x', 'DW'], ['t'], group=32, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+                helper.make_node('Relu', ['t'], ['r']),
+                helper.make_node('Conv', ['r', 'PW'], ['y'], kernel_shape=[1, 1])], x, {'DW': dw, 'PW': pw}, [1, 32, 10, 10])
+xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+t = np.zeros((1, 32, 10, 10), np.float32)
+for kh in range(3):
+    for kw in range(3):
+        t += xp[:, :, kh:kh + 20:2, kw:kw + 20:2] * dw[:, 0, kh, kw][None, :, None, None]
+r = np.maximum(t, 0)
+np.save(f'{out}/dwconv_ref.npy', np.einsum('nchw,oc->nohw', r, pw[:, :, 0, 0]))
+# max pooling 3x3 stride 2 pad 1 between two blocked convs
+x = rng.standard_normal((1, 16, 24, 24)).astype(np.float32)
+c1 = rng.standard_normal((32, 16, 1, 1)).astype(np.float32)
+c2 = rng.standard_normal((32, 32, 1, 1)).astype(np.float32)
+save('pool', [helper.make_node('Conv', ['x', 'C1'], ['a'], kernel_shape=[1, 1]),
+              helper.make_node('MaxPool', ['a'], ['p'], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+              helper.make_node('Conv', ['p', 'C2'], ['y'], kernel_shape=[1, 1])], x, {'C1': c1, 'C2': c2}, [1, 32, 12, 12])
+a = np.einsum('nchw,oc->nohw', x, c1[:, :, 0, 0])
+ap = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+p = np.full((1, 32, 12, 12), -np.inf, np.float32)
+for kh in range(3):
+    for kw in range(3):
+        p = np.maximum(p, ap[:, :, kh:kh + 24:2, kw:kw + 24:2])
+np.save(f'{out}/pool_ref.npy', np.einsum('nchw,oc->nohw', p, c2[:, :, 0, 0]))
