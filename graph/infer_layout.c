@@ -257,7 +257,7 @@ mlc_status mlc_infer_matmul_packed(const mlc_call_info *ci, mlc_type *outs, int 
 
 mlc_tile_limits mlc_tile_limits_for(int vector_bits) {
   int bits = vector_bits ? vector_bits : 512;
-  mlc_tile_limits l = {bits >= 128 ? bits / 32 : 4, bits >= 512 ? 24 : 12, 4};
+  mlc_tile_limits l = {bits >= 128 ? bits / 32 : 4, bits >= 512 ? 24 : 12, bits >= 512 ? 4 : 5};
   return l;
 }
 

@@ -3,10 +3,13 @@
 # compiled for an AVX2 target (llvm -mcpu=znver3: 8-lane vectors, whose
 # code runs on AVX-512 hosts too) and for the host, its outputs checked
 # against numpy's (tests/schedule_rules/make_models.py):
-#   - a classifier's matrix-vector product (1 x 96 @ 96 x 1000) streams its
-#     weight by rows (rule 1, lower/schedule_default.c): the columns in 8
-#     chunks of 16 vectors of 8 lanes, the reduction outside each chunk's
-#     vectors;
+#   - a classifier's matrix-vector product (1 x 96 @ 96 x 1000) gets a
+#     register tile of one row and 5 vectors (rule T) on 8-lane targets,
+#     where 5 columns are allowed; on AVX-512 (compiled only, for
+#     llvm -mcpu=znver4) it streams its weight by rows (rule 1): the
+#     columns in 8 chunks of 16 vectors of 8 lanes, the reduction outside
+#     each chunk's vectors; so does one of 88 columns (11 vectors, no tile
+#     of whole columns) on AVX2;
 #   - a depthwise conv in 16-channel blocks gets a register tile on 8-lane
 #     targets (rule T): the block's two vectors an outer loop, output
 #     pixels the tile's rows, the padded copy made per tile.
@@ -44,26 +47,33 @@ trace() { cat "$tmp/d.$1.$2/11_schedule/$3.trace" 2>/dev/null; }
 for t in avx2 host; do
   if [ $t = avx2 ]; then set -- --target "llvm -mcpu=znver3"; else set --; fi
   build gemv $t "$@"
+  build gemv88 $t "$@"
   build dwconv $t "$@"
 done
 
-# the matrix-vector product, AVX2: lanes by 8, 16 vectors a chunk, the
-# reduce loop k moved outside the chunk's vectors
+# the matrix-vector products, AVX2: 1000 lanes as a tile of 5 vectors of 8;
+# 88 lanes streamed: vectors of 8, chunks of 4, the reduce loop k moved
+# outside the chunk's vectors
 tr=$(trace gemv avx2 fused_matmul_add)
-echo "$tr" | grep -q 'factors=\[None, 8\]' && echo "$tr" | grep -q 'factors=\[None, 16\]' && ok ||
-  fail "gemv (avx2): no split into chunks of 16 vectors of 8 lanes: $tr"
-low=$(awk '/mlc_k_fused_matmul_add"/,/^@T.prim_func/' "$tmp/d.gemv.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -q 'T.parallel(8)' && ok || fail "gemv (avx2): the 8 chunks are not the parallel loop"
-echo "$low" | grep -q 'for k, [a-z0-9_]* in T.grid(96, 16)' && ok ||
-  fail "gemv (avx2): the reduction is not outside each chunk's vectors: $(echo "$low" | grep 'for k')"
-# the host's too: whatever its lanes, whole vectors (not 10 lanes, the
-# divisor of 1000 that rule 1 alone takes), then chunks of them
-first=$(trace gemv host fused_matmul_add | grep 'sch.split' | head -2 | tr '\n' ' ')
-case $first in
-  *"None, 10]"*|"") fail "gemv (host): not streamed: $first" ;;
-  *"factors=[None, "*"factors=[None, "*) ok ;;
-  *) fail "gemv (host): not streamed: $first" ;;
-esac
+echo "$tr" | grep -q 'factors=\[None, 5, 8\]' && ok || fail "gemv (avx2): no tile of 5 vectors of 8 lanes: $tr"
+tr=$(trace gemv88 avx2 fused_matmul_add)
+echo "$tr" | grep -q 'factors=\[None, 8\]' && echo "$tr" | grep -q 'factors=\[None, 4\]' && ok ||
+  fail "gemv88 (avx2): no split into chunks of 4 vectors of 8 lanes: $tr"
+low=$(awk '/mlc_k_fused_matmul_add"/,/^@T.prim_func/' "$tmp/d.gemv88.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -q 'for k, [a-z0-9_]* in T.grid(96, 4)' && ok ||
+  fail "gemv88 (avx2): the reduction is not outside each chunk's vectors: $(echo "$low" | grep 'for k')"
+# AVX-512 (compiled, not run): 1000 lanes streamed, 8 chunks in parallel
+if "$cli" compile "$tmp/gemv.onnx" -o "$tmp/gemv.avx512.so" -q --target "llvm -mcpu=znver4" --dump-ir "$tmp/d.gemv.avx512" 2>"$tmp/err"; then
+  tr=$(trace gemv avx512 fused_matmul_add)
+  echo "$tr" | grep -q 'factors=\[None, 8\]' && echo "$tr" | grep -q 'factors=\[None, 16\]' && ok ||
+    fail "gemv (avx512): no split into chunks of 16 vectors of 8 lanes: $tr"
+  low=$(awk '/mlc_k_fused_matmul_add"/,/^@T.prim_func/' "$tmp/d.gemv.avx512/16_lower_tir.after.txt" 2>/dev/null)
+  echo "$low" | grep -q 'T.parallel(8)' && ok || fail "gemv (avx512): the 8 chunks are not the parallel loop"
+  echo "$low" | grep -q 'for k, [a-z0-9_]* in T.grid(96, 16)' && ok ||
+    fail "gemv (avx512): the reduction is not outside each chunk's vectors: $(echo "$low" | grep 'for k')"
+else
+  fail "gemv (avx512): compile"; head -5 "$tmp/err"
+fi
 
 # the depthwise conv, AVX2: the 16c block split in two vectors, a tile of
 # output pixels (unrolled), the padded copy under the tile's loops
