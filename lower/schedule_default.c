@@ -27,6 +27,18 @@
 **    same outer loops (compute_at), of the rows and columns the tile
 **    reads.  The columns' outer loop goes inside the other outer loops
 **    when the vector operands fit in half of L2, else outermost.
+**    Reduction blocks (8-lane targets, as BLIS blocks its k): when what
+**    one column panel reads (the broadcast operand whole and the panel's
+**    vector operands: a 1x1 conv's input of 1024 channels at 14x14 and
+**    its 16 channels of weights) does not fit in TILE_CACHE_BYTES, the
+**    input is read again from beyond L2 for every panel.  The outermost
+**    reduce loop is then split into the fewest blocks whose share fits in
+**    half of it, the blocks' loop outermost, when the re-reads saved
+**    ((panels - 1) x the input) outweigh the partial sums' traffic (the
+**    accumulator buffer, whole, written and read once more per block):
+**    the tile then adds to the accumulator buffer in memory, its init a
+**    nest of its own before the blocks, the epilogue a nest after them,
+**    and rule 2 runs the loops inside a block in parallel.
 **
 **      for n, K_o, oh, ow_o:                   (parallel, rule 2)
 **        for K_i, ow_i, k: acc[K_i, ow_i, k] = 0
@@ -88,7 +100,7 @@
 **
 ** Decisions (tuning, lower.h: mlc_lower_tuning).  The rules' parameters
 ** are decision points (decide): rule T's tile (rows x columns, encoded
-** rows * 100 + columns), its columns' loop inside or outermost, the padded
+** rows * 100 + columns), its columns' loop inside or outermost, its reduction blocks, the padded
 ** copy per tile or not, its innermost reduce loop unrolled by 2, 4 or 8
 ** (default: not split; on 8-lane targets the largest); rule 1's lanes, and
 ** one row streamed or not; rule R's partial results; rule 2's
@@ -352,8 +364,12 @@ static mlc_status schedule_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_o
       work *= e;
   }
   if (!symbolic && work < PARALLEL_MIN_WORK) return NULL;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0, lead = 1; i < n; i++) {
     const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
+    /* a reduction in blocks (rule T) runs the loops inside a block in
+    ** parallel */
+    if (lead && binds_reduce(blk, l->loop.var) && l->loop.kind == MLC_TIR_FOR_SERIAL) continue;
+    lead = 0;
     if (binds_reduce(blk, l->loop.var) || l->loop.kind != MLC_TIR_FOR_SERIAL) return NULL;
     int64_t e = const_extent(l->loop.extent);
     if (e >= 0 && e < PARALLEL_MIN_EXTENT) continue;
@@ -556,21 +572,28 @@ typedef struct {
   mlc_sch_rv reduce1; /* innermost reduce loop */
   mlc_sch_rv inner[3]; /* columns (when any), rows (when any), lanes */
   int ninner;
+  int blocked; /* the reduction in blocks: reduce0 is the outermost loop */
 } tile_result;
 
-/* Bytes of the buffers of the loads of |t| that use |lanes| (INT64_MAX
-** when a shape is symbolic). */
-static int64_t vector_bytes(const tile_loads *t, const mlc_tir_var *lanes) {
+/* The bytes of |b|; INT64_MAX when unknown or too many. */
+static int64_t buffer_bytes(const mlc_tir_buffer *b) {
+  int64_t bytes = (int64_t)mlc_dtype_size(b->dtype);
+  for (int d = 0; d < b->rank; d++) {
+    int64_t e = const_extent(b->shape[d]);
+    if (e < 0 || (e > 0 && bytes > INT64_MAX / e)) return INT64_MAX;
+    bytes *= e;
+  }
+  return bytes;
+}
+
+/* The bytes of the buffers that |t|'s vector operands (|vec|: the loads
+** that use |lanes|, a conv's weights) or its broadcast operands (a conv's
+** input) read. */
+static int64_t operand_bytes(const tile_loads *t, const mlc_tir_var *lanes, int vec) {
   int64_t total = 0;
   for (int k = 0; k < t->n; k++) {
-    const mlc_tir_buffer *b = t->loads[k]->load.buffer;
-    if (!mlc_tir_expr_uses_var(t->loads[k], lanes)) continue;
-    int64_t bytes = (int64_t)mlc_dtype_size(b->dtype);
-    for (int d = 0; d < b->rank; d++) {
-      int64_t e = const_extent(b->shape[d]);
-      if (e < 0 || (e > 0 && bytes > INT64_MAX / e)) return INT64_MAX;
-      bytes *= e;
-    }
+    if (!!mlc_tir_expr_uses_var(t->loads[k], lanes) != vec) continue;
+    int64_t bytes = buffer_bytes(t->loads[k]->load.buffer);
     total = total > INT64_MAX - bytes ? INT64_MAX : total + bytes;
   }
   return total;
@@ -703,7 +726,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   ** and the broadcast operand (the input) is read once; else outermost,
   ** so that each column panel stays in cache over all rows and the
   ** broadcast operand is read once per panel. */
-  int cols_inner = has_col && vector_bytes(&tl, vit->var) <= TILE_CACHE_BYTES;
+  int cols_inner = has_col && operand_bytes(&tl, vit->var, 1) <= TILE_CACHE_BYTES;
   if (has_col) { /* decision: the columns' outer loop inside or outermost */
     int64_t cand[2] = {cols_inner, !cols_inner}, v;
     MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &v));
@@ -711,9 +734,50 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   }
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
   blk = mlc_sch_rv_stmt(s, block);
+  /* reduction blocks: the outermost reduce loop split in kblocks, its
+  ** outer loop outermost */
+  int64_t kblocks = 1;
+  mlc_sch_rv kb_o = 0;
+  {
+    int kr = -1;
+    for (int i = 0; i < n && kr < 0; i++)
+      if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) kr = i;
+    int64_t e0 = kr >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[kr])->loop.extent) : -1;
+    int64_t in = operand_bytes(&tl, vit->var, 0), w = operand_bytes(&tl, vit->var, 1);
+    int64_t acc = buffer_bytes(st->store.buffer), passes = 1;
+    for (int i = 0; i < n; i++) { /* the outer loops of the vector operand's columns */
+      const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
+      if (binds_reduce(blk, l->loop.var) || same_loop(s, loops[i], lanes_i) ||
+          (has_row && same_loop(s, loops[i], row_i)) || (has_col && same_loop(s, loops[i], col_i)))
+        continue;
+      const mlc_tir_var *iv = iter_of_loop(blk, l->loop.var);
+      int64_t e = const_extent(l->loop.extent);
+      if (iv && e > 1 && !reused_across(&tl, vit->var, 1, iv) && passes < INT64_MAX / e) passes *= e;
+    }
+    int64_t set = in < INT64_MAX - w / passes ? in + w / passes : INT64_MAX, d = 1;
+    if (lim.lanes < 16 && e0 > 1 && in < INT64_MAX && acc < INT64_MAX / 4 && set > TILE_CACHE_BYTES) {
+      while (++d < e0 && (e0 % d || set / d > TILE_CACHE_BYTES / 2)) {}
+      /* the input's re-reads saved against the partial sums' traffic */
+      if (e0 % d || (passes - 1) * (in / 4) <= (d + 1) * (acc / 2)) d = 1;
+    }
+    /* decision: the blocks (1: none; else 2) */
+    int64_t cand[2] = {d, d > 1 ? 1 : 2};
+    if (e0 > 1 && e0 % cand[1] == 0)
+      MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &kblocks));
+    else
+      kblocks = d;
+    if (kblocks > 1) {
+      mlc_sch_rv kp[2];
+      mlc_sch_arg f[2] = {MLC_SCH_INT_ARG(kblocks), MLC_SCH_NONE_ARG};
+      MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[kr], 2, f, kp));
+      kb_o = kp[0];
+      MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+    }
+  }
   mlc_sch_rv order[MLC_SCH_MAX_OUTS];
-  int k = has_col && !cols_inner, red0 = -1;
-  if (k) order[0] = col_o;
+  int k = 0, red0 = -1;
+  if (kblocks > 1) order[k++] = kb_o, red0 = 0;
+  if (has_col && !cols_inner) order[k++] = col_o;
   for (int i = 0; i < n; i++) { /* outer spatial */
     int in_tile = same_loop(s, loops[i], lanes_i) || (has_col && same_loop(s, loops[i], col_i)) ||
                   (has_row && same_loop(s, loops[i], row_i));
@@ -725,7 +789,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   if (cols_inner) order[k++] = col_o;
   int last_outer = k - 1;
   for (int i = 0; i < n; i++)
-    if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) {
+    if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var) && !(kblocks > 1 && same_loop(s, loops[i], kb_o))) {
       if (red0 < 0) red0 = k;
       order[k++] = loops[i];
     }
@@ -734,6 +798,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   order[k++] = lanes_i;
   MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
   out->tiled = 1;
+  out->blocked = kblocks > 1;
   out->reduce0 = order[red0];
   out->reduce1 = order[k - 2 - has_col - has_row];
   out->has_at = last_outer >= 0;
@@ -841,7 +906,7 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   int nc = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_get_consumers(s, r, MLC_SCH_MAX_OUTS, cons, &nc));
   int moved = 0;
-  if (nc == 1 && t.has_at) {
+  if (nc == 1 && t.has_at && !t.blocked) {
     const mlc_tir_stmt *e = mlc_sch_rv_stmt(s, cons[0]);
     if (e && e->block.niters > 0 && !is_reduction(e) && stored(e))
       moved = attempt(s, mlc_sch_reverse_compute_at(s, cons[0], t.at, 0), &st);
@@ -852,7 +917,7 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   mlc_sch_rv prods[MLC_SCH_MAX_OUTS];
   int np = 0;
   MLC_RETURN_IF_ERROR(mlc_sch_get_producers(s, r, MLC_SCH_MAX_OUTS, prods, &np));
-  for (int i = 0; i < np && t.has_at && !st; i++) {
+  for (int i = 0; i < np && t.has_at && !t.blocked && !st; i++) {
     if (!is_padded_copy(s, mlc_sch_rv_stmt(s, prods[i]))) continue;
     /* decision: per tile, or whole before (when per tile would copy each
     ** element many times) */
@@ -866,7 +931,7 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   if (st) return st;
   int64_t lanes = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
-  MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, lanes));
+  if (!t.blocked) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, lanes));
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
   MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
   if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, lanes));

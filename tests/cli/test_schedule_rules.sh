@@ -10,6 +10,10 @@
 #     columns in 8 chunks of 16 vectors of 8 lanes, the reduction outside
 #     each chunk's vectors; so does one of 88 columns (11 vectors, no tile
 #     of whole columns) on AVX2;
+#   - a 1x1 conv whose input (1024 channels at 14x14) does not fit in L2
+#     with a panel's weights is reduced in blocks on 8-lane targets (rule
+#     T): the input channel chunks' loop split in 4, its outer loop
+#     outermost, the loops inside it in parallel, the epilogue after;
 #   - a depthwise conv in 16-channel blocks gets a register tile on 8-lane
 #     targets (rule T): the block's two vectors an outer loop, output
 #     pixels the tile's rows, the padded copy made per tile.
@@ -49,6 +53,7 @@ for t in avx2 host; do
   build gemv $t "$@"
   build gemv88 $t "$@"
   build dwconv $t "$@"
+  build kblocks $t "$@"
 done
 
 # the matrix-vector products, AVX2: 1000 lanes as a tile of 5 vectors of 8;
@@ -74,6 +79,14 @@ if "$cli" compile "$tmp/gemv.onnx" -o "$tmp/gemv.avx512.so" -q --target "llvm -m
 else
   fail "gemv (avx512): compile"; head -5 "$tmp/err"
 fi
+
+# the 1x1 conv, AVX2: 64 input chunks in 4 blocks of 16, the blocks'
+# loop outermost with a parallel loop inside it, then the epilogue
+tr=$(trace kblocks avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[4, None\]' && ok || fail "kblocks (avx2): no reduction blocks: $tr"
+low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
+  fail "kblocks (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
 
 # the depthwise conv, AVX2: the 16c block split in two vectors, a tile of
 # output pixels (unrolled), the padded copy under the tile's loops

@@ -50,3 +50,11 @@ for kh in range(3):
     for kw in range(3):
         p = np.maximum(p, ap[:, :, kh:kh + 24:2, kw:kw + 24:2])
 np.save(f'{out}/pool_ref.npy', np.einsum('nchw,oc->nohw', p, c2[:, :, 0, 0]))
+# a 1x1 conv of 1024 channels at 14x14 to 64 (+ bias, relu): its input
+# (860 KB padded to 15 columns) does not fit in L2 with a panel's weights
+x = rng.standard_normal((1, 1024, 14, 14)).astype(np.float32)
+w = (rng.standard_normal((64, 1024, 1, 1)) * 0.05).astype(np.float32)
+b = rng.standard_normal(64).astype(np.float32)
+save('kblocks', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[1, 1]),
+                 helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 64, 14, 14])
+np.save(f'{out}/kblocks_ref.npy', np.maximum(np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]) + b[None, :, None, None], 0))
