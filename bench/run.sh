@@ -15,8 +15,11 @@
 # without a working ort_bench.js the ORT columns stay empty.
 # Prints the machine's FP32 FMA peak (peak_gflops.c), each model's compile
 # time and GFLOP (flops.py: 2 x the multiply-adds of Conv/Gemm/MatMul), and
-# a markdown table: model, threads, ORT ms, ours ms, ours/ORT, our GFLOP/s
-# and its fraction of the peak for that thread count.
+# a markdown table: model, threads, ORT ms, ours ms, ours/ORT (the ratio of
+# the medians), paired (the median of the rounds' own ratios, each round's
+# ORT and ours run back to back: steadier where the machine's speed drifts
+# between rounds), our GFLOP/s and its fraction of the peak for that thread
+# count.
 # A report: the exit status says only whether it ran, not how fast.
 # Env: PYTHON (a Python 3 with onnx and numpy; default /usr/bin/python3).
 set -eu
@@ -76,8 +79,8 @@ for m in "$@"; do
 done
 echo
 
-echo "| model | threads | ORT ms | ours ms | ours/ORT | ours GFLOP/s | of peak |"
-echo "|---|---|---|---|---|---|---|"
+echo "| model | threads | ORT ms | ours ms | ours/ORT | paired | ours GFLOP/s | of peak |"
+echo "|---|---|---|---|---|---|---|---|"
 for m in "$@"; do
   for t in 1 2; do
     : >"$tmp/ort.ms"
@@ -95,11 +98,16 @@ for m in "$@"; do
     done
     ort=$(median <"$tmp/ort.ms")
     ours=$(median <"$tmp/our.ms")
-    awk -v m="$m" -v t="$t" -v o="$ort" -v u="$ours" -v g="$(cat "$tmp/$m.gflop")" -v p="$(peak_for "$t")" 'BEGIN {
+    paired=""
+    if [ -s "$tmp/ort.ms" ]; then
+      paired=$(paste "$tmp/our.ms" "$tmp/ort.ms" | awk '$2 > 0 { printf "%.6f\n", $1 / $2 }' | median)
+    fi
+    awk -v m="$m" -v t="$t" -v o="$ort" -v u="$ours" -v q="$paired" -v g="$(cat "$tmp/$m.gflop")" -v p="$(peak_for "$t")" 'BEGIN {
       ratio = o != "" ? sprintf("%.2f", u / o) : ""
+      pr = q != "" ? sprintf("%.2f", q) : ""
       rate = g / u * 1e3
       frac = p != "" ? sprintf("%.1f %%", 100 * rate / p) : ""
-      printf "| %s | %d | %s | %.2f | %s | %.1f | %s |\n", m, t, o != "" ? sprintf("%.2f", o) : "", u, ratio, rate, frac
+      printf "| %s | %d | %s | %.2f | %s | %s | %.1f | %s |\n", m, t, o != "" ? sprintf("%.2f", o) : "", u, ratio, pr, rate, frac
     }'
   done
 done
