@@ -6,11 +6,13 @@
 # "FAIL: fuzz/TARGET" per target and exits 1 if any target found a crash, a
 # leak, a timeout or ran out of memory.
 #
+# The targets run as many at a time as there are CPUs (at least 2).
 # Per target, in build-fuzz/fuzz/: work/TARGET/ is the working corpus
 # (started from the committed fuzz/corpus/TARGET/ and the folders named in
 # fuzz/TARGET.seeds, which are never written),
 # artifacts/TARGET/ holds the crashing inputs, TARGET.out libFuzzer's output
-# and TARGET.log the summary line tests/summary.sh counts.
+# and TARGET.log the summary line tests/summary.sh counts (TARGET.report:
+# what this script prints of it).
 # Env: FUZZ_ARGS adds libFuzzer options (e.g. FUZZ_ARGS=-runs=10000000 with
 # SECONDS 0 for a long run; add -fork=1 -ignore_crashes=1 to keep going past
 # crashes and collect them all in artifacts/), FUZZ_CC the compiler (default clang-19),
@@ -40,9 +42,10 @@ if [ -z "$targets" ]; then
   targets=$(make -s -C "$bdir" print-fuzz-targets | sed 's|fuzz/||g')
   rm -f "$bdir"/fuzz/*.log # a run of all targets leaves only their lines
 fi
-status=0
-for t in $targets; do
-  t=${t#fuzz/}
+# run_one TARGET: one target's run; its verdict in $bdir/fuzz/TARGET.log,
+# what to print in $bdir/fuzz/TARGET.report
+run_one() {
+  t=${1#fuzz/}
   exe="$bdir/fuzz/$t"
   seeds="fuzz/corpus/$t"
   work="$bdir/fuzz/work/$t"
@@ -53,8 +56,7 @@ for t in $targets; do
     echo "FAIL: fuzz/$t"
     echo "fuzz.sh: no target $exe or no seed corpus $seeds"
     echo "$t.fuzz: 0 passed, 1 failed" >"$log"
-    status=1
-    continue
+    return
   fi
   mkdir -p "$work" "$art"
   # More seed folders of the tree (read, never written): fuzz/TARGET.seeds.
@@ -80,7 +82,26 @@ for t in $targets; do
     echo "FAIL: fuzz/$t"
     grep -E 'ERROR: |SUMMARY: |runtime error|Test unit written|^    #[0-9]' "$out" | head -40
     echo "$t.fuzz: 0 passed, 1 failed (exit $rc; artifacts in $art, output in $out)" >"$log"
-    status=1
   fi
+}
+
+# The targets run $jobs at a time (each is one process on one core), their
+# reports printed in order once all are done.
+status=0
+running=0
+for t in $targets; do
+  t=${t#fuzz/}
+  run_one "$t" >"$bdir/fuzz/$t.report" 2>&1 &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait
+    running=0
+  fi
+done
+wait
+for t in $targets; do
+  t=${t#fuzz/}
+  cat "$bdir/fuzz/$t.report"
+  grep -q ', 0 failed' "$bdir/fuzz/$t.log" 2>/dev/null || status=1
 done
 exit $status
