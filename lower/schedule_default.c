@@ -899,11 +899,20 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   tile_result t;
   mlc_status st = NULL;
   *tiled = 0;
-  MLC_RETURN_IF_ERROR(tile_stage(s, r, opt, &t));
-  if (!t.tiled) return NULL;
-  *tiled = 1;
   mlc_sch_rv cons[MLC_SCH_MAX_OUTS], init;
   int nc = 0;
+  MLC_RETURN_IF_ERROR(tile_stage(s, r, opt, &t));
+  if (!t.tiled) return NULL;
+  /* a tile that writes the function's result itself (a matmul with no
+  ** epilogue) accumulates in a local cache (cache_write) instead, copied
+  ** back under the tile's loops as its epilogue: the tile then stays in
+  ** registers, not in the result's memory at every step */
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, r);
+  if (blk && stored(blk) && is_param(mlc_sch_func(s), stored(blk)) && !t.blocked) {
+    attempt(s, mlc_sch_cache_write(s, r, 0, "local", NULL), &st);
+    if (st) return st;
+  }
+  *tiled = 1;
   MLC_RETURN_IF_ERROR(mlc_sch_get_consumers(s, r, MLC_SCH_MAX_OUTS, cons, &nc));
   int moved = 0;
   if (nc == 1 && t.has_at && !t.blocked) {

@@ -14,6 +14,8 @@
 #     with a panel's weights is reduced in blocks on 8-lane targets (rule
 #     T): the input channel chunks' loop split in 4, its outer loop
 #     outermost, the loops inside it in parallel, the epilogue after;
+#   - a matmul whose result is the function's own (no epilogue) tiles in a
+#     local accumulator (cache_write), copied back after each tile;
 #   - a depthwise conv in 16-channel blocks gets a register tile on 8-lane
 #     targets (rule T): the block's two vectors an outer loop, output
 #     pixels the tile's rows, the padded copy made per tile.
@@ -54,6 +56,12 @@ for t in avx2 host; do
   build gemv88 $t "$@"
   build dwconv $t "$@"
   build kblocks $t "$@"
+  build matmul $t "$@"
+  # the tile accumulates in a local buffer, not in the result
+  low=$(awk '/mlc_k_matmul_packed"/,/^@T.prim_func/' "$tmp/d.matmul.$t/16_lower_tir.after.txt" 2>/dev/null)
+  echo "$low" | grep -q 'T_matmul_packed_local = T.alloc_buffer' &&
+    ! echo "$low" | grep -q 'T_matmul_packed_1\[[^]]*\] = T_matmul_packed_1\[' && ok ||
+    fail "matmul ($t): the tile accumulates in the result: $(echo "$low" | grep -m 2 'T_matmul_packed')"
 done
 
 # the matrix-vector products, AVX2: 1000 lanes as a tile of 5 vectors of 8;

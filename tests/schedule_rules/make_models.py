@@ -58,3 +58,8 @@ b = rng.standard_normal(64).astype(np.float32)
 save('kblocks', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[1, 1]),
                  helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 64, 14, 14])
 np.save(f'{out}/kblocks_ref.npy', np.maximum(np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]) + b[None, :, None, None], 0))
+# a matmul with no epilogue: 32 x 128 @ 128 x 64 (B constant, packed)
+x = rng.standard_normal((32, 128)).astype(np.float32)
+w = rng.standard_normal((128, 64)).astype(np.float32)
+save('matmul', [helper.make_node('MatMul', ['x', 'W'], ['y'])], x, {'W': w}, [32, 64])
+np.save(f'{out}/matmul_ref.npy', x @ w)
