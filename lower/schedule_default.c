@@ -23,6 +23,9 @@
 **    moves under the tile's outer loops (reverse_compute_at) and reads the
 **    tile while it is still in registers; the accumulator buffer compacts
 **    to the tile (lower/pass_compact.c), which LLVM keeps in registers.
+**    A tile that writes the function's result itself (a matmul with no
+**    epilogue) first gets a local cache of it (cache_write), whose copy
+**    back is then its epilogue.
 **    A padded copy of the input (conv2d_nchwc's T_pad) is made under the
 **    same outer loops (compute_at), of the rows and columns the tile
 **    reads.  The columns' outer loop goes inside the other outer loops
