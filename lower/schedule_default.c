@@ -254,10 +254,13 @@ static int64_t loops_product(mlc_sch *s, const mlc_sch_rv *loops, int p) {
 #define STREAM_CHUNKS 8
 #define STREAM_MIN_VECTORS 4
 
-static mlc_status stream_rows(mlc_sch *s, mlc_sch_rv block, const mlc_sch_rv *loops, int p, int n, int64_t e,
-                              const mlc_lower_options *opt, int *done) {
+/* Splits |lanes| (constant extent |e|) for rule 1's one streamed row when
+** the decision takes it: *|chunk| the loop of a chunk's vectors, *|vec|
+** the lanes; *|streamed| 0 when it does not. */
+static mlc_status stream_rows(mlc_sch *s, mlc_sch_rv lanes, int64_t e, const mlc_lower_options *opt,
+                              int *streamed, mlc_sch_rv *chunk, mlc_sch_rv *vec) {
   int64_t v = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
-  *done = 0;
+  *streamed = 0;
   while (v > VECTOR_MIN_EXTENT && e % v) v /= 2; /* whole vectors */
   if (e % v || e < 2 * STREAM_MIN_VECTORS * v) return NULL;
   int64_t cand[2] = {1, 0}, stream;
@@ -267,20 +270,13 @@ static mlc_status stream_rows(mlc_sch *s, mlc_sch_rv block, const mlc_sch_rv *lo
   if (per < STREAM_MIN_VECTORS) per = STREAM_MIN_VECTORS;
   /* the vectors first, then the chunks of them: a predicate, if any, is
   ** on whole vectors (a test outside the vector, not a mask in it) */
-  mlc_sch_rv lanes[2], parts[2], order[MLC_SCH_MAX_OUTS], init, iloops[MLC_SCH_MAX_OUTS];
+  mlc_sch_rv vs[2], parts[2];
   mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(v)}, g[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(per)};
-  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, lanes));
-  MLC_RETURN_IF_ERROR(mlc_sch_split(s, lanes[0], 2, g, parts));
-  int k = 0, ni = 0;
-  for (int i = p + 1; i < n; i++) order[k++] = loops[i];
-  order[k++] = parts[1];
-  order[k++] = lanes[1];
-  MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
-  MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, block, loops[p + 1], &init));
-  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, init, MLC_SCH_MAX_OUTS, iloops, &ni));
-  if (ni > 0) MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, iloops[ni - 1]));
-  MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, lanes[1]));
-  *done = 1;
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, lanes, 2, f, vs));
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, vs[0], 2, g, parts));
+  *chunk = parts[1];
+  *vec = vs[1];
+  *streamed = 1;
   return NULL;
 }
 
@@ -306,14 +302,11 @@ static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_
     if (!binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) return NULL;
   size_t esize = mlc_dtype_size(blk->block.body->store.buffer->dtype);
   int64_t width = esize >= 8 ? VECTOR_BYTES / 8 : 16;
-  if (p + 1 < n && blk->block.init && esize == 4 && e > 0 && loops_product(s, loops, p) == 1) {
-    int done = 0;
-    MLC_RETURN_IF_ERROR(stream_rows(s, block, loops, p, n, e, opt, &done));
-    if (done) return NULL;
-  }
-  mlc_sch_rv lanes = loops[p];
-  int symbolic = e < 0;
-  if (symbolic || e > width) {
+  mlc_sch_rv lanes = loops[p], chunk = 0;
+  int streamed = 0, symbolic = e < 0;
+  if (p + 1 < n && blk->block.init && esize == 4 && e > 0 && loops_product(s, loops, p) == 1)
+    MLC_RETURN_IF_ERROR(stream_rows(s, loops[p], e, opt, &streamed, &chunk, &lanes));
+  if (!streamed && (symbolic || e > width)) {
     int64_t v = width;
     for (int64_t d = width; !symbolic && d >= VECTOR_MIN_EXTENT; d--)
       if (e % d == 0) {
@@ -335,6 +328,7 @@ static mlc_status vectorize_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_
     mlc_sch_rv order[MLC_SCH_MAX_OUTS];
     int k = 0;
     for (int i = p + 1; i < n; i++) order[k++] = loops[i];
+    if (streamed) order[k++] = chunk;
     order[k++] = lanes;
     MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
     if (blk->block.init) {
@@ -729,7 +723,8 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   ** and the broadcast operand (the input) is read once; else outermost,
   ** so that each column panel stays in cache over all rows and the
   ** broadcast operand is read once per panel. */
-  int cols_inner = has_col && operand_bytes(&tl, vit->var, 1) <= TILE_CACHE_BYTES;
+  int64_t w_bytes = operand_bytes(&tl, vit->var, 1);
+  int cols_inner = has_col && w_bytes <= TILE_CACHE_BYTES;
   if (has_col) { /* decision: the columns' outer loop inside or outermost */
     int64_t cand[2] = {cols_inner, !cols_inner}, v;
     MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &v));
@@ -746,7 +741,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
     for (int i = 0; i < n && kr < 0; i++)
       if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) kr = i;
     int64_t e0 = kr >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[kr])->loop.extent) : -1;
-    int64_t in = operand_bytes(&tl, vit->var, 0), w = operand_bytes(&tl, vit->var, 1);
+    int64_t in = operand_bytes(&tl, vit->var, 0), w = w_bytes;
     int64_t acc = buffer_bytes(st->store.buffer), passes = 1;
     for (int i = 0; i < n; i++) { /* the outer loops of the vector operand's columns */
       const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
