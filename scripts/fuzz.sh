@@ -39,13 +39,14 @@ make -C "$bdir" -j"$jobs" fuzz-targets >"$bdir/fuzz/make.out" 2>&1 ||
 
 targets=$*
 if [ -z "$targets" ]; then
-  targets=$(make -s -C "$bdir" print-fuzz-targets | sed 's|fuzz/||g')
+  targets=$(make -s -C "$bdir" print-fuzz-targets)
   rm -f "$bdir"/fuzz/*.log # a run of all targets leaves only their lines
 fi
+targets=$(echo "$targets" | sed 's|fuzz/||g') # names as the targets' own
 # run_one TARGET: one target's run; its verdict in $bdir/fuzz/TARGET.log,
 # what to print in $bdir/fuzz/TARGET.report
 run_one() {
-  t=${1#fuzz/}
+  t=$1
   exe="$bdir/fuzz/$t"
   seeds="fuzz/corpus/$t"
   work="$bdir/fuzz/work/$t"
@@ -90,7 +91,6 @@ run_one() {
 status=0
 running=0
 for t in $targets; do
-  t=${t#fuzz/}
   run_one "$t" >"$bdir/fuzz/$t.report" 2>&1 &
   running=$((running + 1))
   if [ "$running" -ge "$jobs" ]; then
@@ -100,7 +100,6 @@ for t in $targets; do
 done
 wait
 for t in $targets; do
-  t=${t#fuzz/}
   cat "$bdir/fuzz/$t.report"
   grep -q ', 0 failed' "$bdir/fuzz/$t.log" 2>/dev/null || status=1
 done
