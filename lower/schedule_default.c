@@ -42,6 +42,18 @@
 **    the tile then adds to the accumulator buffer in memory, its init a
 **    nest of its own before the blocks, the epilogue a nest after them,
 **    and rule 2 runs the loops inside a block in parallel.
+**    Panel blocks (8-lane targets, as BLIS sizes its k for L1): when a
+**    column panel's vector operands (a 3x3 conv's 16 output channels of
+**    weights over 512 input channels: 288 KB) do not fit in
+**    TILE_PANEL_BYTES, each row block of the panel reads them again from
+**    L2.  The outermost reduce loop (what reduction blocks left of it) is
+**    split again into the fewest blocks whose share fits, the blocks'
+**    loop just outside the row loops: each block's weights then serve
+**    every row block from L1.  Only where the panels alone are enough
+**    chunks to run in parallel (rule 2 stops at the blocks' loop) and the
+**    partial sums' traffic (the panel's accumulators, loaded and stored
+**    once per block) is less than the re-reads saved; the epilogue goes
+**    under the panel's loop, after its last block.
 **
 **      for n, K_o, oh, ow_o:                   (parallel, rule 2)
 **        for K_i, ow_i, k: acc[K_i, ow_i, k] = 0
@@ -501,6 +513,8 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
 
 /* Vector operands up to this size stay in cache (half of a 1 MiB L2). */
 #define TILE_CACHE_BYTES (512 * 1024)
+/* A column panel's vector operands up to this size stay in L1 (32 KiB). */
+#define TILE_PANEL_BYTES (16 * 1024)
 
 typedef struct {
   const mlc_tir_buffer *acc;
@@ -570,6 +584,8 @@ typedef struct {
   mlc_sch_rv inner[3]; /* columns (when any), rows (when any), lanes */
   int ninner;
   int blocked; /* the reduction in blocks: reduce0 is the outermost loop */
+  mlc_sch_rv panel_at; /* panel blocks only: the loop outside them (valid when has_panel_at) */
+  int has_panel_at;
 } tile_result;
 
 /* The bytes of |b|; INT64_MAX when unknown or too many. */
@@ -733,24 +749,44 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
   MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
   blk = mlc_sch_rv_stmt(s, block);
   /* reduction blocks: the outermost reduce loop split in kblocks, its
-  ** outer loop outermost */
-  int64_t kblocks = 1;
-  mlc_sch_rv kb_o = 0;
+  ** outer loop outermost; panel blocks: split again in pblocks, its outer
+  ** loop just outside the row loops */
+  int64_t kblocks = 1, pblocks = 1;
+  mlc_sch_rv kb_o = 0, pb_o = 0;
+  /* the outer loops in their new order (the columns' one outermost or
+  ** innermost); the panel blocks go before outer[prow] */
+  mlc_sch_rv outer[MLC_SCH_MAX_OUTS];
+  int nouter = 0, prow = -1;
+  if (has_col && !cols_inner) outer[nouter++] = col_o;
+  for (int i = 0; i < n; i++) {
+    int in_tile = same_loop(s, loops[i], lanes_i) || (has_col && same_loop(s, loops[i], col_i)) ||
+                  (has_row && same_loop(s, loops[i], row_i));
+    if (in_tile || binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var) ||
+        (has_col && same_loop(s, loops[i], col_o)))
+      continue;
+    outer[nouter++] = loops[i];
+  }
+  if (cols_inner) outer[nouter++] = col_o;
   {
     int kr = -1;
     for (int i = 0; i < n && kr < 0; i++)
       if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) kr = i;
     int64_t e0 = kr >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[kr])->loop.extent) : -1;
     int64_t in = operand_bytes(&tl, vit->var, 0), w = w_bytes;
-    int64_t acc = buffer_bytes(st->store.buffer), passes = 1;
-    for (int i = 0; i < n; i++) { /* the outer loops of the vector operand's columns */
-      const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
-      if (binds_reduce(blk, l->loop.var) || same_loop(s, loops[i], lanes_i) ||
-          (has_row && same_loop(s, loops[i], row_i)) || (has_col && same_loop(s, loops[i], col_i)))
-        continue;
+    int64_t acc = buffer_bytes(st->store.buffer), passes = 1, rowpasses = 1;
+    for (int i = 0; i < nouter; i++) { /* the column panels and the row blocks of each */
+      const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, outer[i]);
       const mlc_tir_var *iv = iter_of_loop(blk, l->loop.var);
       int64_t e = const_extent(l->loop.extent);
-      if (iv && e > 1 && !reused_across(&tl, vit->var, 1, iv) && passes < INT64_MAX / e) passes *= e;
+      if (!iv || e < 2) continue;
+      if (!reused_across(&tl, vit->var, 1, iv)) {
+        if (passes < INT64_MAX / e) passes *= e;
+        prow = -1; /* a panel loop inside the rows: no panel blocks */
+        rowpasses = 1;
+      } else {
+        if (prow < 0) prow = i;
+        if (rowpasses < INT64_MAX / e) rowpasses *= e;
+      }
     }
     int64_t set = in < INT64_MAX - w / passes ? in + w / passes : INT64_MAX, d = 1;
     if (lim.lanes < 16 && e0 > 1 && in < INT64_MAX && acc < INT64_MAX / 4 && set > TILE_CACHE_BYTES) {
@@ -764,39 +800,69 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
       MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &kblocks));
     else
       kblocks = d;
-    if (kblocks > 1) {
-      mlc_sch_rv kp[2];
-      mlc_sch_arg f[2] = {MLC_SCH_INT_ARG(kblocks), MLC_SCH_NONE_ARG};
-      MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[kr], 2, f, kp));
-      kb_o = kp[0];
+    /* panel blocks: a column panel's vector operands (a conv's 16 output
+    ** channels of weights), read again from L2 by every row block of the
+    ** panel, stay in L1 when split in blocks of TILE_PANEL_BYTES, where
+    ** the accumulators' traffic (the panel's partial sums, loaded and
+    ** stored once per block) is less than the re-reads saved, and the
+    ** panels alone are enough chunks to run in parallel */
+    int64_t rest = e0 > 1 ? e0 / kblocks : 0, pb = 1;
+    int64_t panel = w < INT64_MAX ? w / passes / kblocks : INT64_MAX;
+    int64_t acc_panel = acc < INT64_MAX ? acc / passes : INT64_MAX;
+    if (lim.lanes < 16 && !lanes_outer && prow >= 0 && rowpasses > 1 && rest > 1 && passes >= PARALLEL_MIN_CHUNKS / 2 &&
+        panel > TILE_PANEL_BYTES && panel < INT64_MAX && acc_panel < INT64_MAX / 2 / rest) {
+      while (++pb < rest && (rest % pb || panel / pb > TILE_PANEL_BYTES)) {}
+      if (rest % pb || 2 * acc_panel * pb / (rowpasses - 1) >= panel) pb = 1;
+    }
+    /* decision: the panel blocks (1: none; else 2) */
+    int64_t pc[2] = {pb, pb > 1 ? 1 : 2};
+    if (prow >= 0 && rest > 1 && rest % pc[1] == 0)
+      MLC_RETURN_IF_ERROR(decide(s, opt, 2, pc, &pblocks));
+    else
+      pblocks = pb;
+    if (kblocks > 1 || pblocks > 1) {
+      mlc_sch_rv kp[3];
+      mlc_sch_arg f[3];
+      int nf = 0;
+      if (kblocks > 1) f[nf++] = MLC_SCH_INT_ARG(kblocks);
+      if (pblocks > 1) f[nf++] = MLC_SCH_INT_ARG(pblocks);
+      f[nf++] = MLC_SCH_NONE_ARG;
+      MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[kr], nf, f, kp));
+      if (kblocks > 1) kb_o = kp[0];
+      if (pblocks > 1) pb_o = kp[kblocks > 1];
       MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+      for (int i = 0; i < nouter; i++) /* the handles of this lookup */
+        for (int j = 0; j < n; j++)
+          if (!(has_col && outer[i] == col_o) && same_loop(s, loops[j], outer[i])) outer[i] = loops[j];
     }
   }
   mlc_sch_rv order[MLC_SCH_MAX_OUTS];
   int k = 0, red0 = -1;
   if (kblocks > 1) order[k++] = kb_o, red0 = 0;
-  if (has_col && !cols_inner) order[k++] = col_o;
-  for (int i = 0; i < n; i++) { /* outer spatial */
-    int in_tile = same_loop(s, loops[i], lanes_i) || (has_col && same_loop(s, loops[i], col_i)) ||
-                  (has_row && same_loop(s, loops[i], row_i));
-    if (in_tile || binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var) ||
-        (has_col && same_loop(s, loops[i], col_o)))
-      continue;
-    order[k++] = loops[i];
+  for (int i = 0; i < nouter; i++) {
+    if (pblocks > 1 && i == prow) {
+      if (red0 < 0) red0 = k;
+      out->has_panel_at = i > 0 && kblocks == 1;
+      if (i > 0) out->panel_at = outer[i - 1];
+      order[k++] = pb_o;
+    }
+    order[k++] = outer[i];
   }
-  if (cols_inner) order[k++] = col_o;
   int last_outer = k - 1;
-  for (int i = 0; i < n; i++)
-    if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var) && !(kblocks > 1 && same_loop(s, loops[i], kb_o))) {
+  for (int i = 0; i < n; i++) {
+    const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, loops[i]);
+    if (binds_reduce(blk, l->loop.var) && !(kblocks > 1 && same_loop(s, loops[i], kb_o)) &&
+        !(pblocks > 1 && same_loop(s, loops[i], pb_o))) {
       if (red0 < 0) red0 = k;
       order[k++] = loops[i];
     }
+  }
   if (has_col) order[k++] = col_i;
   if (has_row) order[k++] = row_i;
   order[k++] = lanes_i;
   MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, k, order));
   out->tiled = 1;
-  out->blocked = kblocks > 1;
+  out->blocked = kblocks > 1 || pblocks > 1;
   out->reduce0 = order[red0];
   out->reduce1 = order[k - 2 - has_col - has_row];
   out->has_at = last_outer >= 0;
@@ -832,6 +898,26 @@ static mlc_status unroll_tile_nest(mlc_sch *s, mlc_sch_rv block, const mlc_sch_r
   }
   for (int i = from; i < n - 1 && !st; i++) attempt(s, mlc_sch_unroll(s, loops[i]), &st);
   if (!st) attempt(s, mlc_sch_vectorize(s, loops[n - 1]), &st);
+  return st;
+}
+
+/* Vectorizes the innermost loop of |block| (split by |width| first when
+** longer); a refusal is skipped. */
+static mlc_status vectorize_innermost(mlc_sch *s, mlc_sch_rv block, int64_t width) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0;
+  mlc_status st = NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  if (n == 0) return NULL;
+  mlc_sch_rv v = loops[n - 1];
+  int64_t e = const_extent(mlc_sch_rv_stmt(s, v)->loop.extent);
+  if (e > width && e % width == 0) {
+    mlc_sch_rv parts[2];
+    mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(width)};
+    if (!attempt(s, mlc_sch_split(s, v, 2, f, parts), &st)) return st;
+    v = parts[1];
+  }
+  attempt(s, mlc_sch_vectorize(s, v), &st);
   return st;
 }
 
@@ -912,11 +998,13 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   }
   *tiled = 1;
   MLC_RETURN_IF_ERROR(mlc_sch_get_consumers(s, r, MLC_SCH_MAX_OUTS, cons, &nc));
-  int moved = 0;
-  if (nc == 1 && t.has_at && !t.blocked) {
+  int moved = 0, moved_panel = 0;
+  if (nc == 1 && (t.has_at || t.has_panel_at) && (!t.blocked || t.has_panel_at)) {
     const mlc_tir_stmt *e = mlc_sch_rv_stmt(s, cons[0]);
+    /* blocked: after the panel's last block, while its sums are in cache */
     if (e && e->block.niters > 0 && !is_reduction(e) && stored(e))
-      moved = attempt(s, mlc_sch_reverse_compute_at(s, cons[0], t.at, 0), &st);
+      *(t.blocked ? &moved_panel : &moved) =
+          attempt(s, mlc_sch_reverse_compute_at(s, cons[0], t.blocked ? t.panel_at : t.at, 0), &st);
     if (st) return st;
   }
   /* the padded copy of the input (rule F1 kept it) is made per tile, of
@@ -939,6 +1027,8 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
   int64_t lanes = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
   if (!t.blocked) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, lanes));
+  if (t.has_panel_at) MLC_RETURN_IF_ERROR(vectorize_innermost(s, init, lanes));
+  if (moved_panel) MLC_RETURN_IF_ERROR(vectorize_innermost(s, cons[0], lanes));
   for (int i = 0; i + 1 < t.ninner; i++) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, t.inner[i]));
   MLC_RETURN_IF_ERROR(mlc_sch_vectorize(s, t.inner[t.ninner - 1]));
   if (moved) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, cons[0], &t.at, lanes));

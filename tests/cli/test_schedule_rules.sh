@@ -14,6 +14,11 @@
 #     with a panel's weights is reduced in blocks on 8-lane targets (rule
 #     T): the input channel chunks' loop split in 4, its outer loop
 #     outermost, the loops inside it in parallel, the epilogue after;
+#   - a 3x3 conv of 512 output channels at 7x7, whose panels' weights
+#     (72 KB each) do not fit in L1, is reduced in panel blocks on 8-lane
+#     targets (rule T): the input channel chunks' loop split in 8 blocks
+#     of 9 KB, its outer loop inside the panels' (parallel) loop and
+#     outside the row blocks, the epilogue after each panel;
 #   - a matmul whose result is the function's own (no epilogue) tiles in a
 #     local accumulator (cache_write), copied back after each tile;
 #   - a depthwise conv in 16-channel blocks gets a register tile on 8-lane
@@ -56,6 +61,7 @@ for t in avx2 host; do
   build gemv88 $t "$@"
   build dwconv $t "$@"
   build kblocks $t "$@"
+  build pblocks $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
   low=$(awk '/mlc_k_matmul_packed"/,/^@T.prim_func/' "$tmp/d.matmul.$t/16_lower_tir.after.txt" 2>/dev/null)
@@ -95,6 +101,17 @@ echo "$tr" | grep -q 'factors=\[4, None\]' && ok || fail "kblocks (avx2): no red
 low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
 echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
   fail "kblocks (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
+
+# the 3x3 conv, AVX2: 8 input chunks in 8 blocks inside the panels'
+# parallel loop, the epilogue under it
+tr=$(trace pblocks avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[8, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
+  fail "pblocks (avx2): no panel blocks: $tr"
+low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(32)' | grep -q 'for rco_0, oh, ow_0' && ok ||
+  fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
+echo "$low" | grep -A12 'for oc_chunk in T.parallel(32)' | grep -q 'T.max' && ok ||
+  fail "pblocks (avx2): the epilogue is not under the panels' loop"
 
 # the depthwise conv, AVX2: the 16c block split in two vectors, a tile of
 # output pixels (unrolled), the padded copy under the tile's loops

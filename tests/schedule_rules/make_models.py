@@ -63,3 +63,17 @@ x = rng.standard_normal((32, 128)).astype(np.float32)
 w = rng.standard_normal((128, 64)).astype(np.float32)
 save('matmul', [helper.make_node('MatMul', ['x', 'W'], ['y'])], x, {'W': w}, [32, 64])
 np.save(f'{out}/matmul_ref.npy', x @ w)
+# a 3x3 conv of 128 channels to 512 at 7x7 (pad 1, + bias, relu): each of
+# its 32 panels of 16 output channels reads 72 KB of weights, again for
+# every row block of the panel
+x = rng.standard_normal((1, 128, 7, 7)).astype(np.float32)
+w = (rng.standard_normal((512, 128, 3, 3)) * 0.05).astype(np.float32)
+b = rng.standard_normal(512).astype(np.float32)
+save('pblocks', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                 helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 512, 7, 7])
+xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+c = np.zeros((1, 512, 7, 7), np.float32)
+for kh in range(3):
+    for kw in range(3):
+        c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 7, kw:kw + 7], w[:, :, kh, kw])
+np.save(f'{out}/pblocks_ref.npy', np.maximum(c + b[None, :, None, None], 0))
