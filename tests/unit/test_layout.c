@@ -351,11 +351,13 @@ static mlc_status build_blocks(mlc_module *m) {
 
 /* A lone conv between NCHW edges: blocked when it does enough work per
 ** element the two transforms move (3x3, 64 to 64 channels: 288), not when
-** it does little (1x1, 16 to 32 channels: 11). */
-static mlc_status build_lone(mlc_module *m, int64_t c, int64_t k, int64_t ks) {
+** it does little (1x1, 16 to 32 channels: 11), unless it is strided along
+** the width (the same 1x1 conv with stride 2). */
+static mlc_status build_lone(mlc_module *m, int64_t c, int64_t k, int64_t ks, int64_t stride) {
   mlc_func *f;
   mlc_value *x, *w, *v;
-  mlc_attr a[2] = {mlc_attr_ints("pads", (int64_t[]){ks / 2, ks / 2, ks / 2, ks / 2}, 4), INTS("strides", 1, 1)};
+  mlc_attr a[2] = {mlc_attr_ints("pads", (int64_t[]){ks / 2, ks / 2, ks / 2, ks / 2}, 4),
+                   mlc_attr_ints("strides", (int64_t[]){stride, stride}, 2)};
   TRY(mlc_func_create(m, "main", &f));
   TRY(mlc_func_add_param(f, "x", &TY(F32, 1, c, 8, 8), &x));
   TRY(cst(m, "w", TY(F32, k, c, ks, ks), &w));
@@ -363,8 +365,9 @@ static mlc_status build_lone(mlc_module *m, int64_t c, int64_t k, int64_t ks) {
   TRY(mlc_graph_emit1(f, MLC_OP_RELU, &v, 1, NULL, 0, ORG("Relu", "relu"), &v));
   return mlc_func_add_ret(f, v);
 }
-static mlc_status build_lone_heavy(mlc_module *m) { return build_lone(m, 64, 64, 3); }
-static mlc_status build_lone_cheap(mlc_module *m) { return build_lone(m, 16, 32, 1); }
+static mlc_status build_lone_heavy(mlc_module *m) { return build_lone(m, 64, 64, 3, 1); }
+static mlc_status build_lone_cheap(mlc_module *m) { return build_lone(m, 16, 32, 1, 1); }
+static mlc_status build_lone_strided(mlc_module *m) { return build_lone(m, 16, 32, 1, 2); }
 
 /* A residual add of a concat in block 8 (8 + 24 channels) and a conv in
 ** block 16: the conv's result moves to block 8 directly ("NCHW16c" ->
@@ -456,6 +459,7 @@ static const golden_case cases[] = {
     {"symbolic", build_symbolic, 1, 2, 0}, /* a symbolic batch: blocked all the same */
     {"lone_heavy", build_lone_heavy, 1, 2, 0},
     {"lone_cheap", build_lone_cheap, 0, 0, 1},
+    {"lone_strided", build_lone_strided, 1, 2, 0},
     {"convert_block", build_convert_block, 3, 3, 0},
     {"matmul_batched", build_matmul_batched, 0, 0, 0, 1},
     {"matmul_symbolic", build_matmul_symbolic, 0, 0, 0, 1},
