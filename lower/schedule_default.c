@@ -50,7 +50,9 @@
 **    split again into the fewest blocks whose share fits, the blocks'
 **    loop just outside the row loops: each block's weights then serve
 **    every row block from L1.  Only where the panels alone are enough
-**    chunks to run in parallel (rule 2 stops at the blocks' loop) and the
+**    chunks to run in parallel (rule 2 stops at the blocks' loop: 32, or
+**    16 for a tile of at most 2 rows, which reads the most weights per
+**    FMA; the columns' outer loop counts as panels too) and the
 **    partial sums' traffic (the panel's accumulators, loaded and stored
 **    once per block) is less than the re-reads saved; the epilogue goes
 **    under the panel's loop, after its last block.
@@ -773,14 +775,18 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
       if (binds_reduce(blk, mlc_sch_rv_stmt(s, loops[i])->loop.var)) kr = i;
     int64_t e0 = kr >= 0 ? const_extent(mlc_sch_rv_stmt(s, loops[kr])->loop.extent) : -1;
     int64_t in = operand_bytes(&tl, vit->var, 0), w = w_bytes;
-    int64_t acc = buffer_bytes(st->store.buffer), passes = 1, rowpasses = 1;
+    int64_t acc = buffer_bytes(st->store.buffer), passes = 1, rowpasses = 1, ppasses = 1;
     for (int i = 0; i < nouter; i++) { /* the column panels and the row blocks of each */
       const mlc_tir_stmt *l = mlc_sch_rv_stmt(s, outer[i]);
       const mlc_tir_var *iv = iter_of_loop(blk, l->loop.var);
       int64_t e = const_extent(l->loop.extent);
-      if (!iv || e < 2) continue;
-      if (!reused_across(&tl, vit->var, 1, iv)) {
-        if (passes < INT64_MAX / e) passes *= e;
+      /* the columns' outer loop (split, so bound to no iteration
+      ** variable alone) is a panel loop */
+      int col_loop = has_col && outer[i] == col_o;
+      if ((!iv && !col_loop) || e < 2) continue;
+      if (col_loop || !reused_across(&tl, vit->var, 1, iv)) {
+        if (col_loop) { if (ppasses < INT64_MAX / e) ppasses *= e; }
+        else if (passes < INT64_MAX / e) passes *= e;
         prow = -1; /* a panel loop inside the rows: no panel blocks */
         rowpasses = 1;
       } else {
@@ -805,11 +811,16 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
     ** panel, stay in L1 when split in blocks of TILE_PANEL_BYTES, where
     ** the accumulators' traffic (the panel's partial sums, loaded and
     ** stored once per block) is less than the re-reads saved, and the
-    ** panels alone are enough chunks to run in parallel */
+    ** panels alone are enough chunks to run in parallel: 32, or 16 for a
+    ** tile of at most 2 rows, which loads a weight vector for every 2
+    ** FMAs or fewer (measured on AVX2 at 1 and 2 threads: SqueezeNet's
+    ** 1x1 conv to 1000 channels, 25 panels of a 2 x 5 tile, 0.86x and
+    ** 0.80x; the 3x3 convs of 256 channels at 14x14 in ResNet-18, 16
+    ** panels of 5 x 2, 1.02-1.07x, so not those) */
     int64_t rest = e0 > 1 ? e0 / kblocks : 0, pb = 1;
-    int64_t panel = w < INT64_MAX ? w / passes / kblocks : INT64_MAX;
-    int64_t acc_panel = acc < INT64_MAX ? acc / passes : INT64_MAX;
-    if (lim.lanes < 16 && !lanes_outer && prow >= 0 && rowpasses > 1 && rest > 1 && passes >= PARALLEL_MIN_CHUNKS / 2 &&
+    int64_t panel = w < INT64_MAX ? w / (passes * ppasses) / kblocks : INT64_MAX;
+    int64_t acc_panel = acc < INT64_MAX ? acc / (passes * ppasses) : INT64_MAX;
+    if (lim.lanes < 16 && !lanes_outer && prow >= 0 && rowpasses > 1 && rest > 1 && passes * ppasses >= (tr <= 2 ? PARALLEL_MIN_CHUNKS / 4 : PARALLEL_MIN_CHUNKS / 2) &&
         panel > TILE_PANEL_BYTES && panel < INT64_MAX && acc_panel < INT64_MAX / 2 / rest) {
       while (++pb < rest && (rest % pb || panel / pb > TILE_PANEL_BYTES)) {}
       if (rest % pb || 2 * acc_panel * pb / (rowpasses - 1) >= panel) pb = 1;

@@ -18,7 +18,9 @@
 #     (72 KB each) do not fit in L1, is reduced in panel blocks on 8-lane
 #     targets (rule T): the input channel chunks' loop split in 8 blocks
 #     of 9 KB, its outer loop inside the panels' (parallel) loop and
-#     outside the row blocks, the epilogue after each panel;
+#     outside the row blocks, the epilogue after each panel; so is a 1x1
+#     conv to 1000 channels at 13x13, whose tiles of 2 rows allow as few
+#     as 16 panels (25 of 5 chunks of 8 channels; 2 blocks of 13 KB);
 #   - a matmul whose result is the function's own (no epilogue) tiles in a
 #     local accumulator (cache_write), copied back after each tile;
 #   - a depthwise conv in 16-channel blocks gets a register tile on 8-lane
@@ -62,6 +64,7 @@ for t in avx2 host; do
   build dwconv $t "$@"
   build kblocks $t "$@"
   build pblocks $t "$@"
+  build pblocks1k $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
   low=$(awk '/mlc_k_matmul_packed"/,/^@T.prim_func/' "$tmp/d.matmul.$t/16_lower_tir.after.txt" 2>/dev/null)
@@ -112,6 +115,10 @@ echo "$low" | grep -A4 'for oc_chunk in T.parallel(32)' | grep -q 'for rco_0, oh
   fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
 echo "$low" | grep -A12 'for oc_chunk in T.parallel(32)' | grep -q 'T.max' && ok ||
   fail "pblocks (avx2): the epilogue is not under the panels' loop"
+
+tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[2, None\]' &&
+  echo "$tr" | grep -q 'sch.reverse_compute_at' && ok || fail "pblocks1k (avx2): no panel blocks for a tile of 2 rows: $tr"
 
 # the depthwise conv, AVX2: the 16c block split in two vectors, a tile of
 # output pixels (unrolled), the padded copy under the tile's loops

@@ -77,3 +77,12 @@ for kh in range(3):
     for kw in range(3):
         c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 7, kw:kw + 7], w[:, :, kh, kw])
 np.save(f'{out}/pblocks_ref.npy', np.maximum(c + b[None, :, None, None], 0))
+# a 1x1 conv of 160 channels to 1000 at 13x13 (+ bias, relu): 25 panels of
+# 5 chunks of 8 channels (outermost: the weights, 640 KB, do not fit in
+# half of L2), tiles of 2 rows, each panel's weights 25 KB
+x = rng.standard_normal((1, 160, 13, 13)).astype(np.float32)
+w = (rng.standard_normal((1000, 160, 1, 1)) * 0.05).astype(np.float32)
+b = rng.standard_normal(1000).astype(np.float32)
+save('pblocks1k', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[1, 1]),
+                   helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 1000, 13, 13])
+np.save(f'{out}/pblocks1k_ref.npy', np.maximum(np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]) + b[None, :, None, None], 0))
