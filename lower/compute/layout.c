@@ -169,11 +169,13 @@ static mlc_tir_expr *nc_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, v
 /*
 ** The output width the accumulator covers: the width itself, or, when
 ** the default schedule's register tile for the target (rows of the width
-** by columns of output channel chunks, mlc_tile_sizes; an 8-lane target
-** has 12 accumulators, so a width of 13 has no tile) loads more than 0.8 vectors per
-** FMA (a single column), up to an eighth more if the tile then loads less per FMA, counting the
-** extra columns as waste: 13 columns with one chunk tile as 13 x 1 (14
-** loads per 13 FMAs), 14 as 7 x 2 (9 per 14).  The extra
+** by columns of output channel chunks, mlc_tile_sizes) loads more than
+** 0.8 vectors per FMA, up to an eighth more (on 8-lane targets at least 2
+** more) if the tile then loads less per FMA, counting the extra columns
+** as waste.  On an 8-lane target (12 accumulators, a 16-channel block
+** as 2 columns) a width of 13 has no tile of 2 columns: 14 would tile as
+** 7 x 1 (8 loads per 7 FMAs), 15 tiles as 5 x 2 (7 per 10; SqueezeNet's
+** 13x13 convs 0.69-0.77x against 7 x 1 on 14); 7 as 8, 4 x 2.  The extra
 ** columns read zeros from the padded copy and are never stored.
 */
 /* The columns of rule T's tile: the block's vectors when the channel
@@ -193,7 +195,11 @@ static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
   /* a tile good enough: extra columns cost more (7 x 2 beat 8 x 4 on 7) */
   if ((double)(r * cc) / (double)(r + cc) >= 1.25) return ow;
   double best = 0;
-  for (int64_t w = ow; w <= ow + (ow / 8 > 1 ? ow / 8 : 1); w++) {
+  /* up to an eighth more; on 8-lane targets at least 2 more (13 as 15: a
+  ** 5 x 2 tile instead of 7 x 1 on 14, SqueezeNet's 13x13 convs) */
+  int64_t extra = ow / 8 > 1 ? ow / 8 : 1;
+  if (lim.lanes < 16 && extra < 2) extra = 2;
+  for (int64_t w = ow; w <= ow + extra; w++) {
     mlc_tile_sizes(w, cols, &lim, &r, &cc);
     double score = (double)(r * cc) / (double)(r + cc) * (double)ow / (double)w;
     if (score > best * 1.05) { /* an extra column must pay for itself */

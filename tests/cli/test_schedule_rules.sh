@@ -21,6 +21,9 @@
 #     outside the row blocks, the epilogue after each panel; so is a 1x1
 #     conv to 1000 channels at 13x13, whose tiles of 2 rows allow as few
 #     as 16 panels (25 of 5 chunks of 8 channels; 2 blocks of 13 KB);
+#   - a 3x3 conv at 13x13 is computed 15 columns wide on 8-lane targets,
+#     tiles of 5 columns by the block's 2 vectors (13 has no tile of 2
+#     vectors of its own; 14 would tile as 7 x 1);
 #   - a matmul whose result is the function's own (no epilogue) tiles in a
 #     local accumulator (cache_write), copied back after each tile;
 #   - a depthwise conv in 16-channel blocks gets a register tile on 8-lane
@@ -65,6 +68,7 @@ for t in avx2 host; do
   build kblocks $t "$@"
   build pblocks $t "$@"
   build pblocks1k $t "$@"
+  build width13 $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
   low=$(awk '/mlc_k_matmul_packed"/,/^@T.prim_func/' "$tmp/d.matmul.$t/16_lower_tir.after.txt" 2>/dev/null)
@@ -119,6 +123,13 @@ echo "$low" | grep -A12 'for oc_chunk in T.parallel(32)' | grep -q 'T.max' && ok
 tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[2, None\]' &&
   echo "$tr" | grep -q 'sch.reverse_compute_at' && ok || fail "pblocks1k (avx2): no panel blocks for a tile of 2 rows: $tr"
+
+# the conv at 13x13, AVX2: 15 columns, tiles of 5 x 2 vectors of 8
+tr=$(trace width13 avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[None, 2, 8\]' && echo "$tr" | grep -q 'factors=\[None, 5\]' && ok ||
+  fail "width13 (avx2): no 5 x 2 tile: $tr"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 13, 15, 16)' "$tmp/d.width13.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
+  fail "width13 (avx2): the accumulator is not 15 wide"
 
 # the depthwise conv, AVX2: the 16c block split in two vectors, a tile of
 # output pixels (unrolled), the padded copy under the tile's loops

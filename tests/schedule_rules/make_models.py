@@ -86,3 +86,16 @@ b = rng.standard_normal(1000).astype(np.float32)
 save('pblocks1k', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[1, 1]),
                    helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 1000, 13, 13])
 np.save(f'{out}/pblocks1k_ref.npy', np.maximum(np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]) + b[None, :, None, None], 0))
+# a 3x3 conv of 32 channels to 64 at 13x13 (pad 1, + bias, relu): a width
+# of 13 with no tile of its own, computed 15 wide
+x = rng.standard_normal((1, 32, 13, 13)).astype(np.float32)
+w = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(np.float32)
+b = rng.standard_normal(64).astype(np.float32)
+save('width13', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                 helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 64, 13, 13])
+xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+c = np.zeros((1, 64, 13, 13), np.float32)
+for kh in range(3):
+    for kw in range(3):
+        c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 13, kw:kw + 13], w[:, :, kh, kw])
+np.save(f'{out}/width13_ref.npy', np.maximum(c + b[None, :, None, None], 0))
