@@ -24,6 +24,9 @@
 #   - a 3x3 conv at 13x13 is computed 15 columns wide on 8-lane targets,
 #     tiles of 5 columns by the block's 2 vectors (13 has no tile of 2
 #     vectors of its own; 14 would tile as 7 x 1);
+#   - a stem conv (3 input channels) makes its padded copy whole, before
+#     the conv, on 8-lane targets: per tile it would copy element by
+#     element;
 #   - a matmul whose result is the function's own (no epilogue) tiles in a
 #     local accumulator (cache_write), copied back after each tile;
 #   - a depthwise conv in 16-channel blocks gets a register tile on 8-lane
@@ -69,6 +72,7 @@ for t in avx2 host; do
   build pblocks $t "$@"
   build pblocks1k $t "$@"
   build width13 $t "$@"
+  build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
   low=$(awk '/mlc_k_matmul_packed"/,/^@T.prim_func/' "$tmp/d.matmul.$t/16_lower_tir.after.txt" 2>/dev/null)
@@ -130,6 +134,11 @@ echo "$tr" | grep -q 'factors=\[None, 2, 8\]' && echo "$tr" | grep -q 'factors=\
   fail "width13 (avx2): no 5 x 2 tile: $tr"
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 13, 15, 16)' "$tmp/d.width13.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
   fail "width13 (avx2): the accumulator is not 15 wide"
+
+# the stem, AVX2: a register tile, the padded copy not under its loops
+tr=$(trace stem avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'sch.unroll' && ! echo "$tr" | grep -q 'sch.compute_at' && ok ||
+  fail "stem (avx2): the padded copy is made per tile: $tr"
 
 # the depthwise conv, AVX2: the 16c block split in two vectors, a tile of
 # output pixels (unrolled), the padded copy under the tile's loops

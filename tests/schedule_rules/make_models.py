@@ -99,3 +99,17 @@ for kh in range(3):
     for kw in range(3):
         c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 13, kw:kw + 13], w[:, :, kh, kw])
 np.save(f'{out}/width13_ref.npy', np.maximum(c + b[None, :, None, None], 0))
+# an image model's stem: a 3x3 conv of 3 channels to 32, stride 2, pad 1,
+# on 34x34 (+ relu), then a 1x1 conv (so that the stem is blocked)
+x = rng.standard_normal((1, 3, 34, 34)).astype(np.float32)
+w = rng.standard_normal((32, 3, 3, 3)).astype(np.float32)
+pw = (rng.standard_normal((32, 32, 1, 1)) * 0.1).astype(np.float32)
+save('stem', [helper.make_node('Conv', ['x', 'W'], ['c'], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+              helper.make_node('Relu', ['c'], ['r']),
+              helper.make_node('Conv', ['r', 'PW'], ['y'], kernel_shape=[1, 1])], x, {'W': w, 'PW': pw}, [1, 32, 17, 17])
+xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+c = np.zeros((1, 32, 17, 17), np.float32)
+for kh in range(3):
+    for kw in range(3):
+        c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 34:2, kw:kw + 34:2], w[:, :, kh, kw])
+np.save(f'{out}/stem_ref.npy', np.einsum('nchw,oc->nohw', np.maximum(c, 0), pw[:, :, 0, 0]))
