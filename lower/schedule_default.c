@@ -1022,6 +1022,7 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
           attempt(s, mlc_sch_reverse_compute_at(s, cons[0], t.blocked ? t.panel_at : t.at, 0), &st);
     if (st) return st;
   }
+  int64_t lanes = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
   /* the padded copy of the input (rule F1 kept it) is made per tile, of
   ** the rows and columns the tile reads, where it stays in cache */
   mlc_sch_rv prods[MLC_SCH_MAX_OUTS];
@@ -1033,19 +1034,17 @@ static mlc_status tile_reduction(mlc_sch *s, mlc_sch_rv r, const mlc_lower_optio
     ** element many times) */
     int64_t reps = 1, per_tile;
     const mlc_tir_buffer *pb = stored(mlc_sch_rv_stmt(s, prods[i]));
-    int64_t plan = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
-    if (plan < 16)
+    if (lanes < 16)
       MLC_RETURN_IF_ERROR(copy_repeats(s, r, t.at, pb, &reps));
-    /* rows of fewer than half a vector (a stem's 3 input channels): per
+    /* rows not of whole half vectors (a stem's 3 input channels): per
     ** tile, a copy element by element, its overlapping windows again */
-    if (plan < 16 && pb && pb->rank > 0 && const_extent(pb->shape[pb->rank - 1]) % (plan / 2) != 0)
+    if (lanes < 16 && pb && pb->rank > 0 && const_extent(pb->shape[pb->rank - 1]) % (lanes / 2) != 0)
       reps = PAD_COPY_MAX_REPEATS;
     int64_t cand[2] = {reps < PAD_COPY_MAX_REPEATS, reps >= PAD_COPY_MAX_REPEATS};
     MLC_RETURN_IF_ERROR(decide(s, opt, 2, cand, &per_tile));
     if (per_tile) attempt(s, mlc_sch_compute_at(s, prods[i], t.at, 0), &st);
   }
   if (st) return st;
-  int64_t lanes = mlc_tile_limits_for(opt ? opt->vector_bits : 0).lanes;
   MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, r, t.reduce0, &init));
   if (!t.blocked) MLC_RETURN_IF_ERROR(unroll_tile_nest(s, init, t.has_at ? &t.at : NULL, lanes));
   if (t.has_panel_at) MLC_RETURN_IF_ERROR(vectorize_innermost(s, init, lanes));

@@ -11,6 +11,21 @@ def save(name, nodes, x, inits, yshape):
                           [numpy_helper.from_array(v, k) for k, v in inits.items()])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), f'{out}/{name}.onnx')
     np.save(f'{out}/{name}_x.npy', x)
+def conv_bias_relu(name, x, w, b, ref):
+    """a model of one conv (1x1, or 3x3 with pad 1) + bias + relu, and its reference"""
+    k = w.shape[2]
+    conv = helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[k, k], pads=[k // 2] * 4)
+    save(name, [conv, helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, list(ref.shape))
+    np.save(f'{out}/{name}_ref.npy', np.maximum(ref + b[None, :, None, None], 0))
+def conv3x3(x, w, stride=1):
+    """numpy's 3x3 conv, pad 1, of x [N, C, H, W] by w [K, C, 3, 3]"""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    oh, ow = (x.shape[2] - 1) // stride + 1, (x.shape[3] - 1) // stride + 1
+    c = np.zeros((x.shape[0], w.shape[0], oh, ow), np.float32)
+    for kh in range(3):
+        for kw in range(3):
+            c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + stride * oh:stride, kw:kw + stride * ow:stride], w[:, :, kh, kw])
+    return c
 # a classifier's matrix-vector product: x [1, 96] @ W^T, W [1000, 96]
 x = rng.standard_normal((1, 96)).astype(np.float32)
 w = rng.standard_normal((1000, 96)).astype(np.float32)
@@ -55,9 +70,7 @@ np.save(f'{out}/pool_ref.npy', np.einsum('nchw,oc->nohw', p, c2[:, :, 0, 0]))
 x = rng.standard_normal((1, 1024, 14, 14)).astype(np.float32)
 w = (rng.standard_normal((64, 1024, 1, 1)) * 0.05).astype(np.float32)
 b = rng.standard_normal(64).astype(np.float32)
-save('kblocks', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[1, 1]),
-                 helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 64, 14, 14])
-np.save(f'{out}/kblocks_ref.npy', np.maximum(np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]) + b[None, :, None, None], 0))
+conv_bias_relu('kblocks', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
 # a matmul with no epilogue: 32 x 128 @ 128 x 64 (B constant, packed)
 x = rng.standard_normal((32, 128)).astype(np.float32)
 w = rng.standard_normal((128, 64)).astype(np.float32)
@@ -69,36 +82,20 @@ np.save(f'{out}/matmul_ref.npy', x @ w)
 x = rng.standard_normal((1, 128, 7, 7)).astype(np.float32)
 w = (rng.standard_normal((512, 128, 3, 3)) * 0.05).astype(np.float32)
 b = rng.standard_normal(512).astype(np.float32)
-save('pblocks', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-                 helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 512, 7, 7])
-xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-c = np.zeros((1, 512, 7, 7), np.float32)
-for kh in range(3):
-    for kw in range(3):
-        c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 7, kw:kw + 7], w[:, :, kh, kw])
-np.save(f'{out}/pblocks_ref.npy', np.maximum(c + b[None, :, None, None], 0))
+conv_bias_relu('pblocks', x, w, b, conv3x3(x, w))
 # a 1x1 conv of 160 channels to 1000 at 13x13 (+ bias, relu): 25 panels of
 # 5 chunks of 8 channels (outermost: the weights, 640 KB, do not fit in
 # half of L2), tiles of 2 rows, each panel's weights 25 KB
 x = rng.standard_normal((1, 160, 13, 13)).astype(np.float32)
 w = (rng.standard_normal((1000, 160, 1, 1)) * 0.05).astype(np.float32)
 b = rng.standard_normal(1000).astype(np.float32)
-save('pblocks1k', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[1, 1]),
-                   helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 1000, 13, 13])
-np.save(f'{out}/pblocks1k_ref.npy', np.maximum(np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]) + b[None, :, None, None], 0))
+conv_bias_relu('pblocks1k', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
 # a 3x3 conv of 32 channels to 64 at 13x13 (pad 1, + bias, relu): a width
 # of 13 with no tile of its own, computed 15 wide
 x = rng.standard_normal((1, 32, 13, 13)).astype(np.float32)
 w = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(np.float32)
 b = rng.standard_normal(64).astype(np.float32)
-save('width13', [helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-                 helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, [1, 64, 13, 13])
-xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-c = np.zeros((1, 64, 13, 13), np.float32)
-for kh in range(3):
-    for kw in range(3):
-        c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 13, kw:kw + 13], w[:, :, kh, kw])
-np.save(f'{out}/width13_ref.npy', np.maximum(c + b[None, :, None, None], 0))
+conv_bias_relu('width13', x, w, b, conv3x3(x, w))
 # an image model's stem: a 3x3 conv of 3 channels to 32, stride 2, pad 1,
 # on 34x34 (+ relu), then a 1x1 conv (so that the stem is blocked)
 x = rng.standard_normal((1, 3, 34, 34)).astype(np.float32)
@@ -107,9 +104,4 @@ pw = (rng.standard_normal((32, 32, 1, 1)) * 0.1).astype(np.float32)
 save('stem', [helper.make_node('Conv', ['x', 'W'], ['c'], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
               helper.make_node('Relu', ['c'], ['r']),
               helper.make_node('Conv', ['r', 'PW'], ['y'], kernel_shape=[1, 1])], x, {'W': w, 'PW': pw}, [1, 32, 17, 17])
-xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-c = np.zeros((1, 32, 17, 17), np.float32)
-for kh in range(3):
-    for kw in range(3):
-        c += np.einsum('nchw,oc->nohw', xp[:, :, kh:kh + 34:2, kw:kw + 34:2], w[:, :, kh, kw])
-np.save(f'{out}/stem_ref.npy', np.einsum('nchw,oc->nohw', np.maximum(c, 0), pw[:, :, 0, 0]))
+np.save(f'{out}/stem_ref.npy', np.einsum('nchw,oc->nohw', np.maximum(conv3x3(x, w, 2), 0), pw[:, :, 0, 0]))
