@@ -17,7 +17,13 @@
 **    with k = 16 (or 8) the output block, a multiple of the vector width,
 **    and c the input block: the block x already has in blocked form when
 **    it divides C, else 16, 8, C itself when C < 16 (the first conv of an
-**    image model: c = 3), else the largest divisor of C below 16.  A
+**    image model: c = 3), else the largest divisor of C below 16.  On a
+**    target of 8-lane vectors (AVX2) the block is 32 first, for K and for
+**    C, where it divides them: a block of 4 vectors lets rule T hold a
+**    tile of 3 pixels by 4 vectors (12 of the 16 registers), 3 broadcasts
+**    of the input and 4 weight loads per 12 FMAs, where 16 channels (2
+**    vectors) allow 4 x 2 (4 broadcasts per 8 FMAs) on the widths 56, 28
+**    and 7 of image models.  A
 **    depthwise conv reads input channel = output channel: c = k, weight
 **    packed "OIHW1i{k}o".  The weight and bias transforms are constant:
 **    the fold_constant that follows packs them when compiling.
@@ -87,7 +93,7 @@
 #include "graph/graph_int.h"
 #include "graph/pass.h"
 
-/* Blocks a value may have twins in at once (e.g. 16 and 8). */
+/* Blocks a value may have twins in at once (e.g. 32, 16 and 8). */
 #define MAX_TWINS 4
 
 typedef struct twin {
@@ -200,15 +206,24 @@ static mlc_status replace(lay *L, mlc_binding *b, mlc_value *tv, int64_t block) 
 
 /* ---- convolutions ---------------------------------------------------------- */
 
-/* The output block of |k| channels: 16, 8, or 0 (no block). */
-static int64_t out_block(int64_t k) { return k % 16 == 0 ? 16 : k % 8 == 0 ? 8 : 0; }
+/* The widest block on |L|'s target: 32 channels (4 vectors) where a
+** vector holds 8 floats, else 16 (see the header, rule 1). */
+static int64_t widest_block(const lay *L) { return L->vector_bits == 256 ? 32 : 16; }
+
+/* The output block of |k| channels: the widest, 16 or 8 that divides it,
+** or 0 (no block). */
+static int64_t out_block(const lay *L, int64_t k) {
+  for (int64_t b = widest_block(L); b >= 8; b /= 2)
+    if (k % b == 0) return b;
+  return 0;
+}
 
 /* The input block of |c| channels (see the header), |have| x's twin block
 ** or 0. */
-static int64_t in_block(int64_t c, int64_t have) {
+static int64_t in_block(const lay *L, int64_t c, int64_t have) {
   if (have && c % have == 0) return have;
-  if (c % 16 == 0) return 16;
-  if (c % 8 == 0) return 8;
+  int64_t b = out_block(L, c);
+  if (b) return b;
   if (c < 16) return c;
   for (int64_t d = 15; d > 1; d--)
     if (c % d == 0) return d;
@@ -240,7 +255,7 @@ static int blockable(const lay *L, const mlc_binding *b) {
   if (!ints_of(b, "strides", 2, 1, v) || !ints_of(b, "pads", 4, 0, v) || !ints_of(b, "dilations", 2, 1, v)) return 0;
   int64_t groups = mlc_attrs_int(b->attrs, b->nattrs, "groups", 1), c = x->type.dims[1], k = w->type.dims[0];
   if (groups != 1 && !(groups == c && k == c && w->type.dims[1] == 1)) return 0;
-  return out_block(k) != 0;
+  return out_block(L, k) != 0;
 }
 
 /* Rule 4: a conv that would be blocked alone (its input not blocked yet,
@@ -278,12 +293,12 @@ static mlc_status conv(lay *L, mlc_binding *b) {
   int64_t c = x->type.dims[1], k = w->type.dims[0];
   int depthwise = groups != 1;
   twin *have = find_twin(L, x, 0);
-  int64_t kb = out_block(k), cb;
+  int64_t kb = out_block(L, k), cb;
   if (depthwise) {
-    if (have && (have->block == 16 || have->block == 8) && k % have->block == 0) kb = have->block;
+    if (have && have->block == out_block(L, have->block) && k % have->block == 0) kb = have->block;
     cb = kb;
   } else {
-    cb = in_block(c, have ? have->block : 0);
+    cb = in_block(L, c, have ? have->block : 0);
   }
   const mlc_origin *o = &b->origin;
   char wl[48];

@@ -166,18 +166,6 @@ static mlc_tir_expr *nc_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, v
   return mlc_tir_cast(M, c->out_types[0].dtype, v);
 }
 
-/*
-** The output width the accumulator covers: the width itself, or, when
-** the default schedule's register tile for the target (rows of the width
-** by columns of output channel chunks, mlc_tile_sizes) loads more than
-** 0.8 vectors per FMA, up to an eighth more (on 8-lane targets at least 2
-** more) if the tile then loads less per FMA, counting the extra columns
-** as waste.  On an 8-lane target (12 accumulators, a 16-channel block
-** as 2 columns) a width of 13 has no tile of 2 columns: 14 would tile as
-** 7 x 1 (8 loads per 7 FMAs), 15 tiles as 5 x 2 (7 per 10; SqueezeNet's
-** 13x13 convs 0.69-0.77x against 7 x 1 on 14); 7 as 8, 4 x 2.  The extra
-** columns read zeros from the padded copy and are never stored.
-*/
 /* The columns of rule T's tile: the block's vectors when the channel
 ** block spans several (16 channels in 8-lane vectors), else the output
 ** channel chunks (one for a depthwise conv, which reads its own channel). */
@@ -186,14 +174,33 @@ static int64_t tile_cols(const mlc_type *ot, int depthwise, const mlc_tile_limit
   return depthwise ? 1 : ot->dims[1];
 }
 
+/*
+** The output width the accumulator covers: the width itself, or up to an
+** eighth more (on 8-lane targets at least 2 more) if the default
+** schedule's register tile for the target (rows of the width by columns
+** of output channel chunks or of the block's vectors, mlc_tile_sizes)
+** then loads less per FMA, counting the extra columns as waste; but only
+** when the tile at the width itself loads more than 0.8 vectors per FMA,
+** except for the 4 columns of a 32-channel block on 8-lane targets.  On
+** an 8-lane target (12 accumulators) a width of 13 in 16-channel blocks
+** (2 columns) has no tile of 2 columns: 14 would tile as 7 x 1 (8 loads
+** per 7 FMAs), 15 tiles as 5 x 2 (7 per 10; SqueezeNet's 13x13 convs
+** 0.69-0.77x against 7 x 1 on 14); in 32-channel blocks (4 columns) 56
+** tiles as 57, 3 x 4 (ResNet-50 0.93x, median of 80 runs), and 7 as 9.
+** The extra columns read zeros from the padded copy and are never stored.
+*/
 static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
   int64_t ow = ot->dims[3], best_w = ow;
   mlc_tile_limits lim = mlc_tile_limits_for(vector_bits);
   if (ot->dims[4] % (lim.lanes / 2) || ow < 2) return ow;
   int64_t cols = tile_cols(ot, depthwise, &lim), r, cc;
   mlc_tile_sizes(ow, cols, &lim, &r, &cc);
-  /* a tile good enough: extra columns cost more (7 x 2 beat 8 x 4 on 7) */
-  if ((double)(r * cc) / (double)(r + cc) >= 1.25) return ow;
+  /* a tile good enough: extra columns cost more (7 x 2 beat 8 x 4 on 7,
+  ** 16 lanes); but a 32-channel block of 8-lane vectors (4 columns) tiles
+  ** 56 as 4 x 2 of its vectors and 57 as 3 x 4: 3 broadcasts of the input
+  ** per 12 FMAs, not 4 per 8 */
+  if ((lim.lanes >= 16 || cols < 4 || depthwise) && (double)(r * cc) / (double)(r + cc) >= 1.25)
+    return ow;
   double best = 0;
   /* up to an eighth more; on 8-lane targets at least 2 more (13 as 15: a
   ** 5 x 2 tile instead of 7 x 1 on 14, SqueezeNet's 13x13 convs) */

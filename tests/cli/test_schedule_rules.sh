@@ -72,6 +72,7 @@ for t in avx2 host; do
   build pblocks $t "$@"
   build pblocks1k $t "$@"
   build width13 $t "$@"
+  build block32 $t "$@"
   build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
@@ -113,34 +114,42 @@ low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx
 echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
   fail "kblocks (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
 
-# the 3x3 conv, AVX2: 8 input chunks in 8 blocks inside the panels'
-# parallel loop, the epilogue under it
+# the 3x3 conv, AVX2: 4 input chunks (of 32 channels) in 4 blocks inside
+# the panels' parallel loop, the epilogue under it
 tr=$(trace pblocks avx2 fused_conv2d_nchwc_relu)
-echo "$tr" | grep -q 'factors=\[8, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
+echo "$tr" | grep -q 'factors=\[4, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
   fail "pblocks (avx2): no panel blocks: $tr"
 low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(32)' | grep -q 'for rco_0, oh, ow_0' && ok ||
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(33)' | grep -q 'for rco_0, oh, ow_0' && ok ||
   fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
-echo "$low" | grep -A12 'for oc_chunk in T.parallel(32)' | grep -q 'T.max' && ok ||
+echo "$low" | grep -A12 'for oc_chunk in T.parallel(33)' | grep -q 'T.max' && ok ||
   fail "pblocks (avx2): the epilogue is not under the panels' loop"
 
 tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
-echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[2, None\]' &&
+echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[5, None\]' &&
   echo "$tr" | grep -q 'sch.reverse_compute_at' && ok || fail "pblocks1k (avx2): no panel blocks for a tile of 2 rows: $tr"
 
 # the conv at 13x13, AVX2: 15 columns, tiles of 5 x 2 vectors of 8
 tr=$(trace width13 avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 2, 8\]' && echo "$tr" | grep -q 'factors=\[None, 5\]' && ok ||
   fail "width13 (avx2): no 5 x 2 tile: $tr"
-grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 13, 15, 16)' "$tmp/d.width13.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 3, 13, 15, 16)' "$tmp/d.width13.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
   fail "width13 (avx2): the accumulator is not 15 wide"
+
+# the conv of 64 channels, AVX2: blocks of 32 channels, 30 columns, tiles
+# of 3 x 4 vectors of 8
+tr=$(trace block32 avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[None, 4, 8\]' && echo "$tr" | grep -q 'factors=\[None, 3\]' && ok ||
+  fail "block32 (avx2): no 3 x 4 tile: $tr"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 2, 28, 30, 32)' "$tmp/d.block32.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
+  fail "block32 (avx2): the accumulator is not 30 wide in blocks of 32"
 
 # the stem, AVX2: a register tile, the padded copy not under its loops
 tr=$(trace stem avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'sch.unroll' && ! echo "$tr" | grep -q 'sch.compute_at' && ok ||
   fail "stem (avx2): the padded copy is made per tile: $tr"
 
-# the depthwise conv, AVX2: the 16c block split in two vectors, a tile of
+# the depthwise conv, AVX2: the 32c block split in 4 vectors, a tile of
 # output pixels (unrolled), the padded copy under the tile's loops
 tr=$(trace dwconv avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 8\]' && echo "$tr" | grep -q 'sch.unroll' && ok ||

@@ -76,26 +76,33 @@ x = rng.standard_normal((32, 128)).astype(np.float32)
 w = rng.standard_normal((128, 64)).astype(np.float32)
 save('matmul', [helper.make_node('MatMul', ['x', 'W'], ['y'])], x, {'W': w}, [32, 64])
 np.save(f'{out}/matmul_ref.npy', x @ w)
-# a 3x3 conv of 128 channels to 512 at 7x7 (pad 1, + bias, relu): each of
-# its 32 panels of 16 output channels reads 72 KB of weights, again for
+# a 3x3 conv of 128 channels to 528 at 7x7 (pad 1, + bias, relu): each of
+# its 33 panels of 16 output channels reads 72 KB of weights, again for
 # every row block of the panel
 x = rng.standard_normal((1, 128, 7, 7)).astype(np.float32)
-w = (rng.standard_normal((512, 128, 3, 3)) * 0.05).astype(np.float32)
-b = rng.standard_normal(512).astype(np.float32)
+w = (rng.standard_normal((528, 128, 3, 3)) * 0.05).astype(np.float32)
+b = rng.standard_normal(528).astype(np.float32)
 conv_bias_relu('pblocks', x, w, b, conv3x3(x, w))
 # a 1x1 conv of 160 channels to 1000 at 13x13 (+ bias, relu): 25 panels of
 # 5 chunks of 8 channels (outermost: the weights, 640 KB, do not fit in
-# half of L2), tiles of 2 rows, each panel's weights 25 KB
+# half of L2), tiles of 2 rows, each panel's weights 25 KB, in 5 blocks of
+# one input chunk (32 channels on AVX2)
 x = rng.standard_normal((1, 160, 13, 13)).astype(np.float32)
 w = (rng.standard_normal((1000, 160, 1, 1)) * 0.05).astype(np.float32)
 b = rng.standard_normal(1000).astype(np.float32)
 conv_bias_relu('pblocks1k', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
-# a 3x3 conv of 32 channels to 64 at 13x13 (pad 1, + bias, relu): a width
+# a 3x3 conv of 32 channels to 48 at 13x13 (pad 1, + bias, relu): a width
 # of 13 with no tile of its own, computed 15 wide
 x = rng.standard_normal((1, 32, 13, 13)).astype(np.float32)
+w = (rng.standard_normal((48, 32, 3, 3)) * 0.1).astype(np.float32)
+b = rng.standard_normal(48).astype(np.float32)
+conv_bias_relu('width13', x, w, b, conv3x3(x, w))
+# a 3x3 conv of 32 channels to 64 at 28x28 (pad 1, + bias, relu): on AVX2
+# in 32-channel blocks, computed 30 wide in tiles of 3 x 4 vectors
+x = rng.standard_normal((1, 32, 28, 28)).astype(np.float32)
 w = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(np.float32)
 b = rng.standard_normal(64).astype(np.float32)
-conv_bias_relu('width13', x, w, b, conv3x3(x, w))
+conv_bias_relu('block32', x, w, b, conv3x3(x, w))
 # an image model's stem: a 3x3 conv of 3 channels to 32, stride 2, pad 1,
 # on 34x34 (+ relu), then a 1x1 conv (so that the stem is blocked)
 x = rng.standard_normal((1, 3, 34, 34)).astype(np.float32)

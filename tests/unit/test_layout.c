@@ -349,6 +349,28 @@ static mlc_status build_blocks(mlc_module *m) {
   return mlc_func_add_ret(f, a);
 }
 
+/* On an 8-lane target (AVX2): 32-channel blocks where they divide the
+** channels, else 16: a 3x3 conv 64 -> 64 in NCHW32c, a 1x1 conv to 48
+** channels (NCHW16c out of NCHW32c), a depthwise conv in the 16 it gets,
+** a 1x1 conv back to 32 channels (NCHW32c out of NCHW16c). */
+static mlc_status build_blocks_8lanes(mlc_module *m) {
+  mlc_func *f;
+  mlc_value *x, *w0, *w1, *wd, *w2, *v;
+  TRY(mlc_func_create(m, "main", &f));
+  TRY(mlc_func_add_param(f, "x", &TY(F32, 1, 64, 8, 8), &x));
+  TRY(cst(m, "w0", TY(F32, 64, 64, 3, 3), &w0));
+  TRY(cst(m, "w1", TY(F32, 48, 64, 1, 1), &w1));
+  TRY(cst(m, "wd", TY(F32, 48, 1, 3, 3), &wd));
+  TRY(cst(m, "w2", TY(F32, 32, 48, 1, 1), &w2));
+  mlc_attr pw[4] = {INTS("strides", 1, 1), INTS("pads", 0, 0, 0, 0), INTS("dilations", 1, 1), mlc_attr_int("groups", 1)};
+  TRY(conv(f, x, w0, NULL, 1, "conv3x3", &v));
+  TRY(mlc_graph_emit1(f, MLC_OP_RELU, &v, 1, NULL, 0, ORG("Relu", "relu"), &v));
+  TRY(mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){v, w1}, 2, pw, 4, ORG("Conv", "to48"), &v));
+  TRY(conv(f, v, wd, NULL, 48, "depthwise", &v));
+  TRY(mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){v, w2}, 2, pw, 4, ORG("Conv", "to32"), &v));
+  return mlc_func_add_ret(f, v);
+}
+
 /* A lone conv between NCHW edges: blocked when it does enough work per
 ** element the two transforms move (3x3, 64 to 64 channels: 288), not when
 ** it does little (1x1, 16 to 32 channels: 11), unless it is strided along
@@ -448,6 +470,7 @@ typedef struct golden_case {
   int convs, transforms; /* after: conv2d_nchwc and layout_transform bindings */
   int unchanged;         /* the pass must not fire */
   int packed;            /* after: matmul_packed bindings */
+  int vector_bits;       /* the target's (0: 512) */
 } golden_case;
 
 static const golden_case cases[] = {
@@ -461,6 +484,7 @@ static const golden_case cases[] = {
     {"lone_cheap", build_lone_cheap, 0, 0, 1},
     {"lone_strided", build_lone_strided, 1, 2, 0},
     {"convert_block", build_convert_block, 3, 3, 0},
+    {"blocks_8lanes", build_blocks_8lanes, 4, 2, 0, 0, 256},
     {"matmul_batched", build_matmul_batched, 0, 0, 0, 1},
     {"matmul_symbolic", build_matmul_symbolic, 0, 0, 0, 1},
     {"matmul_small", build_matmul_small, 0, 0, 1},
@@ -469,7 +493,7 @@ static const golden_case cases[] = {
     {NULL, NULL, 0, 0, 0, 0},
 };
 
-static mlc_status run_passes(mlc_module *m) {
+static mlc_status run_passes(mlc_module *m, int vector_bits) {
   static const char *const names[] = {"alter_layout", "fold_constant", "dce"};
   mlc_pass passes[3];
   for (int i = 0; i < 3; i++) {
@@ -477,7 +501,10 @@ static mlc_status run_passes(mlc_module *m) {
     if (!p) return mlc_make_status(MLC_NOT_FOUND, "no pass %s", names[i]);
     passes[i] = *p;
   }
-  mlc_pass_ctx ctx = {1, NULL, NULL, NULL, NULL, NULL, NULL};
+  mlc_pipeline_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.vector_bits = vector_bits;
+  mlc_pass_ctx ctx = {1, NULL, NULL, NULL, vector_bits ? &opt : NULL, NULL, NULL};
   return mlc_pass_run(m, passes, 3, &ctx);
 }
 
@@ -511,8 +538,8 @@ static void test_golden(void) {
     mlc_module *m = new_module();
     if (!m) return;
     char *before = NULL, *after = NULL;
-    if (!OK(gc->build(m)) || !OK(mlc_graph_verify(m)) || !(before = text_of(m)) || !OK(run_passes(m)) ||
-        !(after = text_of(m))) {
+    if (!OK(gc->build(m)) || !OK(mlc_graph_verify(m)) || !(before = text_of(m)) ||
+        !OK(run_passes(m, gc->vector_bits)) || !(after = text_of(m))) {
       printf("\n  case %s failed", gc->name);
       free(before);
       mlc_module_destroy(m);
@@ -560,7 +587,7 @@ static void test_golden(void) {
 static void test_returns_nchw(void) {
   mlc_module *m = new_module();
   if (!m) return;
-  if (OK(build_blocks(m)) && OK(run_passes(m))) {
+  if (OK(build_blocks(m)) && OK(run_passes(m, 0))) {
     const mlc_func *f = mlc_module_func(m, "main");
     CU_ASSERT_FATAL(f && f->nrets == 2);
     CU_ASSERT(f->rets[0]->type.rank == 4 && f->rets[0]->type.dims[1] == 32);
