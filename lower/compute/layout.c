@@ -85,6 +85,7 @@ typedef struct nc_ctx {
   mlc_dtype acc;
   mlc_te_tensor *stage;
   mlc_te_tensor *padded; /* the input with its border of zeros, or NULL */
+  int64_t flat;          /* a flat 1x1 conv: the tile's rows (pixels), else 0 */
 } nc_ctx;
 
 /* An ints attribute of |n| entries (|dflt| when absent or of another length). */
@@ -154,11 +155,34 @@ static mlc_tir_expr *nc_pad_body(mlc_te_builder *b, mlc_tir_expr *const *idx, vo
   return mlc_tir_select(M, cond, mlc_lg_arg_load(c, 0, xi), mlc_lg_imm(c, x->dtype, 0));
 }
 
+/* A flat 1x1 conv's input copy [N, C, Q, T, c]: pixel p = q * T + t of x
+** (row p / W, column p % W) below H * W, else 0. */
+static mlc_tir_expr *nc_flat_pad_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
+  nc_ctx *n = user;
+  mlc_lg_call *c = n->c;
+  const mlc_type *x = &c->arg_types[0];
+  mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]);
+  mlc_tir_expr *w = i64(c, x->dims[3]);
+  mlc_tir_expr *xi[5] = {idx[0], idx[1], mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w),
+                         mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w), idx[4]};
+  mlc_tir_expr *in = mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, x->dims[2] * x->dims[3]));
+  return mlc_tir_select(M, in, mlc_lg_arg_load(c, 0, xi), mlc_lg_imm(c, x->dtype, 0));
+}
+
 /* The accumulator plus bias[K, k] (argument 2, when present), converted. */
 static mlc_tir_expr *nc_bias_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
   nc_ctx *n = user;
   mlc_lg_call *c = n->c;
-  mlc_tir_expr *v = mlc_te_load(b, n->stage, n->stage->rank, idx);
+  mlc_tir_expr *v;
+  if (n->flat) { /* pixel p = oh * OW + ow at [p / T, p % T] */
+    mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, c->out_types[0].dims[3])), idx[3]);
+    mlc_tir_expr *t = i64(c, n->flat);
+    mlc_tir_expr *ai[5] = {idx[0], idx[1], mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, t),
+                           mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, t), idx[4]};
+    v = mlc_te_load(b, n->stage, 5, ai);
+  } else {
+    v = mlc_te_load(b, n->stage, n->stage->rank, idx);
+  }
   if (c->nargs > 2) {
     mlc_tir_expr *bi[2] = {idx[1], idx[4]};
     v = mlc_tir_add(M, v, mlc_tir_cast(M, n->acc, mlc_lg_arg_load(c, 2, bi)));
@@ -222,6 +246,42 @@ static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
 #define NC_NOMINAL_WIDTH 64
 
 /*
+** A 1x1 conv of stride 1 and no padding is a matrix product over the
+** pixels: on 8-lane targets, where the register tile on the rows of the
+** output (acc_width) wastes much of a short width, the accumulator is
+** [N, K, Q, T, k] over the pixels flattened, T the tile's rows, Q * T the
+** pixels rounded up to whole tiles, read from a copy of the input of the
+** same flat shape (zeros after the last pixel); the output takes pixel
+** oh * OW + ow from [p / T, p % T].  A width of 7 in 32-channel blocks
+** tiles as 3 x 4 on 9 columns (7 of 9 computed columns kept); flat, 49
+** pixels tile as 3 x 4 on 51.  Only where the flat tile's share of kept
+** work beats the rows' by 15% (7x7, not 14x14 or 28x28): the epilogue
+** then runs after the whole accumulator, not under its tile.  Returns T,
+** or 0 for the rows.
+*/
+#define NC_FLAT_MIN_GAIN 1.15
+/* rows a flat tile may take: a number every row count up to 6 divides */
+#define NC_FLAT_NOMINAL_ROWS 60
+
+static int64_t flat_rows(const nc_ctx *n, const mlc_type *x, const mlc_type *wt, const mlc_type *ot, int64_t aw,
+                         int vector_bits) {
+  mlc_tile_limits lim = mlc_tile_limits_for(vector_bits);
+  if (lim.lanes >= 16 || n->depthwise || wt->dims[2] != 1 || wt->dims[3] != 1 || n->stride[0] != 1 ||
+      n->stride[1] != 1 || n->pad[0] || n->pad[1] || n->pad[2] || n->pad[3] || ot->dims[4] % (lim.lanes / 2))
+    return 0;
+  if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3]) || x->dims[2] != ot->dims[2] ||
+      x->dims[3] != ot->dims[3])
+    return 0;
+  int64_t cols = tile_cols(ot, 0, &lim), r, cc, tr, tc;
+  mlc_tile_sizes(aw, cols, &lim, &r, &cc);
+  double rows = (double)(r * cc) / (double)(r + cc) * (double)ot->dims[3] / (double)aw;
+  mlc_tile_sizes(NC_FLAT_NOMINAL_ROWS, cols, &lim, &tr, &tc);
+  int64_t p = ot->dims[2] * ot->dims[3], pp = (p + tr - 1) / tr * tr;
+  double flat = (double)(tr * tc) / (double)(tr + tc) * (double)p / (double)pp;
+  return tr > 1 && flat > rows * NC_FLAT_MIN_GAIN ? tr : 0;
+}
+
+/*
 ** conv2d_nchwc of symbolic spatial extents.  The accumulator's width is the
 ** output width rounded up to the register tile's rows, tr:
 ** ((OW + tr - 1) // tr) * tr, so that rule T splits it into whole tiles with
@@ -281,6 +341,16 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3]) || MLC_DIM_IS_SYM(ot->dims[3]))
     return nc_symbolic(c, &n, shape, names, out);
   int64_t aw = acc_width(ot, n.depthwise, c->vector_bits);
+  n.flat = flat_rows(&n, x, wt, ot, aw, c->vector_bits);
+  if (n.flat) {
+    int64_t q = (ot->dims[2] * ot->dims[3] + n.flat - 1) / n.flat;
+    mlc_tir_expr *ps[5] = {mlc_lg_dim(c, x, 0), i64(c, x->dims[1]), i64(c, q), i64(c, n.flat), i64(c, x->dims[4])};
+    MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_flat_pad_body, &n, &n.padded));
+    mlc_tir_expr *as[5] = {shape[0], shape[1], i64(c, q), i64(c, n.flat), shape[4]};
+    static const char *const flat_names[5] = {"n", "oc_chunk", "pq", "pt", "oc_block"};
+    MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, as, flat_names, nc_body, &n, &n.stage));
+    return mlc_te_compute(c->b, "T_conv2d_nchwc", 5, shape, NULL, nc_bias_body, &n, out);
+  }
   /* A padded copy of the input first: the reduction's inner loop then has
   ** no bounds test (the default schedule keeps the copy, rule F1); it
   ** also covers the accumulator's extra columns. */

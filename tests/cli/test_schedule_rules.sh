@@ -73,6 +73,7 @@ for t in avx2 host; do
   build pblocks1k $t "$@"
   build width13 $t "$@"
   build block32 $t "$@"
+  build flat7 $t "$@"
   build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
@@ -143,6 +144,24 @@ echo "$tr" | grep -q 'factors=\[None, 4, 8\]' && echo "$tr" | grep -q 'factors=\
   fail "block32 (avx2): no 3 x 4 tile: $tr"
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 2, 28, 30, 32)' "$tmp/d.block32.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
   fail "block32 (avx2): the accumulator is not 30 wide in blocks of 32"
+
+# the 1x1 conv at 7x7, AVX2: the 49 pixels flat in 17 x 3, tiles of 3 x 4
+# vectors, the flat copy of the input, the output read back per pixel
+tr=$(trace flat7 avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[None, 4, 8\]' && echo "$tr" | grep -q 'factors=\[None, 3\]' && ok ||
+  fail "flat7 (avx2): no 3 x 4 tile: $tr"
+tir="$tmp/d.flat7.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 17, 3, 32)' "$tir" &&
+  grep -q 'T_pad = T.alloc_buffer((1, 2, 17, 3, 32)' "$tir" && ok ||
+  fail "flat7 (avx2): the accumulator and the input copy are not 17 x 3 pixels: $(grep alloc_buffer "$tir")"
+# on AVX-512 (16 lanes, compiled only) the output's rows as before
+if "$cli" compile "$tmp/flat7.onnx" -o "$tmp/flat7.avx512.so" -q --target "llvm -mcpu=znver4" \
+     --dump-ir "$tmp/d.flat7.avx512" 2>"$tmp/err"; then
+  grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 8, 7, 7, 16)' "$tmp/d.flat7.avx512/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
+    fail "flat7 (avx512): flat: $(grep alloc_buffer "$tmp/d.flat7.avx512/11_schedule/fused_conv2d_nchwc_relu.tir")"
+else
+  fail "flat7 (avx512): compile"; head -5 "$tmp/err"
+fi
 
 # the stem, AVX2: a register tile, the padded copy not under its loops
 tr=$(trace stem avx2 fused_conv2d_nchwc_relu)

@@ -103,6 +103,13 @@ x = rng.standard_normal((1, 32, 28, 28)).astype(np.float32)
 w = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(np.float32)
 b = rng.standard_normal(64).astype(np.float32)
 conv_bias_relu('block32', x, w, b, conv3x3(x, w))
+# a 1x1 conv of 64 channels to 128 at 7x7 (+ bias, relu): on AVX2 in
+# 32-channel blocks, over the 49 pixels flattened, tiles of 3 pixels x 4
+# vectors on 51 (17 x 3), not 3 x 4 on 9 columns of each row
+x = rng.standard_normal((1, 64, 7, 7)).astype(np.float32)
+w = (rng.standard_normal((128, 64, 1, 1)) * 0.1).astype(np.float32)
+b = rng.standard_normal(128).astype(np.float32)
+conv_bias_relu('flat7', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
 # an image model's stem: a 3x3 conv of 3 channels to 32, stride 2, pad 1,
 # on 34x34 (+ relu), then a 1x1 conv (so that the stem is blocked)
 x = rng.standard_normal((1, 3, 34, 34)).astype(np.float32)
