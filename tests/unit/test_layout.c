@@ -262,6 +262,12 @@ static mlc_status conv(mlc_func *f, mlc_value *x, mlc_value *w, mlc_value *b, in
   return mlc_graph_emit1(f, MLC_OP_CONV, args, b ? 3 : 2, a, 4, ORG("Conv", node), out);
 }
 
+/* A 1x1 conv, stride 1, no padding. */
+static mlc_status pointwise(mlc_func *f, mlc_value *x, mlc_value *w, const char *node, mlc_value **out) {
+  mlc_attr a[4] = {INTS("strides", 1, 1), INTS("pads", 0, 0, 0, 0), INTS("dilations", 1, 1), mlc_attr_int("groups", 1)};
+  return mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){x, w}, 2, a, 4, ORG("Conv", node), out);
+}
+
 /* conv-relu-conv: one transform in, one out; the weights packed. */
 static mlc_status build_conv_relu_conv(mlc_module *m) {
   mlc_func *f;
@@ -337,12 +343,11 @@ static mlc_status build_blocks(mlc_module *m) {
   TRY(cst(m, "w0", TY(F32, 24, 16, 1, 1), &w0));
   TRY(cst(m, "wd", TY(F32, 24, 1, 3, 3), &wd));
   TRY(cst(m, "w2", TY(F32, 32, 24, 1, 1), &w2));
-  mlc_attr pw[4] = {INTS("strides", 1, 1), INTS("pads", 0, 0, 0, 0), INTS("dilations", 1, 1), mlc_attr_int("groups", 1)};
-  TRY(mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){x, w0}, 2, pw, 4, ORG("Conv", "expand"), &a));
+  TRY(pointwise(f, x, w0, "expand", &a));
   TRY(conv(f, a, wd, NULL, 24, "depthwise", &v));
   mlc_attr clip[2] = {mlc_attr_float("min", 0), mlc_attr_float("max", 6)};
   TRY(mlc_graph_emit1(f, MLC_OP_CLIP, &v, 1, clip, 2, ORG("Clip", "relu6"), &v));
-  TRY(mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){v, w2}, 2, pw, 4, ORG("Conv", "project"), &v));
+  TRY(pointwise(f, v, w2, "project", &v));
   mlc_attr mp[3] = {INTS("kernel", 2, 2), INTS("strides", 2, 2), INTS("pads", 0, 0, 0, 0)};
   TRY(mlc_graph_emit1(f, MLC_OP_MAX_POOL, &v, 1, mp, 3, ORG("MaxPool", "pool"), &v));
   TRY(mlc_func_add_ret(f, v));
@@ -362,12 +367,11 @@ static mlc_status build_blocks_8lanes(mlc_module *m) {
   TRY(cst(m, "w1", TY(F32, 48, 64, 1, 1), &w1));
   TRY(cst(m, "wd", TY(F32, 48, 1, 3, 3), &wd));
   TRY(cst(m, "w2", TY(F32, 32, 48, 1, 1), &w2));
-  mlc_attr pw[4] = {INTS("strides", 1, 1), INTS("pads", 0, 0, 0, 0), INTS("dilations", 1, 1), mlc_attr_int("groups", 1)};
   TRY(conv(f, x, w0, NULL, 1, "conv3x3", &v));
   TRY(mlc_graph_emit1(f, MLC_OP_RELU, &v, 1, NULL, 0, ORG("Relu", "relu"), &v));
-  TRY(mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){v, w1}, 2, pw, 4, ORG("Conv", "to48"), &v));
+  TRY(pointwise(f, v, w1, "to48", &v));
   TRY(conv(f, v, wd, NULL, 48, "depthwise", &v));
-  TRY(mlc_graph_emit1(f, MLC_OP_CONV, (mlc_value *[]){v, w2}, 2, pw, 4, ORG("Conv", "to32"), &v));
+  TRY(pointwise(f, v, w2, "to32", &v));
   return mlc_func_add_ret(f, v);
 }
 
