@@ -19,9 +19,12 @@
 ** producer's iteration variables replaced by their bindings, the loops
 ** between l and the producer relaxed, l and the loops above kept symbolic):
 ** per dimension S + [lo, hi].  c must read each such buffer through its
-** iteration variables (each index a distinct one); the iteration variable
-** of a dimension gets a new loop over [0, hi - lo + 1) and the binding
-** S + lo + loop, the others keep loops over their whole domain.  c is put
+** iteration variables (each index a distinct one), except in dimensions
+** the producers write whole in each iteration of l, which c may read by
+** any index (a flat conv's epilogue reads its accumulator at [p / T,
+** p % T]), and in at least one dimension; the iteration variable of a
+** dimension gets a new loop over [0, hi - lo + 1) and the binding S + lo +
+** loop, the others keep loops over their whole domain.  c is put
 ** after the last statement of l's body that holds a producer.
 **
 ** Legality: c has no predicate and does not read what it writes
@@ -53,8 +56,9 @@ static int iter_index(const mlc_tir_stmt *blk, const mlc_tir_expr *e) {
 }
 
 /* The indices c loads |b| with, when every load of |b| in c uses the same
-** distinct iteration variables: perm[d] = iteration variable of dimension
-** d.  -1 when not. */
+** distinct iteration variables in the same dimensions: perm[d] = iteration
+** variable of dimension d, or -1 for an index that is not one (a
+** dimension c may read anywhere in).  bad when not. */
 typedef struct lp {
   const mlc_tir_stmt *blk;
   const mlc_tir_buffer *b;
@@ -70,12 +74,12 @@ static void lp_load(lp *l, const mlc_tir_expr *e) {
   }
   for (int d = 0; d < e->load.n; d++) {
     int k = iter_index(l->blk, e->load.indices[d]);
-    if (k < 0 || used[k]) {
+    if (k >= 0 && used[k]) {
       l->bad = 1;
       return;
     }
-    used[k] = 1;
-    perm[d] = k;
+    if (k >= 0) used[k] = 1;
+    perm[d] = k; /* -1: any index, the dimension read whole */
   }
   if (l->n >= 0) {
     if (l->n != e->load.n || memcmp(l->perm, perm, (size_t)l->n * sizeof perm[0])) l->bad = 1;
@@ -280,8 +284,22 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *c, mlc_tir_stmt *loop, rca_p
     if (l.bad || l.n < 0)
       return sch_fail(s, MLC_SCH_ERR_REGION, "%s does not read %s through its iteration variables", cd,
                       reads[r]->name);
+    int simple = 0;
+    for (int d = 0; d < l.n; d++) simple += l.perm[d] >= 0;
+    if (!simple)
+      return sch_fail(s, MLC_SCH_ERR_REGION, "%s does not read %s through its iteration variables", cd,
+                      reads[r]->name);
     for (int d = 0; d < l.n; d++) {
       int k = l.perm[d];
+      if (k < 0) { /* read anywhere: the producers must write the whole dimension in each iteration */
+        const mlc_tir_expr *ext = d < reads[r]->rank ? reads[r]->shape[d] : NULL;
+        if (acc[d].nterms || !ext || ext->kind != MLC_TIR_INT_IMM || acc[d].lo > 0 || acc[d].hi < ext->int_value - 1)
+          return sch_fail(s, MLC_SCH_ERR_REGION,
+                          "%s reads dimension %d of %s by an index that is not an iteration variable, and the "
+                          "producers do not write all of it under %s",
+                          cd, d, reads[r]->name, ld);
+        continue;
+      }
       const mlc_tir_iter_var *it = &c->block.iters[k];
       if (it->kind != MLC_TIR_ITER_SPATIAL)
         return sch_fail(s, MLC_SCH_ERR_REGION, "the region of %s would restrict the reduce iteration variable %s of %s",
