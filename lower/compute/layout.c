@@ -85,7 +85,8 @@ typedef struct nc_ctx {
   mlc_dtype acc;
   mlc_te_tensor *stage;
   mlc_te_tensor *padded; /* the input with its border of zeros, or NULL */
-  int64_t flat;          /* a flat 1x1 conv: the tile's rows (pixels), else 0 */
+  int64_t flat;          /* a flat conv: the tile's rows (pixels), else 0 */
+  int flat_copy;         /* a flat 1x1 conv: the input copied flat, [N, C, Q, T, c] */
 } nc_ctx;
 
 /* An ints attribute of |n| entries (|dflt| when absent or of another length). */
@@ -113,8 +114,16 @@ static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   xi[0] = idx[0];
   xi[1] = n->depthwise ? idx[1] : rco;
   xi[4] = n->depthwise ? idx[4] : rci;
+  mlc_tir_expr *o[2] = {idx[2], idx[3]};
+  if (n->flat && !n->flat_copy) { /* pixel p = q * T + t: row p / OW, column p % OW */
+    mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]);
+    mlc_tir_expr *w = i64(c, c->out_types[0].dims[3]);
+    o[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w);
+    o[1] = mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w);
+  }
   for (int i = 0; i < 2; i++) {
-    mlc_tir_expr *p = mlc_tir_mul(M, idx[2 + i], i64(c, n->stride[i]));
+    /* the flat copy holds the strided pixels */
+    mlc_tir_expr *p = n->flat_copy ? o[i] : mlc_tir_mul(M, o[i], i64(c, n->stride[i]));
     if (n->pad[i] && !n->padded) p = mlc_tir_sub(M, p, i64(c, n->pad[i]));
     p = mlc_tir_add(M, p, n->dil[i] == 1 ? rk[i] : mlc_tir_mul(M, rk[i], i64(c, n->dil[i])));
     xi[2 + i] = p;
@@ -162,10 +171,12 @@ static mlc_tir_expr *nc_flat_pad_body(mlc_te_builder *b, mlc_tir_expr *const *id
   mlc_lg_call *c = n->c;
   const mlc_type *x = &c->arg_types[0];
   mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]);
-  mlc_tir_expr *w = i64(c, x->dims[3]);
-  mlc_tir_expr *xi[5] = {idx[0], idx[1], mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w),
-                         mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w), idx[4]};
-  mlc_tir_expr *in = mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, x->dims[2] * x->dims[3]));
+  const mlc_type *ot = &c->out_types[0];
+  mlc_tir_expr *w = i64(c, ot->dims[3]);
+  mlc_tir_expr *xi[5] = {idx[0], idx[1],
+                         mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w), i64(c, n->stride[0])),
+                         mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w), i64(c, n->stride[1])), idx[4]};
+  mlc_tir_expr *in = mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, ot->dims[2] * ot->dims[3]));
   return mlc_tir_select(M, in, mlc_lg_arg_load(c, 0, xi), mlc_lg_imm(c, x->dtype, 0));
 }
 
@@ -246,39 +257,58 @@ static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
 #define NC_NOMINAL_WIDTH 64
 
 /*
-** A 1x1 conv of stride 1 and no padding is a matrix product over the
-** pixels: on 8-lane targets, where the register tile on the rows of the
-** output (acc_width) wastes much of a short width, the accumulator is
-** [N, K, Q, T, k] over the pixels flattened, T the tile's rows, Q * T the
-** pixels rounded up to whole tiles, read from a copy of the input of the
-** same flat shape (zeros after the last pixel); the output takes pixel
-** oh * OW + ow from [p / T, p % T].  A width of 7 in 32-channel blocks
-** tiles as 3 x 4 on 9 columns (7 of 9 computed columns kept); flat, 49
-** pixels tile as 3 x 4 on 51.  Only where the flat tile's share of kept
-** work beats the rows' by 15% (7x7, not 14x14 or 28x28): the epilogue
-** then runs after the whole accumulator, not under its tile.  Returns T,
-** or 0 for the rows.
+** On 8-lane targets, where the register tile on the rows of the output
+** (acc_width) wastes part of a short width, a conv may tile its pixels
+** flattened instead: the accumulator is [N, K, Q, T, k], T the tile's
+** rows, Q * T the output's pixels rounded up to whole tiles; the output
+** takes pixel oh * OW + ow from [p / T, p % T].  A width of 7 in
+** 32-channel blocks tiles as 3 x 4 on 9 columns (7 of 9 computed columns
+** kept), 28 as 3 x 4 on 30; flat, 49 pixels tile as 3 x 4 on 51, 784 on
+** 786.  Two ways to read the input:
+**
+**  - a 1x1 conv without padding reads a copy of its input of the same
+**    flat shape (the pixels the stride picks, zeros after the last): a
+**    matrix product over the pixels, whose loads are contiguous even
+**    where the conv is strided;
+**  - any other conv reads its padded copy at row (p / OW) * s + kh * d,
+**    column (p % OW) * s + kw * d (the copy has the rows the last tile
+**    reaches); the tile's pixels are unrolled, so each has its row and
+**    column computed once per tile, outside the reduction.
+**
+** Flat, the epilogue runs after the whole accumulator, not under its
+** tile, and a stride-1 1x1 conv pays for a copy it would not make
+** otherwise.  So a stride-1 1x1 conv goes flat only where the flat tile's
+** share of kept work beats the rows' by 15% (7x7, not 14x14: 0.96-0.99x
+** there); others wherever the flat tile keeps more, except a conv whose
+** reduction is shorter than 256 (the stem's 3 channels x 3 x 3, 1.6x
+** slower flat: its tile is mostly the epilogue).  ResNet-18 0.88-0.92x,
+** ResNet-50 0.94-0.96x.  Returns T, or 0 for the rows.
 */
 #define NC_FLAT_MIN_GAIN 1.15
+#define NC_FLAT_MIN_REDUCTION 256
 /* rows a flat tile may take: a number every row count up to 6 divides */
 #define NC_FLAT_NOMINAL_ROWS 60
+
+/* whether a conv goes flat through a copy of its input (see flat_rows) */
+static int flat_copies(const nc_ctx *n, const mlc_type *wt) {
+  return wt->dims[2] == 1 && wt->dims[3] == 1 && !n->pad[0] && !n->pad[1] && !n->pad[2] && !n->pad[3];
+}
 
 static int64_t flat_rows(const nc_ctx *n, const mlc_type *x, const mlc_type *wt, const mlc_type *ot, int64_t aw,
                          int vector_bits) {
   mlc_tile_limits lim = mlc_tile_limits_for(vector_bits);
-  if (lim.lanes >= 16 || n->depthwise || wt->dims[2] != 1 || wt->dims[3] != 1 || n->stride[0] != 1 ||
-      n->stride[1] != 1 || n->pad[0] || n->pad[1] || n->pad[2] || n->pad[3] || ot->dims[4] % (lim.lanes / 2))
-    return 0;
-  if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3]) || x->dims[2] != ot->dims[2] ||
-      x->dims[3] != ot->dims[3])
-    return 0;
+  if (lim.lanes >= 16 || n->depthwise || ot->dims[4] % (lim.lanes / 2)) return 0;
+  if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3])) return 0;
+  int copies = flat_copies(n, wt);
+  if (!copies && x->dims[1] * x->dims[4] * wt->dims[2] * wt->dims[3] < NC_FLAT_MIN_REDUCTION) return 0;
   int64_t cols = tile_cols(ot, 0, &lim), r, cc, tr, tc;
   mlc_tile_sizes(aw, cols, &lim, &r, &cc);
   double rows = (double)(r * cc) / (double)(r + cc) * (double)ot->dims[3] / (double)aw;
   mlc_tile_sizes(NC_FLAT_NOMINAL_ROWS, cols, &lim, &tr, &tc);
   int64_t p = ot->dims[2] * ot->dims[3], pp = (p + tr - 1) / tr * tr;
   double flat = (double)(tr * tc) / (double)(tr + tc) * (double)p / (double)pp;
-  return tr > 1 && flat > rows * NC_FLAT_MIN_GAIN ? tr : 0;
+  double gain = copies && n->stride[0] == 1 && n->stride[1] == 1 ? NC_FLAT_MIN_GAIN : 1.0;
+  return tr > 1 && flat > rows * gain ? tr : 0;
 }
 
 /*
@@ -344,8 +374,17 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   n.flat = flat_rows(&n, x, wt, ot, aw, c->vector_bits);
   if (n.flat) {
     int64_t q = (ot->dims[2] * ot->dims[3] + n.flat - 1) / n.flat;
-    mlc_tir_expr *ps[5] = {mlc_lg_dim(c, x, 0), i64(c, x->dims[1]), i64(c, q), i64(c, n.flat), i64(c, x->dims[4])};
-    MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_flat_pad_body, &n, &n.padded));
+    n.flat_copy = flat_copies(&n, wt);
+    if (n.flat_copy) {
+      mlc_tir_expr *ps[5] = {mlc_lg_dim(c, x, 0), i64(c, x->dims[1]), i64(c, q), i64(c, n.flat), i64(c, x->dims[4])};
+      MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_flat_pad_body, &n, &n.padded));
+    } else {
+      mlc_tir_expr *ps[5];
+      for (int d = 0; d < 5; d++) ps[d] = i64(c, x->dims[d] + (d == 2 || d == 3 ? n.pad[d - 2] + n.pad[d] : 0));
+      int64_t rows = (q * n.flat - 1) / ot->dims[3] * n.stride[0] + (wt->dims[2] - 1) * n.dil[0] + 1;
+      if (rows > x->dims[2] + n.pad[0] + n.pad[2]) ps[2] = i64(c, rows);
+      MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_pad_body, &n, &n.padded));
+    }
     mlc_tir_expr *as[5] = {shape[0], shape[1], i64(c, q), i64(c, n.flat), shape[4]};
     static const char *const flat_names[5] = {"n", "oc_chunk", "pq", "pt", "oc_block"};
     MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_conv2d_nchwc_acc", 5, as, flat_names, nc_body, &n, &n.stage));

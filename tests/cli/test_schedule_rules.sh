@@ -18,12 +18,19 @@
 #     (72 KB each) do not fit in L1, is reduced in panel blocks on 8-lane
 #     targets (rule T): the input channel chunks' loop split in 8 blocks
 #     of 9 KB, its outer loop inside the panels' (parallel) loop and
-#     outside the row blocks, the epilogue after each panel; so is a 1x1
+#     outside the pixels (flat, 9 x 6), the epilogue after each panel
+#     (reading the flat accumulator); so is a 1x1
 #     conv to 1000 channels at 13x13, whose tiles of 2 rows allow as few
 #     as 16 panels (25 of 5 chunks of 8 channels; 2 blocks of 13 KB);
 #   - a 3x3 conv at 13x13 is computed 15 columns wide on 8-lane targets,
 #     tiles of 5 columns by the block's 2 vectors (13 has no tile of 2
 #     vectors of its own; 14 would tile as 7 x 1);
+#   - in 32-channel blocks on 8-lane targets a 3x3 conv at 28x28 is
+#     computed 30 columns wide in tiles of 3 x 4 vectors; convs at 7x7
+#     tile their 49 pixels flattened as 17 x 3 (3 x 4 tiles): a 1x1 conv
+#     through a flat copy of its input (of the pixels its stride picks), a
+#     3x3 conv of stride 2 reading its padded copy at each pixel's row and
+#     column;
 #   - a stem conv (3 input channels) makes its padded copy whole, before
 #     the conv, on 8-lane targets: per tile it would copy element by
 #     element;
@@ -74,6 +81,8 @@ for t in avx2 host; do
   build width13 $t "$@"
   build block32 $t "$@"
   build flat7 $t "$@"
+  build flat7s2 $t "$@"
+  build flat3s2 $t "$@"
   build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
@@ -116,13 +125,16 @@ echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
   fail "kblocks (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
 
 # the 3x3 conv, AVX2: 4 input chunks (of 32 channels) in 4 blocks inside
-# the panels' parallel loop, the epilogue under it
+# the panels' parallel loop, outside the 49 pixels (flat, 9 x 6), the
+# epilogue under it (reading the flat accumulator)
 tr=$(trace pblocks avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[4, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
   fail "pblocks (avx2): no panel blocks: $tr"
 low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(33)' | grep -q 'for rco_0, oh, ow_0' && ok ||
-  fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(33)' | grep -q 'for rco_0, pq, ' && ok ||
+  fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the pixels: $(echo "$low" | grep -A4 'T.parallel')"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 33, 9, 6, 16)' "$tmp/d.pblocks.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
+  fail "pblocks (avx2): the accumulator is not flat, 9 x 6: $(grep alloc_buffer "$tmp/d.pblocks.avx2/11_schedule/fused_conv2d_nchwc_relu.tir")"
 echo "$low" | grep -A12 'for oc_chunk in T.parallel(33)' | grep -q 'T.max' && ok ||
   fail "pblocks (avx2): the epilogue is not under the panels' loop"
 
@@ -154,6 +166,20 @@ tir="$tmp/d.flat7.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 17, 3, 32)' "$tir" &&
   grep -q 'T_pad = T.alloc_buffer((1, 2, 17, 3, 32)' "$tir" && ok ||
   fail "flat7 (avx2): the accumulator and the input copy are not 17 x 3 pixels: $(grep alloc_buffer "$tir")"
+# strided, the copy holds the pixels the stride picks
+tir="$tmp/d.flat7s2.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 17, 3, 32)' "$tir" &&
+  grep -q 'T_pad = T.alloc_buffer((1, 2, 17, 3, 32)' "$tir" && ok ||
+  fail "flat7s2 (avx2): the accumulator and the input copy are not 17 x 3 pixels: $(grep alloc_buffer "$tir")"
+# the 3x3 conv of stride 2, AVX2: flat, 3 x 4 tiles, reading the padded
+# copy (one row more than the border gives) at the pixel's row and column
+tr=$(trace flat3s2 avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[None, 4, 8\]' && echo "$tr" | grep -q 'factors=\[None, 3\]' && ok ||
+  fail "flat3s2 (avx2): no 3 x 4 tile: $tr"
+tir="$tmp/d.flat3s2.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 2, 17, 3, 32)' "$tir" &&
+  grep -q 'T_pad = T.alloc_buffer((1, 2, 17, 16, 32)' "$tir" && ok ||
+  fail "flat3s2 (avx2): not flat, or the padded copy lacks the last tile's row: $(grep alloc_buffer "$tir")"
 # on AVX-512 (16 lanes, compiled only) the output's rows as before
 if "$cli" compile "$tmp/flat7.onnx" -o "$tmp/flat7.avx512.so" -q --target "llvm -mcpu=znver4" \
      --dump-ir "$tmp/d.flat7.avx512" 2>"$tmp/err"; then

@@ -11,10 +11,11 @@ def save(name, nodes, x, inits, yshape):
                           [numpy_helper.from_array(v, k) for k, v in inits.items()])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), f'{out}/{name}.onnx')
     np.save(f'{out}/{name}_x.npy', x)
-def conv_bias_relu(name, x, w, b, ref):
+def conv_bias_relu(name, x, w, b, ref, stride=1):
     """a model of one conv (1x1, or 3x3 with pad 1) + bias + relu, and its reference"""
     k = w.shape[2]
-    conv = helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[k, k], pads=[k // 2] * 4)
+    conv = helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[k, k], pads=[k // 2] * 4,
+                            strides=[stride, stride])
     save(name, [conv, helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, list(ref.shape))
     np.save(f'{out}/{name}_ref.npy', np.maximum(ref + b[None, :, None, None], 0))
 def conv3x3(x, w, stride=1):
@@ -78,7 +79,7 @@ save('matmul', [helper.make_node('MatMul', ['x', 'W'], ['y'])], x, {'W': w}, [32
 np.save(f'{out}/matmul_ref.npy', x @ w)
 # a 3x3 conv of 128 channels to 528 at 7x7 (pad 1, + bias, relu): each of
 # its 33 panels of 16 output channels reads 72 KB of weights, again for
-# every row block of the panel
+# every block of the panel's pixels (on AVX2 flat: 49 pixels as 9 x 6)
 x = rng.standard_normal((1, 128, 7, 7)).astype(np.float32)
 w = (rng.standard_normal((528, 128, 3, 3)) * 0.05).astype(np.float32)
 b = rng.standard_normal(528).astype(np.float32)
@@ -91,16 +92,18 @@ x = rng.standard_normal((1, 160, 13, 13)).astype(np.float32)
 w = (rng.standard_normal((1000, 160, 1, 1)) * 0.05).astype(np.float32)
 b = rng.standard_normal(1000).astype(np.float32)
 conv_bias_relu('pblocks1k', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
-# a 3x3 conv of 32 channels to 48 at 13x13 (pad 1, + bias, relu): a width
-# of 13 with no tile of its own, computed 15 wide
-x = rng.standard_normal((1, 32, 13, 13)).astype(np.float32)
-w = (rng.standard_normal((48, 32, 3, 3)) * 0.1).astype(np.float32)
+# a 3x3 conv of 16 channels to 48 at 13x13 (pad 1, + bias, relu): a width
+# of 13 with no tile of its own, computed 15 wide (a reduction of 144,
+# too short to go flat)
+x = rng.standard_normal((1, 16, 13, 13)).astype(np.float32)
+w = (rng.standard_normal((48, 16, 3, 3)) * 0.1).astype(np.float32)
 b = rng.standard_normal(48).astype(np.float32)
 conv_bias_relu('width13', x, w, b, conv3x3(x, w))
-# a 3x3 conv of 32 channels to 64 at 28x28 (pad 1, + bias, relu): on AVX2
-# in 32-channel blocks, computed 30 wide in tiles of 3 x 4 vectors
-x = rng.standard_normal((1, 32, 28, 28)).astype(np.float32)
-w = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(np.float32)
+# a 3x3 conv of 16 channels to 64 at 28x28 (pad 1, + bias, relu): on AVX2
+# in 32-channel blocks, computed 30 wide in tiles of 3 x 4 vectors (a
+# reduction of 144, too short to go flat)
+x = rng.standard_normal((1, 16, 28, 28)).astype(np.float32)
+w = (rng.standard_normal((64, 16, 3, 3)) * 0.1).astype(np.float32)
 b = rng.standard_normal(64).astype(np.float32)
 conv_bias_relu('block32', x, w, b, conv3x3(x, w))
 # a 1x1 conv of 64 channels to 128 at 7x7 (+ bias, relu): on AVX2 in
@@ -110,6 +113,19 @@ x = rng.standard_normal((1, 64, 7, 7)).astype(np.float32)
 w = (rng.standard_normal((128, 64, 1, 1)) * 0.1).astype(np.float32)
 b = rng.standard_normal(128).astype(np.float32)
 conv_bias_relu('flat7', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
+# the same strided: a 1x1 conv of stride 2 from 14x14 to 7x7, flat through
+# a copy of the pixels the stride picks
+x = rng.standard_normal((1, 64, 14, 14)).astype(np.float32)
+w = (rng.standard_normal((128, 64, 1, 1)) * 0.1).astype(np.float32)
+b = rng.standard_normal(128).astype(np.float32)
+conv_bias_relu('flat7s2', x, w, b, np.einsum('nchw,oc->nohw', x[:, :, ::2, ::2], w[:, :, 0, 0]), 2)
+# a 3x3 conv of 64 channels to 64, stride 2, from 14x14 to 7x7 (pad 1):
+# flat, reading its padded copy at row (p / 7) * 2 + kh, column (p % 7) *
+# 2 + kw; the last tile's pixels 49 and 50 reach row 16 of the copy
+x = rng.standard_normal((1, 64, 14, 14)).astype(np.float32)
+w = (rng.standard_normal((64, 64, 3, 3)) * 0.1).astype(np.float32)
+b = rng.standard_normal(64).astype(np.float32)
+conv_bias_relu('flat3s2', x, w, b, conv3x3(x, w, 2), 2)
 # an image model's stem: a 3x3 conv of 3 channels to 32, stride 2, pad 1,
 # on 34x34 (+ relu), then a 1x1 conv (so that the stem is blocked)
 x = rng.standard_normal((1, 3, 34, 34)).astype(np.float32)
