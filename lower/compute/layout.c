@@ -282,7 +282,11 @@ static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
 ** there); others wherever the flat tile keeps more, except a conv whose
 ** reduction is shorter than 256 (the stem's 3 channels x 3 x 3, 1.6x
 ** slower flat: its tile is mostly the epilogue).  ResNet-18 0.88-0.92x,
-** ResNet-50 0.94-0.96x.  Returns T, or 0 for the rows.
+** ResNet-50 0.94-0.96x.  Only for tiles of 4 columns (32-channel blocks):
+** in 16-channel blocks the flat tile is 6 pixels x 2 vectors, which LLVM
+** keeps in registers only by spilling (a 1x1 conv 2048->512 at 7x7 1.26x
+** slower than its rows, a 3x3 conv of 512 at 7x7 1.9x; SqueezeNet 0.97x
+** without them).  Returns T, or 0 for the rows.
 */
 #define NC_FLAT_MIN_GAIN 1.15
 #define NC_FLAT_MIN_REDUCTION 256
@@ -302,6 +306,7 @@ static int64_t flat_rows(const nc_ctx *n, const mlc_type *x, const mlc_type *wt,
   int copies = flat_copies(n, wt);
   if (!copies && x->dims[1] * x->dims[4] * wt->dims[2] * wt->dims[3] < NC_FLAT_MIN_REDUCTION) return 0;
   int64_t cols = tile_cols(ot, 0, &lim), r, cc, tr, tc;
+  if (cols < 4) return 0;
   mlc_tile_sizes(aw, cols, &lim, &r, &cc);
   double rows = (double)(r * cc) / (double)(r + cc) * (double)ot->dims[3] / (double)aw;
   mlc_tile_sizes(NC_FLAT_NOMINAL_ROWS, cols, &lim, &tr, &tc);

@@ -18,8 +18,7 @@
 #     (72 KB each) do not fit in L1, is reduced in panel blocks on 8-lane
 #     targets (rule T): the input channel chunks' loop split in 8 blocks
 #     of 9 KB, its outer loop inside the panels' (parallel) loop and
-#     outside the pixels (flat, 9 x 6), the epilogue after each panel
-#     (reading the flat accumulator); so is a 1x1
+#     outside the row blocks, the epilogue after each panel; so is a 1x1
 #     conv to 1000 channels at 13x13, whose tiles of 2 rows allow as few
 #     as 16 panels (25 of 5 chunks of 8 channels; 2 blocks of 13 KB);
 #   - a 3x3 conv at 13x13 is computed 15 columns wide on 8-lane targets,
@@ -30,7 +29,8 @@
 #     tile their 49 pixels flattened as 17 x 3 (3 x 4 tiles): a 1x1 conv
 #     through a flat copy of its input (of the pixels its stride picks), a
 #     3x3 conv of stride 2 reading its padded copy at each pixel's row and
-#     column;
+#     column; a 1x1 conv to 1024 channels at 7x7 flat in panel blocks, its
+#     epilogue under the panels' loop reading the flat accumulator;
 #   - a stem conv (3 input channels) makes its padded copy whole, before
 #     the conv, on 8-lane targets: per tile it would copy element by
 #     element;
@@ -83,6 +83,7 @@ for t in avx2 host; do
   build flat7 $t "$@"
   build flat7s2 $t "$@"
   build flat3s2 $t "$@"
+  build flatpb $t "$@"
   build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
@@ -125,18 +126,30 @@ echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
   fail "kblocks (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
 
 # the 3x3 conv, AVX2: 4 input chunks (of 32 channels) in 4 blocks inside
-# the panels' parallel loop, outside the 49 pixels (flat, 9 x 6), the
-# epilogue under it (reading the flat accumulator)
+# the panels' parallel loop, the epilogue under it
 tr=$(trace pblocks avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[4, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
   fail "pblocks (avx2): no panel blocks: $tr"
 low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(33)' | grep -q 'for rco_0, pq, ' && ok ||
-  fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the pixels: $(echo "$low" | grep -A4 'T.parallel')"
-grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 33, 9, 6, 16)' "$tmp/d.pblocks.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
-  fail "pblocks (avx2): the accumulator is not flat, 9 x 6: $(grep alloc_buffer "$tmp/d.pblocks.avx2/11_schedule/fused_conv2d_nchwc_relu.tir")"
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(33)' | grep -q 'for rco_0, oh, ow_0' && ok ||
+  fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
 echo "$low" | grep -A12 'for oc_chunk in T.parallel(33)' | grep -q 'T.max' && ok ||
   fail "pblocks (avx2): the epilogue is not under the panels' loop"
+
+# the 1x1 conv at 7x7 to 1024 channels, AVX2: flat (17 x 3), 32 panels of
+# 32 channels, each panel's 8 input chunks in 2 blocks (16 KB of weights)
+# inside the panels' parallel loop and outside the pixels, the epilogue
+# under it, reading the flat accumulator
+tr=$(trace flatpb avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[2, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
+  fail "flatpb (avx2): no panel blocks, or the epilogue not under the panels: $tr"
+low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.flatpb.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(32)' | grep -q 'for rco_0, pq, ' && ok ||
+  fail "flatpb (avx2): the blocks' loop is not inside the panels' and outside the pixels: $(echo "$low" | grep -A4 'T.parallel')"
+echo "$low" | grep -A12 'for oc_chunk in T.parallel(32)' | grep -q 'T.max' && ok ||
+  fail "flatpb (avx2): the epilogue is not under the panels' loop"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 32, 17, 3, 32)' "$tmp/d.flatpb.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
+  fail "flatpb (avx2): the accumulator is not flat, 17 x 3: $(grep alloc_buffer "$tmp/d.flatpb.avx2/11_schedule/fused_conv2d_nchwc_relu.tir")"
 
 tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[5, None\]' &&

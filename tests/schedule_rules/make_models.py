@@ -79,7 +79,7 @@ save('matmul', [helper.make_node('MatMul', ['x', 'W'], ['y'])], x, {'W': w}, [32
 np.save(f'{out}/matmul_ref.npy', x @ w)
 # a 3x3 conv of 128 channels to 528 at 7x7 (pad 1, + bias, relu): each of
 # its 33 panels of 16 output channels reads 72 KB of weights, again for
-# every block of the panel's pixels (on AVX2 flat: 49 pixels as 9 x 6)
+# every row block of the panel
 x = rng.standard_normal((1, 128, 7, 7)).astype(np.float32)
 w = (rng.standard_normal((528, 128, 3, 3)) * 0.05).astype(np.float32)
 b = rng.standard_normal(528).astype(np.float32)
@@ -92,11 +92,10 @@ x = rng.standard_normal((1, 160, 13, 13)).astype(np.float32)
 w = (rng.standard_normal((1000, 160, 1, 1)) * 0.05).astype(np.float32)
 b = rng.standard_normal(1000).astype(np.float32)
 conv_bias_relu('pblocks1k', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
-# a 3x3 conv of 16 channels to 48 at 13x13 (pad 1, + bias, relu): a width
-# of 13 with no tile of its own, computed 15 wide (a reduction of 144,
-# too short to go flat)
-x = rng.standard_normal((1, 16, 13, 13)).astype(np.float32)
-w = (rng.standard_normal((48, 16, 3, 3)) * 0.1).astype(np.float32)
+# a 3x3 conv of 32 channels to 48 at 13x13 (pad 1, + bias, relu): a width
+# of 13 with no tile of its own, computed 15 wide
+x = rng.standard_normal((1, 32, 13, 13)).astype(np.float32)
+w = (rng.standard_normal((48, 32, 3, 3)) * 0.1).astype(np.float32)
 b = rng.standard_normal(48).astype(np.float32)
 conv_bias_relu('width13', x, w, b, conv3x3(x, w))
 # a 3x3 conv of 16 channels to 64 at 28x28 (pad 1, + bias, relu): on AVX2
@@ -119,6 +118,12 @@ x = rng.standard_normal((1, 64, 14, 14)).astype(np.float32)
 w = (rng.standard_normal((128, 64, 1, 1)) * 0.1).astype(np.float32)
 b = rng.standard_normal(128).astype(np.float32)
 conv_bias_relu('flat7s2', x, w, b, np.einsum('nchw,oc->nohw', x[:, :, ::2, ::2], w[:, :, 0, 0]), 2)
+# a 1x1 conv of 256 channels to 1024 at 7x7 (+ bias, relu): flat, 32
+# panels of 32 channels, each panel's weights (32 KB) in blocks
+x = rng.standard_normal((1, 256, 7, 7)).astype(np.float32)
+w = (rng.standard_normal((1024, 256, 1, 1)) * 0.05).astype(np.float32)
+b = rng.standard_normal(1024).astype(np.float32)
+conv_bias_relu('flatpb', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]))
 # a 3x3 conv of 64 channels to 64, stride 2, from 14x14 to 7x7 (pad 1):
 # flat, reading its padded copy at row (p / 7) * 2 + kh, column (p % 7) *
 # 2 + kw; the last tile's pixels 49 and 50 reach row 16 of the copy
