@@ -101,7 +101,10 @@
 **     under R's loop just outside R's innermost spatial loop
 **     (sch.reverse_compute_at): E then reads R's row of results while it
 **     is still in cache, and lowering's compaction shrinks R's scratch
-**     buffer to that row (on the stack, one per thread).
+**     buffer to that row (on the stack, one per thread).  Only an E that
+**     reads R's results through its own iteration variables moves: one
+**     that broadcasts them (a layer norm's subtraction of the row's mean)
+**     stays after R, whose reduction rule R then vectorizes.
 **
 **     for c, h:                         for c, h:
 **       for w, rc, kh, kw: conv[..]        for w, rc, kh, kw: conv[..] = ...
@@ -482,6 +485,35 @@ static mlc_status inline_stages(mlc_sch *s, int n, const mlc_sch_rv *blocks, int
   return st;
 }
 
+/* Whether every load of |b| in the block |blk| indexes each dimension by
+** an iteration variable of |blk| (an elementwise epilogue, not a consumer
+** that broadcasts |b|, as a layer norm reads its mean along the row). */
+typedef struct {
+  const mlc_tir_stmt *blk;
+  const mlc_tir_buffer *b;
+  int bad;
+} iter_reads;
+
+static int iter_reads_pre(void *ctx, const mlc_tir_expr *e) {
+  iter_reads *r = ctx;
+  if (e->kind != MLC_TIR_LOAD || e->load.buffer != r->b) return MLC_TIR_VISIT_CONTINUE;
+  for (int d = 0; d < e->load.n && !r->bad; d++) {
+    const mlc_tir_expr *ix = e->load.indices[d];
+    int k = -1;
+    for (int i = 0; ix->kind == MLC_TIR_VAR_REF && i < r->blk->block.niters; i++)
+      if (r->blk->block.iters[i].var == ix->var) k = i;
+    r->bad = k < 0;
+  }
+  return r->bad ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_SKIP;
+}
+
+static int reads_elementwise(const mlc_tir_stmt *blk, const mlc_tir_buffer *b) {
+  iter_reads r = {blk, b, 0};
+  mlc_tir_visitor v = {.ctx = &r, .pre_expr = iter_reads_pre};
+  if (blk->block.body) mlc_tir_visit_stmt(&v, blk->block.body);
+  return !r.bad;
+}
+
 /* Rule F2 for the reduction |r|. */
 static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
   mlc_status st = NULL;
@@ -507,6 +539,9 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
     last = i;
   }
   if (at < 0 || mlc_sch_rv_stmt(s, loops[at])->loop.kind != MLC_TIR_FOR_SERIAL) return NULL;
+  /* a consumer that broadcasts R's results stays after R, where rule R
+  ** vectorizes R's reduction (under R's row loop it would be a scalar sum) */
+  if (!reads_elementwise(e, stored(blk))) return NULL;
   *changed |= attempt(s, mlc_sch_reverse_compute_at(s, cons[0], loops[at], 0), &st);
   return st;
 }

@@ -31,6 +31,9 @@
 #     3x3 conv of stride 2 reading its padded copy at each pixel's row and
 #     column; a 1x1 conv to 1024 channels at 7x7 flat in panel blocks, its
 #     epilogue under the panels' loop reading the flat accumulator;
+#   - a layer norm's two row means are vectorized (rule R), the
+#     subtraction that broadcasts the first along the row stays after it
+#     (rule F2 moves only elementwise epilogues);
 #   - a stem conv (3 input channels) makes its padded copy whole, before
 #     the conv, on 8-lane targets: per tile it would copy element by
 #     element;
@@ -84,6 +87,7 @@ for t in avx2 host; do
   build flat7s2 $t "$@"
   build flat3s2 $t "$@"
   build flatpb $t "$@"
+  build layernorm $t "$@"
   build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
@@ -201,6 +205,13 @@ if "$cli" compile "$tmp/flat7.onnx" -o "$tmp/flat7.avx512.so" -q --target "llvm 
 else
   fail "flat7 (avx512): compile"; head -5 "$tmp/err"
 fi
+
+# the layer norm, AVX2: both row means vectorized (rule R's rfactor), the
+# subtraction that reads the first along the row not moved under its row
+# loop (there the mean would be a scalar sum)
+tr=$(trace layernorm avx2 fused_mean_subtract_power_mean_add_sqrt_divide_multiply_add)
+[ "$(echo "$tr" | grep -c 'sch.rfactor')" -eq 2 ] && ! echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
+  fail "layernorm (avx2): a row mean is not vectorized: $tr"
 
 # the stem, AVX2: a register tile, the padded copy not under its loops
 tr=$(trace stem avx2 fused_conv2d_nchwc_relu)

@@ -140,3 +140,23 @@ save('stem', [helper.make_node('Conv', ['x', 'W'], ['c'], kernel_shape=[3, 3], p
               helper.make_node('Relu', ['c'], ['r']),
               helper.make_node('Conv', ['r', 'PW'], ['y'], kernel_shape=[1, 1])], x, {'W': w, 'PW': pw}, [1, 32, 17, 17])
 np.save(f'{out}/stem_ref.npy', np.einsum('nchw,oc->nohw', np.maximum(conv3x3(x, w, 2), 0), pw[:, :, 0, 0]))
+# a layer norm over 256 features of 64 rows, as exporters write it
+# (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add): both means
+# are row sums that rule R vectorizes; the subtraction, which reads the
+# mean along the row, stays after it
+x = rng.standard_normal((1, 64, 256)).astype(np.float32)
+g = rng.standard_normal(256).astype(np.float32)
+be = rng.standard_normal(256).astype(np.float32)
+nodes = [helper.make_node('ReduceMean', ['x'], ['m'], axes=[-1], keepdims=1),
+         helper.make_node('Sub', ['x', 'm'], ['d']),
+         helper.make_node('Pow', ['d', 'two'], ['q']),
+         helper.make_node('ReduceMean', ['q'], ['v'], axes=[-1], keepdims=1),
+         helper.make_node('Add', ['v', 'eps'], ['ve']),
+         helper.make_node('Sqrt', ['ve'], ['s']),
+         helper.make_node('Div', ['d', 's'], ['n']),
+         helper.make_node('Mul', ['n', 'G'], ['ng']),
+         helper.make_node('Add', ['ng', 'BE'], ['y'])]
+save('layernorm', nodes, x, {'two': np.array(2, np.float32), 'eps': np.array(1e-5, np.float32), 'G': g, 'BE': be},
+     [1, 64, 256])
+d = x - x.mean(-1, keepdims=True)
+np.save(f'{out}/layernorm_ref.npy', d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * g + be)
