@@ -285,13 +285,22 @@ static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
 ** ResNet-50 0.94-0.96x.  Only for tiles of 4 columns (32-channel blocks):
 ** in 16-channel blocks the flat tile is 6 pixels x 2 vectors, which LLVM
 ** keeps in registers only by spilling (a 1x1 conv 2048->512 at 7x7 1.26x
-** slower than its rows, a 3x3 conv of 512 at 7x7 1.9x; SqueezeNet 0.97x
+** slower than its rows, a 3x3 conv of 512 at 7x7 1.9-2.6x; SqueezeNet 0.97x
 ** without them).  Returns T, or 0 for the rows.
 */
 #define NC_FLAT_MIN_GAIN 1.15
 #define NC_FLAT_MIN_REDUCTION 256
 /* rows a flat tile may take: a number every row count up to 6 divides */
 #define NC_FLAT_NOMINAL_ROWS 60
+
+/* The padded copy's shape for static H and W: [N, C, H + pads, W + pads,
+** c], the batch as the input has it (symbolic or not). */
+static void padded_shape(nc_ctx *n, mlc_tir_expr **ps) {
+  mlc_lg_call *c = n->c;
+  const mlc_type *x = &c->arg_types[0];
+  for (int d = 0; d < 5; d++)
+    ps[d] = d == 2 || d == 3 ? i64(c, x->dims[d] + n->pad[d - 2] + n->pad[d]) : mlc_lg_dim(c, x, d);
+}
 
 /* whether a conv goes flat through a copy of its input (see flat_rows) */
 static int flat_copies(const nc_ctx *n, const mlc_type *wt) {
@@ -385,7 +394,7 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
       MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_flat_pad_body, &n, &n.padded));
     } else {
       mlc_tir_expr *ps[5];
-      for (int d = 0; d < 5; d++) ps[d] = i64(c, x->dims[d] + (d == 2 || d == 3 ? n.pad[d - 2] + n.pad[d] : 0));
+      padded_shape(&n, ps);
       int64_t rows = (q * n.flat - 1) / ot->dims[3] * n.stride[0] + (wt->dims[2] - 1) * n.dil[0] + 1;
       if (rows > x->dims[2] + n.pad[0] + n.pad[2]) ps[2] = i64(c, rows);
       MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_pad_body, &n, &n.padded));
@@ -400,7 +409,7 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   ** also covers the accumulator's extra columns. */
   if (n.pad[0] || n.pad[1] || n.pad[2] || n.pad[3] || aw > ot->dims[3]) {
     mlc_tir_expr *ps[5];
-    for (int d = 0; d < 5; d++) ps[d] = i64(c, x->dims[d] + (d == 2 || d == 3 ? n.pad[d - 2] + n.pad[d] : 0));
+    padded_shape(&n, ps);
     int64_t need = (aw - 1) * n.stride[1] + (wt->dims[3] - 1) * n.dil[1] + 1;
     if (need > x->dims[3] + n.pad[1] + n.pad[3]) ps[3] = i64(c, need);
     MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_pad_body, &n, &n.padded));

@@ -34,6 +34,8 @@
 #   - a layer norm's two row means are vectorized (rule R), the
 #     subtraction that broadcasts the first along the row stays after it
 #     (rule F2 moves only elementwise epilogues);
+#   - convs of a symbolic batch on static images (run with 2) give
+#     numpy's outputs, rows and flat;
 #   - a stem conv (3 input channels) makes its padded copy whole, before
 #     the conv, on 8-lane targets: per tile it would copy element by
 #     element;
@@ -88,6 +90,8 @@ for t in avx2 host; do
   build flat3s2 $t "$@"
   build flatpb $t "$@"
   build layernorm $t "$@"
+  build batchn $t "$@"
+  build batchnflat $t "$@"
   build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
@@ -212,6 +216,10 @@ fi
 tr=$(trace layernorm avx2 fused_mean_subtract_power_mean_add_sqrt_divide_multiply_add)
 [ "$(echo "$tr" | grep -c 'sch.rfactor')" -eq 2 ] && ! echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
   fail "layernorm (avx2): a row mean is not vectorized: $tr"
+
+# the batch of N images, AVX2: the 7x7 conv flat
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((N, 2, 17, 3, 32)' "$tmp/d.batchnflat.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
+  fail "batchnflat (avx2): not flat: $(grep alloc_buffer "$tmp/d.batchnflat.avx2/11_schedule/fused_conv2d_nchwc_relu.tir")"
 
 # the stem, AVX2: a register tile, the padded copy not under its loops
 tr=$(trace stem avx2 fused_conv2d_nchwc_relu)

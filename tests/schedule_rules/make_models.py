@@ -5,18 +5,23 @@ import sys, numpy as np, onnx
 from onnx import helper, TensorProto, numpy_helper
 out = sys.argv[1]
 rng = np.random.default_rng(7)
-def save(name, nodes, x, inits, yshape):
-    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('x', TensorProto.FLOAT, list(x.shape))],
+def save(name, nodes, x, inits, yshape, batch=None):
+    """batch: the name of a symbolic batch dimension (the input and output's first)"""
+    xshape = list(x.shape)
+    if batch:
+        xshape[0] = batch
+        yshape = [batch] + list(yshape[1:])
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('x', TensorProto.FLOAT, xshape)],
                           [helper.make_tensor_value_info('y', TensorProto.FLOAT, yshape)],
                           [numpy_helper.from_array(v, k) for k, v in inits.items()])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), f'{out}/{name}.onnx')
     np.save(f'{out}/{name}_x.npy', x)
-def conv_bias_relu(name, x, w, b, ref, stride=1):
+def conv_bias_relu(name, x, w, b, ref, stride=1, batch=None):
     """a model of one conv (1x1, or 3x3 with pad 1) + bias + relu, and its reference"""
     k = w.shape[2]
     conv = helper.make_node('Conv', ['x', 'W', 'B'], ['c'], kernel_shape=[k, k], pads=[k // 2] * 4,
                             strides=[stride, stride])
-    save(name, [conv, helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, list(ref.shape))
+    save(name, [conv, helper.make_node('Relu', ['c'], ['y'])], x, {'W': w, 'B': b}, list(ref.shape), batch)
     np.save(f'{out}/{name}_ref.npy', np.maximum(ref + b[None, :, None, None], 0))
 def conv3x3(x, w, stride=1):
     """numpy's 3x3 conv, pad 1, of x [N, C, H, W] by w [K, C, 3, 3]"""
@@ -160,3 +165,14 @@ save('layernorm', nodes, x, {'two': np.array(2, np.float32), 'eps': np.array(1e-
      [1, 64, 256])
 d = x - x.mean(-1, keepdims=True)
 np.save(f'{out}/layernorm_ref.npy', d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * g + be)
+# a symbolic batch N (run with 2 images) on static 14x14 and 7x7: a 3x3
+# conv of 16 channels to 64 (its rows, the padded copy of N images) and of
+# 64 channels to 64 at 7x7 (flat on AVX2, reading its padded copy)
+x = rng.standard_normal((2, 16, 14, 14)).astype(np.float32)
+w = (rng.standard_normal((64, 16, 3, 3)) * 0.1).astype(np.float32)
+b = rng.standard_normal(64).astype(np.float32)
+conv_bias_relu('batchn', x, w, b, conv3x3(x, w), batch='N')
+x = rng.standard_normal((2, 64, 7, 7)).astype(np.float32)
+w = (rng.standard_normal((64, 64, 3, 3)) * 0.1).astype(np.float32)
+b = rng.standard_normal(64).astype(np.float32)
+conv_bias_relu('batchnflat', x, w, b, conv3x3(x, w), batch='N')
