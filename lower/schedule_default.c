@@ -498,11 +498,7 @@ static int iter_reads_pre(void *ctx, const mlc_tir_expr *e) {
   iter_reads *r = ctx;
   if (e->kind != MLC_TIR_LOAD || e->load.buffer != r->b) return MLC_TIR_VISIT_CONTINUE;
   for (int d = 0; d < e->load.n && !r->bad; d++) {
-    const mlc_tir_expr *ix = e->load.indices[d];
-    int k = -1;
-    for (int i = 0; ix->kind == MLC_TIR_VAR_REF && i < r->blk->block.niters; i++)
-      if (r->blk->block.iters[i].var == ix->var) k = i;
-    r->bad = k < 0;
+    r->bad = mlc_tir_block_iter_index(r->blk, e->load.indices[d]) < 0;
   }
   return r->bad ? MLC_TIR_VISIT_STOP : MLC_TIR_VISIT_SKIP;
 }

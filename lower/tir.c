@@ -649,6 +649,13 @@ mlc_tir_stmt *mlc_tir_block(mlc_tir_module *m, const char *name, int niters,
   return s;
 }
 
+int mlc_tir_block_iter_index(const mlc_tir_stmt *block, const mlc_tir_expr *e) {
+  if (!e || e->kind != MLC_TIR_VAR_REF) return -1;
+  for (int i = 0; i < block->block.niters; i++)
+    if (block->block.iters[i].var == e->var) return i;
+  return -1;
+}
+
 mlc_tir_stmt *mlc_tir_block_set_predicate(mlc_tir_stmt *block, mlc_tir_expr *pred) {
   if (block && block->kind == MLC_TIR_BLOCK) block->block.predicate = pred;
   return block;

@@ -481,6 +481,9 @@ mlc_tir_stmt *mlc_tir_assert(mlc_tir_module *m, mlc_tir_expr *cond, const char *
                              int nvals, mlc_tir_expr *const *vals);
 /* Sets a block's predicate (NULL clears it). Returns |block|. */
 mlc_tir_stmt *mlc_tir_block_set_predicate(mlc_tir_stmt *block, mlc_tir_expr *pred);
+/* The position in |block|'s iteration variables of the one |e| names (a
+** variable reference), or -1 when |e| is not one of them. */
+int mlc_tir_block_iter_index(const mlc_tir_stmt *block, const mlc_tir_expr *e);
 /* Sets a block's access regions (arrays copied). Returns |block| or NULL on oom. */
 mlc_tir_stmt *mlc_tir_block_set_regions(mlc_tir_module *m, mlc_tir_stmt *block, int nreads,
                                         const mlc_tir_region *reads, int nwrites,

@@ -46,13 +46,6 @@ typedef struct ca_plan {
   cl_nest nest;
 } ca_plan;
 
-static int iter_index(const mlc_tir_stmt *blk, const mlc_tir_expr *e) {
-  if (!e || e->kind != MLC_TIR_VAR_REF) return -1;
-  for (int i = 0; i < blk->block.niters; i++)
-    if (blk->block.iters[i].var == e->var) return i;
-  return -1;
-}
-
 typedef struct wp {
   const mlc_tir_stmt *blk;
   mlc_tir_buffer *buf;
@@ -88,7 +81,7 @@ static void write_pattern(wp *w, const mlc_tir_stmt *st) {
   }
   int used[CL_MAX_LOOPS] = {0};
   for (int d = 0; d < st->store.n; d++) {
-    int k = iter_index(w->blk, st->store.indices[d]);
+    int k = mlc_tir_block_iter_index(w->blk, st->store.indices[d]);
     if (k < 0 || used[k] || w->blk->block.iters[k].kind != MLC_TIR_ITER_SPATIAL || (w->buf && w->perm[d] != k)) {
       w->why = "does not write its output with one distinct spatial iteration variable per index";
       return;

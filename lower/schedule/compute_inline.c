@@ -44,13 +44,6 @@ static int other_store(const mlc_tir_stmt *st, const mlc_tir_stmt *skip, const m
   return 0;
 }
 
-static int iter_index(const mlc_tir_stmt *blk, const mlc_tir_expr *e) {
-  if (!e || e->kind != MLC_TIR_VAR_REF) return -1;
-  for (int i = 0; i < blk->block.niters; i++)
-    if (blk->block.iters[i].var == e->var) return i;
-  return -1;
-}
-
 static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *blk, ci_plan *p) {
   const char *bd = sch_desc(s, blk);
   if (blk->block.init) return sch_fail(s, MLC_SCH_ERR_NOT_INLINABLE, "%s is a reduction (it has an init)", bd);
@@ -71,7 +64,7 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *blk, ci_plan *p) {
   if (blk->block.niters > CL_MAX_LOOPS)
     return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s has more than %d iteration variables", bd, CL_MAX_LOOPS);
   for (int d = 0; d < st->store.n; d++) {
-    int k = iter_index(blk, st->store.indices[d]);
+    int k = mlc_tir_block_iter_index(blk, st->store.indices[d]);
     if (k < 0)
       return sch_fail(s, MLC_SCH_ERR_NOT_INLINABLE, "index %d of the store to %s in %s is not an iteration variable",
                       d, b->name, bd);

@@ -48,13 +48,6 @@ typedef struct rca_plan {
   cl_nest nest;
 } rca_plan;
 
-static int iter_index(const mlc_tir_stmt *blk, const mlc_tir_expr *e) {
-  if (!e || e->kind != MLC_TIR_VAR_REF) return -1;
-  for (int i = 0; i < blk->block.niters; i++)
-    if (blk->block.iters[i].var == e->var) return i;
-  return -1;
-}
-
 /* The indices c loads |b| with, when every load of |b| in c uses the same
 ** distinct iteration variables in the same dimensions: perm[d] = iteration
 ** variable of dimension d, or -1 for an index that is not one (a
@@ -73,7 +66,7 @@ static void lp_load(lp *l, const mlc_tir_expr *e) {
     return;
   }
   for (int d = 0; d < e->load.n; d++) {
-    int k = iter_index(l->blk, e->load.indices[d]);
+    int k = mlc_tir_block_iter_index(l->blk, e->load.indices[d]);
     if (k >= 0 && used[k]) {
       l->bad = 1;
       return;

@@ -32,13 +32,6 @@ typedef struct rci_plan {
   cl_nest nest;
 } rci_plan;
 
-static int iter_index(const mlc_tir_stmt *blk, const mlc_tir_expr *e) {
-  if (!e || e->kind != MLC_TIR_VAR_REF) return -1;
-  for (int i = 0; i < blk->block.niters; i++)
-    if (blk->block.iters[i].var == e->var) return i;
-  return -1;
-}
-
 /* Checks that |idx| (|n| indices) are distinct iteration variables of
 ** |blk| covering all of them when |all|; fills perm[d] = iteration
 ** variable of dimension d.  0 when so. */
@@ -46,7 +39,7 @@ static int trivial_indices(const mlc_tir_stmt *blk, int n, mlc_tir_expr *const *
   int used[CL_MAX_LOOPS] = {0};
   if (blk->block.niters > CL_MAX_LOOPS) return -1;
   for (int d = 0; d < n; d++) {
-    int k = iter_index(blk, idx[d]);
+    int k = mlc_tir_block_iter_index(blk, idx[d]);
     if (k < 0 || used[k]) return -1;
     used[k] = 1;
     if (perm) perm[d] = k;
