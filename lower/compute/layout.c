@@ -96,6 +96,17 @@ static void ints_attr(mlc_lg_call *c, const char *name, int n, int64_t dflt, int
   for (int i = 0; i < n; i++) out[i] = ok ? a->ints[i] : dflt;
 }
 
+/* Flat pixel p = q * T + t of a flat conv (q, t: idx[2], idx[3]): sets its
+** output row p / OW and column p % OW in o[0], o[1]; returns p. */
+static mlc_tir_expr *flat_pixel(nc_ctx *n, mlc_tir_expr *const *idx, mlc_tir_expr **o) {
+  mlc_lg_call *c = n->c;
+  mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]);
+  mlc_tir_expr *w = i64(c, c->out_types[0].dims[3]);
+  o[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w);
+  o[1] = mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w);
+  return p;
+}
+
 static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *user) {
   nc_ctx *n = user;
   mlc_lg_call *c = n->c;
@@ -115,12 +126,7 @@ static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   xi[1] = n->depthwise ? idx[1] : rco;
   xi[4] = n->depthwise ? idx[4] : rci;
   mlc_tir_expr *o[2] = {idx[2], idx[3]};
-  if (n->flat && !n->flat_copy) { /* pixel p = q * T + t: row p / OW, column p % OW */
-    mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]);
-    mlc_tir_expr *w = i64(c, c->out_types[0].dims[3]);
-    o[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w);
-    o[1] = mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w);
-  }
+  if (n->flat && !n->flat_copy) flat_pixel(n, idx, o);
   for (int i = 0; i < 2; i++) {
     /* the flat copy holds the strided pixels */
     mlc_tir_expr *p = n->flat_copy ? o[i] : mlc_tir_mul(M, o[i], i64(c, n->stride[i]));
@@ -170,12 +176,11 @@ static mlc_tir_expr *nc_flat_pad_body(mlc_te_builder *b, mlc_tir_expr *const *id
   nc_ctx *n = user;
   mlc_lg_call *c = n->c;
   const mlc_type *x = &c->arg_types[0];
-  mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]);
   const mlc_type *ot = &c->out_types[0];
-  mlc_tir_expr *w = i64(c, ot->dims[3]);
-  mlc_tir_expr *xi[5] = {idx[0], idx[1],
-                         mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w), i64(c, n->stride[0])),
-                         mlc_tir_mul(M, mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w), i64(c, n->stride[1])), idx[4]};
+  mlc_tir_expr *o[2];
+  mlc_tir_expr *p = flat_pixel(n, idx, o);
+  mlc_tir_expr *xi[5] = {idx[0], idx[1], mlc_tir_mul(M, o[0], i64(c, n->stride[0])),
+                         mlc_tir_mul(M, o[1], i64(c, n->stride[1])), idx[4]};
   mlc_tir_expr *in = mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, ot->dims[2] * ot->dims[3]));
   return mlc_tir_select(M, in, mlc_lg_arg_load(c, 0, xi), mlc_lg_imm(c, x->dtype, 0));
 }
