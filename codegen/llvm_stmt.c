@@ -318,7 +318,31 @@ static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLV
     LLVMTypeRef pp[4] = {cm->t_ptr, cm->t_i64, cm->t_ptr, cm->t_ptr};
     LLVMTypeRef pty = LLVMFunctionType(cm->t_i32, pp, 4, 0);
     LLVMValueRef args[4] = {cf->ctx, ext, fn, clo};
-    LLVMValueRef rc = LLVMBuildCall2(b, pty, pf, args, 4, "rc");
+    const mlc_tir_attr *ga = mlc_tir_stmt_annot(s, "parallel_grain");
+    LLVMValueRef rc;
+    if (ga && ga->kind == MLC_TIR_ATTR_INT && ga->i > 1) {
+      /* api->parallel_for_grain where the table has it, else parallel_for */
+      LLVMValueRef gf = cg_api_fn(cf, offsetof(mlc_rt_api, parallel_for_grain));
+      LLVMBasicBlockRef bg = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "par.grain");
+      LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "par.plain");
+      LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(cm->ctx, cf->fn, "par.called");
+      LLVMBuildCondBr(b, LLVMBuildIsNotNull(b, gf, ""), bg, bp);
+      LLVMPositionBuilderAtEnd(b, bg);
+      LLVMTypeRef gp[5] = {cm->t_ptr, cm->t_i64, cm->t_i64, cm->t_ptr, cm->t_ptr};
+      LLVMValueRef gargs[5] = {cf->ctx, ext, LLVMConstInt(cm->t_i64, (unsigned long long)ga->i, 0), fn, clo};
+      LLVMValueRef rg = LLVMBuildCall2(b, LLVMFunctionType(cm->t_i32, gp, 5, 0), gf, gargs, 5, "rc");
+      LLVMBuildBr(b, bj);
+      LLVMPositionBuilderAtEnd(b, bp);
+      LLVMValueRef rp = LLVMBuildCall2(b, pty, pf, args, 4, "rc");
+      LLVMBuildBr(b, bj);
+      LLVMPositionBuilderAtEnd(b, bj);
+      rc = LLVMBuildPhi(b, cm->t_i32, "rc");
+      LLVMValueRef iv[2] = {rg, rp};
+      LLVMBasicBlockRef ib[2] = {bg, bp};
+      LLVMAddIncoming(rc, iv, ib, 2);
+    } else {
+      rc = LLVMBuildCall2(b, pty, pf, args, 4, "rc");
+    }
     cg_check(cf, LLVMBuildICmp(b, LLVMIntEQ, rc, LLVMConstInt(cm->t_i32, 0, 0), ""), NULL);
     LLVMBuildBr(b, after);
     LLVMAppendExistingBasicBlock(cf->fn, after);

@@ -412,9 +412,23 @@ static mlc_status schedule_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_o
     /* fewer loops when the fuse refuses (a symbolic outer loop: until one
     ** is taken, as its own extent may be 1) */
     for (; j > i; j = e < 0 ? j - 1 : i) {
+      /* the grain: the iterations of the loops fused inside the first,
+      ** so that the runtime may keep each of its iterations on one thread
+      ** (a conv's output-channel panel, whose weights one thread then
+      ** streams alone) */
+      int64_t grain = 1;
+      for (int k = i + 1; k <= j && grain > 0; k++) {
+        int64_t ke = const_extent(mlc_sch_rv_stmt(s, loops[k])->loop.extent);
+        grain = ke > 0 && grain <= INT64_MAX / ke ? grain * ke : 0;
+      }
       mlc_sch_rv fused;
       mlc_status st = mlc_sch_fuse(s, j - i + 1, &loops[i], &fused);
-      if (!st) return mlc_sch_parallel(s, fused);
+      if (!st) {
+        MLC_RETURN_IF_ERROR(mlc_sch_parallel(s, fused));
+        if (e > 1 && grain > 1)
+          return mlc_sch_annotate(s, fused, "parallel_grain", MLC_SCH_INT_ARG(grain));
+        return NULL;
+      }
       if (mlc_sch_last_error(s) == MLC_SCH_OK) return st; /* not a refusal: out of memory */
       mlc_status_free(st);
     }

@@ -202,6 +202,13 @@ void mlc_rt_pool_idle(mlc_rt_pool *p, int idle);
 */
 int mlc_rt_pool_run(mlc_rt_pool *p, int64_t n, mlc_rt_parallel_body body, void *closure);
 /*
+** mlc_rt_pool_run whose chunks are whole runs of |grain| iterations when
+** |grain| divides |n| and the runs number at least POOL_GRAIN_MIN_UNITS
+** per thread; else exactly mlc_rt_pool_run.
+*/
+int mlc_rt_pool_run_grain(mlc_rt_pool *p, int64_t n, int64_t grain, mlc_rt_parallel_body body,
+                          void *closure);
+/*
 ** The chunk of the parallel loop the calling thread runs a body of (chunks
 ** are numbered in loop order; a serial run is chunk 0), or -1 outside any
 ** body.  Lets errors raised by bodies be ordered as a serial run would.

@@ -180,6 +180,12 @@ static int api_parallel_for(mlc_rt_ctx *ctx, int64_t n, mlc_rt_parallel_body bod
   return mlc_rt_pool_run(s ? s->pool : NULL, n, body, closure);
 }
 
+static int api_parallel_for_grain(mlc_rt_ctx *ctx, int64_t n, int64_t grain, mlc_rt_parallel_body body,
+                                  void *closure) {
+  mlc_rt_session *s = (mlc_rt_session *)ctx;
+  return mlc_rt_pool_run_grain(s ? s->pool : NULL, n, grain, body, closure);
+}
+
 /*
 ** Workspaces: each block starts with a header one alignment unit long that
 ** records its capacity.  Freed blocks go to a small per-session cache and
@@ -363,11 +369,11 @@ static int64_t api_cuda_check(mlc_rt_ctx *ctx, int64_t *vals) {
 static const mlc_rt_api session_api = {api_parallel_for, api_workspace_alloc, api_workspace_free,
                                        api_set_error,    api_check_failed,    api_num_threads,
                                        api_session_slot, NULL,                NULL,
-                                       NULL};
+                                       NULL,             api_parallel_for_grain};
 static const mlc_rt_api cuda_session_api = {api_parallel_for, cuda_ws_alloc,   cuda_ws_free,
                                             api_set_error,    api_check_failed, api_num_threads,
                                             api_session_slot, api_cuda_stream, api_cuda_launch,
-                                            api_cuda_check};
+                                            api_cuda_check,   api_parallel_for_grain};
 
 /* ---- create / free ------------------------------------------------------ */
 

@@ -110,6 +110,14 @@ typedef struct mlc_rt_api {
   ** failed check's site (>= 1) with its three values in |vals|, after which
   ** the word is cleared.  Nonzero negative: a CUDA error (recorded). */
   int64_t (*cuda_check)(mlc_rt_ctx *ctx, int64_t *vals);
+  /* parallel_for whose chunks are whole runs of |grain| iterations where
+  ** there are enough of them for the threads (a kernel whose parallel loop
+  ** fuses its output-channel panels with the rows of each: a thread then
+  ** streams a panel's weights alone); else as parallel_for.  |grain|
+  ** divides |n|.  May be NULL in a table of a test harness: then
+  ** parallel_for. */
+  int (*parallel_for_grain)(mlc_rt_ctx *ctx, int64_t n, int64_t grain, mlc_rt_parallel_body body,
+                            void *closure);
 } mlc_rt_api;
 
 /* Slots of mlc_rt_api.session_slot. */

@@ -14,6 +14,8 @@
 #     with a panel's weights is reduced in blocks on 8-lane targets (rule
 #     T): the input channel chunks' loop split in 4, its outer loop
 #     outermost, the loops inside it in parallel, the epilogue after;
+#   - a parallel loop that fuses loops carries its grain (the iterations
+#     of the loops inside the first), and runs right on 2 and 3 threads;
 #   - a 3x3 conv of 512 output channels at 7x7, whose panels' weights
 #     (72 KB each) do not fit in L1, is reduced in panel blocks on 8-lane
 #     targets (rule T): the input channel chunks' loop split in 8 blocks
@@ -132,6 +134,21 @@ echo "$tr" | grep -q 'factors=\[4, None\]' && ok || fail "kblocks (avx2): no red
 low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
 echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
   fail "kblocks (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
+# the parallel loops that fuse loops carry their grain (the iterations of
+# the loops inside the first), the padded copy's 32 channel chunks of 14
+# rows among them; at 2 and 3 threads (chunks of whole rows of chunks) the
+# outputs are numpy's
+low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -q 'T.parallel(448, annotations={"parallel_grain": 14})' && ok ||
+  fail "kblocks (avx2): the padded copy's parallel loop has no grain: $(echo "$low" | grep 'T.parallel')"
+for th in 2 3; do
+  if "$cli" run "$tmp/kblocks.avx2.so" --threads $th --input "$tmp/kblocks_x.npy" --output-dir "$tmp/o.kblocks.t$th" >/dev/null 2>"$tmp/err"; then
+    "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' \
+      "$tmp/o.kblocks.t$th/output_0.npy" "$tmp/kblocks_ref.npy" && ok || fail "kblocks (avx2, $th threads): output differs from numpy's"
+  else
+    fail "kblocks (avx2, $th threads): run"; head -5 "$tmp/err"
+  fi
+done
 
 # the 3x3 conv, AVX2: 4 input chunks (of 32 channels) in 4 blocks inside
 # the panels' parallel loop, the epilogue under it

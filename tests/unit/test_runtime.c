@@ -778,6 +778,74 @@ static void test_pool_misc(void) {
   mlc_rt_pool_destroy(NULL);
 }
 
+/* The chunks a loop ran, as [begin, end) pairs. */
+typedef struct range_job {
+  pthread_mutex_t mu;
+  int n;
+  int64_t r[2 * 256];
+} range_job;
+
+static int range_body(int64_t b, int64_t e, void *closure) {
+  range_job *j = closure;
+  pthread_mutex_lock(&j->mu);
+  if (j->n < 256) {
+    j->r[2 * j->n] = b;
+    j->r[2 * j->n + 1] = e;
+    j->n++;
+  }
+  pthread_mutex_unlock(&j->mu);
+  return 0;
+}
+
+/* Runs [0, n) with |grain| on |p|; returns the number of chunks, and
+** whether every boundary is a multiple of |mult| and they cover [0, n)
+** exactly once. */
+static int grain_run(mlc_rt_pool *p, int64_t n, int64_t grain, int64_t mult, int *aligned) {
+  range_job j;
+  memset(&j, 0, sizeof j);
+  pthread_mutex_init(&j.mu, NULL);
+  CU_ASSERT_EQUAL(mlc_rt_pool_run_grain(p, n, grain, range_body, &j), 0);
+  pthread_mutex_destroy(&j.mu);
+  int64_t covered = 0;
+  *aligned = 1;
+  for (int i = 0; i < j.n; i++) {
+    *aligned &= j.r[2 * i] % mult == 0 && j.r[2 * i + 1] % mult == 0;
+    covered += j.r[2 * i + 1] - j.r[2 * i];
+    for (int k = 0; k < i; k++) /* disjoint */
+      CU_ASSERT(j.r[2 * i + 1] <= j.r[2 * k] || j.r[2 * k + 1] <= j.r[2 * i]);
+  }
+  CU_ASSERT_EQUAL(covered, n);
+  return j.n;
+}
+
+/* A grain keeps each run of |grain| iterations in one chunk where there
+** are enough runs for the threads; otherwise the loop is chunked as if it
+** had none. */
+static void test_pool_grain(void) {
+  mlc_rt_pool *p = NULL;
+  CU_ASSERT_EQUAL_FATAL(mlc_rt_pool_create(2, &p), 0);
+  int aligned;
+  /* 16 panels of 17 rows (a 3x3 conv at 7x7): one chunk per panel */
+  CU_ASSERT_EQUAL(grain_run(p, 16 * 17, 17, 17, &aligned), 16);
+  CU_ASSERT(aligned);
+  /* 64 runs of 3: at most 32 chunks, each of whole runs */
+  CU_ASSERT_EQUAL(grain_run(p, 64 * 3, 3, 3, &aligned), 32);
+  CU_ASSERT(aligned);
+  /* without the grain the same loop's chunks cut the runs */
+  CU_ASSERT_EQUAL(grain_run(p, 16 * 17, 1, 1, &aligned), 32);
+  grain_run(p, 16 * 17, 1, 17, &aligned);
+  CU_ASSERT(!aligned);
+  /* too few runs for 2 threads (3 < 8): plain chunks */
+  CU_ASSERT_EQUAL(grain_run(p, 3 * 17, 17, 1, &aligned), 32);
+  /* a grain that does not divide the loop, or is not positive: plain */
+  CU_ASSERT_EQUAL(grain_run(p, 16 * 17 + 1, 17, 1, &aligned), 32);
+  CU_ASSERT_EQUAL(grain_run(p, 100, 0, 1, &aligned), 32);
+  CU_ASSERT_EQUAL(grain_run(p, 100, -5, 1, &aligned), 32);
+  mlc_rt_pool_destroy(p);
+  /* no pool: one serial call */
+  CU_ASSERT_EQUAL(grain_run(NULL, 16 * 17, 17, 1, &aligned), 1);
+}
+
 /* Idle workers sleep: an idle pool burns (almost) no CPU. */
 static void test_pool_idle(void) {
   mlc_rt_pool *p = NULL;
@@ -1910,6 +1978,7 @@ static void register_threads(void) {
                                       {"pool_4", test_pool_4},
                                       {"pool_misc", test_pool_misc},
                                       {"pool_idle", test_pool_idle},
+                                      {"pool_grain", test_pool_grain},
                                       {"concurrent_sessions", test_concurrent_sessions},
                                       {NULL, NULL}};
   mlc_test_add_suite("threads", tests);
