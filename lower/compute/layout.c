@@ -87,6 +87,7 @@ typedef struct nc_ctx {
   mlc_te_tensor *padded; /* the input with its border of zeros, or NULL */
   int64_t flat;          /* a flat conv: the tile's rows (pixels), else 0 */
   int flat_copy;         /* a flat 1x1 conv: the input copied flat, [N, C, Q, T, c] */
+  int flat_direct;       /* a flat 1x1 conv of stride 1: the input read in place */
 } nc_ctx;
 
 /* An ints attribute of |n| entries (|dflt| when absent or of another length). */
@@ -126,7 +127,15 @@ static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   xi[1] = n->depthwise ? idx[1] : rco;
   xi[4] = n->depthwise ? idx[4] : rci;
   mlc_tir_expr *o[2] = {idx[2], idx[3]};
-  if (n->flat && !n->flat_copy) flat_pixel(n, idx, o);
+  if (n->flat_direct) { /* pixel min(p, H * W - 1): the last tile's extra pixels repeat the last */
+    mlc_tir_expr *w = i64(c, x->dims[3]);
+    mlc_tir_expr *p = mlc_tir_min(M, mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]),
+                                  i64(c, x->dims[2] * x->dims[3] - 1));
+    o[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w);
+    o[1] = mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w);
+  } else if (n->flat && !n->flat_copy) {
+    flat_pixel(n, idx, o);
+  }
   for (int i = 0; i < 2; i++) {
     /* the flat copy holds the strided pixels */
     mlc_tir_expr *p = n->flat_copy ? o[i] : mlc_tir_mul(M, o[i], i64(c, n->stride[i]));
@@ -269,24 +278,30 @@ static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
 ** takes pixel oh * OW + ow from [p / T, p % T].  A width of 7 in
 ** 32-channel blocks tiles as 3 x 4 on 9 columns (7 of 9 computed columns
 ** kept), 28 as 3 x 4 on 30; flat, 49 pixels tile as 3 x 4 on 51, 784 on
-** 786.  Two ways to read the input:
+** 786.  Three ways to read the input:
 **
-**  - a 1x1 conv without padding reads a copy of its input of the same
-**    flat shape (the pixels the stride picks, zeros after the last): a
-**    matrix product over the pixels, whose loads are contiguous even
-**    where the conv is strided;
+**  - a 1x1 conv of stride 1 without padding reads its input in place, at
+**    pixel min(p, H * W - 1): the pixels of NCHWc are flat already, and
+**    the last tile's extra pixels read the last one again (their sums are
+**    never stored);
+**  - a strided 1x1 conv without padding reads a copy of its input of the
+**    same flat shape (the pixels the stride picks, zeros after the last):
+**    a matrix product over the pixels, whose loads are contiguous;
 **  - any other conv reads its padded copy at row (p / OW) * s + kh * d,
 **    column (p % OW) * s + kw * d (the copy has the rows the last tile
 **    reaches); the tile's pixels are unrolled, so each has its row and
 **    column computed once per tile, outside the reduction.
 **
-** Flat, the epilogue runs after the whole accumulator, not under its
-** tile, and a stride-1 1x1 conv pays for a copy it would not make
-** otherwise.  So a stride-1 1x1 conv goes flat only where the flat tile's
-** share of kept work beats the rows' by 15% (7x7, not 14x14: 0.96-0.99x
-** there); others wherever the flat tile keeps more, except a conv whose
-** reduction is shorter than 256 (the stem's 3 channels x 3 x 3, 1.6x
-** slower flat: its tile is mostly the epilogue).  ResNet-18 0.88-0.92x,
+** Flat, the epilogue runs after the whole accumulator (or a panel of
+** it), not under its tile.  So a stride-1 1x1 conv goes flat only where
+** the flat tile's share of kept work beats the rows' by 3% with a
+** reduction of 256 or more (14x14 and 28x28, whose rows compute 15 and
+** 30 columns: 1024->256 at 14x14 0.93-0.95x, 512->128 at 28x28
+** 0.93-0.95x, 256->1024 at 14x14 0.94x), by 15% with a shorter one (7x7;
+** at 28x28 a reduction of 128, 128->512, was 1.10x slower flat, 64->256
+** at 56x56 1.3x); others wherever the flat tile keeps more, except a conv
+** whose reduction is shorter than 256 (the stem's 3 channels x 3 x 3,
+** 1.6x slower flat: its tile is mostly the epilogue).  ResNet-18 0.88-0.92x,
 ** ResNet-50 0.94-0.96x.  Only for tiles of 4 columns (32-channel blocks):
 ** in 16-channel blocks the flat tile is 6 pixels x 2 vectors, which LLVM
 ** keeps in registers only by spilling (a 1x1 conv 2048->512 at 7x7 1.26x
@@ -294,6 +309,7 @@ static int64_t acc_width(const mlc_type *ot, int depthwise, int vector_bits) {
 ** without them).  Returns T, or 0 for the rows.
 */
 #define NC_FLAT_MIN_GAIN 1.15
+#define NC_FLAT_DIRECT_GAIN 1.03
 #define NC_FLAT_MIN_REDUCTION 256
 /* rows a flat tile may take: a number every row count up to 6 divides */
 #define NC_FLAT_NOMINAL_ROWS 60
@@ -307,8 +323,9 @@ static void padded_shape(nc_ctx *n, mlc_tir_expr **ps) {
     ps[d] = d == 2 || d == 3 ? i64(c, x->dims[d] + n->pad[d - 2] + n->pad[d]) : mlc_lg_dim(c, x, d);
 }
 
-/* whether a conv goes flat through a copy of its input (see flat_rows) */
-static int flat_copies(const nc_ctx *n, const mlc_type *wt) {
+/* whether a flat conv reads its input in place or through a flat copy,
+** not its padded copy: a 1x1 conv without padding (see flat_rows) */
+static int flat_1x1(const nc_ctx *n, const mlc_type *wt) {
   return wt->dims[2] == 1 && wt->dims[3] == 1 && !n->pad[0] && !n->pad[1] && !n->pad[2] && !n->pad[3];
 }
 
@@ -317,8 +334,9 @@ static int64_t flat_rows(const nc_ctx *n, const mlc_type *x, const mlc_type *wt,
   mlc_tile_limits lim = mlc_tile_limits_for(vector_bits);
   if (lim.lanes >= 16 || n->depthwise || ot->dims[4] % (lim.lanes / 2)) return 0;
   if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3])) return 0;
-  int copies = flat_copies(n, wt);
-  if (!copies && x->dims[1] * x->dims[4] * wt->dims[2] * wt->dims[3] < NC_FLAT_MIN_REDUCTION) return 0;
+  int one = flat_1x1(n, wt), direct = one && n->stride[0] == 1 && n->stride[1] == 1;
+  int64_t reduction = x->dims[1] * x->dims[4] * wt->dims[2] * wt->dims[3];
+  if (!one && reduction < NC_FLAT_MIN_REDUCTION) return 0;
   int64_t cols = tile_cols(ot, 0, &lim), r, cc, tr, tc;
   if (cols < 4) return 0;
   mlc_tile_sizes(aw, cols, &lim, &r, &cc);
@@ -326,7 +344,7 @@ static int64_t flat_rows(const nc_ctx *n, const mlc_type *x, const mlc_type *wt,
   mlc_tile_sizes(NC_FLAT_NOMINAL_ROWS, cols, &lim, &tr, &tc);
   int64_t p = ot->dims[2] * ot->dims[3], pp = (p + tr - 1) / tr * tr;
   double flat = (double)(tr * tc) / (double)(tr + tc) * (double)p / (double)pp;
-  double gain = copies && n->stride[0] == 1 && n->stride[1] == 1 ? NC_FLAT_MIN_GAIN : 1.0;
+  double gain = !direct ? 1.0 : reduction >= NC_FLAT_MIN_REDUCTION ? NC_FLAT_DIRECT_GAIN : NC_FLAT_MIN_GAIN;
   return tr > 1 && flat > rows * gain ? tr : 0;
 }
 
@@ -393,11 +411,13 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   n.flat = flat_rows(&n, x, wt, ot, aw, c->vector_bits);
   if (n.flat) {
     int64_t q = (ot->dims[2] * ot->dims[3] + n.flat - 1) / n.flat;
-    n.flat_copy = flat_copies(&n, wt);
+    int one = flat_1x1(&n, wt);
+    n.flat_direct = one && n.stride[0] == 1 && n.stride[1] == 1; /* the input's pixels are flat already */
+    n.flat_copy = one && !n.flat_direct;
     if (n.flat_copy) {
       mlc_tir_expr *ps[5] = {mlc_lg_dim(c, x, 0), i64(c, x->dims[1]), i64(c, q), i64(c, n.flat), i64(c, x->dims[4])};
       MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_flat_pad_body, &n, &n.padded));
-    } else {
+    } else if (!n.flat_direct) {
       mlc_tir_expr *ps[5];
       padded_shape(&n, ps);
       int64_t rows = (q * n.flat - 1) / ot->dims[3] * n.stride[0] + (wt->dims[2] - 1) * n.dil[0] + 1;

@@ -29,7 +29,8 @@
 #   - in 32-channel blocks on 8-lane targets a 3x3 conv at 28x28 is
 #     computed 30 columns wide in tiles of 3 x 4 vectors; convs at 7x7
 #     tile their 49 pixels flattened as 17 x 3 (3 x 4 tiles): a 1x1 conv
-#     through a flat copy of its input (of the pixels its stride picks), a
+#     reading its input in place, a strided one through a flat copy of
+#     the pixels its stride picks, a
 #     3x3 conv of stride 2 reading its padded copy at each pixel's row and
 #     column; a 1x1 conv to 1024 channels at 7x7 flat in panel blocks, its
 #     epilogue under the panels' loop reading the flat accumulator;
@@ -37,7 +38,8 @@
 #     subtraction that broadcasts the first along the row stays after it
 #     (rule F2 moves only elementwise epilogues);
 #   - convs of a symbolic batch on static images (run with 2) give
-#     numpy's outputs, rows and flat;
+#     numpy's outputs, rows and flat (a 3x3 conv through its padded copy,
+#     a 1x1 conv reading its input in place);
 #   - a stem conv (3 input channels) makes its padded copy whole, before
 #     the conv, on 8-lane targets: per tile it would copy element by
 #     element;
@@ -94,6 +96,7 @@ for t in avx2 host; do
   build layernorm $t "$@"
   build batchn $t "$@"
   build batchnflat $t "$@"
+  build batchndirect $t "$@"
   build stem $t "$@"
   build matmul $t "$@"
   # the tile accumulates in a local buffer, not in the result
@@ -135,12 +138,13 @@ low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx
 echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
   fail "kblocks (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
 # the parallel loops that fuse loops carry their grain (the iterations of
-# the loops inside the first), the padded copy's 32 channel chunks of 14
-# rows among them; at 2 and 3 threads (chunks of whole rows of chunks) the
-# outputs are numpy's
-low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -q 'T.parallel(448, annotations={"parallel_grain": 14})' && ok ||
-  fail "kblocks (avx2): the padded copy's parallel loop has no grain: $(echo "$low" | grep 'T.parallel')"
+# the loops inside the first): the conv's 2 panels of 66 flat tiles, and
+# the input's layout transform, 32 channel chunks of 14 rows; at 2 and 3
+# threads (chunks of whole rows of chunks) the outputs are numpy's
+low=$(cat "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -q 'T.parallel(448, annotations={"parallel_grain": 14})' &&
+  echo "$low" | grep -q 'T.parallel(132, annotations={"parallel_grain": 66})' && ok ||
+  fail "kblocks (avx2): the parallel loops have no grain: $(echo "$low" | grep 'T.parallel')"
 for th in 2 3; do
   if "$cli" run "$tmp/kblocks.avx2.so" --threads $th --input "$tmp/kblocks_x.npy" --output-dir "$tmp/o.kblocks.t$th" >/dev/null 2>"$tmp/err"; then
     "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' \
@@ -196,14 +200,15 @@ grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 2, 28, 30, 32)' "$tmp/d.block32
   fail "block32 (avx2): the accumulator is not 30 wide in blocks of 32"
 
 # the 1x1 conv at 7x7, AVX2: the 49 pixels flat in 17 x 3, tiles of 3 x 4
-# vectors, the flat copy of the input, the output read back per pixel
+# vectors, the input read in place (the last tile's extra pixels repeat
+# the last pixel), the output read back per pixel
 tr=$(trace flat7 avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 4, 8\]' && echo "$tr" | grep -q 'factors=\[None, 3\]' && ok ||
   fail "flat7 (avx2): no 3 x 4 tile: $tr"
 tir="$tmp/d.flat7.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
-grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 17, 3, 32)' "$tir" &&
-  grep -q 'T_pad = T.alloc_buffer((1, 2, 17, 3, 32)' "$tir" && ok ||
-  fail "flat7 (avx2): the accumulator and the input copy are not 17 x 3 pixels: $(grep alloc_buffer "$tir")"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 17, 3, 32)' "$tir" && ! grep -q 'T_pad' "$tir" &&
+  grep -q 'T.min(vpq \* 3 + vpt, 48)' "$tir" && ok ||
+  fail "flat7 (avx2): the accumulator is not 17 x 3 pixels, or the input is copied: $(grep -e alloc_buffer -e 'T.min' "$tir")"
 # strided, the copy holds the pixels the stride picks
 tir="$tmp/d.flat7s2.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 4, 17, 3, 32)' "$tir" &&
@@ -237,6 +242,10 @@ tr=$(trace layernorm avx2 fused_mean_subtract_power_mean_add_sqrt_divide_multipl
 # the batch of N images, AVX2: the 7x7 conv flat
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((N, 2, 17, 3, 32)' "$tmp/d.batchnflat.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
   fail "batchnflat (avx2): not flat: $(grep alloc_buffer "$tmp/d.batchnflat.avx2/11_schedule/fused_conv2d_nchwc_relu.tir")"
+
+tir="$tmp/d.batchndirect.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
+grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((N, 2, 66, 3, 32)' "$tir" && ! grep -q 'T_pad' "$tir" && ok ||
+  fail "batchndirect (avx2): not flat, or the input is copied: $(grep alloc_buffer "$tir")"
 
 # the stem, AVX2: a register tile, the padded copy not under its loops
 tr=$(trace stem avx2 fused_conv2d_nchwc_relu)

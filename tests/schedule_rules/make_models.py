@@ -72,7 +72,7 @@ for kh in range(3):
         p = np.maximum(p, ap[:, :, kh:kh + 24:2, kw:kw + 24:2])
 np.save(f'{out}/pool_ref.npy', np.einsum('nchw,oc->nohw', p, c2[:, :, 0, 0]))
 # a 1x1 conv of 1024 channels at 14x14 to 64 (+ bias, relu): its input
-# (860 KB padded to 15 columns) does not fit in L2 with a panel's weights
+# (784 KB, read in place: flat tiles) does not fit in L2 with a panel's weights
 x = rng.standard_normal((1, 1024, 14, 14)).astype(np.float32)
 w = (rng.standard_normal((64, 1024, 1, 1)) * 0.05).astype(np.float32)
 b = rng.standard_normal(64).astype(np.float32)
@@ -176,3 +176,9 @@ x = rng.standard_normal((2, 64, 7, 7)).astype(np.float32)
 w = (rng.standard_normal((64, 64, 3, 3)) * 0.1).astype(np.float32)
 b = rng.standard_normal(64).astype(np.float32)
 conv_bias_relu('batchnflat', x, w, b, conv3x3(x, w), batch='N')
+# and a 1x1 conv of 256 channels to 64 at 14x14, flat, reading its input
+# in place
+x = rng.standard_normal((2, 256, 14, 14)).astype(np.float32)
+w = (rng.standard_normal((64, 256, 1, 1)) * 0.05).astype(np.float32)
+b = rng.standard_normal(64).astype(np.float32)
+conv_bias_relu('batchndirect', x, w, b, np.einsum('nchw,oc->nohw', x, w[:, :, 0, 0]), batch='N')
