@@ -22,7 +22,9 @@
 #     of 9 KB, its outer loop inside the panels' (parallel) loop and
 #     outside the row blocks, the epilogue after each panel; so is a 1x1
 #     conv to 1000 channels at 13x13, whose tiles of 2 rows allow as few
-#     as 16 panels (25 of 5 chunks of 8 channels; 2 blocks of 13 KB);
+#     as 16 panels (25 of 5 chunks of 8 channels; 2 blocks of 13 KB),
+#     its rows 14 wide reading the input in place (the extra column the
+#     last one again);
 #   - a 3x3 conv at 13x13 is computed 15 columns wide on 8-lane targets,
 #     tiles of 5 columns by the block's 2 vectors (13 has no tile of 2
 #     vectors of its own; 14 would tile as 7 x 1);
@@ -183,6 +185,11 @@ grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 32, 17, 3, 32)' "$tmp/d.flatpb.
 tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[5, None\]' &&
   echo "$tr" | grep -q 'sch.reverse_compute_at' && ok || fail "pblocks1k (avx2): no panel blocks for a tile of 2 rows: $tr"
+# its rows are 14 wide: the extra column reads the input's last again,
+# with no padded copy
+tir="$tmp/d.pblocks1k.avx2/11_schedule/fused_conv2d_nchwc_relu.tir"
+! grep -q 'T_pad' "$tir" && grep -q 'T.min(vow, 12)' "$tir" && ok ||
+  fail "pblocks1k (avx2): the input is copied, or its columns not clamped: $(grep -e alloc_buffer -e 'T.min' "$tir")"
 
 # the conv at 13x13, AVX2: 15 columns, tiles of 5 x 2 vectors of 8
 tr=$(trace width13 avx2 fused_conv2d_nchwc_relu)
