@@ -5,7 +5,8 @@
 # against numpy's (tests/schedule_rules/make_models.py):
 #   - a classifier's matrix-vector product (1 x 96 @ 96 x 1000) gets a
 #     register tile of one row and 5 vectors (rule T) on 8-lane targets,
-#     where 5 columns are allowed; on AVX-512 (compiled only, for
+#     where 5 columns are allowed, its weight packed in blocks of the
+#     tile's 40 columns (alter_layout); on AVX-512 (compiled only, for
 #     llvm -mcpu=znver4) it streams its weight by rows (rule 1): the
 #     columns in 8 chunks of 16 vectors of 8 lanes, the reduction outside
 #     each chunk's vectors; so does one of 88 columns (11 vectors, no tile
@@ -108,11 +109,14 @@ for t in avx2 host; do
     fail "matmul ($t): the tile accumulates in the result: $(echo "$low" | grep -m 2 'T_matmul_packed')"
 done
 
-# the matrix-vector products, AVX2: 1000 lanes as a tile of 5 vectors of 8;
-# 88 lanes streamed: vectors of 8, chunks of 4, the reduce loop k moved
-# outside the chunk's vectors
-tr=$(trace gemv avx2 fused_matmul_add)
+# the matrix-vector products, AVX2: 1000 lanes as a tile of 5 vectors of 8,
+# the weight packed in blocks of the tile's 40 columns (each tile's read
+# contiguous); 88 lanes streamed: vectors of 8, chunks of 4, the reduce
+# loop k moved outside the chunk's vectors
+tr=$(trace gemv avx2 fused_matmul_packed_add)
 echo "$tr" | grep -q 'factors=\[None, 5, 8\]' && ok || fail "gemv (avx2): no tile of 5 vectors of 8 lanes: $tr"
+grep -q 'B: T.Buffer((25, 96, 40), "float32")' "$tmp/d.gemv.avx2/11_schedule/fused_matmul_packed_add.tir" && ok ||
+  fail "gemv (avx2): the weight is not packed in 25 blocks of 40 columns: $(grep -m1 'def ' "$tmp/d.gemv.avx2/11_schedule/fused_matmul_packed_add.tir")"
 tr=$(trace gemv88 avx2 fused_matmul_add)
 echo "$tr" | grep -q 'factors=\[None, 8\]' && echo "$tr" | grep -q 'factors=\[None, 4\]' && ok ||
   fail "gemv88 (avx2): no split into chunks of 4 vectors of 8 lanes: $tr"
