@@ -98,11 +98,13 @@ static void ints_attr(mlc_lg_call *c, const char *name, int n, int64_t dflt, int
   for (int i = 0; i < n; i++) out[i] = ok ? a->ints[i] : dflt;
 }
 
-/* Flat pixel p = q * T + t of a flat conv (q, t: idx[2], idx[3]): sets its
-** output row p / OW and column p % OW in o[0], o[1]; returns p. */
-static mlc_tir_expr *flat_pixel(nc_ctx *n, mlc_tir_expr *const *idx, mlc_tir_expr **o) {
+/* Flat pixel p = q * T + t of a flat conv (q, t: idx[2], idx[3]), or
+** min(p, |last|) when |last| >= 0: sets its output row p / OW and column
+** p % OW in o[0], o[1]; returns p. */
+static mlc_tir_expr *flat_pixel(nc_ctx *n, mlc_tir_expr *const *idx, int64_t last, mlc_tir_expr **o) {
   mlc_lg_call *c = n->c;
   mlc_tir_expr *p = mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]);
+  if (last >= 0) p = mlc_tir_min(M, p, i64(c, last));
   mlc_tir_expr *w = i64(c, c->out_types[0].dims[3]);
   o[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w);
   o[1] = mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w);
@@ -128,14 +130,10 @@ static mlc_tir_expr *nc_body(mlc_te_builder *b, mlc_tir_expr *const *idx, void *
   xi[1] = n->depthwise ? idx[1] : rco;
   xi[4] = n->depthwise ? idx[4] : rci;
   mlc_tir_expr *o[2] = {idx[2], idx[3]};
-  if (n->flat_direct) { /* pixel min(p, H * W - 1): the last tile's extra pixels repeat the last */
-    mlc_tir_expr *w = i64(c, x->dims[3]);
-    mlc_tir_expr *p = mlc_tir_min(M, mlc_tir_add(M, mlc_tir_mul(M, idx[2], i64(c, n->flat)), idx[3]),
-                                  i64(c, x->dims[2] * x->dims[3] - 1));
-    o[0] = mlc_tir_binary(M, MLC_TIR_FLOORDIV, p, w);
-    o[1] = mlc_tir_binary(M, MLC_TIR_FLOORMOD, p, w);
-  } else if (n->flat && !n->flat_copy) {
-    flat_pixel(n, idx, o);
+  if (n->flat && !n->flat_copy) {
+    /* in place: pixel min(p, H * W - 1), the last tile's extra pixels
+    ** repeating the last */
+    flat_pixel(n, idx, n->flat_direct ? x->dims[2] * x->dims[3] - 1 : -1, o);
   } else if (n->clamp_ow) { /* the extra columns read the last one again */
     o[1] = mlc_tir_min(M, o[1], i64(c, n->clamp_ow));
   }
@@ -190,7 +188,7 @@ static mlc_tir_expr *nc_flat_pad_body(mlc_te_builder *b, mlc_tir_expr *const *id
   const mlc_type *x = &c->arg_types[0];
   const mlc_type *ot = &c->out_types[0];
   mlc_tir_expr *o[2];
-  mlc_tir_expr *p = flat_pixel(n, idx, o);
+  mlc_tir_expr *p = flat_pixel(n, idx, -1, o);
   mlc_tir_expr *xi[5] = {idx[0], idx[1], mlc_tir_mul(M, o[0], i64(c, n->stride[0])),
                          mlc_tir_mul(M, o[1], i64(c, n->stride[1])), idx[4]};
   mlc_tir_expr *in = mlc_tir_binary(M, MLC_TIR_LT, p, i64(c, ot->dims[2] * ot->dims[3]));
@@ -332,12 +330,18 @@ static int flat_1x1(const nc_ctx *n, const mlc_type *wt) {
   return wt->dims[2] == 1 && wt->dims[3] == 1 && !n->pad[0] && !n->pad[1] && !n->pad[2] && !n->pad[3];
 }
 
+/* whether a flat conv reads its input in place: a 1x1 conv of stride 1
+** without padding, whose pixels are flat already */
+static int flat_in_place(const nc_ctx *n, const mlc_type *wt) {
+  return flat_1x1(n, wt) && n->stride[0] == 1 && n->stride[1] == 1;
+}
+
 static int64_t flat_rows(const nc_ctx *n, const mlc_type *x, const mlc_type *wt, const mlc_type *ot, int64_t aw,
                          int vector_bits) {
   mlc_tile_limits lim = mlc_tile_limits_for(vector_bits);
   if (lim.lanes >= 16 || n->depthwise || ot->dims[4] % (lim.lanes / 2)) return 0;
   if (MLC_DIM_IS_SYM(x->dims[2]) || MLC_DIM_IS_SYM(x->dims[3])) return 0;
-  int one = flat_1x1(n, wt), direct = one && n->stride[0] == 1 && n->stride[1] == 1;
+  int one = flat_1x1(n, wt), direct = flat_in_place(n, wt);
   int64_t reduction = x->dims[1] * x->dims[4] * wt->dims[2] * wt->dims[3];
   if (!one && reduction < NC_FLAT_MIN_REDUCTION) return 0;
   int64_t cols = tile_cols(ot, 0, &lim), r, cc, tr, tc;
@@ -414,9 +418,8 @@ mlc_status mlc_lg_conv2d_nchwc(mlc_lg_call *c, mlc_te_tensor **out) {
   n.flat = flat_rows(&n, x, wt, ot, aw, c->vector_bits);
   if (n.flat) {
     int64_t q = (ot->dims[2] * ot->dims[3] + n.flat - 1) / n.flat;
-    int one = flat_1x1(&n, wt);
-    n.flat_direct = one && n.stride[0] == 1 && n.stride[1] == 1; /* the input's pixels are flat already */
-    n.flat_copy = one && !n.flat_direct;
+    n.flat_direct = flat_in_place(&n, wt);
+    n.flat_copy = flat_1x1(&n, wt) && !n.flat_direct;
     if (n.flat_copy) {
       mlc_tir_expr *ps[5] = {mlc_lg_dim(c, x, 0), i64(c, x->dims[1]), i64(c, q), i64(c, n.flat), i64(c, x->dims[4])};
       MLC_RETURN_IF_ERROR(mlc_te_compute(c->b, "T_pad", 5, ps, NULL, nc_flat_pad_body, &n, &n.padded));
