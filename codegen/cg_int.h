@@ -132,6 +132,14 @@ void cg_launch(cg_func *cf, const mlc_tir_stmt *s);
 /* Inside a device kernel: the thread index a loop bound to |tag| runs at
 ** (i64), or NULL after an error. */
 LLVMValueRef cg_thread_index(cg_func *cf, const char *tag);
+/* T.sync_threads(): inside a device kernel the thread block's barrier
+** (bar.sync 0); in CPU code, where the threads run one after another,
+** nothing.  Returns i32 0. */
+LLVMValueRef cg_sync_threads(cg_func *cf);
+/* Inside a device kernel: the storage of shared-scope buffer |buf| of
+** |count| elements of type |t|: a global of the thread block's shared
+** address space (one per allocation), as a generic pointer. */
+LLVMValueRef cg_shared_alloc(cg_func *cf, const mlc_tir_buffer *buf, LLVMTypeRef t, int64_t count);
 /* Inside a device kernel: an assert's failure path (records its site and
 ** values in the error word, returns from the kernel); continues in the ok
 ** block. */

@@ -613,6 +613,7 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
   LLVMValueRef a[2] = {NULL, NULL};
+  if (e->call.op == MLC_TIR_INTRIN_SYNC_THREADS) return cg_sync_threads(cf);
   for (int i = 0; i < e->call.n && i < 2; i++) {
     a[i] = cg_expr(cf, e->call.args[i]);
     if (!a[i]) return NULL;
@@ -676,6 +677,7 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
       LLVMValueRef ab = call_f(cf, "llvm.fabs", x);
       return ab ? LLVMBuildFCmp(b, LLVMRealOEQ, ab, fconst(t, INFINITY), "") : NULL;
     }
+    case MLC_TIR_INTRIN_SYNC_THREADS:
     case MLC_TIR_INTRIN_COUNT: break;
   }
   if (!r) {

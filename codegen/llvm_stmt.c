@@ -486,8 +486,10 @@ static void cg_allocate(cg_func *cf, const mlc_tir_stmt *s) {
   }
   /* a CUDA model's host code allocates device memory (the workspace) */
   int host_of_gpu = !cf->device && cm->target->device == MLC_TARGET_CUDA;
-  if ((cf->device || (buf->scope == MLC_TIR_SCOPE_LOCAL && !host_of_gpu)) && constant &&
-      count <= STACK_ALLOC_LIMIT / (int64_t)esize) {
+  if (cf->device && buf->scope == MLC_TIR_SCOPE_SHARED) {
+    p = cg_shared_alloc(cf, buf, mt, count);
+  } else if ((cf->device || (buf->scope != MLC_TIR_SCOPE_GLOBAL && !host_of_gpu)) && constant &&
+             count <= STACK_ALLOC_LIMIT / (int64_t)esize) {
     p = entry_alloca(cf, LLVMArrayType2(mt, (uint64_t)(count ? count : 1)), buf->name);
   } else {
     LLVMValueRef bytes = LLVMBuildMul(b, n, LLVMConstInt(cm->t_i64, esize, 0), "");

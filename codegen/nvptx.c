@@ -157,6 +157,38 @@ LLVMValueRef cg_thread_index(cg_func *cf, const char *tag) {
   return LLVMBuildZExt(cm->b, v, cm->t_i64, tag);
 }
 
+LLVMValueRef cg_sync_threads(cg_func *cf) {
+  cg_module *cm = cf->cm;
+  static const char name[] = "llvm.nvvm.barrier0";
+  /* on the CPU, a thread block's threads run one after another: each
+  ** runs its cooperative copies whole (a loop bound to threadIdx is a loop
+  ** there), so nothing is left to wait for */
+  if (!cf->device) return LLVMConstInt(cm->t_i32, 0, 0);
+  unsigned id = LLVMLookupIntrinsicID(name, sizeof name - 1);
+  if (!id) {
+    cg_fail(cm, mlc_make_status(MLC_INTERNAL, "codegen: kernel %s: LLVM lacks %s", cf->sym, name));
+    return NULL;
+  }
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cm->mod, id, NULL, 0);
+  LLVMBuildCall2(cm->b, LLVMIntrinsicGetType(cm->ctx, id, NULL, 0), fn, NULL, 0, "");
+  return LLVMConstInt(cm->t_i32, 0, 0);
+}
+
+/* NVPTX's address space of a thread block's shared memory. */
+#define NVPTX_SHARED_AS 3
+
+LLVMValueRef cg_shared_alloc(cg_func *cf, const mlc_tir_buffer *buf, LLVMTypeRef t, int64_t count) {
+  cg_module *cm = cf->cm;
+  char name[160];
+  snprintf(name, sizeof name, "%s.%s.shared", cf->sym, buf->name);
+  LLVMTypeRef at = LLVMArrayType2(t, (uint64_t)(count > 0 ? count : 1));
+  LLVMValueRef g = LLVMAddGlobalInAddressSpace(cm->mod, at, name, NVPTX_SHARED_AS);
+  LLVMSetLinkage(g, LLVMInternalLinkage);
+  LLVMSetInitializer(g, LLVMGetUndef(at));
+  LLVMSetAlignment(g, 16);
+  return LLVMBuildAddrSpaceCast(cm->b, g, cm->t_ptr, buf->name);
+}
+
 /* The bound loops of a statement: the first loop on each axis. */
 typedef struct bound {
   const mlc_tir_stmt *loop[6];

@@ -28,6 +28,11 @@
 **     when its constant size is at most MLC_TIR_LOCAL_BYTES) and every
 **     index inside S is shifted by the region's start and simplified.
 **
+** A shared buffer (a GPU thread block's) is the block's, not a thread's:
+** the allocation passes the loops bound to blockIdx (each block has its
+** own) and threadIdx (its region spans them, wherever they are); it stays
+** shared at any size.
+**
 ** A buffer whose region cannot be computed (a load in an index, symbolic
 ** extents) keeps its allocation: compaction is an optimization, never a
 ** reason to fail.
@@ -175,6 +180,11 @@ static int const_step(cp_ctx *c, mlc_tir_expr *e, mlc_tir_var *v, int64_t *d) {
   return next && const_diff(c, mlc_tir_expr_copy(m, e, &sub), e, d);
 }
 
+/* Whether |l| is bound to a thread of a GPU thread block (threadIdx.*). */
+static int thread_loop(const mlc_tir_stmt *l) {
+  return l->loop.kind == MLC_TIR_FOR_THREAD_BINDING && l->loop.thread && !strncmp(l->loop.thread, "threadIdx.", 10);
+}
+
 /*
 ** The region of every access, with each access's loops from position
 ** |depth| on relaxed, united per dimension into |mins| / |exts| (constant
@@ -188,7 +198,8 @@ static int region_of(cp_ctx *c, size_t from, size_t to, int depth, mlc_tir_expr 
     if (a->n != rank) return 0;
     const mlc_tir_var *relax[64];
     int nr = 0;
-    for (int l = depth; l < a->nloops; l++) {
+    for (int l = 0; l < a->nloops; l++) {
+      if (l < depth && !(c->buf->scope == MLC_TIR_SCOPE_SHARED && thread_loop(a->loops[l]))) continue;
       if (nr == 64) return 0;
       relax[nr++] = a->loops[l]->loop.var;
     }
@@ -387,7 +398,7 @@ static mlc_tir_stmt *compact_one(cp_ctx *c, mlc_tir_stmt *alloc) {
   mlc_tir_module *m = c->m;
   const mlc_tir_buffer *b = alloc->alloc.buffer;
   int rank = b->rank;
-  if (rank == 0 && b->scope != MLC_TIR_SCOPE_LOCAL && mlc_dtype_size(b->dtype) <= MLC_TIR_LOCAL_BYTES) {
+  if (rank == 0 && b->scope == MLC_TIR_SCOPE_GLOBAL && mlc_dtype_size(b->dtype) <= MLC_TIR_LOCAL_BYTES) {
     mlc_tir_buffer *nb = mlc_tir_buffer_new(m, b->name, b->dtype, 0, NULL, MLC_TIR_SCOPE_LOCAL);
     mlc_tir_buffer *from = (mlc_tir_buffer *)b;
     mlc_tir_subst sub = {0, NULL, NULL, 1, &from, &nb, 0};
@@ -428,7 +439,12 @@ static mlc_tir_stmt *compact_one(cp_ctx *c, mlc_tir_stmt *alloc) {
     if (node->kind == MLC_TIR_FOR) {
       mlc_tir_stmt probe = *node;
       probe.loop.body = NULL;
-      if (mlc_tir_lw_uses_buffer(&probe, b) || (!disjoint(c, node, depth) && !written_first(c, depth))) break;
+      /* a shared buffer belongs to the thread block: each block has its
+      ** own, and its threads' loops are no owners (the allocation passes
+      ** them, the region spans them) */
+      int passes = b->scope == MLC_TIR_SCOPE_SHARED && node->loop.kind == MLC_TIR_FOR_THREAD_BINDING;
+      if (mlc_tir_lw_uses_buffer(&probe, b) || (!passes && !disjoint(c, node, depth) && !written_first(c, depth)))
+        break;
       depth++;
       node = node->loop.body;
       continue;
@@ -457,7 +473,8 @@ static mlc_tir_stmt *compact_one(cp_ctx *c, mlc_tir_stmt *alloc) {
     if (!mins[d] || !shape[d]) goto oom;
     bytes = exts[d] && bytes > INT64_MAX / exts[d] ? INT64_MAX : bytes * exts[d];
   }
-  mlc_tir_scope scope = bytes <= MLC_TIR_LOCAL_BYTES ? MLC_TIR_SCOPE_LOCAL : b->scope;
+  mlc_tir_scope scope =
+      b->scope != MLC_TIR_SCOPE_SHARED && bytes <= MLC_TIR_LOCAL_BYTES ? MLC_TIR_SCOPE_LOCAL : b->scope;
   if (!moved && !smaller && scope == b->scope) goto keep;
   c->nb = mlc_tir_buffer_new(m, b->name, b->dtype, rank, shape, scope);
   c->shift = mins;

@@ -1350,6 +1350,165 @@ static mlc_status tile_gpu_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *w
 }
 
 /*
+** G7. Shared-memory tiles.  A matmul-like reduction (one reduce loop k, innermost; spatial loops
+**     [batch...,] i, j; two operands, one indexed by i and k but not j, the
+**     other by j and k but not i) whose extents divide a tile of BM x BN
+**     outputs and BK terms, with at least GPU_SMEM_MIN_BLOCKS tiles, runs
+**     one thread block of 16 x 16 threads per tile:
+**       - the k loop is split by BK; per chunk the block's threads copy the
+**         A[BM, BK] and B[BK, BN] panels into shared buffers together
+**         (cache_read "shared" + compute_at, the copy's loops fused and
+**         bound to threadIdx: consecutive threads, consecutive elements);
+**       - each thread keeps a (BM / 16) x (BN / 16) tile of consecutive
+**         rows and columns in registers (the regions of compute_at and
+**         reverse_compute_at are ranges, so no interleaving) and reads both
+**         operands from shared memory, BM / 16 + BN / 16 loads (a row of
+**         B's panel: consecutive, vector loads) for (BM / 16) (BN / 16)
+**         FMAs;
+**       - the write-back takes the epilogue (G4).
+**     Lowering places the barriers (thread_sync) and the shared buffers.
+**     Run serially (the GPU schedule on the CPU), each thread's copy loop,
+**     bound to threadIdx but a whole loop there, copies the whole panel
+**     itself before its FMAs read it: the same results, the barriers
+**     nothing to wait for.
+*/
+#define GPU_SMEM_SIDE 16
+#define GPU_SMEM_MIN_BLOCKS 128
+
+typedef struct read_order {
+  const mlc_tir_buffer *out, *want;
+  const mlc_tir_buffer *seen[16];
+  int n, index;
+} read_order;
+
+static int read_order_load(void *ctx, const mlc_tir_expr *e) {
+  read_order *r = ctx;
+  if (e->kind != MLC_TIR_LOAD || e->load.buffer == r->out || r->index >= 0) return MLC_TIR_VISIT_CONTINUE;
+  for (int i = 0; i < r->n; i++)
+    if (r->seen[i] == e->load.buffer) return MLC_TIR_VISIT_CONTINUE;
+  if (e->load.buffer == r->want) r->index = r->n;
+  if (r->n == 16) return MLC_TIR_VISIT_STOP;
+  r->seen[r->n++] = e->load.buffer;
+  return MLC_TIR_VISIT_CONTINUE;
+}
+
+/* The read_buffer_index of |buf| in reduction |blk| (schedule.h: the
+** init's reads first, the accumulator not counted), or -1. */
+static int read_index(const mlc_tir_stmt *blk, const mlc_tir_buffer *buf) {
+  read_order r = {stored(blk), buf, {0}, 0, -1};
+  mlc_tir_visitor v = {0};
+  v.ctx = &r;
+  v.pre_expr = read_order_load;
+  mlc_tir_visit_stmt(&v, blk->block.init);
+  mlc_tir_visit_stmt(&v, blk->block.body);
+  return r.index;
+}
+
+static mlc_status shared_gpu_matmul(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *wb_out) {
+  mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
+  int n = 0;
+  const mlc_tir_stmt *blk = mlc_sch_rv_stmt(s, block);
+  if (!blk || blk->block.niters == 0 || !blk->block.init || !stored(blk)) return NULL;
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, loops, &n));
+  int p = spatial_prefix(s, blk, loops, n);
+  if (p < 2 || n != p + 1 || p + 4 > MLC_SCH_MAX_OUTS) return NULL;
+  int64_t m = const_extent(mlc_sch_rv_stmt(s, loops[p - 2])->loop.extent);
+  int64_t nn = const_extent(mlc_sch_rv_stmt(s, loops[p - 1])->loop.extent);
+  int64_t k = const_extent(mlc_sch_rv_stmt(s, loops[p])->loop.extent);
+  int64_t batch = loops_product(s, loops, p - 2);
+  if (m < 1 || nn < 1 || k < 1 || batch < 1) return NULL;
+  const mlc_tir_var *vi = iter_of_loop(blk, mlc_sch_rv_stmt(s, loops[p - 2])->loop.var);
+  const mlc_tir_var *vj = iter_of_loop(blk, mlc_sch_rv_stmt(s, loops[p - 1])->loop.var);
+  const mlc_tir_var *vk = NULL;
+  for (int i = 0; i < blk->block.niters; i++) {
+    const mlc_tir_iter_var *it = &blk->block.iters[i];
+    if (it->kind == MLC_TIR_ITER_REDUCE && it->binding && it->binding->kind == MLC_TIR_VAR_REF &&
+        it->binding->var == mlc_sch_rv_stmt(s, loops[p])->loop.var)
+      vk = it->var;
+  }
+  if (!vi || !vj || !vk) return NULL;
+  /* the operands: A (i, k) and B (k, j), in the block's order of reads */
+  tile_loads tl;
+  block_loads(blk, &tl);
+  if (tl.n != 2 || tl.loads[0]->load.buffer == tl.loads[1]->load.buffer) return NULL;
+  int a = -1, b = -1;
+  for (int l = 0; l < 2; l++) {
+    const mlc_tir_expr *ld = tl.loads[l];
+    int ui = 0, uj = 0, uk = 0;
+    for (int d = 0; d < ld->load.n; d++) {
+      ui |= mlc_tir_expr_uses_var(ld->load.indices[d], vi);
+      uj |= mlc_tir_expr_uses_var(ld->load.indices[d], vj);
+      uk |= mlc_tir_expr_uses_var(ld->load.indices[d], vk);
+    }
+    if (ui && uk && !uj) a = l;
+    else if (uj && uk && !ui) b = l;
+  }
+  if (a < 0 || b < 0) return NULL;
+  /* the tile: the largest that leaves GPU_SMEM_MIN_BLOCKS blocks */
+  static const int64_t tiles[][3] = {{128, 128, 8}, {64, 64, 16}};
+  int t = -1;
+  for (int c = 0; c < 2 && t < 0; c++)
+    if (m % tiles[c][0] == 0 && nn % tiles[c][1] == 0 && k % tiles[c][2] == 0 &&
+        batch * (m / tiles[c][0]) * (nn / tiles[c][1]) >= GPU_SMEM_MIN_BLOCKS)
+      t = c;
+  if (t < 0) return NULL;
+  int64_t bm = tiles[t][0], bn = tiles[t][1], bk = tiles[t][2];
+  mlc_sch_rv ip[3], jp[3], kp[2], order[MLC_SCH_MAX_OUTS], bx, tx, wb, init, cl[MLC_SCH_MAX_OUTS];
+  mlc_sch_arg fi[3] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(GPU_SMEM_SIDE), MLC_SCH_INT_ARG(bm / GPU_SMEM_SIDE)};
+  mlc_sch_arg fj[3] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(GPU_SMEM_SIDE), MLC_SCH_INT_ARG(bn / GPU_SMEM_SIDE)};
+  mlc_sch_arg fk[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(bk)};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p - 2], 3, fi, ip));
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p - 1], 3, fj, jp));
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, fk, kp));
+  /* [batch...,] bi, bj, ty, tx, ko, ki, i, j */
+  int no = 0;
+  for (int i = 0; i < p - 2; i++) order[no++] = loops[i];
+  order[no++] = ip[0], order[no++] = jp[0], order[no++] = ip[1], order[no++] = jp[1];
+  order[no++] = kp[0], order[no++] = kp[1], order[no++] = ip[2], order[no++] = jp[2];
+  MLC_RETURN_IF_ERROR(mlc_sch_reorder(s, no, order));
+  /* the accumulators in registers, written back by each thread (before
+  ** the fusions: the write-back's region is a range of each loop) */
+  MLC_RETURN_IF_ERROR(mlc_sch_cache_write(s, block, 0, "local", &wb));
+  MLC_RETURN_IF_ERROR(mlc_sch_reverse_compute_at(s, wb, jp[1], 0));
+  *wb_out = wb;
+  MLC_RETURN_IF_ERROR(mlc_sch_fuse(s, p, order, &bx));
+  MLC_RETURN_IF_ERROR(mlc_sch_fuse(s, 2, order + p, &tx));
+  MLC_RETURN_IF_ERROR(mlc_sch_bind(s, bx, "blockIdx.x"));
+  MLC_RETURN_IF_ERROR(mlc_sch_bind(s, tx, "threadIdx.x"));
+  /* the panels in shared memory, fetched by all the block's threads */
+  mlc_sch_rv copies[2];
+  int reads[2] = {read_index(blk, tl.loads[a]->load.buffer), read_index(blk, tl.loads[b]->load.buffer)};
+  if (reads[0] < 0 || reads[1] < 0) return NULL;
+  for (int r = 0; r < 2; r++) {
+    MLC_RETURN_IF_ERROR(mlc_sch_cache_read(s, block, reads[r], "shared", &copies[r]));
+    MLC_RETURN_IF_ERROR(mlc_sch_compute_at(s, copies[r], kp[0], 0));
+  }
+  MLC_RETURN_IF_ERROR(mlc_sch_decompose_reduction(s, block, kp[0], &init));
+  for (int r = 0; r < 2; r++) {
+    mlc_sch_rv c = copies[r], f, parts[2];
+    int nc = 0;
+    MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, c, MLC_SCH_MAX_OUTS, cl, &nc));
+    if (nc < 4) return NULL; /* bx, tx, ko and the panel's */
+    MLC_RETURN_IF_ERROR(mlc_sch_fuse(s, nc - 3, cl + 3, &f));
+    mlc_sch_arg ff[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(GPU_SMEM_SIDE * GPU_SMEM_SIDE)};
+    MLC_RETURN_IF_ERROR(mlc_sch_split(s, f, 2, ff, parts));
+    MLC_RETURN_IF_ERROR(mlc_sch_bind(s, parts[1], "threadIdx.x"));
+    MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, parts[0]));
+  }
+  /* every loop inside a thread unrolled: the init, the update, the write-back */
+  MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, kp[1]));
+  MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, ip[2]));
+  MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, jp[2]));
+  mlc_sch_rv *which[2] = {&init, &wb};
+  for (int w = 0; w < 2; w++) {
+    int ni = 0;
+    MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, *which[w], MLC_SCH_MAX_OUTS, cl, &ni));
+    for (int i = ni - 1; i >= 0 && !same_loop(s, cl[i], tx); i--) MLC_RETURN_IF_ERROR(mlc_sch_unroll(s, cl[i]));
+  }
+  return NULL;
+}
+
+/*
 ** G5. Cross-thread reductions.  A reduction with fewer than
 ** GPU_MIN_THREADS / 4 outputs and one reduce loop of at least 128
 ** iterations, a multiple of 32 (a layer norm's or softmax's rows, a
@@ -1488,7 +1647,10 @@ static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch *
   if (!st) st = mlc_sch_get_child_blocks(s, 0, MLC_SCH_MAX_OUTS, blocks, &n);
   for (int i = 0; !st && i < n; i++) {
     mlc_sch_rv wb = -1;
-    if (!attempt(s, tile_gpu_reduction(s, blocks[i], &wb), &st) || st || wb < 0) continue;
+    /* G7, else G3 */
+    attempt(s, shared_gpu_matmul(s, blocks[i], &wb), &st);
+    if (!st && wb < 0 && !attempt(s, tile_gpu_reduction(s, blocks[i], &wb), &st)) continue;
+    if (st || wb < 0) continue;
     /* G4. The epilogue (bias, residual add, relu: the one elementwise
     ** consumer) folds into the write-back of the tile, so it runs on the
     ** accumulators in registers, in the reduction's kernel */

@@ -434,16 +434,18 @@ mlc_tir_expr *mlc_tir_load(mlc_tir_module *m, mlc_tir_buffer *buffer, int n,
 }
 
 mlc_tir_expr *mlc_tir_call(mlc_tir_module *m, mlc_tir_intrin op, int n, mlc_tir_expr *const *args) {
-  if ((unsigned)op >= MLC_TIR_INTRIN_COUNT || n < 1 || !all_nonnull(n, args)) return NULL;
+  if ((unsigned)op >= MLC_TIR_INTRIN_COUNT || n < 0 || (n == 0) != (intrin_nargs[op] == 0) || (n && !all_nonnull(n, args)))
+    return NULL;
   mlc_dtype t = (op == MLC_TIR_INTRIN_ISNAN || op == MLC_TIR_INTRIN_ISINF) ? MLC_DTYPE_BOOL
+                : n == 0                                                  ? MLC_DTYPE_I32
                                                                           : args[0]->dtype;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_CALL, t);
   if (!e) return NULL;
   for (int i = 0; i < n; i++) e->lanes = max_lanes(e->lanes, args[i]->lanes);
   e->call.op = op;
   e->call.n = n;
-  e->call.args = dup_array(m, args, (size_t)n, sizeof *args);
-  return e->call.args ? e : NULL;
+  e->call.args = n ? dup_array(m, args, (size_t)n, sizeof *args) : NULL;
+  return e->call.args || !n ? e : NULL;
 }
 
 mlc_tir_expr *mlc_tir_call1(mlc_tir_module *m, mlc_tir_intrin op, mlc_tir_expr *a) {

@@ -151,7 +151,8 @@ typedef enum mlc_tir_binop {
   X(ACOSH, "acosh", 1)                                      \
   X(ATANH, "atanh", 1)                                      \
   X(ISNAN, "isnan", 1)     /* result bool */                \
-  X(ISINF, "isinf", 1)     /* result bool */
+  X(ISINF, "isinf", 1)     /* result bool */          \
+  X(SYNC_THREADS, "sync_threads", 0) /* a GPU thread block's barrier (int32 0; statements only) */
 
 typedef enum mlc_tir_intrin {
 #define X(e, s, n) MLC_TIR_INTRIN_##e,

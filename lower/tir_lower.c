@@ -17,6 +17,7 @@ static const mlc_tir_pass_info passes[] = {
     {"compact_buffers", mlc_tir_pass_compact_buffers},
     {"flatten_buffers", mlc_tir_pass_flatten_buffers},
     {"simplify", mlc_tir_pass_simplify},
+    {"thread_sync", mlc_tir_pass_thread_sync},
     {"vectorize", mlc_tir_vectorize_func}, /* last: on the flat, simplified form */
 };
 

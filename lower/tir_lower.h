@@ -24,6 +24,8 @@
 **                       to the innermost statement around their uses
 **   flatten_buffers     N-D accesses -> 1-D (row-major, int64)
 **   simplify            unit loops, constant conditions, no-op stores
+**   thread_sync         barriers between a GPU thread block's threads
+**                       around their shared buffers
 **   vectorize           vectorized loops -> vector expressions
 **                       (mlc_tir_vectorize_func, lower/pass_vectorize.c)
 **
@@ -107,6 +109,13 @@ MLC_MUST_USE mlc_status mlc_tir_pass_flatten_buffers(mlc_tir_module *m, mlc_tir_
 ** empty loops and stores of a value just loaded from the same place
 ** (`A[i] = A[i]`); folds index arithmetic again. */
 MLC_MUST_USE mlc_status mlc_tir_pass_simplify(mlc_tir_module *m, mlc_tir_func *f);
+
+/* pass_thread_sync.c (after simplify): a barrier (T.sync_threads()) in
+** each sequence inside a loop bound to threadIdx before a statement that
+** reads a shared buffer written since the last one, or writes one read or
+** written since then (a loop body's start counts its previous iteration);
+** an error where a barrier would not be reached by every thread. */
+MLC_MUST_USE mlc_status mlc_tir_pass_thread_sync(mlc_tir_module *m, mlc_tir_func *f);
 
 /* The pipeline, in order (|*n| entries).  Static storage. */
 const mlc_tir_pass_info *mlc_tir_lower_passes(int *n);

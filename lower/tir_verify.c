@@ -250,6 +250,8 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
       if (e->call.n != mlc_tir_intrin_nargs(op))
         report(v, e, s, "%s takes %d arguments, not %d", mlc_tir_intrin_name(op), mlc_tir_intrin_nargs(op),
                e->call.n);
+      if (op == MLC_TIR_INTRIN_SYNC_THREADS && (e->dtype != MLC_DTYPE_I32 || e->lanes != 1))
+        report(v, e, s, "sync_threads is a scalar int32");
       for (int i = 0; i < e->call.n; i++) {
         const mlc_tir_expr *a = e->call.args[i];
         vexpr(v, a, s);

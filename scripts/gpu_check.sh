@@ -10,7 +10,11 @@
 #       what `mlc-onnx inspect` says of each, and the deploy-side runner
 #       mlc-run.  Files over SPLIT_MB (default 48) are cut into parts
 #       NAME.part-aa, -ab, ... that `run` joins again, so that OUT can
-#       travel in pieces where a transfer is limited.
+#       travel in pieces where a transfer is limited.  GPU_CHECK_MODELS
+#       (default "resnet50 mobilenet_v2 encoder") picks the models.  Also
+#       the matmul kernels' checks: matmul+bias+relu, a batched matmul, a
+#       Gemm with transB and bias, a 1024^3 matmul (generated kernels, the
+#       shared-memory tiles), with their constant weights as .npy.
 #   scripts/gpu_check.sh run OUT [RUNS]       (the GPU machine: libc, python3 with numpy)
 #       points the runtime at the CUDA libraries found there (the driver's
 #       libcuda.so.1, cuBLAS and cuDNN from the Python packages nvidia-*
@@ -18,7 +22,9 @@
 #       mlc-run, checks the output against the reference (max |err| <=
 #       1e-4 + 1e-3 |ref|, as tests/large_models.sh), times RUNS runs
 #       (default 50) and prints one table, then generated vs cuBLAS sgemm
-#       4096^3 in TFLOP/s.  Exit 0 when every output matched.
+#       4096^3 in TFLOP/s, each checked against NumPy on seeded random
+#       inputs, as are the matmul kernels.  Exit 0 when every output
+#       matched.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-}
@@ -54,7 +60,34 @@ PY
       echo "gpu_check: compiling $1 ($3) failed:" >&2; tail -3 "$out/$1.$3.log" >&2; fail=1
     fi
   }
-  for m in resnet50 mobilenet_v2 encoder; do
+  "$py" - "$out" <<'PY' || exit 1
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+out = sys.argv[1]
+rng = np.random.default_rng(7)
+F = TensorProto.FLOAT
+def save(name, nodes, ins, outs, consts):
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, F, s) for n, s in ins],
+                          [helper.make_tensor_value_info(n, F, s) for n, s in outs],
+                          [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "%s/%s.onnx" % (out, name))
+    for k, v in consts.items(): np.save("%s/%s.%s.npy" % (out, name, k), v)
+r = lambda *s: rng.standard_normal(s).astype(np.float32)
+save("mm_bias_relu", [helper.make_node("MatMul", ["x", "W"], ["y"]), helper.make_node("Add", ["y", "b"], ["z"]),
+                      helper.make_node("Relu", ["z"], ["out"])], [("x", [512, 256])], [("out", [512, 1024])],
+     {"W": r(256, 1024), "b": r(1024)})
+save("bmm", [helper.make_node("MatMul", ["a", "b"], ["c"])], [("a", [8, 256, 128]), ("b", [8, 128, 512])],
+     [("c", [8, 256, 512])], {})
+save("gemm_tb", [helper.make_node("Gemm", ["a", "B", "C"], ["y"], transB=1)], [("a", [1024, 512])],
+     [("y", [1024, 1024])], {"B": r(1024, 512), "C": r(1024)})
+save("mm1024", [helper.make_node("MatMul", ["a", "b"], ["c"])], [("a", [1024, 1024]), ("b", [1024, 1024])],
+     [("c", [1024, 1024])], {})
+PY
+  for m in mm_bias_relu bmm gemm_tb mm1024; do
+    build "$m" "$out/$m.onnx" generated none
+    rm -f "$out/$m.onnx"
+  done
+  for m in ${GPU_CHECK_MODELS:-resnet50 mobilenet_v2 encoder}; do
     [ -f "$models/$m.onnx" ] || { echo "gpu_check: no $models/$m.onnx" >&2; fail=1; continue; }
     cp "$models/$m/input_0.npy" "$out/$m.input.npy" && cp "$models/$m/output_0.npy" "$out/$m.ref.npy" || fail=1
     build "$m" "$models/$m.onnx" generated none
@@ -102,6 +135,7 @@ PY
   for m in resnet50 mobilenet_v2 encoder; do
     for v in generated library auto; do
       so=$m.$v.so
+      [ -f "$m.ref.npy" ] || continue # not prepared (GPU_CHECK_MODELS)
       [ -f "$so" ] || { printf '%-14s %-10s %12s %12s  %s\n' "$m" "$v" - - MISSING; fail=$((fail + 1)); continue; }
       rm -rf "out.$m.$v"
       if ! ./mlc-run "$so" --input "$m.input.npy" --output-dir "out.$m.$v" --bench "$runs" --json \
@@ -123,6 +157,58 @@ PY
       printf '%-14s %-10s %12s %12s  %s\n' "$m" "$v" "${1:--}" "${2:--}" "${3:-FAIL}"
       [ "${3:-}" = PASS ] && pass=$((pass + 1)) || fail=$((fail + 1))
     done
+  done
+  # the matmul kernels, on seeded inputs against NumPy (float64)
+  for m in mm_bias_relu bmm gemm_tb mm1024; do
+    so=$m.generated.so
+    [ -f "$so" ] || continue
+    res=$("$py" - "$m" <<'PY'
+import json, subprocess, sys, numpy as np
+m = sys.argv[1]
+rng = np.random.default_rng(11)
+r = lambda *s: rng.standard_normal(s).astype(np.float32)
+c = lambda k: np.load("%s.%s.npy" % (m, k)).astype(np.float64)
+if m == "mm_bias_relu":
+    ins = {"x": r(512, 256)}; ref = np.maximum(ins["x"] @ c("W") + c("b"), 0)
+elif m == "bmm":
+    ins = {"a": r(8, 256, 128), "b": r(8, 128, 512)}; ref = ins["a"].astype(np.float64) @ ins["b"]
+elif m == "gemm_tb":
+    ins = {"a": r(1024, 512)}; ref = ins["a"].astype(np.float64) @ c("B").T + c("C")
+else:
+    ins = {"a": r(1024, 1024), "b": r(1024, 1024)}; ref = ins["a"].astype(np.float64) @ ins["b"]
+args = ["./mlc-run", m + ".generated.so", "--output-dir", "out." + m, "--bench", "20", "--json"]
+for k, v in ins.items():
+    np.save("in.%s.%s.npy" % (m, k), v); args += ["--input", "%s=in.%s.%s.npy" % (k, m, k)]
+p = subprocess.run(args, capture_output=True, text=True)
+if p.returncode:
+    print("- - RUN-FAILED:%s" % (p.stderr.strip().splitlines() or ["?"])[-1].replace(" ", "_")); sys.exit()
+a = np.load("out.%s/output_0.npy" % m)
+err = float(np.max(np.abs(a - ref))) if a.shape == ref.shape else float("inf")
+ok = a.shape == ref.shape and np.allclose(a, ref, rtol=1e-3, atol=1e-3)
+print("%.3f %.3g %s" % (json.loads(p.stdout)["latency_ms"]["median"], err, "PASS" if ok else "FAIL"))
+PY
+)
+    set -- $res
+    printf '%-14s %-10s %12s %12s  %s\n' "$m" generated "${1:--}" "${2:--}" "${3:-FAIL}"
+    [ "${3:-}" = PASS ] && pass=$((pass + 1)) || fail=$((fail + 1))
+  done
+  # sgemm 4096^3: checked on seeded inputs, then timed
+  "$py" -c "import numpy as np; g = np.random.default_rng(5)
+a = g.standard_normal((4096, 4096), dtype=np.float32); b = g.standard_normal((4096, 4096), dtype=np.float32)
+np.save('in.sgemm.a.npy', a); np.save('in.sgemm.b.npy', b); np.save('sgemm.ref.npy', a @ b)"
+  for v in generated library; do
+    so=sgemm.$v.so
+    [ -f "$so" ] || continue
+    rm -rf "out.sgemm.$v"
+    if ./mlc-run "$so" --input a=in.sgemm.a.npy --input b=in.sgemm.b.npy --output-dir "out.sgemm.$v" \
+        >/dev/null 2>"run.sgemm.$v.err" &&
+        "$py" -c "import numpy as np, sys; a = np.load('out.sgemm.$v/output_0.npy'); e = np.load('sgemm.ref.npy')
+print('sgemm 4096^3 %-10s max |err| %.3g' % ('$v', float(np.max(np.abs(a - e)))))
+sys.exit(0 if np.allclose(a, e, rtol=1e-3, atol=1e-3) else 1)"; then
+      pass=$((pass + 1))
+    else
+      echo "sgemm 4096^3 $v: WRONG OR FAILED: $(tail -1 "run.sgemm.$v.err")"; fail=$((fail + 1))
+    fi
   done
   for v in generated library; do
     so=sgemm.$v.so

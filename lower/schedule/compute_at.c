@@ -16,7 +16,8 @@
 ** The region: every load of b's output in the consumers, with the block's
 ** iteration variables replaced by their bindings, the loops between l and
 ** the consumer (and inside it) relaxed over their ranges and l and the loops
-** above it kept symbolic: per dimension S + [lo, hi] (compute_loc.h).  b's
+** above it kept symbolic (but those bound to threadIdx when b's output is a
+** shared buffer, which the threads of a GPU block fill together): per dimension S + [lo, hi] (compute_loc.h).  b's
 ** spatial iteration variable of that dimension gets a new loop over
 ** [0, hi - lo + 1) and the binding S + lo + loop; reduce iteration variables
 ** keep loops over their whole domain.  New loops of extent 1 are left out
@@ -93,6 +94,19 @@ static void write_pattern(wp *w, const mlc_tir_stmt *st) {
   w->n = st->store.n;
 }
 
+/* A shared buffer is written by the threads of a GPU thread block
+** together: the loops above |loop| bound to threadIdx join |env| (relaxed),
+** so the region covers what every thread of the block reads. */
+static int relax_threads(mlc_sch *s, const mlc_tir_stmt *loop, cl_env *env) {
+  mlc_tir_stmt *path[512];
+  int n = sch_path(s, loop, path, 512);
+  for (int i = 0; i < n; i++)
+    if (path[i] != loop && path[i]->kind == MLC_TIR_FOR && path[i]->loop.kind == MLC_TIR_FOR_THREAD_BINDING &&
+        path[i]->loop.thread && !strncmp(path[i]->loop.thread, "threadIdx.", 10) && cl_env_add_loop(env, path[i]))
+      return -1;
+  return 0;
+}
+
 static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *blk, mlc_tir_stmt *loop, ca_plan *p) {
   const char *bd = sch_desc(s, blk), *ld = sch_desc(s, loop);
   if (blk->block.predicate) return sch_fail(s, MLC_SCH_ERR_STRUCTURE, "%s has a predicate", bd);
@@ -148,7 +162,7 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *blk, mlc_tir_stmt *loop, ca_
   for (int i = 0; i < nc; i++) {
     cl_env env;
     const char *why = NULL;
-    if (cl_env_between(s, loop, cons[i], &env))
+    if (cl_env_between(s, loop, cons[i], &env) || (buf->scope == MLC_TIR_SCOPE_SHARED && relax_threads(s, loop, &env)))
       return sch_fail(s, MLC_SCH_ERR_REGION, "a loop between %s and %s has non-constant bounds", ld,
                       sch_desc(s, cons[i]));
     if (cl_access_ranges(s, cons[i], buf, 0, &env, acc, &have, &why))

@@ -142,20 +142,30 @@ static int incomplete_reduction(mlc_sch *s, const mlc_tir_stmt *p, const mlc_tir
 }
 
 /* Nonzero when the regions S + [lo, hi] over every iteration of the loops
-** in |outer| provably cover [dlo, dhi]. */
+** in |outer| provably cover [dlo, dhi]: S = sum c_i * v_i over their
+** variables, which, taken by growing coefficient, nest without gaps (each
+** c_i at most the span the smaller ones and [lo, hi] reach: a tile's rows
+** i_0 * 64 + i_1 * 4 + [0, 3]). */
 static int covers(const cl_range *r, const cl_env *outer, int64_t dlo, int64_t dhi) {
-  int64_t ext = r->hi - r->lo + 1, lo = r->lo, hi = r->hi;
-  if (r->nterms > 1) return 0;
-  if (r->nterms == 1) {
-    const mlc_tir_expr *a = r->atom[0];
-    int64_t c = r->coef[0];
+  int64_t span = r->hi - r->lo + 1, lo = r->lo, hi = r->hi;
+  int used[CL_MAX_TERMS] = {0};
+  for (int t = 0; t < r->nterms; t++) {
+    int best = -1;
+    for (int i = 0; i < r->nterms; i++)
+      if (!used[i] && (best < 0 || r->coef[i] < r->coef[best])) best = i;
+    used[best] = 1;
+    const mlc_tir_expr *a = r->atom[best];
+    int64_t c = r->coef[best];
     int k = -1;
     if (a->kind == MLC_TIR_VAR_REF)
       for (int i = 0; i < outer->n; i++)
         if (outer->var[i] == a->var) k = i;
-    if (k < 0 || c <= 0 || c > ext) return 0; /* gaps between iterations */
+    if (k < 0 || c <= 0 || c > span) return 0; /* gaps between iterations */
+    int64_t e = outer->hi[k] - outer->lo[k];
+    if (e > ((int64_t)1 << 52) / c || span > ((int64_t)1 << 52) - c * e) return 0; /* no overflow */
     lo += c * outer->lo[k];
     hi += c * outer->hi[k];
+    span += c * e;
   }
   return lo <= dlo && hi >= dhi;
 }

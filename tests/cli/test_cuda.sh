@@ -8,7 +8,8 @@
 # blockIdx/threadIdx; inspect shows the device kernels and the library
 # calls; a CUDA model run where no driver is (or where the driver finds no
 # device: a stand-in libcuda.so.1 built here) is a clear error naming the
-# cause, never a crash; wrong target or --extern combinations are errors.
+# cause, never a crash; wrong target or --extern combinations are errors;
+# a large matmul's shared-memory tiles (PTX, and the schedule on the CPU).
 # Env: MLC_CLI, MLC_SRCDIR, MLC_BUILDDIR.
 set -u
 cli=${MLC_CLI:?}
@@ -104,5 +105,57 @@ fi
 if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
   "$cli" compile "$src/models/mlp.onnx" -o "$tmp/x.so" --extern cublas >"$tmp/e3" 2>&1
   [ $? -ne 0 ] && grep -q 'serves the cuda' "$tmp/e3" && ok || fail "cublas for the CPU: $(tail -1 "$tmp/e3")"
+fi
+
+# 5. shared-memory tiles (rule G7): a matmul large enough for them stages
+# its operands' panels in shared memory between barriers; the PTX holds
+# them (ld.shared, bar.sync) and ptxas accepts it; the same schedule run
+# on the CPU (MLC_GPU_SCHEDULE_ON_CPU=1) gives the CPU build's outputs
+py=${PYTHON_ONNX:-/usr/bin/python3}
+if "$py" -c 'import onnx, numpy' 2>/dev/null; then
+  "$py" - "$tmp" <<'PY' || fail "making the matmul models"
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+F, out = TensorProto.FLOAT, sys.argv[1]
+rng = np.random.default_rng(1)
+def save(name, nodes, ins, outs, consts):
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, F, s) for n, s in ins],
+                          [helper.make_tensor_value_info(n, F, s) for n, s in outs],
+                          [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "%s/%s.onnx" % (out, name))
+save("mm", [helper.make_node("MatMul", ["a", "b"], ["c"])], [("a", [1024, 512]), ("b", [512, 1024])],
+     [("c", [1024, 1024])], {})
+save("mbr", [helper.make_node("MatMul", ["x", "W"], ["y"]), helper.make_node("Add", ["y", "b"], ["z"]),
+             helper.make_node("Relu", ["z"], ["o"])], [("x", [512, 128])], [("o", [512, 1024])],
+     {"W": rng.standard_normal((128, 1024)).astype(np.float32), "b": rng.standard_normal(1024).astype(np.float32)})
+PY
+  d=$tmp/mm.sm90
+  if "$cli" compile "$tmp/mm.onnx" -o "$d.so" --target "cuda -arch=sm_90" --extern none --dump-ir "$d.ir" >"$d.log" 2>&1; then
+    [ "$(grep -c 'scope="shared"' "$d.ir/12_lowered.tir.txt")" -eq 2 ] && ok ||
+      fail "mm for cuda: not two shared buffers in the lowered TIR"
+    [ "$(grep -c 'T.sync_threads()' "$d.ir/12_lowered.tir.txt")" -eq 2 ] && ok || fail "mm for cuda: not two barriers"
+    grep -q 'ld.shared' "$d.ir/21_device.ptx" && grep -q 'bar.sync' "$d.ir/21_device.ptx" && ok ||
+      fail "mm for cuda: no ld.shared / bar.sync in the PTX"
+    if [ -x "$ptxas" ]; then
+      "$ptxas" -arch=sm_90 -v "$d.ir/21_device.ptx" -o "$d.cubin" >"$d.ptxas" 2>&1 && grep -q 'bytes smem' "$d.ptxas" &&
+        ok || fail "mm for cuda: ptxas: $(head -3 "$d.ptxas")"
+    fi
+  else
+    fail "mm for cuda: compile failed: $(tail -2 "$d.log")"
+  fi
+  for m in mm mbr; do
+    if MLC_GPU_SCHEDULE_ON_CPU=1 "$cli" compile "$tmp/$m.onnx" -o "$tmp/$m.gpu.so" -q --dump-ir "$tmp/$m.gpu.ir" 2>"$tmp/$m.err" &&
+        "$cli" compile "$tmp/$m.onnx" -o "$tmp/$m.cpu.so" -q 2>>"$tmp/$m.err" &&
+        "$cli" run "$tmp/$m.gpu.so" --seed 3 --output-dir "$tmp/$m.gpu.out" >/dev/null 2>>"$tmp/$m.err" &&
+        "$cli" run "$tmp/$m.cpu.so" --seed 3 --output-dir "$tmp/$m.cpu.out" >/dev/null 2>>"$tmp/$m.err"; then
+      grep -q 'scope="shared"' "$tmp/$m.gpu.ir/12_lowered.tir.txt" && ok || fail "$m: the GPU schedule has no shared tiles"
+      "$py" -c "import numpy as np, sys
+a, b = np.load('$tmp/$m.gpu.out/output_0.npy'), np.load('$tmp/$m.cpu.out/output_0.npy')
+sys.exit(0 if a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-4) else 1)" && ok ||
+        fail "$m: the shared-memory schedule on the CPU differs from the CPU build"
+    else
+      fail "$m: $(tail -2 "$tmp/$m.err")"
+    fi
+  done
 fi
 finish

@@ -650,6 +650,135 @@ static void test_compact_keeps(void) {
   }
 }
 
+/* ---- shared buffers of a GPU thread block ------------------------------------------ */
+
+static int count_syncs(const mlc_tir_stmt *s) {
+  if (!s) return 0;
+  switch (s->kind) {
+    case MLC_TIR_FOR: return count_syncs(s->loop.body);
+    case MLC_TIR_ALLOCATE: return count_syncs(s->alloc.body);
+    case MLC_TIR_IF: return count_syncs(s->if_.then_s) + count_syncs(s->if_.else_s);
+    case MLC_TIR_SEQ: {
+      int n = 0;
+      for (int i = 0; i < s->seq.n; i++) n += count_syncs(s->seq.stmts[i]);
+      return n;
+    }
+    case MLC_TIR_EVALUATE:
+      return s->eval.value->kind == MLC_TIR_CALL && s->eval.value->call.op == MLC_TIR_INTRIN_SYNC_THREADS;
+    default: return 0;
+  }
+}
+
+/* The shared allocations of |s| (at most 4): their element counts. */
+static int shared_sizes(const mlc_tir_stmt *s, int64_t *sizes, int n) {
+  if (!s) return n;
+  switch (s->kind) {
+    case MLC_TIR_FOR: return shared_sizes(s->loop.body, sizes, n);
+    case MLC_TIR_IF: return shared_sizes(s->if_.else_s, sizes, shared_sizes(s->if_.then_s, sizes, n));
+    case MLC_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++) n = shared_sizes(s->seq.stmts[i], sizes, n);
+      return n;
+    case MLC_TIR_ALLOCATE: {
+      const mlc_tir_buffer *b = s->alloc.buffer;
+      if (b->scope == MLC_TIR_SCOPE_SHARED && n < 4) {
+        int64_t c = 1;
+        for (int d = 0; d < b->rank; d++) c *= b->shape[d]->kind == MLC_TIR_INT_IMM ? b->shape[d]->int_value : -1;
+        sizes[n++] = c;
+      }
+      return shared_sizes(s->alloc.body, sizes, n);
+    }
+    default: return n;
+  }
+}
+
+/*
+** The GPU schedule with shared-memory tiles (tests/schedule/
+** gpu_shared_tiles: 64 threads copy 32 x 16 panels of A and 16 x 32 of B
+** per step of k, each then computes a 4 x 4 tile from them): lowered, each
+** shared buffer shrinks to its panel (the region spans the threads, which
+** fill it together) inside the k loop, a barrier comes before the copies
+** (the last step's reads) and one after them (this step's reads); run on
+** the CPU, where the threads run one after another and each copies the
+** whole panel itself, it computes A B + bias.
+*/
+static void test_shared_tiles(void) {
+  mlc_tir_module *m = new_module();
+  char *src = mlc_test_hold(mlc_test_read_file(mlc_test_src_path("tests/schedule/gpu_shared_tiles.expected"), NULL));
+  if (!m || !src) {
+    CU_FAIL("cannot read tests/schedule/gpu_shared_tiles.expected");
+    return;
+  }
+  mlc_tir_func *f = NULL;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, src, strlen(src), "gpu_shared_tiles", &f)));
+  check_pass("shared_tiles", m, f, NULL, "lowered");
+  int64_t sizes[4];
+  CU_ASSERT_EQUAL(shared_sizes(f->body, sizes, 0), 2);
+  CU_ASSERT(sizes[0] == 512 && sizes[1] == 512);
+  CU_ASSERT_EQUAL(count_syncs(f->body), 2);
+  CU_ASSERT(OK(mlc_tir_module_add(m, f)));
+  arg a[4];
+  arg_init(&a[0], 2, 128, 64);
+  arg_init(&a[1], 2, 64, 256);
+  arg_init(&a[2], 1, 256, 0);
+  arg_init(&a[3], 2, 128, 256);
+  if (run(m, "mm_bias", 4, a) != 0) {
+    CU_FAIL("kernel failed");
+    return;
+  }
+  int bad = 0;
+  for (int i = 0; i < 128; i++)
+    for (int j = 0; j < 256; j++) {
+      double want = a[2].data[j];
+      for (int k = 0; k < 64; k++) want += (double)a[0].data[i * 64 + k] * a[1].data[k * 256 + j];
+      if (!close_to(a[3].data[i * 256 + j], want)) bad++;
+    }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* thread_sync alone: a barrier between a shared write and the read after
+** it (the pass compares buffers, not indices: another thread's element may
+** be read); an error where the barrier would be under a condition; none
+** outside a loop bound to threadIdx. */
+static void test_thread_sync(void) {
+  static const char good[] =
+      "@T.prim_func\n"
+      "def rev(A: T.Buffer((64,), \"float32\"), B: T.Buffer((64,), \"float32\")):\n"
+      "    T.func_attr({\"global_symbol\": \"rev\", \"tir.noalias\": True})\n"
+      "    for t in T.thread_binding(64, thread=\"threadIdx.x\"):\n"
+      "        S = T.alloc_buffer((64,), \"float32\", scope=\"shared\")\n"
+      "        S[t] = A[t]\n"
+      "        B[t] = S[63 - t]\n";
+  mlc_tir_module *m = new_module();
+  if (!m) return;
+  mlc_tir_func *f = NULL;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, good, strlen(good), "good", &f)));
+  check_pass("thread_sync", m, f, mlc_tir_pass_thread_sync, "thread_sync");
+  CU_ASSERT_EQUAL(count_syncs(f->body), 1);
+  /* the same under a condition of the thread's index */
+  char bad[1024];
+  const char *cut = strstr(good, "        S[t] = A[t]");
+  CU_ASSERT_FATAL(cut != NULL);
+  snprintf(bad, sizeof bad, "%.*s        if t < 32:\n            S[t] = A[t]\n            B[t] = S[63 - t]\n",
+           (int)(cut - good), good);
+  mlc_tir_func *g = NULL;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, bad, strlen(bad), "bad", &g)));
+  EXPECT_ERR(mlc_tir_pass_thread_sync(m, g), MLC_UNIMPLEMENTED, "under a condition");
+  /* outside a thread loop (CPU code): no barrier */
+  static const char cpu[] =
+      "@T.prim_func\n"
+      "def cpu(A: T.Buffer((64,), \"float32\"), B: T.Buffer((64,), \"float32\")):\n"
+      "    T.func_attr({\"global_symbol\": \"cpu\", \"tir.noalias\": True})\n"
+      "    S = T.alloc_buffer((64,), \"float32\", scope=\"shared\")\n"
+      "    for t in range(64):\n"
+      "        S[t] = A[t]\n"
+      "    for t in range(64):\n"
+      "        B[t] = S[63 - t]\n";
+  mlc_tir_func *h = NULL;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, cpu, strlen(cpu), "cpu", &h)));
+  CU_ASSERT(OK(mlc_tir_pass_thread_sync(m, h)));
+  CU_ASSERT_EQUAL(count_syncs(h->body), 0);
+}
+
 /* ---- refusals ------------------------------------------------------------------------- */
 
 static void test_errors(void) {
@@ -722,6 +851,8 @@ static void register_tests(void) {
                                       {"compact_carried", test_compact_carried},
                                       {"compact_fused", test_compact_fused},
                                       {"compact_keeps", test_compact_keeps},
+                                      {"shared_tiles", test_shared_tiles},
+                                      {"thread_sync", test_thread_sync},
                                       {"errors", test_errors},
                                       {NULL, NULL}};
   CU_pSuite s = CU_add_suite("tir_lower", suite_init, suite_clean);
