@@ -136,6 +136,10 @@ LLVMValueRef cg_thread_index(cg_func *cf, const char *tag);
 ** (bar.sync 0); in CPU code, where the threads run one after another,
 ** nothing.  Returns i32 0. */
 LLVMValueRef cg_sync_threads(cg_func *cf);
+/* T.warp_sum / warp_max / warp_min(|x|) (|op|; f32): inside a device
+** kernel, |x| combined over the 32 lanes of the warp by a butterfly of
+** shfl.sync.bfly, the result in every lane; elsewhere an error. */
+LLVMValueRef cg_warp_reduce(cg_func *cf, mlc_tir_intrin op, mlc_dtype dt, LLVMValueRef x);
 /* Inside a device kernel: the storage of shared-scope buffer |buf| of
 ** |count| elements of type |t|: a global of the thread block's shared
 ** address space (one per allocation), as a generic pointer. */

@@ -614,6 +614,11 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
   LLVMBuilderRef b = cm->b;
   LLVMValueRef a[2] = {NULL, NULL};
   if (e->call.op == MLC_TIR_INTRIN_SYNC_THREADS) return cg_sync_threads(cf);
+  if (e->call.op == MLC_TIR_INTRIN_WARP_SUM || e->call.op == MLC_TIR_INTRIN_WARP_MAX ||
+      e->call.op == MLC_TIR_INTRIN_WARP_MIN) {
+    LLVMValueRef x = cg_expr(cf, e->call.args[0]);
+    return x ? cg_warp_reduce(cf, e->call.op, e->call.args[0]->dtype, x) : NULL;
+  }
   for (int i = 0; i < e->call.n && i < 2; i++) {
     a[i] = cg_expr(cf, e->call.args[i]);
     if (!a[i]) return NULL;
@@ -678,6 +683,9 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
       return ab ? LLVMBuildFCmp(b, LLVMRealOEQ, ab, fconst(t, INFINITY), "") : NULL;
     }
     case MLC_TIR_INTRIN_SYNC_THREADS:
+    case MLC_TIR_INTRIN_WARP_SUM:
+    case MLC_TIR_INTRIN_WARP_MAX:
+    case MLC_TIR_INTRIN_WARP_MIN:
     case MLC_TIR_INTRIN_COUNT: break;
   }
   if (!r) {

@@ -174,6 +174,34 @@ LLVMValueRef cg_sync_threads(cg_func *cf) {
   return LLVMConstInt(cm->t_i32, 0, 0);
 }
 
+LLVMValueRef cg_warp_reduce(cg_func *cf, mlc_tir_intrin op, mlc_dtype dt, LLVMValueRef x) {
+  cg_module *cm = cf->cm;
+  LLVMBuilderRef b = cm->b;
+  static const char name[] = "llvm.nvvm.shfl.sync.bfly.f32";
+  unsigned id = LLVMLookupIntrinsicID(name, sizeof name - 1);
+  if (!cf->device || dt != MLC_DTYPE_F32 || LLVMGetTypeKind(LLVMTypeOf(x)) != LLVMFloatTypeKind || !id) {
+    cg_fail(cm, mlc_make_status(MLC_UNIMPLEMENTED, "codegen: kernel %s: T.%s of %s %s", cf->sym,
+                                mlc_tir_intrin_name(op), mlc_dtype_name(dt),
+                                cf->device ? "(float32 only)" : "outside a GPU kernel"));
+    return NULL;
+  }
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cm->mod, id, NULL, 0);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(cm->ctx, id, NULL, 0);
+  for (unsigned lane = 16; lane >= 1; lane /= 2) {
+    /* all 32 lanes; the lane |lane| apart (xor); clamp 31 */
+    LLVMValueRef args[4] = {LLVMConstInt(cm->t_i32, 0xffffffffu, 0), x, LLVMConstInt(cm->t_i32, lane, 0),
+                            LLVMConstInt(cm->t_i32, 31, 0)};
+    LLVMValueRef y = LLVMBuildCall2(b, fty, fn, args, 4, "");
+    if (op == MLC_TIR_INTRIN_WARP_SUM) {
+      x = LLVMBuildFAdd(b, x, y, "");
+    } else { /* as T.max / T.min: the first operand where the comparison fails (NaN) */
+      int mn = op == MLC_TIR_INTRIN_WARP_MIN;
+      x = LLVMBuildSelect(b, LLVMBuildFCmp(b, mn ? LLVMRealOLT : LLVMRealOGT, x, y, ""), x, y, "");
+    }
+  }
+  return x;
+}
+
 /* NVPTX's address space of a thread block's shared memory. */
 #define NVPTX_SHARED_AS 3
 

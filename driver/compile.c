@@ -637,9 +637,10 @@ static mlc_status compile_module(cstate *c, mlc_module *gm, const mlc_target *ta
   int cuda = target->device == MLC_TARGET_CUDA;
   /* MLC_GPU_SCHEDULE_ON_CPU=1 (tests): the GPU schedule in CPU code, whose
   ** thread-bound loops run serially, so the GPU schedules' meaning is
-  ** checked where there is no GPU */
+  ** checked where there is no GPU (device 1; CUDA is 2: its lowering
+  ** turns reductions across a warp's threads into shuffles) */
   const char *gs = getenv("MLC_GPU_SCHEDULE_ON_CPU");
-  int gpu_sched = cuda || (gs && !strcmp(gs, "1"));
+  int gpu_sched = cuda ? 2 : gs && !strcmp(gs, "1") ? 1 : 0;
   /* the blocked layouts are for CPU vector registers */
   /* --tune-log: the tuned schedules (CPU schedules only) */
   int use_tuned = c->o->tune_log && *c->o->tune_log && !gpu_sched;

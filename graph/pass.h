@@ -38,7 +38,8 @@ typedef struct mlc_pipeline_options {
   ** the first dce when set.  NULL: no dispatch (everything generated). */
   mlc_status (*dispatch)(struct mlc_module *m, const struct mlc_pass_ctx *ctx);
   struct mlc_extern_options *ext;
-  int device;              /* the target's device: 0 the CPU, 1 CUDA (codegen/target.h) */
+  int device;              /* 0 the CPU; 2 CUDA (codegen/target.h); 1 CUDA's schedules run
+                              serially on the CPU (tests) */
   /* Tuned schedules (lower/lower.h: mlc_lower_tuned_fn): the schedule pass
   ** asks for each prim function's trace; NULL: the default rules only. */
   const char *(*tuned)(void *user, const struct mlc_tir_func *f);

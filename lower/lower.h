@@ -59,7 +59,8 @@ typedef struct mlc_lower_options {
   int no_parallel;     /* 1: keep every loop serial */
   int no_vectorize;    /* 1: no vector loops in the default schedule */
   int vector_bits;     /* the target's widest vector (128, 256, 512; 0: 512) */
-  int device;          /* 0: the CPU; 1: CUDA (the GPU schedule: bound thread loops) */
+  int device;          /* 0: the CPU; 2: CUDA (the GPU schedule: bound thread loops); 1: the GPU
+                          schedule in CPU code, thread loops serial (tests) */
   mlc_lower_tuning *tune; /* NULL: the default rules (see above) */
   mlc_lower_tuned_fn tuned; /* NULL: no tuned schedules */
   void *tuned_user;

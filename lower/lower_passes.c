@@ -50,8 +50,9 @@ mlc_status mlc_lower_pass_schedule(mlc_module *m, const mlc_pass_ctx *ctx) {
 }
 
 mlc_status mlc_lower_pass_lower_tir(mlc_module *m, const mlc_pass_ctx *ctx) {
-  (void)ctx;
   mlc_tir_module *tm;
   MLC_RETURN_IF_ERROR(mlc_lower_prims(m, &tm));
-  return mlc_tir_lower_module(tm, NULL);
+  mlc_tir_lower_options lo = {0};
+  lo.gpu = ctx && ctx->opt && ctx->opt->device == 2;
+  return mlc_tir_lower_module(tm, &lo);
 }

@@ -1522,6 +1522,45 @@ static mlc_status shared_gpu_matmul(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv *wb
 */
 #define GPU_RFACTOR 32
 
+/* Outputs of a warp reduction per thread block (one warp each). */
+#define GPU_WARPS 8
+
+/*
+** G5 for rows: the 32 partial results of an output are a warp's, its
+** lanes side by side: the write-back's loop over them is bound to
+** threadIdx.x (a cross-thread reduction, which the GPU lowering computes
+** with shuffles), its outputs' loop to threadIdx.y and blockIdx.x (up to
+** GPU_WARPS outputs per block), and the partial stage goes under the
+** output's loop (compute_at), its lanes bound to threadIdx.x, each lane's
+** partial result accumulated in a register (cache_write "local", the copy
+** under the output's loop, the partial stage under the copy's lane).
+** |block| combines, |rf| computes the partial results, |p| outputs' loops.
+*/
+static mlc_status warp_reduction(mlc_sch *s, mlc_sch_rv block, mlc_sch_rv rf, int p) {
+  mlc_sch_rv cl[MLC_SCH_MAX_OUTS], o, parts[2], wb;
+  int n = 0;
+  /* each lane's partial result in a register, then stored for the write-back */
+  MLC_RETURN_IF_ERROR(mlc_sch_cache_write(s, rf, 0, "local", &wb));
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, block, MLC_SCH_MAX_OUTS, cl, &n));
+  if (n != p + 1) return NULL;
+  o = cl[0];
+  if (p > 1) MLC_RETURN_IF_ERROR(mlc_sch_fuse(s, p, cl, &o));
+  int64_t e = const_extent(mlc_sch_rv_stmt(s, o)->loop.extent), w = GPU_WARPS;
+  while (w > 1 && e % w) w /= 2;
+  mlc_sch_arg f[2] = {MLC_SCH_NONE_ARG, MLC_SCH_INT_ARG(w)};
+  MLC_RETURN_IF_ERROR(mlc_sch_split(s, o, 2, f, parts));
+  MLC_RETURN_IF_ERROR(mlc_sch_bind(s, parts[0], "blockIdx.x"));
+  MLC_RETURN_IF_ERROR(mlc_sch_bind(s, parts[1], "threadIdx.y"));
+  MLC_RETURN_IF_ERROR(mlc_sch_bind(s, cl[p], "threadIdx.x"));
+  /* the partial results of the block's outputs under its output's loop,
+  ** one per lane, each lane's computed in its iteration */
+  MLC_RETURN_IF_ERROR(mlc_sch_compute_at(s, wb, parts[1], 0));
+  MLC_RETURN_IF_ERROR(mlc_sch_get_loops(s, wb, MLC_SCH_MAX_OUTS, cl, &n));
+  if (n != 3) return NULL; /* blockIdx, threadIdx.y, the lanes */
+  MLC_RETURN_IF_ERROR(mlc_sch_bind(s, cl[2], "threadIdx.x"));
+  return mlc_sch_compute_at(s, rf, cl[2], 0);
+}
+
 static mlc_status rfactor_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0, p = 0;
@@ -1544,6 +1583,7 @@ static mlc_status rfactor_gpu_reduction(mlc_sch *s, mlc_sch_rv block) {
   MLC_RETURN_IF_ERROR(mlc_sch_split(s, loops[p], 2, f, parts));
   mlc_sch_rv lanes = rows ? parts[1] : parts[0], rest = rows ? parts[0] : parts[1];
   MLC_RETURN_IF_ERROR(mlc_sch_rfactor(s, lanes, 0, &rf));
+  if (rows) return warp_reduction(s, block, rf, p);
   /* the partial sums: the lanes beside the outputs' loops (outside the
   ** rest of the reduction), innermost for rows, outermost otherwise */
   mlc_sch_rv order[MLC_SCH_MAX_OUTS];
@@ -1670,7 +1710,7 @@ static mlc_status apply_gpu_rules(mlc_tir_module *tm, mlc_tir_func *f, mlc_sch *
 static mlc_status schedule_copy(mlc_tir_module *tm, const mlc_tir_func *f, const mlc_lower_options *opt, mlc_sch **out) {
   mlc_sch *s = NULL;
   int vectors = !(opt && opt->no_vectorize);
-  int gpu = opt && opt->device == 1;
+  int gpu = opt && opt->device >= 1;
   mlc_tir_func *fm = (mlc_tir_func *)f; /* mlc_sch_create copies it */
   mlc_status st = gpu ? apply_gpu_rules(tm, fm, &s) : apply_rules(tm, fm, opt, vectors, vectors, &s);
   /* a refusal: without tiles, then threads only */

@@ -152,7 +152,10 @@ typedef enum mlc_tir_binop {
   X(ATANH, "atanh", 1)                                      \
   X(ISNAN, "isnan", 1)     /* result bool */                \
   X(ISINF, "isinf", 1)     /* result bool */          \
-  X(SYNC_THREADS, "sync_threads", 0) /* a GPU thread block's barrier (int32 0; statements only) */
+  X(SYNC_THREADS, "sync_threads", 0) /* a GPU thread block's barrier (int32 0; statements only) */ \
+  X(WARP_SUM, "warp_sum", 1) /* x summed over the 32 threads of a GPU warp, in each */ \
+  X(WARP_MAX, "warp_max", 1) /* ... their largest x */        \
+  X(WARP_MIN, "warp_min", 1) /* ... their smallest x */
 
 typedef enum mlc_tir_intrin {
 #define X(e, s, n) MLC_TIR_INTRIN_##e,

@@ -12,6 +12,7 @@
 /* ---- the pipeline -------------------------------------------------------------- */
 
 static const mlc_tir_pass_info passes[] = {
+    {"thread_reduce", mlc_tir_pass_thread_reduce}, /* a GPU's only */
     {"remove_unit_loops", mlc_tir_pass_remove_unit_loops},
     {"lower_blocks", mlc_tir_pass_lower_blocks},
     {"compact_buffers", mlc_tir_pass_compact_buffers},
@@ -67,6 +68,7 @@ mlc_status mlc_tir_lower_func(mlc_tir_module *m, mlc_tir_func *f, const mlc_tir_
   for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
     if (opt->no_compact && passes[i].fn == mlc_tir_pass_compact_buffers) continue;
     if (opt->no_vectorize && passes[i].fn == mlc_tir_vectorize_func) continue;
+    if (!opt->gpu && passes[i].fn == mlc_tir_pass_thread_reduce) continue;
     MLC_RETURN_IF_ERROR(run_pass(m, f, &passes[i], opt->verify));
   }
   return mlc_tir_func_set_attr_bool(m, f, "tir.lowered", 1);

@@ -17,6 +17,8 @@
 ** The pipeline is a literal list (tir_lower.c), each pass also callable
 ** alone (tests):
 **
+**   thread_reduce       (GPU only) reductions across a warp's lanes become
+**                       warp shuffles
 **   remove_unit_loops   extent-1 loops become a substitution of their min
 **   lower_blocks        bindings substituted, predicate -> if, init placed
 **                       once before its reduction loops (guarded otherwise)
@@ -44,6 +46,7 @@ typedef struct mlc_tir_lower_options {
   int no_compact;   /* keep allocations where and as large as they are */
   int no_vectorize; /* leave vectorized loops as hints to LLVM */
   int verify;       /* verify the function after every pass */
+  int gpu;          /* for a GPU: cross-thread reductions as warp shuffles (thread_reduce) */
 } mlc_tir_lower_options;
 
 /* One pass over one function of |m|. */
@@ -109,6 +112,20 @@ MLC_MUST_USE mlc_status mlc_tir_pass_flatten_buffers(mlc_tir_module *m, mlc_tir_
 ** empty loops and stores of a value just loaded from the same place
 ** (`A[i] = A[i]`); folds index arithmetic again. */
 MLC_MUST_USE mlc_status mlc_tir_pass_simplify(mlc_tir_module *m, mlc_tir_func *f);
+
+/* pass_thread_reduce.c (first, for a GPU only: mlc_tir_lower_options.gpu):
+** each cross-thread reduction (below) becomes a warp shuffle reduction
+** of its terms (T.warp_sum / warp_max / warp_min) stored by lane 0; any
+** other reduction over a thread-bound loop is an error. */
+MLC_MUST_USE mlc_status mlc_tir_pass_thread_reduce(mlc_tir_module *m, mlc_tir_func *f);
+/* Whether |b| is a cross-thread reduction under |loop| (a for statement
+** whose whole body is block |b|): |loop| of extent 32 from 0 (bound to
+** threadIdx.x, a warp's lanes, or about to be), |b| a float32 reduction
+** with no predicate whose one reduce iteration variable is |loop|'s
+** variable, its init storing the element its body updates as C = C + t,
+** T.max(C, t) or T.min(C, t) (either order; t not reading C).
+** *|value_side| (may be NULL): 1 when t is the second operand. */
+int mlc_tir_cross_thread_reduction(const mlc_tir_stmt *loop, const mlc_tir_stmt *b, int *value_side);
 
 /* pass_thread_sync.c (after simplify): a barrier (T.sync_threads()) in
 ** each sequence inside a loop bound to threadIdx before a statement that

@@ -9,7 +9,8 @@
 # calls; a CUDA model run where no driver is (or where the driver finds no
 # device: a stand-in libcuda.so.1 built here) is a clear error naming the
 # cause, never a crash; wrong target or --extern combinations are errors;
-# a large matmul's shared-memory tiles (PTX, and the schedule on the CPU).
+# a large matmul's shared-memory tiles (PTX, and the schedule on the CPU);
+# warp shuffles in the row reductions.
 # Env: MLC_CLI, MLC_SRCDIR, MLC_BUILDDIR.
 set -u
 cli=${MLC_CLI:?}
@@ -123,6 +124,9 @@ def save(name, nodes, ins, outs, consts):
                           [helper.make_tensor_value_info(n, F, s) for n, s in outs],
                           [numpy_helper.from_array(v, k) for k, v in consts.items()])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "%s/%s.onnx" % (out, name))
+save("rows", [helper.make_node("Softmax", ["x"], ["y"], axis=-1),
+             helper.make_node("ReduceMean", ["y"], ["z"], axes=[-1], keepdims=1)],
+     [("x", [8, 64, 256])], [("z", [8, 64, 1])], {})
 save("mm", [helper.make_node("MatMul", ["a", "b"], ["c"])], [("a", [1024, 512]), ("b", [512, 1024])],
      [("c", [1024, 1024])], {})
 save("mbr", [helper.make_node("MatMul", ["x", "W"], ["y"]), helper.make_node("Add", ["y", "b"], ["z"]),
@@ -143,12 +147,26 @@ PY
   else
     fail "mm for cuda: compile failed: $(tail -2 "$d.log")"
   fi
-  for m in mm mbr; do
+  # row reductions (softmax's max and sum, a mean) combine their lanes'
+  # partial results with warp shuffles, in the kernel that computes them
+  d=$tmp/rows
+  if "$cli" compile "$tmp/rows.onnx" -o "$d.so" --target cuda --extern none --dump-ir "$d.ir" >"$d.log" 2>&1; then
+    [ "$(grep -c 'T.warp_sum\|T.warp_max' "$d.ir/16_lower_tir.after.txt")" -eq 3 ] && ok ||
+      fail "rows for cuda: not three warp reductions in the lowered TIR"
+    grep -q 'shfl.sync.bfly' "$d.ir/21_device.ptx" && ok || fail "rows for cuda: no warp shuffle in the PTX"
+    if [ -x "$ptxas" ]; then
+      "$ptxas" -arch=sm_75 "$d.ir/21_device.ptx" -o "$d.cubin" 2>"$d.ptxas" && ok || fail "rows: ptxas: $(head -3 "$d.ptxas")"
+    fi
+  else
+    fail "rows for cuda: compile failed: $(tail -2 "$d.log")"
+  fi
+  for m in mm mbr rows; do
     if MLC_GPU_SCHEDULE_ON_CPU=1 "$cli" compile "$tmp/$m.onnx" -o "$tmp/$m.gpu.so" -q --dump-ir "$tmp/$m.gpu.ir" 2>"$tmp/$m.err" &&
         "$cli" compile "$tmp/$m.onnx" -o "$tmp/$m.cpu.so" -q 2>>"$tmp/$m.err" &&
         "$cli" run "$tmp/$m.gpu.so" --seed 3 --output-dir "$tmp/$m.gpu.out" >/dev/null 2>>"$tmp/$m.err" &&
         "$cli" run "$tmp/$m.cpu.so" --seed 3 --output-dir "$tmp/$m.cpu.out" >/dev/null 2>>"$tmp/$m.err"; then
-      grep -q 'scope="shared"' "$tmp/$m.gpu.ir/12_lowered.tir.txt" && ok || fail "$m: the GPU schedule has no shared tiles"
+      [ "$m" = rows ] || grep -q 'scope="shared"' "$tmp/$m.gpu.ir/12_lowered.tir.txt" && ok ||
+        fail "$m: the GPU schedule has no shared tiles"
       "$py" -c "import numpy as np, sys
 a, b = np.load('$tmp/$m.gpu.out/output_0.npy'), np.load('$tmp/$m.cpu.out/output_0.npy')
 sys.exit(0 if a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-4) else 1)" && ok ||

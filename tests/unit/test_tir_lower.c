@@ -779,6 +779,105 @@ static void test_thread_sync(void) {
   CU_ASSERT_EQUAL(count_syncs(h->body), 0);
 }
 
+static int count_calls_expr(const mlc_tir_expr *e, mlc_tir_intrin op) {
+  if (!e) return 0;
+  switch (e->kind) {
+    case MLC_TIR_CALL: {
+      int n = e->call.op == op;
+      for (int i = 0; i < e->call.n; i++) n += count_calls_expr(e->call.args[i], op);
+      return n;
+    }
+    case MLC_TIR_BINARY: return count_calls_expr(e->bin.a, op) + count_calls_expr(e->bin.b, op);
+    default: return 0;
+  }
+}
+
+static int count_calls(const mlc_tir_stmt *s, mlc_tir_intrin op) {
+  if (!s) return 0;
+  switch (s->kind) {
+    case MLC_TIR_FOR: return count_calls(s->loop.body, op);
+    case MLC_TIR_ALLOCATE: return count_calls(s->alloc.body, op);
+    case MLC_TIR_IF: return count_calls(s->if_.then_s, op) + count_calls(s->if_.else_s, op);
+    case MLC_TIR_SEQ: {
+      int n = 0;
+      for (int i = 0; i < s->seq.n; i++) n += count_calls(s->seq.stmts[i], op);
+      return n;
+    }
+    case MLC_TIR_STORE: return count_calls_expr(s->store.value, op);
+    default: return 0;
+  }
+}
+
+/*
+** A row max across a warp (tests/schedule/gpu_warp_reduce: each lane's
+** partial max over 4 of the row's 128 elements in a register, the 32
+** combined by the write-back whose reduce loop is bound to threadIdx.x).
+** Lowered for a GPU, the write-back is a warp_max of each lane's partial
+** result stored by lane 0, and each lane's partial results shrink to one
+** register; lowered for the CPU (the loops run in turn, no shuffle) it
+** stays a loop, and computes each row's max.
+*/
+static void test_warp_reduce(void) {
+  char *src = mlc_test_hold(mlc_test_read_file(mlc_test_src_path("tests/schedule/gpu_warp_reduce.expected"), NULL));
+  if (!src) {
+    CU_FAIL("cannot read tests/schedule/gpu_warp_reduce.expected");
+    return;
+  }
+  for (int gpu = 1; gpu >= 0; gpu--) {
+    mlc_tir_module *m = new_module();
+    mlc_tir_func *f = NULL;
+    if (!m) return;
+    CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, src, strlen(src), "gpu_warp_reduce", &f)));
+    if (gpu) {
+      mlc_strbuf b = MLC_STRBUF_INIT;
+      append_func(&b, "before", f);
+      mlc_tir_lower_options opt = {0, 0, 1, 1};
+      CU_ASSERT_FATAL(OK(mlc_tir_lower_func(m, f, &opt)));
+      mlc_sb_printf(&b, "\n");
+      append_func(&b, "lowered for a GPU", f);
+      golden("warp_reduce", mlc_sb_str(&b));
+      mlc_sb_fini(&b);
+      CU_ASSERT_EQUAL(count_calls(f->body, MLC_TIR_INTRIN_WARP_MAX), 1);
+      continue;
+    }
+    mlc_tir_lower_options opt = {0, 0, 1, 0};
+    CU_ASSERT_FATAL(OK(mlc_tir_lower_func(m, f, &opt)));
+    CU_ASSERT_EQUAL(count_calls(f->body, MLC_TIR_INTRIN_WARP_MAX), 0);
+    CU_ASSERT(OK(mlc_tir_module_add(m, f)));
+    arg a[2];
+    arg_init(&a[0], 2, 64, 128);
+    arg_init(&a[1], 1, 64, 0);
+    if (run(m, "rowmax", 2, a) != 0) {
+      CU_FAIL("kernel failed");
+      return;
+    }
+    int bad = 0;
+    for (int i = 0; i < 64; i++) {
+      float want = -3.4028234663852886e+38f;
+      for (int k = 0; k < 128; k++) want = a[0].data[i * 128 + k] > want ? a[0].data[i * 128 + k] : want;
+      bad += a[1].data[i] != want;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  /* a reduce loop over 16 threads is no warp: the GPU lowering refuses it */
+  static const char half[] =
+      "@T.prim_func\n"
+      "def half(A: T.Buffer((16,), \"float32\"), S: T.Buffer((1,), \"float32\")):\n"
+      "    T.func_attr({\"global_symbol\": \"half\", \"tir.noalias\": True})\n"
+      "    for k in T.thread_binding(16, thread=\"threadIdx.x\"):\n"
+      "        with T.block(\"S\"):\n"
+      "            vk = T.axis.reduce(16, k)\n"
+      "            with T.init():\n"
+      "                S[0] = T.float32(0)\n"
+      "            S[0] = S[0] + A[vk]\n";
+  mlc_tir_module *m = new_module();
+  mlc_tir_func *f = NULL;
+  if (!m) return;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, half, strlen(half), "half", &f)));
+  mlc_tir_lower_options opt = {0, 0, 1, 1};
+  EXPECT_ERR(mlc_tir_lower_func(m, f, &opt), MLC_UNIMPLEMENTED, "reduces across the threads");
+}
+
 /* ---- refusals ------------------------------------------------------------------------- */
 
 static void test_errors(void) {
@@ -853,6 +952,7 @@ static void register_tests(void) {
                                       {"compact_keeps", test_compact_keeps},
                                       {"shared_tiles", test_shared_tiles},
                                       {"thread_sync", test_thread_sync},
+                                      {"warp_reduce", test_warp_reduce},
                                       {"errors", test_errors},
                                       {NULL, NULL}};
   CU_pSuite s = CU_add_suite("tir_lower", suite_init, suite_clean);
