@@ -147,8 +147,7 @@ int mlc_ext_cublas_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_
     return fail(ctx, "matmul", "A, B and Y must be compact float32 tensors in CUDA device memory");
   mlc_ext_mm shp;
   if (mlc_ext_matmul_shapes(ctx, "cublas", A, B, Y, &shp)) return -1;
-  int64_t m = shp.m, n = shp.n, k = shp.k, nbatch = shp.nbatch, *astr = shp.astr, *bstr = shp.bstr;
-  int br = shp.br;
+  int64_t m = shp.m, n = shp.n, k = shp.k;
   CUdeviceptr a = mlc_ext_cuda_ptr(A), b = mlc_ext_cuda_ptr(B), y = mlc_ext_cuda_ptr(Y);
   size_t yb = sizeof(float) * (size_t)mlc_ext_numel(Y);
   if (mlc_ext_cuda_overlap(y, yb, a, sizeof(float) * (size_t)mlc_ext_numel(A))) return fail(ctx, "matmul", "Y overlaps A");
@@ -162,32 +161,15 @@ int mlc_ext_cublas_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_
   }
   cublasHandle_t h = session_handle(ctx, "matmul", stream);
   if (!h) return -1;
-  /* the inner batches: the trailing batch dims along which A's and B's
-  ** offsets step by fixed strides sa and sb (dims of extent 1 aside) */
-  int64_t inner = 1, sa = -1, sb = -1;
-  int d0 = br;
-  for (int d = br - 1; d >= 0; d--) {
-    if (Y->shape[d] != 1) {
-      if (sa < 0) sa = astr[d], sb = bstr[d];
-      else if (astr[d] != sa * inner || bstr[d] != sb * inner) break;
-      inner *= Y->shape[d];
-    }
-    d0 = d;
-  }
-  if (sa < 0) sa = 0, sb = 0;
-  int64_t outer = nbatch / inner;
-  /* B shared by the inner batches and A's contiguous: one tall GEMM */
-  int tall = inner > 1 && sb == 0 && sa == m * k && m * inner <= INT_MAX;
+  mlc_ext_mm_plan pl;
+  mlc_ext_mm_plan_make(&shp, Y, &pl);
+  int64_t inner = pl.inner, sa = pl.sa, sb = pl.sb;
+  int tall = pl.tall;
   if (!tall && inner > INT_MAX) return fail(ctx, "matmul", "%lld batches", (long long)inner);
   const float one = 1.0f, zero = 0.0f;
-  for (int64_t o = 0; o < outer; o++) {
-    int64_t rem = o, ao = 0, bo = 0;
-    for (int d = d0 - 1; d >= 0; d--) {
-      int64_t i = rem % Y->shape[d];
-      rem /= Y->shape[d];
-      ao += i * astr[d];
-      bo += i * bstr[d];
-    }
+  for (int64_t o = 0; o < pl.outer; o++) {
+    int64_t ao, bo;
+    mlc_ext_mm_outer(&shp, Y, &pl, o, &ao, &bo);
     float *yo = (float *)(uintptr_t)fptr(y, o * inner * m * n);
     cublasStatus_t s;
     const char *call;

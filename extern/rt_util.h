@@ -65,6 +65,7 @@ typedef struct mlc_ext_mm {
 ** recording "PROVIDER.matmul: what is wrong". */
 static inline int mlc_ext_matmul_shapes(mlc_rt_ctx *ctx, const char *provider, const DLTensor *A, const DLTensor *B,
                                         const DLTensor *Y, mlc_ext_mm *mm) {
+  memset(mm, 0, sizeof *mm);
   if (A->ndim < 2 || B->ndim < 2 || Y->ndim < 2 || Y->ndim != (A->ndim > B->ndim ? A->ndim : B->ndim))
     return mlc_ext_fail(ctx, provider, "matmul", "ranks %d x %d -> %d: want both >= 2 and Y of the larger", A->ndim,
                         B->ndim, Y->ndim);
@@ -94,6 +95,56 @@ static inline int mlc_ext_matmul_shapes(mlc_rt_ctx *ctx, const char *provider, c
   }
   mm->m = m, mm->n = n, mm->k = k, mm->nbatch = nbatch, mm->br = br;
   return 0;
+}
+
+/*
+** How a matmul's batches run on a BLAS that has strided-batched GEMMs
+** (cublas.matmul, cublaslt.matmul), from the shapes |mm| of
+** mlc_ext_matmul_shapes and Y: the trailing batch dims along which A's
+** and B's offsets step by fixed strides |sa| and |sb| (0 for an operand
+** that broadcasts; dims of extent 1 aside) make |inner| batches of one
+** strided-batched call; the leading |d0| batch dims, |outer| batches in
+** all, are a loop on the host (mlc_ext_mm_outer gives each one's offsets
+** into A and B; Y's is o * inner * m * n).  |tall|: B is the same for the
+** inner batches and A's are contiguous, so that they are one GEMM of m *
+** inner rows (which fits an int).
+*/
+typedef struct mlc_ext_mm_plan {
+  int64_t inner, outer, sa, sb;
+  int d0, tall;
+} mlc_ext_mm_plan;
+
+static inline void mlc_ext_mm_plan_make(const mlc_ext_mm *mm, const DLTensor *Y, mlc_ext_mm_plan *p) {
+  int64_t inner = 1, sa = -1, sb = -1;
+  int d0 = mm->br;
+  for (int d = mm->br - 1; d >= 0; d--) {
+    if (Y->shape[d] != 1) {
+      if (sa < 0) sa = mm->astr[d], sb = mm->bstr[d];
+      else if (mm->astr[d] != sa * inner || mm->bstr[d] != sb * inner) break;
+      inner *= Y->shape[d];
+    }
+    d0 = d;
+  }
+  if (sa < 0) sa = 0, sb = 0;
+  p->inner = inner;
+  p->outer = inner ? mm->nbatch / inner : 0;
+  p->sa = sa;
+  p->sb = sb;
+  p->d0 = d0;
+  p->tall = inner > 1 && sb == 0 && sa == mm->m * mm->k && mm->m * inner <= 0x7fffffff;
+}
+
+/* The element offsets into A (*|ao|) and B (*|bo|) of outer batch |o| of |p|. */
+static inline void mlc_ext_mm_outer(const mlc_ext_mm *mm, const DLTensor *Y, const mlc_ext_mm_plan *p, int64_t o,
+                                    int64_t *ao, int64_t *bo) {
+  int64_t rem = o;
+  *ao = 0, *bo = 0;
+  for (int d = p->d0 - 1; d >= 0; d--) {
+    int64_t i = rem % Y->shape[d];
+    rem /= Y->shape[d];
+    *ao += i * mm->astr[d];
+    *bo += i * mm->bstr[d];
+  }
 }
 
 /* The number of leading tensor arguments; -1 if a tensor follows an int. */

@@ -12,7 +12,9 @@
 ** load.  Library names from MLC_CUBLAS_LIBRARY / MLC_CUDNN_LIBRARY /
 ** MLC_CUDA_DRIVER_LIBRARY (a missing file, a library without the
 ** functions) are tried in a fresh process (this program, "--child N"),
-** since each provider loads once per process.
+** since each provider loads once per process.  The matmul wrappers' batch
+** plan (rt_util.h) is checked on the host against every batch's offsets
+** computed one by one.
 **
 ** Suite ext_cuda_gpu runs where libcuda.so.1 loads and finds a device (it
 ** passes with a note elsewhere): a session of the test's own (primary
@@ -36,6 +38,7 @@
 
 #include "config.h"
 #include "extern/rt_ext.h"
+#include "extern/rt_util.h"
 #include "tests/testutil.h"
 #include "tests/unit/ext_conv_ref.h"
 
@@ -304,6 +307,58 @@ static void test_matmul_checks(void) {
   CU_ASSERT_STRING_EQUAL(c.err, "");
   for (int i = 0; i < 3; i++) free(ts[i]->d), free(ts[i]);
   CU_ASSERT_PTR_NULL(c.slots[MLC_RT_SLOT_CUBLAS]);
+}
+
+/* The batch plan of a matmul [ra] x [rb] -> [ry]: the outer loop's offsets
+** and the inner batches' strides give each batch of Y, in order, the
+** offsets into A and B that broadcasting gives it. */
+static void plan_case(int ra, const int64_t *sa, int rb, const int64_t *sb, int ry, const int64_t *sy,
+                      int64_t want_inner, int want_tall) {
+  tens *a = mk(ra, sa, 1), *b = mk(rb, sb, 2), *y = mk(ry, sy, 3);
+  tctx c;
+  ctx_init(&c, &api_stream, &dummy_stream);
+  mlc_ext_mm mm;
+  CU_ASSERT_EQUAL_FATAL(mlc_ext_matmul_shapes(&c.base, "test", &a->t, &b->t, &y->t, &mm), 0);
+  mlc_ext_mm_plan p;
+  mlc_ext_mm_plan_make(&mm, &y->t, &p);
+  CU_ASSERT_EQUAL(p.inner, want_inner);
+  CU_ASSERT_EQUAL(p.tall, want_tall);
+  CU_ASSERT_EQUAL(p.outer * p.inner, mm.nbatch);
+  int64_t m = mm.m, n = mm.n, k = mm.k, bad = 0;
+  for (int64_t bi = 0; bi < mm.nbatch; bi++) {
+    /* the batch's offsets one by one, as numpy broadcasts */
+    int64_t ao = 0, bo = 0, rem = bi, as = m * k, bs = k * n;
+    for (int d = ry - 3; d >= 0; d--) {
+      int64_t i = rem % sy[d];
+      rem /= sy[d];
+      int da = d - (ry - ra), db = d - (ry - rb);
+      if (da >= 0) {
+        if (sa[da] != 1) ao += i * as;
+        as *= sa[da];
+      }
+      if (db >= 0) {
+        if (sb[db] != 1) bo += i * bs;
+        bs *= sb[db];
+      }
+    }
+    int64_t o = bi / p.inner, in = bi % p.inner, pa, pb;
+    mlc_ext_mm_outer(&mm, &y->t, &p, o, &pa, &pb);
+    if (pa + in * p.sa != ao || pb + in * p.sb != bo) bad++;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  free(a->d), free(a), free(b->d), free(b), free(y->d), free(y);
+}
+
+static void test_matmul_plan(void) {
+  plan_case(2, (int64_t[]){3, 5}, 2, (int64_t[]){5, 7}, 2, (int64_t[]){3, 7}, 1, 0);
+  plan_case(4, (int64_t[]){2, 3, 17, 33}, 2, (int64_t[]){33, 65}, 4, (int64_t[]){2, 3, 17, 65}, 6, 1); /* tall */
+  plan_case(4, (int64_t[]){4, 1, 8, 16}, 3, (int64_t[]){3, 16, 9}, 4, (int64_t[]){4, 3, 8, 9}, 3, 0); /* loop + strided */
+  plan_case(2, (int64_t[]){7, 3}, 3, (int64_t[]){5, 3, 2}, 3, (int64_t[]){5, 7, 2}, 5, 0);          /* A shared */
+  plan_case(3, (int64_t[]){6, 4, 5}, 3, (int64_t[]){6, 5, 3}, 3, (int64_t[]){6, 4, 3}, 6, 0);       /* both batched */
+  plan_case(4, (int64_t[]){2, 1, 4, 5}, 4, (int64_t[]){1, 3, 5, 6}, 4, (int64_t[]){2, 3, 4, 6}, 3, 0); /* crossed */
+  plan_case(4, (int64_t[]){1, 2, 4, 5}, 4, (int64_t[]){3, 1, 5, 6}, 4, (int64_t[]){3, 2, 4, 6}, 2, 1); /* tall, looped */
+  plan_case(5, (int64_t[]){2, 1, 3, 4, 5}, 3, (int64_t[]){3, 5, 6}, 5, (int64_t[]){2, 1, 3, 4, 6}, 3, 0); /* a 1 between */
+  plan_case(3, (int64_t[]){1, 4, 5}, 3, (int64_t[]){1, 5, 6}, 3, (int64_t[]){1, 4, 6}, 1, 0);       /* one batch */
 }
 
 static void test_conv_checks(void) {
@@ -888,6 +943,7 @@ static void reg(void) {
   static const CU_TestInfo tests[] = {
       {"no_stream", test_no_stream},
       {"matmul_checks", test_matmul_checks},
+      {"matmul_plan", test_matmul_plan},
       {"conv_checks", test_conv_checks},
       {"pool_checks", test_pool_checks},
       {"softmax_checks", test_softmax_checks},
