@@ -629,6 +629,7 @@ int64_t mlc_drv_arena_bytes(const mlc_func *fn) {
 extern const char mlc_drv_ext_openblas[], mlc_drv_ext_openblas_end[];
 extern const char mlc_drv_ext_onednn[], mlc_drv_ext_onednn_end[];
 extern const char mlc_drv_ext_cublas[], mlc_drv_ext_cublas_end[];
+extern const char mlc_drv_ext_cublaslt[], mlc_drv_ext_cublaslt_end[];
 extern const char mlc_drv_ext_cudnn[], mlc_drv_ext_cudnn_end[];
 
 /* The run-time archive of built-in provider |p| embedded in the compiler:
@@ -643,6 +644,7 @@ static int provider_blob(const mlc_extern_provider *p, const char *out[2]) {
 #endif
 #ifdef MLC_HAVE_CUDA
   if (p == &mlc_extern_provider_cublas) b = mlc_drv_ext_cublas, e = mlc_drv_ext_cublas_end;
+  if (p == &mlc_extern_provider_cublaslt) b = mlc_drv_ext_cublaslt, e = mlc_drv_ext_cublaslt_end;
   if (p == &mlc_extern_provider_cudnn) b = mlc_drv_ext_cudnn, e = mlc_drv_ext_cudnn_end;
 #endif
   if (!b) return 0;

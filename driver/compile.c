@@ -583,7 +583,7 @@ static mlc_status extern_setup(const mlc_compile_options *o, mlc_extern_options 
     const mlc_extern_provider *pv = mlc_extern_find_provider(name);
     if (!pv)
       return mlc_make_status(MLC_INVALID_ARGUMENT,
-                             "--extern %s: unknown library \"%s\" (known: openblas, onednn, cublas, cudnn; or auto, "
+                             "--extern %s: unknown library \"%s\" (known: openblas, onednn, cublas, cublaslt, cudnn; or auto, "
                              "none)",
                              spec, name);
     if (pv->device != device)

@@ -27,6 +27,9 @@ BLOB(mlc_drv_ext_onednn, MLC_EXT_ONEDNN_ARCHIVE)
 #ifdef MLC_EXT_CUBLAS_ARCHIVE
 BLOB(mlc_drv_ext_cublas, MLC_EXT_CUBLAS_ARCHIVE)
 #endif
+#ifdef MLC_EXT_CUBLASLT_ARCHIVE
+BLOB(mlc_drv_ext_cublaslt, MLC_EXT_CUBLASLT_ARCHIVE)
+#endif
 #ifdef MLC_EXT_CUDNN_ARCHIVE
 BLOB(mlc_drv_ext_cudnn, MLC_EXT_CUDNN_ARCHIVE)
 #endif

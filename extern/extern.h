@@ -26,6 +26,12 @@
 **
 **   *.matmul     A [..., M, K], B [..., K, N] -> Y [..., M, N], float32,
 **                ranks >= 2, leading dims broadcast (numpy); no attributes
+**                (but cublaslt.matmul:)
+**   cublaslt.matmul
+**                A, B as *.matmul, [bias: N values along Y's last axis, a
+**                constant [N] or [1, .., 1, N]] -> Y [..., M, N], float32;
+**                y = act(a @ b + bias); attributes has_bias, act (0 none,
+**                1 relu)
 **   *.conv2d     X [N, C, H, W], W [K, C/g, KH, KW], [bias [K]],
 **                [residual R, shaped as Y], -> Y [N, K, OH, OW], float32;
 **                y = act(conv(x, w) + bias + r); attributes dilations (2),
@@ -118,7 +124,7 @@ mlc_binding *mlc_extern_sole_user(const mlc_extern_site *s, const mlc_value *v);
 extern const mlc_extern_kernel mlc_extern_builtin_kernels[];
 /* The built-in providers. */
 extern const mlc_extern_provider mlc_extern_provider_openblas, mlc_extern_provider_onednn,
-    mlc_extern_provider_mlc, mlc_extern_provider_cublas, mlc_extern_provider_cudnn;
+    mlc_extern_provider_mlc, mlc_extern_provider_cublas, mlc_extern_provider_cublaslt, mlc_extern_provider_cudnn;
 
 /* The built-in kernel called |name|, or NULL. */
 const mlc_extern_kernel *mlc_extern_find(const char *name);

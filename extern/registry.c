@@ -63,16 +63,20 @@ const mlc_extern_provider mlc_extern_provider_openblas = {
 const mlc_extern_provider mlc_extern_provider_onednn = {
     "onednn", "libdnnl.so.2", MLC_ONEDNN_VERSION, NULL, 1, configured_onednn, NULL, NULL};
 const mlc_extern_provider mlc_extern_provider_mlc = {"mlc", NULL, PACKAGE_VERSION, NULL, 1, always, NULL, NULL};
-/* cuBLAS and cuDNN (CUDA models) are loaded by their wrappers when a call
-** first runs (dlopen), like the driver, so the link adds nothing. */
+/* cuBLAS, cuBLASLt and cuDNN (CUDA models) are loaded by their wrappers
+** when a call first runs (dlopen), like the driver, so the link adds
+** nothing. */
 const mlc_extern_provider mlc_extern_provider_cublas = {
     "cublas", "libcublas.so.13", "13", NULL, 1, configured_cuda, NULL, NULL, 1};
+const mlc_extern_provider mlc_extern_provider_cublaslt = {
+    "cublaslt", "libcublasLt.so.13", "13", NULL, 1, configured_cuda, NULL, NULL, 1};
 const mlc_extern_provider mlc_extern_provider_cudnn = {
     "cudnn", "libcudnn.so.9", "9", NULL, 1, configured_cuda, NULL, NULL, 1};
 
 const mlc_extern_provider *mlc_extern_find_provider(const char *name) {
   static const mlc_extern_provider *const all[] = {&mlc_extern_provider_openblas, &mlc_extern_provider_onednn,
-                                                   &mlc_extern_provider_cublas, &mlc_extern_provider_cudnn};
+                                                   &mlc_extern_provider_cublas, &mlc_extern_provider_cublaslt,
+                                                   &mlc_extern_provider_cudnn};
   for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
     if (!strcmp(all[i]->name, name)) return all[i];
   return NULL;
@@ -139,6 +143,45 @@ static int match_matmul(const mlc_extern_kernel *k, const mlc_extern_site *s, ml
   mlc_value *a = b->args[0], *w = b->args[1];
   if (!is_f32(a) || !is_f32(w) || !is_f32(b->outs[0]) || a->type.rank < 2 || w->type.rank < 2) return 0;
   return absorb(mt, s->b) && push_arg(mt, a) && push_arg(mt, w);
+}
+
+/*
+** matmul as match_matmul takes it, then what cuBLASLt's epilogue applies
+** before Y is written, each the only use of the value before it: an add
+** of a bias along Y's last axis (N), a float32 constant of shape [N] or [1,
+** .., 1, N] whose rank is no higher than Y's (the add's result has Y's
+** type), then a relu.  Only what the epilogue computes exactly: an add of
+** anything else (a tensor, a bias along M, a non-constant vector) and
+** whatever follows it stay for generated code, and so does a GELU written
+** out (exporters write ONNX's erf form, x/2 (1 + erf(x / sqrt 2)); the
+** epilogue's GELU is the tanh approximation, up to 4.7e-4 away from it).
+*/
+static int match_matmul_lt(const mlc_extern_kernel *k, const mlc_extern_site *s, mlc_extern_match *mt) {
+  if (!match_matmul(k, s, mt)) return 0;
+  const mlc_value *y = s->b->outs[0];
+  int r = y->type.rank;
+  int64_t n = y->type.dims[r - 1];
+  mlc_value *cur = s->b->outs[0], *bias = NULL;
+  int act = MLC_EXT_ACT_NONE;
+  mlc_binding *u = mlc_extern_sole_user(s, cur);
+  if (u && u->op == MLC_OP_ADD && u->nargs == 2 && u->nouts == 1 && u->args[0] != u->args[1] && n >= 0) {
+    mlc_value *c = u->args[0] == cur ? u->args[1] : u->args[0];
+    int ok = c->kind == MLC_VALUE_CONST && is_f32(c) && c->type.rank >= 1 && c->type.rank <= r &&
+             c->type.dims[c->type.rank - 1] == n && mlc_type_equal(&u->outs[0]->type, &y->type);
+    for (int d = 0; ok && d < c->type.rank - 1; d++) ok = c->type.dims[d] == 1;
+    if (ok) {
+      if (!absorb(mt, u)) return 0;
+      bias = c;
+      cur = u->outs[0];
+      u = mlc_extern_sole_user(s, cur);
+    }
+  }
+  if (u && u->op == MLC_OP_RELU && u->nargs == 1 && u->nouts == 1) {
+    if (!absorb(mt, u)) return 0;
+    act = MLC_EXT_ACT_RELU;
+  }
+  if (bias && !push_arg(mt, bias)) return 0;
+  return push(mt, bias != NULL) && push(mt, act);
 }
 
 /* ---- conv2d ------------------------------------------------------------- */
@@ -322,6 +365,7 @@ static int match_plugin(const mlc_extern_kernel *k, const mlc_extern_site *s, ml
 #define DN &mlc_extern_provider_onednn
 #define RT &mlc_extern_provider_mlc
 #define CB &mlc_extern_provider_cublas
+#define LT &mlc_extern_provider_cublaslt
 #define CD &mlc_extern_provider_cudnn
 
 /* The built-in kernels, in order of preference within each provider.  The
@@ -340,6 +384,9 @@ const mlc_extern_kernel mlc_extern_builtin_kernels[] = {
     {"onednn.softmax", DN, "softmax, log_softmax", "mlc_ext_onednn_softmax", match_softmax, NULL, MLC_OP_SOFTMAX},
     /* CUDA: the same patterns and arguments as oneDNN's (extern/rt_cublas.c, rt_cudnn.c) */
     {"cublas.matmul", CB, "matmul (batched, broadcast)", "mlc_ext_cublas_matmul", match_matmul, NULL, MLC_OP_MATMUL},
+    /* extern/rt_cublaslt.c: its own arguments (extern.h) */
+    {"cublaslt.matmul", LT, "matmul(+bias along N)(+relu) (batched, broadcast)", "mlc_ext_cublaslt_matmul",
+     match_matmul_lt, NULL, MLC_OP_MATMUL},
     {"cudnn.conv2d", CD, "conv2d(+bias)(+add)(+relu|clip)", "mlc_ext_cudnn_conv2d", match_conv_cudnn, NULL,
      MLC_OP_CONV},
     {"cudnn.max_pool2d", CD, "max_pool 2-d", "mlc_ext_cudnn_max_pool2d", match_pool, NULL, MLC_OP_MAX_POOL},

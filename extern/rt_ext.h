@@ -26,6 +26,8 @@ int mlc_ext_onednn_softmax(void **args, const int32_t *codes, int32_t nargs, mlc
 /* CUDA models only (every tensor in device memory, ctx->api->cuda_stream
 ** set): the same arguments as openblas.matmul and the oneDNN functions. */
 int mlc_ext_cublas_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);
+/* A, B, [bias], Y, has_bias, act: cublaslt.matmul (extern.h). */
+int mlc_ext_cublaslt_matmul(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);
 
 int mlc_ext_cudnn_conv2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);
 int mlc_ext_cudnn_max_pool2d(void **args, const int32_t *codes, int32_t nargs, mlc_rt_ctx *ctx);

@@ -91,7 +91,8 @@ const char compile_help[] =
     "                     (openblas: matmul, convolutions as GEMM; onednn:\n"
     "                     convolutions with their bias, residual add and\n"
     "                     relu/clip, pooling, softmax, matmul; for cuda,\n"
-    "                     cublas: matmul; cudnn: what onednn takes), 'auto' (every\n"
+    "                     cublas: matmul; cublaslt: matmul with its bias add\n"
+    "                     along N and relu; cudnn: what onednn takes), 'auto' (every\n"
     "                     library this build has: for each op, the generated\n"
     "                     kernel and each library are timed on the op's shapes\n"
     "                     and the fastest is kept; times are cached, so a\n"
@@ -219,15 +220,15 @@ int cmd_compile(int argc, char **argv) {
   if (o.extern_libs && strcmp(o.extern_libs, "auto") && strcmp(o.extern_libs, "none")) {
     /* a list of known names, each once (whether this build has them is
     ** the compiler's to say) */
-    const char *known[] = {"openblas", "onednn", "cublas", "cudnn"};
-    int seen[4] = {0, 0, 0, 0};
+    const char *known[] = {"openblas", "onednn", "cublas", "cublaslt", "cudnn"};
+    int seen[5] = {0, 0, 0, 0, 0};
     for (const char *p = o.extern_libs;;) {
       size_t n = strcspn(p, ",");
       int k = -1;
-      for (int i = 0; i < 4; i++)
+      for (int i = 0; i < 5; i++)
         if (n == strlen(known[i]) && !strncmp(p, known[i], n)) k = i;
       if (k < 0 || seen[k]++)
-        return cli_usage_error("compile", "compile: --extern %s: %s \"%.*s\" (libraries: openblas, onednn, cublas, cudnn; or auto, none)",
+        return cli_usage_error("compile", "compile: --extern %s: %s \"%.*s\" (libraries: openblas, onednn, cublas, cublaslt, cudnn; or auto, none)",
                                o.extern_libs, k < 0 ? "unknown library" : "twice", (int)n, p);
       if (!p[n]) break;
       p += n + 1;

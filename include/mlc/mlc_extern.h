@@ -88,7 +88,7 @@ typedef struct mlc_rt_api {
   int (*num_threads)(mlc_rt_ctx *ctx);
   /* A per-session slot |key| (0 .. MLC_RT_NSLOTS-1) where a library keeps
   ** its handle for the session (cuBLAS: MLC_RT_SLOT_CUBLAS, cuDNN:
-  ** MLC_RT_SLOT_CUDNN): a pointer to the slot, NULL at first; |fini| (may
+  ** MLC_RT_SLOT_CUDNN, cuBLASLt: MLC_RT_SLOT_CUBLASLT): a pointer to the slot, NULL at first; |fini| (may
   ** be NULL) is called with the slot's value when the session is freed if
   ** the value is not NULL then.  NULL for a key out of range. */
   void **(*session_slot)(mlc_rt_ctx *ctx, int32_t key, void (*fini)(void *));
@@ -124,6 +124,7 @@ typedef struct mlc_rt_api {
 #define MLC_RT_NSLOTS 8
 #define MLC_RT_SLOT_CUBLAS 0
 #define MLC_RT_SLOT_CUDNN 1
+#define MLC_RT_SLOT_CUBLASLT 2
 
 /* The context handed to kernels; the runtime's private state follows. */
 struct mlc_rt_ctx {

@@ -2,7 +2,7 @@
 # test_cuda.sh: the CUDA target where there is no GPU (as in CI).
 #
 # The bundled models compile with --target cuda (generated kernels, and
-# with cuBLAS/cuDNN); the PTX the compiler writes (--dump-ir's
+# with cuBLAS/cuBLASLt/cuDNN); the PTX the compiler writes (--dump-ir's
 # 21_device.ptx) is accepted by CUDA's own assembler, ptxas, for the
 # default architecture and for -arch=sm_90; the GPU schedule binds loops to
 # blockIdx/threadIdx; inspect shows the device kernels and the library
@@ -64,6 +64,44 @@ if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
     "$cli" inspect "$tmp/mlp.auto.so" 2>&1 | grep -q 'cublas.matmul' && ok || fail "--extern auto on cuda takes no cuBLAS call"
 fi
 
+# 2b. cuBLASLt: with --extern cublaslt the encoder's matmuls take their
+# bias adds along N and relu and nothing else (the residual adds stay),
+# the PTX of the rest passes ptxas, and the model still links libc and
+# libm alone
+if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
+  d=$tmp/enc.lt
+  if "$cli" compile "$src/models/encoder.onnx" -o "$d.so" --target cuda --extern cublaslt --dump-ir "$d.ir" \
+      >"$d.log" 2>&1; then
+    ok
+    "$cli" inspect "$d.so" >"$d.txt" 2>&1
+    # steps: "N    cublaslt.matmul: "node" (Op), ..." with the nodes each covers
+    steps=$(grep -E '^  [0-9]+ +cublaslt\.matmul:' "$d.txt")
+    [ "$(printf '%s\n' "$steps" | grep -c .)" -eq 8 ] && ok || fail "encoder --extern cublaslt: not 8 cublaslt calls: $steps"
+    printf '%s\n' "$steps" | grep -q '"ffn.fc1/MatMul" (MatMul), "ffn.fc1/Add" (Add), "ffn/Relu" (Relu)$' && ok ||
+      fail "ffn.fc1 does not take its bias and relu: $(printf '%s\n' "$steps" | grep fc1)"
+    printf '%s\n' "$steps" | grep -q '"attn.q/MatMul" (MatMul), "attn.q/Add" (Add)$' && ok ||
+      fail "attn.q does not take its bias: $(printf '%s\n' "$steps" | grep attn.q)"
+    printf '%s\n' "$steps" | grep -q '"attn/scores/MatMul" (MatMul)$' && ok || fail "scores: $(printf '%s\n' "$steps" | grep scores)"
+    # the residual adds (a tensor, not a bias) stay generated
+    printf '%s\n' "$steps" | grep -q 'res[12]/Add' && fail "a residual add went into a cublaslt call: $steps" || ok
+    grep -E '^  [0-9]+ +fused.*"res1/Add"' "$d.txt" >/dev/null && ok || fail "res1/Add is in no generated kernel"
+    # the dumped graph: A, W, the bias constant, and has_bias 1, act relu
+    grep -q 'call_dps_packed("cublaslt.matmul", (lv[0-9]*, c[0-9]*, c[0-9]*), out_sinfo=R.Tensor((1, 16, 64), "float32"), args=\[1, 1\])' \
+      "$d.ir/07_dispatch.after.txt" && ok || fail "no cublaslt call with bias and relu in the dumped graph"
+    if [ -x "$ptxas" ]; then
+      "$ptxas" -arch=sm_75 "$d.ir/21_device.ptx" -o "$d.cubin" 2>"$d.ptxas" && ok ||
+        fail "encoder --extern cublaslt: ptxas rejects the PTX: $(head -3 "$d.ptxas")"
+    fi
+    if command -v ldd >/dev/null; then
+      extra=$(ldd "$d.so" | awk '{print $1}' | grep -vE '^(linux-vdso|/lib.*ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|libasan|libubsan|libstdc\+\+|libgcc_s|librt\.so)' | tr '\n' ' ')
+      [ -z "$extra" ] && ok || fail "encoder --extern cublaslt links more than libc, libm, pthreads: $extra"
+    fi
+    grep -q '"library": "libcublasLt.so.13"' "$d.txt" && ok || fail "inspect does not name libcublasLt.so.13"
+  else
+    fail "--extern cublaslt: $(tail -2 "$d.log")"
+  fi
+fi
+
 # 3. running without a GPU: a clear error, exit 1, no crash
 m=$tmp/mlp.default.so
 "$cli" run "$m" >"$tmp/run.out" 2>&1; rc=$?
@@ -106,6 +144,8 @@ fi
 if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
   "$cli" compile "$src/models/mlp.onnx" -o "$tmp/x.so" --extern cublas >"$tmp/e3" 2>&1
   [ $? -ne 0 ] && grep -q 'serves the cuda' "$tmp/e3" && ok || fail "cublas for the CPU: $(tail -1 "$tmp/e3")"
+  "$cli" compile "$src/models/mlp.onnx" -o "$tmp/x.so" --extern cublaslt >"$tmp/e4" 2>&1
+  [ $? -eq 1 ] && grep -q 'cublaslt serves the cuda' "$tmp/e4" && ok || fail "cublaslt for the CPU: $(tail -1 "$tmp/e4")"
 fi
 
 # 5. shared-memory tiles (rule G7): a matmul large enough for them stages

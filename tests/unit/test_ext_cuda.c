@@ -1,25 +1,30 @@
 /*
 ** test_ext_cuda.c: the CUDA providers' run-time wrappers (extern/rt_cublas.c,
-** extern/rt_cudnn.c) called directly.
+** extern/rt_cublaslt.c, extern/rt_cudnn.c) called directly.
 **
 ** Suite ext_cuda needs no GPU.  Its tensors say kDLCUDA but point at host
 ** memory that the wrappers never touch: with a table whose cuda_stream is
 ** missing (a CPU model's) or gives NULL, every wrapper fails naming itself;
 ** with a stream (a dummy), the argument checks (counts, dtype, device,
-** ranks, shapes against the attributes, overlaps, the clips and dilations
-** cuDNN lacks) fail naming the function and what is wrong; and where
-** libcuda.so.1 is absent, a valid call fails naming the library it cannot
-** load.  Library names from MLC_CUBLAS_LIBRARY / MLC_CUDNN_LIBRARY /
-** MLC_CUDA_DRIVER_LIBRARY (a missing file, a library without the
-** functions) are tried in a fresh process (this program, "--child N"),
-** since each provider loads once per process.  The matmul wrappers' batch
-** plan (rt_util.h) is checked on the host against every batch's offsets
-** computed one by one.
+** ranks, shapes against the attributes, the bias's shape, overlaps, the
+** clips and dilations cuDNN lacks, the activations cuBLASLt's epilogue
+** does not take here) fail naming the function and what is wrong; and
+** where libcuda.so.1 is absent, a valid call fails naming the library it
+** cannot load.  Library names from MLC_CUBLAS_LIBRARY /
+** MLC_CUBLASLT_LIBRARY / MLC_CUDNN_LIBRARY / MLC_CUDA_DRIVER_LIBRARY (a
+** missing file, a library without the functions) are tried in a fresh
+** process (this program, "--child N"), since each provider loads once per
+** process.  The matmul wrappers' batch plan (rt_util.h) is checked on the
+** host against every batch's offsets computed one by one.
 **
 ** Suite ext_cuda_gpu runs where libcuda.so.1 loads and finds a device (it
 ** passes with a note elsewhere): a session of the test's own (primary
 ** context, a stream, device workspaces, session slots whose finalizers run
-** at the end) runs matmul with every batch layout, conv2d with groups,
+** at the end) runs matmul with every batch layout, cublaslt.matmul with
+** and without its bias and relu over the same layouts, K = 0, a bias of
+** shape [1, N], pointers aligned to 4 bytes only, each shape twice (the
+** second call takes the cached algorithm) and another bias of the same
+** shape, conv2d with groups,
 ** depthwise, dilation, strides, symmetric and asymmetric pads, bias,
 ** residual (also in Y's memory), relu and clip(0, 6), pooling (padding,
 ** ceil mode, count_include_pad both ways, asymmetric pads) and softmax and
@@ -213,6 +218,19 @@ static void set_conv(call_set *s) {
   s->ni = 15;
 }
 
+/* cublaslt.matmul [2, 3] x [3, 4] + bias [4], relu -> [2, 4] */
+static void set_matmul_lt(call_set *s) {
+  memset(s, 0, sizeof *s);
+  s->t[0] = mk(2, (int64_t[]){2, 3}, 1);
+  s->t[1] = mk(2, (int64_t[]){3, 4}, 2);
+  s->t[2] = mk(1, (int64_t[]){4}, 3);
+  s->t[3] = mk(2, (int64_t[]){2, 4}, 4);
+  s->nt = 4;
+  s->iv[0] = 1; /* has_bias */
+  s->iv[1] = 1; /* relu */
+  s->ni = 2;
+}
+
 /* pool 3x3, stride 2, pad 1: X [1, 2, 8, 8] -> Y [1, 2, 4, 4] */
 static void set_pool(call_set *s) {
   memset(s, 0, sizeof *s);
@@ -239,14 +257,16 @@ typedef struct wrapper {
   const char *name; /* as errors name it */
   mlc_kernel_fn fn;
   void (*set)(call_set *s);
+  const char *lib;  /* the provider's library, as its load errors name it */
 } wrapper;
 
 static const wrapper wrappers[] = {
-    {"cublas.matmul", mlc_ext_cublas_matmul, set_matmul},
-    {"cudnn.conv2d", mlc_ext_cudnn_conv2d, set_conv},
-    {"cudnn.max_pool2d", mlc_ext_cudnn_max_pool2d, set_pool},
-    {"cudnn.avg_pool2d", mlc_ext_cudnn_avg_pool2d, set_pool},
-    {"cudnn.softmax", mlc_ext_cudnn_softmax, set_softmax},
+    {"cublas.matmul", mlc_ext_cublas_matmul, set_matmul, "libcublas"},
+    {"cudnn.conv2d", mlc_ext_cudnn_conv2d, set_conv, "libcudnn"},
+    {"cudnn.max_pool2d", mlc_ext_cudnn_max_pool2d, set_pool, "libcudnn"},
+    {"cudnn.avg_pool2d", mlc_ext_cudnn_avg_pool2d, set_pool, "libcudnn"},
+    {"cudnn.softmax", mlc_ext_cudnn_softmax, set_softmax, "libcudnn"},
+    {"cublaslt.matmul", mlc_ext_cublaslt_matmul, set_matmul_lt, "libcublasLt"},
 };
 #define NWRAPPERS ((int)(sizeof wrappers / sizeof wrappers[0]))
 
@@ -307,6 +327,52 @@ static void test_matmul_checks(void) {
   CU_ASSERT_STRING_EQUAL(c.err, "");
   for (int i = 0; i < 3; i++) free(ts[i]->d), free(ts[i]);
   CU_ASSERT_PTR_NULL(c.slots[MLC_RT_SLOT_CUBLAS]);
+}
+
+static void test_matmul_lt_checks(void) {
+  tctx c;
+  ctx_init(&c, &api_stream, &dummy_stream);
+  call_set s;
+  set_matmul_lt(&s);
+  mlc_kernel_fn fn = mlc_ext_cublaslt_matmul;
+  const char *name = "cublaslt.matmul";
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 1, &c), &c, name, "takes A, B, [bias], Y, has_bias and act (5 arguments)");
+  EXPECT_ERR(call(fn, s.t, 2, s.iv, 2, &c), &c, name, "(4 arguments)");
+  s.iv[0] = 0;
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "4 tensors for has_bias 0");
+  s.iv[0] = 1;
+  tens *nob[3] = {s.t[0], s.t[1], s.t[3]};
+  EXPECT_ERR(call(fn, nob, 3, s.iv, 2, &c), &c, name, "3 tensors for has_bias 1");
+  s.iv[1] = 2; /* clip */
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "act 2: cuBLASLt's epilogue here is none (0) or relu (1)");
+  s.iv[1] = 1;
+  s.t[2]->t.dtype.bits = 16;
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "compact float32");
+  s.t[2]->t.dtype.bits = 32;
+  s.t[2]->t.device.device_type = kDLCPU;
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "CUDA device memory");
+  s.t[2]->t.device.device_type = kDLCUDA;
+  s.t[1]->shape[0] = 5; /* K 3 against 5 */
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "shapes disagree");
+  s.t[1]->shape[0] = 3;
+  /* the bias: N values along Y's last axis, leading dims 1 */
+  s.t[2]->shape[0] = 5;
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "the bias must be 4 values along Y's last axis");
+  s.t[2]->shape[0] = 2, s.t[2]->shape[1] = 4, s.t[2]->t.ndim = 2; /* a bias along M too */
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "([4] or [1, .., 4])");
+  s.t[2]->shape[0] = 4, s.t[2]->t.ndim = 1;
+  void *keep = s.t[3]->t.data;
+  s.t[3]->t.data = s.t[2]->d; /* Y over the bias */
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "Y overlaps the bias");
+  s.t[3]->t.data = s.t[1]->d; /* Y over B */
+  EXPECT_ERR(call(fn, s.t, 4, s.iv, 2, &c), &c, name, "Y overlaps B");
+  s.t[3]->t.data = keep;
+  /* an empty Y: nothing to do, nothing loaded */
+  s.t[0]->shape[0] = 0, s.t[3]->shape[0] = 0;
+  CU_ASSERT_EQUAL(call(fn, s.t, 4, s.iv, 2, &c), 0);
+  CU_ASSERT_STRING_EQUAL(c.err, "");
+  set_free(&s);
+  for (int k = 0; k < MLC_RT_NSLOTS; k++) CU_ASSERT_PTR_NULL(c.slots[k]);
 }
 
 /* The batch plan of a matmul [ra] x [rb] -> [ry]: the outer loop's offsets
@@ -491,10 +557,9 @@ static void test_loading_no_driver(void) {
     for (int rep = 0; rep < 2; rep++) {
       EXPECT_ERR(call(wrappers[i].fn, s.t, s.nt, s.iv, s.ni, &c), &c, wrappers[i].name, ": cannot load ");
       /* the provider's library if it is absent too, else the driver */
-      CU_ASSERT(strstr(c.err, "libcuda.so.1") || strstr(c.err, i ? "libcudnn" : "libcublas"));
+      CU_ASSERT(strstr(c.err, "libcuda.so.1") || strstr(c.err, wrappers[i].lib));
     }
-    CU_ASSERT_PTR_NULL(c.slots[MLC_RT_SLOT_CUBLAS]);
-    CU_ASSERT_PTR_NULL(c.slots[MLC_RT_SLOT_CUDNN]);
+    for (int k = 0; k < MLC_RT_NSLOTS; k++) CU_ASSERT_PTR_NULL(c.slots[k]);
     set_free(&s);
   }
 }
@@ -548,12 +613,17 @@ static int msg_has(const char *msg, const char *a, const char *b) {
 ** without the functions; each error names the library and why. */
 static void test_loading_names(void) {
   char msg[600];
-  const wrapper *mm = &wrappers[0], *cv = &wrappers[1], *sm = &wrappers[4];
+  const wrapper *mm = &wrappers[0], *cv = &wrappers[1], *sm = &wrappers[4], *lt = &wrappers[5];
   child_call(mm, "MLC_CUBLAS_LIBRARY", "/nonexistent/libcublas.so.13", msg, sizeof msg);
   CU_ASSERT(msg_has(msg, "cublas.matmul: cannot load /nonexistent/libcublas.so.13 (", "[from MLC_CUBLAS_LIBRARY]"));
   CU_ASSERT(msg_has(msg, "No such file", NULL));
   child_call(mm, "MLC_CUBLAS_LIBRARY", "libm.so.6", msg, sizeof msg);
   CU_ASSERT(msg_has(msg, "cublas.matmul: libm.so.6 has no cublasCreate_v2", NULL));
+  child_call(lt, "MLC_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so.13", msg, sizeof msg);
+  CU_ASSERT(msg_has(msg, "cublaslt.matmul: cannot load /nonexistent/libcublasLt.so.13 (", "[from MLC_CUBLASLT_LIBRARY]"));
+  CU_ASSERT(msg_has(msg, "No such file", NULL));
+  child_call(lt, "MLC_CUBLASLT_LIBRARY", "libm.so.6", msg, sizeof msg);
+  CU_ASSERT(msg_has(msg, "cublaslt.matmul: libm.so.6 has no cublasLtCreate", NULL));
   child_call(cv, "MLC_CUDNN_LIBRARY", "/nonexistent/libcudnn.so.9", msg, sizeof msg);
   CU_ASSERT(msg_has(msg, "cudnn.conv2d: cannot load /nonexistent/libcudnn.so.9 (", "[from MLC_CUDNN_LIBRARY]"));
   child_call(sm, "MLC_CUDNN_LIBRARY", "libm.so.6", msg, sizeof msg);
@@ -564,11 +634,18 @@ static void test_loading_names(void) {
     child_call(mm, "MLC_CUDA_DRIVER_LIBRARY", "/nonexistent/libcuda.so.1", msg, sizeof msg);
     CU_ASSERT(msg_has(msg, "cublas.matmul: cannot load /nonexistent/libcuda.so.1 (", "[from MLC_CUDA_DRIVER_LIBRARY]"));
   }
+  void *cublaslt = dlopen("libcublasLt.so.13", RTLD_LAZY | RTLD_LOCAL);
+  if (cublaslt) {
+    child_call(lt, "MLC_CUDA_DRIVER_LIBRARY", "/nonexistent/libcuda.so.1", msg, sizeof msg);
+    CU_ASSERT(msg_has(msg, "cublaslt.matmul: cannot load /nonexistent/libcuda.so.1 (", "[from MLC_CUDA_DRIVER_LIBRARY]"));
+    child_call(lt, "MLC_CUDA_DRIVER_LIBRARY", "libm.so.6", msg, sizeof msg);
+    CU_ASSERT(msg_has(msg, "cublaslt.matmul: libm.so.6 has no cuGetErrorName", NULL));
+  }
   if (cudnn) {
     child_call(cv, "MLC_CUDA_DRIVER_LIBRARY", "libm.so.6", msg, sizeof msg);
     CU_ASSERT(msg_has(msg, "cudnn.conv2d: libm.so.6 has no cuGetErrorName", NULL));
   }
-  if (!cublas || !cudnn) printf("(cuBLAS or cuDNN absent: their driver checks skipped) ");
+  if (!cublas || !cudnn || !cublaslt) printf("(cuBLAS, cuBLASLt or cuDNN absent: their driver checks skipped) ");
 }
 
 /* ---- the GPU suite ---------------------------------------------------------- */
@@ -765,6 +842,95 @@ static void test_gpu_matmul(void) {
   rm(a), rm(b), rm(y);
 }
 
+/* -- cublaslt.matmul -- */
+
+/* Uploads |x| |shift| floats into a device buffer of its own (its data the
+** buffer, its byte_offset the shift); NaN in place of its values if |nan|. */
+static int up_at(tens *x, int shift, int nan) {
+  int64_t cnt = count(x);
+  float *h = calloc((size_t)(cnt + shift + 1), sizeof(float));
+  if (!h) return 0;
+  for (int64_t i = 0; i < cnt; i++) h[shift + i] = nan ? NAN : x->d[i];
+  int ok = x->dp || G.cuMemAlloc_v2(&x->dp, sizeof(float) * (size_t)(cnt + shift + 1)) == CUDA_SUCCESS;
+  ok = ok && G.cuMemcpyHtoD_v2(x->dp, h, sizeof(float) * (size_t)(cnt + shift + 1)) == CUDA_SUCCESS;
+  x->t.data = (void *)(uintptr_t)x->dp;
+  x->t.byte_offset = sizeof(float) * (uint64_t)shift;
+  free(h);
+  return ok;
+}
+
+/* Reads |x| back from where up_at put it. */
+static int down_at(tens *x, int shift) {
+  int64_t cnt = count(x);
+  float *h = calloc((size_t)(cnt + shift + 1), sizeof(float));
+  int ok = h && G.cuStreamSynchronize(G.st) == CUDA_SUCCESS &&
+           G.cuMemcpyDtoH_v2(h, x->dp, sizeof(float) * (size_t)(cnt + shift + 1)) == CUDA_SUCCESS;
+  if (ok) memcpy(x->d, h + shift, sizeof(float) * (size_t)cnt);
+  free(h);
+  return ok;
+}
+
+/* Y = act(A B + bias) against ref_matmul, the bias of rank |bias_rank|
+** ([N] or [1, N]; 0: none); A, B, Y and the bias |shift| floats past the
+** start of their device buffers, so that with a shift cuBLASLt gets
+** pointers aligned to 4 bytes only.  Three calls: the second takes the cached
+** algorithm, the third another bias of the same shape. */
+static void lt_case(int ra, const int64_t *sa, int rb, const int64_t *sb, int ry, const int64_t *sy, int bias_rank,
+                    int relu, int shift) {
+  int64_t n = sy[ry - 1], bshape[2] = {1, n};
+  tens *a = mk(ra, sa, 41), *b = mk(rb, sb, 42), *y = mk(ry, sy, 43), *want = mk(ry, sy, 44);
+  tens *bias[2] = {NULL, NULL};
+  if (bias_rank) bias[0] = mk(bias_rank, bshape + 2 - bias_rank, 45), bias[1] = mk(bias_rank, bshape + 2 - bias_rank, 46);
+  int64_t iv[2] = {bias_rank != 0, relu};
+  char what[96];
+  snprintf(what, sizeof what, "cublaslt %dx%d->%d M %lld N %lld bias rank %d relu %d shift %d", ra, rb, ry,
+           (long long)sy[ry - 2], (long long)n, bias_rank, relu, shift);
+  for (int rep = 0; rep < 3; rep++) {
+    tens *bi = bias[rep == 2];
+    ref_matmul(a, b, want);
+    for (int64_t i = 0; i < count(want); i++) {
+      float v = want->d[i] + (bi ? bi->d[i % n] : 0.0f);
+      want->d[i] = relu && v < 0 ? 0.0f : v;
+    }
+    tens *ts[4];
+    int nt = 0;
+    ts[nt++] = a, ts[nt++] = b;
+    if (bi) ts[nt++] = bi;
+    ts[nt++] = y;
+    CU_ASSERT_FATAL(up_at(a, shift, 0) && up_at(b, shift, 0) && up_at(y, shift, 1) && (!bi || up_at(bi, shift, 0)));
+    int rc = call(mlc_ext_cublaslt_matmul, ts, nt, iv, 2, &gs);
+    if (rc) fprintf(stderr, "\n%s: %s\n", what, gs.err);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_FATAL(down_at(y, shift));
+    CU_ASSERT(close_to(y->d, want->d, count(y), what));
+  }
+  rm(a), rm(b), rm(y), rm(want), rm(bias[0]), rm(bias[1]);
+}
+
+static void test_gpu_matmul_lt(void) {
+  if (!gpu()) {
+    printf("(no CUDA device: skipped) ");
+    return;
+  }
+  /* ra, A, rb, B, ry, Y, bias rank (0: none), relu, shift */
+  lt_case(2, (int64_t[]){3, 5}, 2, (int64_t[]){5, 7}, 2, (int64_t[]){3, 7}, 1, 0, 0);
+  lt_case(2, (int64_t[]){64, 256}, 2, (int64_t[]){256, 96}, 2, (int64_t[]){64, 96}, 1, 1, 0);
+  lt_case(2, (int64_t[]){64, 256}, 2, (int64_t[]){256, 96}, 2, (int64_t[]){64, 96}, 0, 1, 0);  /* relu alone */
+  lt_case(2, (int64_t[]){64, 256}, 2, (int64_t[]){256, 96}, 2, (int64_t[]){64, 96}, 0, 0, 0);  /* plain */
+  lt_case(2, (int64_t[]){1, 200}, 2, (int64_t[]){200, 300}, 2, (int64_t[]){1, 300}, 2, 1, 0); /* bias [1, N] */
+  lt_case(3, (int64_t[]){1, 16, 32}, 2, (int64_t[]){32, 64}, 3, (int64_t[]){1, 16, 64}, 1, 1, 0); /* the encoder's */
+  lt_case(4, (int64_t[]){2, 3, 17, 33}, 2, (int64_t[]){33, 65}, 4, (int64_t[]){2, 3, 17, 65}, 1, 1, 0); /* tall */
+  lt_case(4, (int64_t[]){4, 1, 8, 16}, 3, (int64_t[]){3, 16, 9}, 4, (int64_t[]){4, 3, 8, 9}, 1, 1, 0);  /* loop + strided */
+  lt_case(2, (int64_t[]){7, 3}, 3, (int64_t[]){5, 3, 2}, 3, (int64_t[]){5, 7, 2}, 1, 0, 0);             /* A shared */
+  lt_case(3, (int64_t[]){6, 4, 5}, 3, (int64_t[]){6, 5, 3}, 3, (int64_t[]){6, 4, 3}, 2, 1, 0);          /* both batched */
+  lt_case(4, (int64_t[]){2, 1, 4, 5}, 4, (int64_t[]){1, 3, 5, 6}, 4, (int64_t[]){2, 3, 4, 6}, 1, 1, 0); /* crossed */
+  lt_case(2, (int64_t[]){33, 65}, 2, (int64_t[]){65, 31}, 2, (int64_t[]){33, 31}, 1, 1, 1);            /* 4-byte aligned */
+  lt_case(3, (int64_t[]){2, 9, 17}, 3, (int64_t[]){2, 17, 5}, 3, (int64_t[]){2, 9, 5}, 1, 1, 3);       /* batched, 4-byte */
+  lt_case(2, (int64_t[]){3, 0}, 2, (int64_t[]){0, 4}, 2, (int64_t[]){3, 4}, 1, 0, 0);                  /* K = 0: the bias */
+  lt_case(3, (int64_t[]){2, 3, 0}, 2, (int64_t[]){0, 4}, 3, (int64_t[]){2, 3, 4}, 1, 1, 0);            /* K = 0, relu */
+  lt_case(2, (int64_t[]){3, 0}, 2, (int64_t[]){0, 4}, 2, (int64_t[]){3, 4}, 0, 0, 0);                  /* K = 0: zeros */
+}
+
 /* -- conv2d -- */
 
 
@@ -933,6 +1099,7 @@ static void test_gpu_session_end(void) {
   }
   CU_ASSERT_PTR_NOT_NULL(gs.slots[MLC_RT_SLOT_CUBLAS]);
   CU_ASSERT_PTR_NOT_NULL(gs.slots[MLC_RT_SLOT_CUDNN]);
+  CU_ASSERT_PTR_NOT_NULL(gs.slots[MLC_RT_SLOT_CUBLASLT]);
   session_end(&gs);
   CU_ASSERT_EQUAL(G.cuStreamSynchronize(G.st), CUDA_SUCCESS);
   G.cuStreamDestroy_v2(G.st);
@@ -943,6 +1110,7 @@ static void reg(void) {
   static const CU_TestInfo tests[] = {
       {"no_stream", test_no_stream},
       {"matmul_checks", test_matmul_checks},
+      {"matmul_lt_checks", test_matmul_lt_checks},
       {"matmul_plan", test_matmul_plan},
       {"conv_checks", test_conv_checks},
       {"pool_checks", test_pool_checks},
@@ -954,6 +1122,7 @@ static void reg(void) {
   mlc_test_add_suite("ext_cuda", tests);
   static const CU_TestInfo gpu_tests[] = {
       {"matmul", test_gpu_matmul},
+      {"matmul_lt", test_gpu_matmul_lt},
       {"conv2d", test_gpu_conv},
       {"pool", test_gpu_pool},
       {"softmax", test_gpu_softmax},

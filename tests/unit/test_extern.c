@@ -6,7 +6,10 @@
 ** the callee, its tensor arguments, its "args" ints, which bindings the
 ** match absorbed and which stayed.  Also: a residual add two
 ** convolutions could both absorb goes to one of them only; a returned
-** value is not absorbed; the registry lists the runtime's built-ins; the
+** value is not absorbed; cublaslt.matmul takes a constant bias along N
+** and a relu and nothing else (an add of a tensor, a bias along M, of
+** another rank or not constant, GELU written out); the registry
+** lists the runtime's built-ins; the
 ** plugin loader refuses what it should; the auto choice uses the timing
 ** cache and the measure function, keeps the fastest, and keeps generated
 ** code when nothing can be timed.
@@ -191,6 +194,149 @@ static void test_depthwise_and_matmul(void) {
   CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[2], 4);
 }
 
+/* ---- cublaslt.matmul ------------------------------------------------- */
+
+/* A [.., 16, 32] (rank |ra|) x W [32, 8] (constant), then add(|other|) when
+** |other| (its shape |os|, rank |orank|; constant or a parameter, first or
+** second argument), then relu when |relu|; the last value returned. */
+typedef struct lt_graph {
+  int ra;
+  int orank;
+  int64_t os[3];
+  int other_const, other_first, relu;
+} lt_graph;
+
+static mlc_func *build_lt(mlc_module *m, const lt_graph *g) {
+  mlc_func *f;
+  mlc_value *a, *w, *y, *o;
+  mlc_type ta = g->ra == 3 ? TY(F32, 2, 16, 32) : TY(F32, 16, 32);
+  if (!OK(mlc_func_create(m, "main", &f)) || !OK(mlc_func_add_param(f, "a", &ta, &a)) ||
+      !OK(cst(m, TY(F32, 32, 8), &w)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_MATMUL, ARGS(a, w), NOATTRS, ORG("MatMul", "mm"), &y)))
+    return NULL;
+  if (g->orank) {
+    mlc_type to = {MLC_DTYPE_F32, g->orank, g->os};
+    if (!OK(g->other_const ? cst(m, to, &o) : mlc_func_add_param(f, "o", &to, &o))) return NULL;
+    mlc_value *x0 = g->other_first ? o : y, *x1 = g->other_first ? y : o;
+    if (!OK(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(x0, x1), NOATTRS, ORG("Add", "bias"), &y))) return NULL;
+  }
+  if (g->relu && !OK(mlc_graph_emit1(f, MLC_OP_RELU, ARGS(y), NOATTRS, ORG("Relu", "relu"), &y))) return NULL;
+  return OK(mlc_func_add_ret(f, y)) ? f : NULL;
+}
+
+/* Dispatches |g| with the providers |pv| (|n|): the function after it. */
+static mlc_func *dispatch_lt(const lt_graph *g, const mlc_extern_provider *const *pv, int n, mlc_extern_options *o) {
+  mlc_module *m = new_module();
+  mlc_func *f = m ? build_lt(m, g) : NULL;
+  memset(o, 0, sizeof *o);
+  for (int i = 0; i < n; i++) o->providers[o->nproviders++] = pv[i];
+  return f && OK(run_dispatch(m, o)) ? f : NULL;
+}
+
+static void test_cublaslt_matmul(void) {
+  if (!mlc_extern_provider_cublaslt.available()) {
+    printf("(this build has no CUDA: skipped) ");
+    return;
+  }
+  const mlc_extern_provider *lt[] = {&mlc_extern_provider_cublaslt};
+  mlc_extern_options o;
+  /* a constant bias [8] and a relu: one call A, W, bias with has_bias, relu */
+  lt_graph g = {2, 1, {8}, 1, 0, 1};
+  mlc_func *f = dispatch_lt(&g, lt, 1, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL_FATAL(count(f), 1);
+  mlc_binding *c = nth(f, 0);
+  CU_ASSERT_STRING_EQUAL(c->callee, "cublaslt.matmul");
+  CU_ASSERT_EQUAL_FATAL(c->nargs, 3);
+  CU_ASSERT_EQUAL(c->args[2]->kind, MLC_VALUE_CONST);
+  CU_ASSERT_EQUAL(c->ncovered, 3); /* matmul, add, relu */
+  const mlc_attr *a = args_attr(c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_EQUAL_FATAL(a->n, 2);
+  CU_ASSERT_EQUAL(a->ints[0], 1);
+  CU_ASSERT_EQUAL(a->ints[1], MLC_EXT_ACT_RELU);
+  CU_ASSERT_PTR_EQUAL(f->rets[0], c->outs[0]);
+  CU_ASSERT_STRING_EQUAL(c->origin.node, "mm");
+  /* the bias first (add(bias, mm)), batched A, a bias [1, 8], no relu */
+  g = (lt_graph){3, 1, {8}, 1, 1, 0};
+  f = dispatch_lt(&g, lt, 1, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL_FATAL(count(f), 1);
+  CU_ASSERT_EQUAL(nth(f, 0)->nargs, 3);
+  CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[1], MLC_EXT_ACT_NONE);
+  g = (lt_graph){2, 2, {1, 8}, 1, 0, 0};
+  f = dispatch_lt(&g, lt, 1, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL(count(f), 1);
+  /* relu with no bias */
+  g = (lt_graph){2, 0, {0}, 0, 0, 1};
+  f = dispatch_lt(&g, lt, 1, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL_FATAL(count(f), 1);
+  CU_ASSERT_EQUAL(nth(f, 0)->nargs, 2);
+  CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[0], 0);
+  CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[1], MLC_EXT_ACT_RELU);
+  /* what the epilogue does not compute stays an add (and the relu after
+  ** it): an add of a tensor [16, 8], a bias along M [16, 1], a bias [1, 1,
+  ** 8] that makes Y rank 3, a [8] that is no constant */
+  static const lt_graph keep[] = {
+      {2, 2, {16, 8}, 0, 0, 1}, {2, 2, {16, 8}, 1, 0, 1}, {2, 2, {16, 1}, 1, 0, 1},
+      {2, 3, {1, 1, 8}, 1, 0, 1}, {2, 1, {8}, 0, 0, 1},
+  };
+  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+    f = dispatch_lt(&keep[i], lt, 1, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(count(f), 3);
+    CU_ASSERT_STRING_EQUAL(nth(f, 0)->callee, "cublaslt.matmul");
+    CU_ASSERT_EQUAL(nth(f, 0)->nargs, 2);
+    CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[0], 0);
+    CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[1], MLC_EXT_ACT_NONE);
+    CU_ASSERT_EQUAL(nth(f, 1)->kind, MLC_CALL_OP);
+    CU_ASSERT_EQUAL(nth(f, 1)->op, MLC_OP_ADD);
+    CU_ASSERT_EQUAL(nth(f, 2)->op, MLC_OP_RELU);
+  }
+}
+
+/* GELU written out as exporters write ONNX's (x/2 (1 + erf(x / sqrt 2))):
+** not cuBLASLt's (tanh) GELU, so the bias goes with the matmul and the
+** GELU stays. */
+static void test_cublaslt_gelu_stays(void) {
+  if (!mlc_extern_provider_cublaslt.available()) {
+    printf("(this build has no CUDA: skipped) ");
+    return;
+  }
+  mlc_module *m = new_module();
+  mlc_func *f;
+  mlc_value *a, *w, *bias, *h, *v, *sq2, *one, *half;
+  if (!m || !OK(mlc_func_create(m, "main", &f)) || !OK(mlc_func_add_param(f, "a", &TY(F32, 16, 32), &a)) ||
+      !OK(cst(m, TY(F32, 32, 8), &w)) || !OK(cst(m, TY(F32, 8), &bias)) || !OK(cst(m, TY(F32, 1), &sq2)) ||
+      !OK(cst(m, TY(F32, 1), &one)) || !OK(cst(m, TY(F32, 1), &half)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_MATMUL, ARGS(a, w), NOATTRS, ORG("MatMul", "mm"), &h)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(h, bias), NOATTRS, ORG("Add", "bias"), &h)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_DIV, ARGS(h, sq2), NOATTRS, ORG("Div", "gelu/div"), &v)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_ERF, ARGS(v), NOATTRS, ORG("Erf", "gelu/erf"), &v)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_ADD, ARGS(v, one), NOATTRS, ORG("Add", "gelu/add"), &v)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_MUL, ARGS(h, v), NOATTRS, ORG("Mul", "gelu/mul"), &v)) ||
+      !OK(mlc_graph_emit1(f, MLC_OP_MUL, ARGS(v, half), NOATTRS, ORG("Mul", "gelu/half"), &v)) ||
+      !OK(mlc_func_add_ret(f, v)))
+    return;
+  mlc_extern_options o;
+  memset(&o, 0, sizeof o);
+  o.providers[o.nproviders++] = &mlc_extern_provider_cublaslt;
+  if (!OK(run_dispatch(m, &o))) return;
+  /* the add's output has two users (the div and the mul): not even the
+  ** bias is taken, the matmul alone is */
+  /* the call makes the biased value, which the GELU's div and mul read */
+  CU_ASSERT_EQUAL_FATAL(count(f), 6);
+  CU_ASSERT_STRING_EQUAL(nth(f, 0)->callee, "cublaslt.matmul");
+  CU_ASSERT_EQUAL(nth(f, 0)->nargs, 3);
+  CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[0], 1);
+  CU_ASSERT_EQUAL(args_attr(nth(f, 0))->ints[1], MLC_EXT_ACT_NONE);
+  CU_ASSERT_EQUAL(nth(f, 1)->op, MLC_OP_DIV);
+  CU_ASSERT_PTR_EQUAL(nth(f, 1)->args[0], nth(f, 0)->outs[0]);
+  for (int i = 1; i < 6; i++) CU_ASSERT_EQUAL(nth(f, i)->kind, MLC_CALL_OP);
+}
+
 static void test_registry(void) {
   const mlc_extern_kernel *k = mlc_extern_find("mlc.reshape_dims");
   CU_ASSERT_PTR_NOT_NULL_FATAL(k);
@@ -202,6 +348,11 @@ static void test_registry(void) {
   CU_ASSERT_STRING_EQUAL(k->symbol, "mlc_ext_openblas_matmul");
   CU_ASSERT_PTR_NULL(mlc_extern_find("nosuch.fn"));
   CU_ASSERT_PTR_EQUAL(mlc_extern_find_provider("onednn"), &mlc_extern_provider_onednn);
+  CU_ASSERT_PTR_EQUAL(mlc_extern_find_provider("cublaslt"), &mlc_extern_provider_cublaslt);
+  k = mlc_extern_find("cublaslt.matmul");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+  CU_ASSERT_STRING_EQUAL(k->symbol, "mlc_ext_cublaslt_matmul");
+  CU_ASSERT_EQUAL(k->provider->device, 1);
   CU_ASSERT_PTR_NULL(mlc_extern_find_provider("mlc"));
   /* every name is unique */
   for (const mlc_extern_kernel *a = mlc_extern_builtin_kernels; a->name; a++)
@@ -325,6 +476,8 @@ static void register_extern(void) {
       {"conv_blas_returned", test_conv_blas_returned},
       {"returned_not_absorbed", test_returned_not_absorbed},
       {"depthwise_and_matmul", test_depthwise_and_matmul},
+      {"cublaslt_matmul", test_cublaslt_matmul},
+      {"cublaslt_gelu_stays", test_cublaslt_gelu_stays},
       {"registry", test_registry},
       {"plugin_errors", test_plugin_errors},
       {"auto", test_auto},
