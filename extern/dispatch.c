@@ -5,12 +5,18 @@
 ** For each op call of a graph function, in order, the candidates are the
 ** kernels of the allowed providers (in the order the options list them)
 ** whose match() takes the call; at most one per provider.  Without the
-** auto choice the first candidate wins.  With it, the generated kernel
-** and each candidate are timed for that call's exact shapes (through the
-** driver's measure function, which compiles and runs them) and the
-** fastest wins; times are cached in a file keyed by the call's op,
-** shapes, attributes, target and the library's version, so a second
-** compile measures nothing.
+** auto choice the first candidate wins, unless it is a built-in kernel and
+** a later built-in one takes more bindings (more of the call's epilogue:
+** cublaslt.matmul's bias and relu beside cublas.matmul's matmul alone):
+** then the one that takes the most, the earliest among equals, since a
+** fused epilogue saves a kernel and a pass over the output.  (The CPU
+** libraries take the same epilogues where they take a call, so for them
+** the list's order decides; a plugin listed first always wins.)  With
+** the auto choice the generated kernel and each candidate are timed for
+** that call's exact shapes (through the driver's measure function, which
+** compiles and runs them) and the fastest wins; times are cached in a file
+** keyed by the call's op, shapes, attributes, target and the library's
+** version, so a second compile measures nothing.
 **
 ** A winning kernel replaces the bindings its match took (the op and the
 ** epilogue it absorbs) by one call_dps_packed binding in place of the
@@ -340,6 +346,9 @@ static mlc_status dispatch_func(mlc_module *m, mlc_func *f, mlc_extern_options *
       int best = 1;
       double conv_secs = 0;
       const char *why = "first allowed library that takes it";
+      for (int i = 2; !o->auto_choice && c[1].k->provider->builtin && i < nc; i++)
+        if (c[i].k->provider->builtin && c[i].mt.nbindings > c[best].mt.nbindings) best = i;
+      if (best != 1) why = "fuses more of its epilogue than the first allowed library";
       if (o->auto_choice) {
         /* every candidate is timed on the same probe: the bindings the
         ** first library takes and the elementwise ops that follow them

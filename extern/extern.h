@@ -14,7 +14,12 @@
 ** The dispatch pass (mlc_pass_dispatch, a graph pass that runs after
 ** folding and before alter_layout) turns each call that an allowed kernel
 ** matches into R.call_dps_packed("openblas.matmul", args) and leaves the
-** rest for generated code.  With the auto choice it keeps, per call, the
+** rest for generated code.  Without the auto choice the first allowed
+** library that takes a call gets it, unless a later built-in one takes
+** more of its epilogue (cublaslt.matmul a matmul's bias and relu, which
+** cublas.matmul leaves): then the one that takes the most, the earliest
+** among equals; a plugin listed first keeps what it takes.  With the
+** auto choice it keeps, per call, the
 ** faster of generated code and each candidate, timed at compile time
 ** (mlc_extern_options.measure) and cached by op, shapes, target and
 ** library version.

@@ -67,7 +67,7 @@ fi
 # 2b. cuBLASLt: with --extern cublaslt the encoder's matmuls take their
 # bias adds along N and relu and nothing else (the residual adds stay),
 # the PTX of the rest passes ptxas, and the model still links libc and
-# libm alone
+# libm alone; with cublas,cublaslt the matmuls without a bias go to cuBLAS
 if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
   d=$tmp/enc.lt
   if "$cli" compile "$src/models/encoder.onnx" -o "$d.so" --target cuda --extern cublaslt --dump-ir "$d.ir" \
@@ -99,6 +99,18 @@ if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
     grep -q '"library": "libcublasLt.so.13"' "$d.txt" && ok || fail "inspect does not name libcublasLt.so.13"
   else
     fail "--extern cublaslt: $(tail -2 "$d.log")"
+  fi
+  # cuBLAS listed first: the matmuls without a bias stay cuBLAS's
+  if "$cli" compile "$src/models/encoder.onnx" -o "$tmp/enc.3.so" --target cuda --extern cublas,cublaslt,cudnn \
+      >"$tmp/enc.3.log" 2>&1; then
+    "$cli" inspect "$tmp/enc.3.so" >"$tmp/enc.3.txt" 2>&1
+    grep -q 'matmul "ffn.fc1/MatMul" .* -> cublaslt.matmul (fuses more' "$tmp/enc.3.txt" && ok ||
+      fail "cublas,cublaslt: fc1 not to cublaslt: $(grep fc1/MatMul "$tmp/enc.3.txt" | head -2)"
+    grep -q 'matmul "attn/scores/MatMul" .* -> cublas.matmul ' "$tmp/enc.3.txt" && ok ||
+      fail "cublas,cublaslt: scores not to cublas: $(grep scores "$tmp/enc.3.txt" | head -2)"
+    grep -q 'cudnn.softmax' "$tmp/enc.3.txt" && ok || fail "cublas,cublaslt,cudnn: no cudnn.softmax"
+  else
+    fail "--extern cublas,cublaslt,cudnn: $(tail -2 "$tmp/enc.3.log")"
   fi
 fi
 

@@ -8,7 +8,8 @@
 ** convolutions could both absorb goes to one of them only; a returned
 ** value is not absorbed; cublaslt.matmul takes a constant bias along N
 ** and a relu and nothing else (an add of a tensor, a bias along M, of
-** another rank or not constant, GELU written out); the registry
+** another rank or not constant, GELU written out), and wins over
+** cublas.matmul where it fuses more, whatever their order; the registry
 ** lists the runtime's built-ins; the
 ** plugin loader refuses what it should; the auto choice uses the timing
 ** cache and the measure function, keeps the fastest, and keeps generated
@@ -337,6 +338,43 @@ static void test_cublaslt_gelu_stays(void) {
   for (int i = 1; i < 6; i++) CU_ASSERT_EQUAL(nth(f, i)->kind, MLC_CALL_OP);
 }
 
+/* cublas and cublaslt both allowed: a matmul with a bias goes to cublaslt
+** in either order, a plain one to the first listed. */
+static void test_cublaslt_preferred(void) {
+  if (!mlc_extern_provider_cublaslt.available()) {
+    printf("(this build has no CUDA: skipped) ");
+    return;
+  }
+  const mlc_extern_provider *both[] = {&mlc_extern_provider_cublas, &mlc_extern_provider_cublaslt};
+  const mlc_extern_provider *rev[] = {&mlc_extern_provider_cublaslt, &mlc_extern_provider_cublas};
+  mlc_extern_options o;
+  lt_graph bias = {2, 1, {8}, 1, 0, 1}, plain = {2, 0, {0}, 0, 0, 0};
+  mlc_func *f = dispatch_lt(&bias, both, 2, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL_FATAL(count(f), 1);
+  CU_ASSERT_STRING_EQUAL(nth(f, 0)->callee, "cublaslt.matmul");
+  CU_ASSERT_EQUAL_FATAL(o.nchoices, 1);
+  CU_ASSERT_STRING_EQUAL(o.choices[0].chosen, "cublaslt.matmul");
+  CU_ASSERT_PTR_NOT_NULL(strstr(o.choices[0].why, "fuses more"));
+  CU_ASSERT_EQUAL(o.choices[0].ncand, 3);
+  f = dispatch_lt(&bias, rev, 2, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_STRING_EQUAL(nth(f, 0)->callee, "cublaslt.matmul");
+  CU_ASSERT_STRING_EQUAL(o.choices[0].why, "first allowed library that takes it");
+  f = dispatch_lt(&plain, both, 2, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_STRING_EQUAL(nth(f, 0)->callee, "cublas.matmul");
+  f = dispatch_lt(&plain, rev, 2, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_STRING_EQUAL(nth(f, 0)->callee, "cublaslt.matmul");
+  /* a bias add cublaslt does not take: equal, the first listed */
+  lt_graph full = {2, 2, {16, 8}, 1, 0, 0};
+  f = dispatch_lt(&full, both, 2, &o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_STRING_EQUAL(nth(f, 0)->callee, "cublas.matmul");
+  CU_ASSERT_EQUAL(count(f), 2);
+}
+
 static void test_registry(void) {
   const mlc_extern_kernel *k = mlc_extern_find("mlc.reshape_dims");
   CU_ASSERT_PTR_NOT_NULL_FATAL(k);
@@ -478,6 +516,7 @@ static void register_extern(void) {
       {"depthwise_and_matmul", test_depthwise_and_matmul},
       {"cublaslt_matmul", test_cublaslt_matmul},
       {"cublaslt_gelu_stays", test_cublaslt_gelu_stays},
+      {"cublaslt_preferred", test_cublaslt_preferred},
       {"registry", test_registry},
       {"plugin_errors", test_plugin_errors},
       {"auto", test_auto},
