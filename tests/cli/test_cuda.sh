@@ -60,8 +60,9 @@ if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
   else
     fail "--extern cublas,cudnn: $(tail -2 "$tmp/lib.log")"
   fi
+  # the MLP's matmuls both have a bias: cuBLASLt's
   "$cli" compile "$src/models/mlp.onnx" -o "$tmp/mlp.auto.so" --target cuda --extern auto >"$tmp/auto.log" 2>&1 &&
-    "$cli" inspect "$tmp/mlp.auto.so" 2>&1 | grep -q 'cublas.matmul' && ok || fail "--extern auto on cuda takes no cuBLAS call"
+    "$cli" inspect "$tmp/mlp.auto.so" 2>&1 | grep -q 'cublaslt.matmul' && ok || fail "--extern auto on cuda takes no cuBLASLt call"
 fi
 
 # 2b. cuBLASLt: with --extern cublaslt the encoder's matmuls take their
@@ -141,8 +142,15 @@ if ${CC:-cc} -shared -fPIC -o "$tmp/libcuda.so.1" "$tmp/fakecuda.c" 2>"$tmp/cc.l
   if grep -q 'MLC_HAVE_CUDA 1' "$build/config.h"; then
     LD_LIBRARY_PATH=$tmp "$cli" compile "$src/models/cnn.onnx" -o "$tmp/cnn.auto.so" --target cuda --extern auto \
       >"$tmp/auto2.log" 2>&1 && "$cli" inspect "$tmp/cnn.auto.so" >"$tmp/auto2.txt" 2>&1
-    grep -q 'cublas.matmul' "$tmp/auto2.txt" && ! grep -q 'cudnn\.' "$tmp/auto2.txt" && ! grep -q 'auto: choosing' "$tmp/auto2.log" &&
+    # the CNN's one matmul, its classifier's Gemm, has a bias: cuBLASLt's
+    grep -q 'cublaslt.matmul' "$tmp/auto2.txt" && ! grep -q 'cudnn\.' "$tmp/auto2.txt" && ! grep -q 'auto: choosing' "$tmp/auto2.log" &&
       ok || fail "auto without a GPU: $(tail -2 "$tmp/auto2.log")"
+    # the encoder's: cuBLASLt's with a bias, cuBLAS's without
+    LD_LIBRARY_PATH=$tmp "$cli" compile "$src/models/encoder.onnx" -o "$tmp/enc.auto.so" --target cuda --extern auto \
+      >"$tmp/auto3.log" 2>&1 && "$cli" inspect "$tmp/enc.auto.so" >"$tmp/auto3.txt" 2>&1
+    grep -q 'matmul "ffn.fc1/MatMul" .* -> cublaslt.matmul' "$tmp/auto3.txt" &&
+      grep -q 'matmul "attn/scores/MatMul" .* -> cublas.matmul' "$tmp/auto3.txt" && ok ||
+      fail "auto without a GPU, encoder: $(grep -- '->' "$tmp/auto3.txt" | head -3)"
   fi
 fi
 
