@@ -3,26 +3,32 @@
 #
 #   scripts/gpu_check.sh prepare MODELS OUT   (here: needs mlc-onnx and mlc-run built)
 #       compiles MODELS/{resnet50,mobilenet_v2,encoder}.onnx for --target cuda
-#       three ways (generated kernels only: --extern none; cuBLAS/cuDNN:
-#       --extern cublas,cudnn; --extern auto), and a 4096^3 matmul two ways,
-#       and puts into OUT the models, their reference inputs and outputs
-#       (MODELS/NAME/input_0.npy, output_0.npy: ONNX Runtime on the CPU),
-#       what `mlc-onnx inspect` says of each, and the deploy-side runner
-#       mlc-run.  Files over SPLIT_MB (default 48) are cut into parts
-#       NAME.part-aa, -ab, ... that `run` joins again, so that OUT can
-#       travel in pieces where a transfer is limited.  GPU_CHECK_MODELS
-#       (default "resnet50 mobilenet_v2 encoder") picks the models.  Also
-#       the matmul kernels' checks: matmul+bias+relu, a batched matmul, a
-#       Gemm with transB and bias, a 1024^3 matmul (generated kernels, the
-#       shared-memory tiles), with their constant weights as .npy.
+#       four ways (generated kernels only: --extern none; cuBLAS/cuDNN:
+#       --extern cublas,cudnn; --extern auto; cuBLASLt/cuDNN: --extern
+#       cublaslt,cudnn, variant "lt", whose matmuls take their bias add and
+#       relu), a small MLP of float32 matmuls with a bias (+ relu) made here
+#       (ltmlp: Gemm and batched MatMul, reference output from numpy) two
+#       ways (none; lt, checked here to be all cublaslt.matmul calls with
+#       their epilogues), and a 4096^3 matmul two ways, and puts into OUT
+#       the models, their reference inputs and outputs (MODELS/NAME/
+#       input_0.npy, output_0.npy: ONNX Runtime on the CPU), what `mlc-onnx
+#       inspect` says of each, and the deploy-side runner mlc-run.  Files
+#       over SPLIT_MB (default 48) are cut into parts NAME.part-aa, -ab, ...
+#       that `run` joins again, so that OUT can travel in pieces where a
+#       transfer is limited.  GPU_CHECK_MODELS (default "resnet50
+#       mobilenet_v2 encoder") picks the models.  Also the matmul kernels'
+#       checks: matmul+bias+relu, a batched matmul, a Gemm with transB and
+#       bias, a 1024^3 matmul (generated kernels, the shared-memory tiles;
+#       matmul+bias+relu and the Gemm also as variant lt, --extern
+#       cublaslt), with their constant weights as .npy.
 #   scripts/gpu_check.sh run OUT [RUNS]       (the GPU machine: libc, python3 with numpy)
 #       points the runtime at the CUDA libraries found there (the driver's
-#       libcuda.so.1, cuBLAS and cuDNN from the Python packages nvidia-*
-#       or CUDA's own lib64), runs each model on its reference input with
-#       mlc-run, checks the output against the reference (max |err| <=
-#       1e-4 + 1e-3 |ref|, as tests/large_models.sh), times RUNS runs
-#       (default 50) and prints one table, then generated vs cuBLAS sgemm
-#       4096^3 in TFLOP/s, each checked against NumPy on seeded random
+#       libcuda.so.1, cuBLAS, cuBLASLt and cuDNN from the Python packages
+#       nvidia-* or CUDA's own lib64), runs each model on its reference
+#       input with mlc-run, checks the output against the reference (max
+#       |err| <= 1e-4 + 1e-3 |ref|, as tests/large_models.sh), times RUNS
+#       runs (default 50) and prints one table, then generated vs cuBLAS
+#       sgemm 4096^3 in TFLOP/s, each checked against NumPy on seeded random
 #       inputs, as are the matmul kernels.  Exit 0 when every output
 #       matched.
 set -u
@@ -50,6 +56,42 @@ g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], "sgemm",
                        helper.make_tensor_value_info("b", TensorProto.FLOAT, [n, n])],
                       [helper.make_tensor_value_info("c", TensorProto.FLOAT, [n, n])])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+  # ltmlp: x [2, 8, 64] -> MatMul + Add [96] + Relu -> MatMul + Add [1, 33]
+  # -> Reshape [16, 33] -> Gemm (transB, C [40]) + Relu -> y [16, 40];
+  # its output computed by numpy in float64
+  "$py" - "$out" <<'PY' || exit 1
+import os, sys
+import numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+out = sys.argv[1]
+rng = np.random.default_rng(20240611)
+def w(*shape):
+    return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+w1, b1 = w(64, 96), rng.standard_normal(96).astype(np.float32)
+w2, b2 = w(96, 33), rng.standard_normal((1, 33)).astype(np.float32)
+w3, b3 = w(40, 33), rng.standard_normal(40).astype(np.float32)
+shape = np.array([16, 33], dtype=np.int64)
+inits = [numpy_helper.from_array(a, n) for a, n in
+         ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3"), (shape, "shape"))]
+nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"], name="fc1/MatMul"),
+         helper.make_node("Add", ["m1", "b1"], ["a1"], name="fc1/Add"),
+         helper.make_node("Relu", ["a1"], ["h1"], name="fc1/Relu"),
+         helper.make_node("MatMul", ["h1", "w2"], ["m2"], name="fc2/MatMul"),
+         helper.make_node("Add", ["b2", "m2"], ["h2"], name="fc2/Add"),
+         helper.make_node("Reshape", ["h2", "shape"], ["r"], name="flat"),
+         helper.make_node("Gemm", ["r", "w3", "b3"], ["g"], name="fc3/Gemm", transB=1),
+         helper.make_node("Relu", ["g"], ["y"], name="fc3/Relu")]
+g = helper.make_graph(nodes, "ltmlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 64])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 40])], inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(out, "ltmlp.onnx"))
+x = rng.standard_normal((2, 8, 64)).astype(np.float32)
+f = lambda a: a.astype(np.float64)
+h1 = np.maximum(f(x) @ f(w1) + f(b1), 0)
+h2 = (h1 @ f(w2) + f(b2)).reshape(16, 33)
+y = np.maximum(h2 @ f(w3).T + f(b3), 0)
+np.save(os.path.join(out, "ltmlp.input.npy"), x)
+np.save(os.path.join(out, "ltmlp.ref.npy"), y.astype(np.float32))
 PY
   fail=0
   build() { # NAME ONNX VARIANT EXTERN
@@ -85,6 +127,12 @@ save("mm1024", [helper.make_node("MatMul", ["a", "b"], ["c"])], [("a", [1024, 10
 PY
   for m in mm_bias_relu bmm gemm_tb mm1024; do
     build "$m" "$out/$m.onnx" generated none
+    case $m in mm_bias_relu | gemm_tb) # cuBLASLt with the bias (and relu): one call, nothing else
+      build "$m" "$out/$m.onnx" lt cublaslt
+      grep -q '^steps (1):' "$out/$m.lt.inspect.txt" 2>/dev/null &&
+        grep -qE '^  0 +cublaslt\.matmul:' "$out/$m.lt.inspect.txt" ||
+        { echo "gpu_check: $m (lt) is not one cublaslt.matmul call" >&2; fail=1; } ;;
+    esac
     rm -f "$out/$m.onnx"
   done
   for m in ${GPU_CHECK_MODELS:-resnet50 mobilenet_v2 encoder}; do
@@ -93,10 +141,20 @@ PY
     build "$m" "$models/$m.onnx" generated none
     build "$m" "$models/$m.onnx" library cublas,cudnn
     build "$m" "$models/$m.onnx" auto auto
+    build "$m" "$models/$m.onnx" lt cublaslt,cudnn
+  done
+  build ltmlp "$out/ltmlp.onnx" generated none
+  build ltmlp "$out/ltmlp.onnx" lt cublaslt
+  # what the GPU checks of ltmlp's lt variant: each matmul a cublaslt call
+  # with its bias add (and relu)
+  for want in '"fc1/MatMul" (MatMul), "fc1/Add" (Add), "fc1/Relu" (Relu)' '"fc2/MatMul" (MatMul), "fc2/Add" (Add)$' \
+      '"fc3/Gemm" (Gemm), "fc3/Relu" (Relu)'; do
+    grep -E '^  [0-9]+ +cublaslt\.matmul:' "$out/ltmlp.lt.inspect.txt" 2>/dev/null | grep -q "$want" ||
+      { echo "gpu_check: ltmlp (lt) has no cublaslt.matmul step with $want" >&2; fail=1; }
   done
   build sgemm "$out/sgemm.onnx" generated none
   build sgemm "$out/sgemm.onnx" library cublas
-  rm -f "$out/sgemm.onnx"
+  rm -f "$out/sgemm.onnx" "$out/ltmlp.onnx"
   for f in "$out"/*.so; do
     if [ "$(stat -c %s "$f")" -gt $(( ${SPLIT_MB:-48} * 1048576 )) ]; then
       split -b "${SPLIT_MB:-48}M" "$f" "$f.part-" && rm -f "$f"
@@ -132,8 +190,10 @@ PY
   chmod +x ./mlc-run
   pass=0; fail=0
   printf '%-14s %-10s %12s %12s  %s\n' model variant median_ms max_abs_err result
-  for m in resnet50 mobilenet_v2 encoder; do
-    for v in generated library auto; do
+  for m in resnet50 mobilenet_v2 encoder ltmlp; do
+    variants="generated library auto lt"
+    [ "$m" = ltmlp ] && variants="generated lt"
+    for v in $variants; do
       so=$m.$v.so
       [ -f "$m.ref.npy" ] || continue # not prepared (GPU_CHECK_MODELS)
       [ -f "$so" ] || { printf '%-14s %-10s %12s %12s  %s\n' "$m" "$v" - - MISSING; fail=$((fail + 1)); continue; }
@@ -159,12 +219,13 @@ PY
     done
   done
   # the matmul kernels, on seeded inputs against NumPy (float64)
-  for m in mm_bias_relu bmm gemm_tb mm1024; do
-    so=$m.generated.so
+  for mv in mm_bias_relu.generated mm_bias_relu.lt bmm.generated gemm_tb.generated gemm_tb.lt mm1024.generated; do
+    m=${mv%.*} v=${mv#*.}
+    so=$m.$v.so
     [ -f "$so" ] || continue
-    res=$("$py" - "$m" <<'PY'
+    res=$("$py" - "$m" "$v" <<'PY'
 import json, subprocess, sys, numpy as np
-m = sys.argv[1]
+m, var = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(11)
 r = lambda *s: rng.standard_normal(s).astype(np.float32)
 c = lambda k: np.load("%s.%s.npy" % (m, k)).astype(np.float64)
@@ -176,20 +237,20 @@ elif m == "gemm_tb":
     ins = {"a": r(1024, 512)}; ref = ins["a"].astype(np.float64) @ c("B").T + c("C")
 else:
     ins = {"a": r(1024, 1024), "b": r(1024, 1024)}; ref = ins["a"].astype(np.float64) @ ins["b"]
-args = ["./mlc-run", m + ".generated.so", "--output-dir", "out." + m, "--bench", "20", "--json"]
+args = ["./mlc-run", "%s.%s.so" % (m, var), "--output-dir", "out.%s.%s" % (m, var), "--bench", "20", "--json"]
 for k, v in ins.items():
     np.save("in.%s.%s.npy" % (m, k), v); args += ["--input", "%s=in.%s.%s.npy" % (k, m, k)]
 p = subprocess.run(args, capture_output=True, text=True)
 if p.returncode:
     print("- - RUN-FAILED:%s" % (p.stderr.strip().splitlines() or ["?"])[-1].replace(" ", "_")); sys.exit()
-a = np.load("out.%s/output_0.npy" % m)
+a = np.load("out.%s.%s/output_0.npy" % (m, var))
 err = float(np.max(np.abs(a - ref))) if a.shape == ref.shape else float("inf")
 ok = a.shape == ref.shape and np.allclose(a, ref, rtol=1e-3, atol=1e-3)
 print("%.3f %.3g %s" % (json.loads(p.stdout)["latency_ms"]["median"], err, "PASS" if ok else "FAIL"))
 PY
 )
     set -- $res
-    printf '%-14s %-10s %12s %12s  %s\n' "$m" generated "${1:--}" "${2:--}" "${3:-FAIL}"
+    printf '%-14s %-10s %12s %12s  %s\n' "$m" "$v" "${1:--}" "${2:--}" "${3:-FAIL}"
     [ "${3:-}" = PASS ] && pass=$((pass + 1)) || fail=$((fail + 1))
   done
   # sgemm 4096^3: checked on seeded inputs, then timed
@@ -232,7 +293,7 @@ PY
   [ "$fail" -eq 0 ]
   ;;
 *)
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
   ;;
 esac
