@@ -200,6 +200,8 @@ PY
     [ "$(grep -c 'T.sync_threads()' "$d.ir/12_lowered.tir.txt")" -eq 2 ] && ok || fail "mm for cuda: not two barriers"
     grep -q 'ld.shared' "$d.ir/21_device.ptx" && grep -q 'bar.sync' "$d.ir/21_device.ptx" && ok ||
       fail "mm for cuda: no ld.shared / bar.sync in the PTX"
+    # a row of B's panel: vector loads, aligned (the index a multiple of 4)
+    grep -q 'ld.shared.v4.f32' "$d.ir/21_device.ptx" && ok || fail "mm for cuda: no ld.shared.v4 in the PTX"
     if [ -x "$ptxas" ]; then
       "$ptxas" -arch=sm_90 -v "$d.ir/21_device.ptx" -o "$d.cubin" >"$d.ptxas" 2>&1 && grep -q 'bytes smem' "$d.ptxas" &&
         ok || fail "mm for cuda: ptxas: $(head -3 "$d.ptxas")"
