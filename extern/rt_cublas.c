@@ -60,14 +60,12 @@ static char load_error[512];
 
 static void load(void) {
   static const char *const names[] = {"libcublas.so.13", "libcublas.so", NULL};
-  const char *lib = NULL;
-  void *h = mlc_ext_cuda_dlopen("MLC_CUBLAS_LIBRARY", names, &lib, load_error, sizeof load_error);
-  if (!h) return;
 #define X(f) {#f, &p_##f, sizeof p_##f},
   const mlc_ext_sym syms[] = {CUBLAS_FNS(X)};
 #undef X
-  if (mlc_ext_dlsym_all(h, lib, syms, sizeof syms / sizeof *syms, load_error, sizeof load_error)) return;
-  if (mlc_ext_cuda_driver_load(&cu, load_error, sizeof load_error)) return;
+  if (mlc_ext_cuda_load("MLC_CUBLAS_LIBRARY", names, syms, sizeof syms / sizeof *syms, NULL, 0, "cuBLAS", &cu,
+                        load_error, sizeof load_error))
+    return;
   use_tf32 = mlc_ext_cuda_tf32();
   loaded = 1;
 }

@@ -98,20 +98,12 @@ static char load_error[512];
 
 static void load(void) {
   static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so", NULL};
-  const char *lib = NULL;
-  void *h = mlc_ext_cuda_dlopen("MLC_CUBLASLT_LIBRARY", names, &lib, load_error, sizeof load_error);
-  if (!h) return;
 #define X(f) {#f, &p_##f, sizeof p_##f},
   const mlc_ext_sym syms[] = {CUBLASLT_FNS(X)};
 #undef X
-  if (mlc_ext_dlsym_all(h, lib, syms, sizeof syms / sizeof *syms, load_error, sizeof load_error)) return;
-  size_t v = p_cublasLtGetVersion();
-  if (v / 10000 != CUBLAS_VER_MAJOR) {
-    snprintf(load_error, sizeof load_error, "%s is cuBLASLt %zu.%zu.%zu; this build wants cuBLASLt %d", lib,
-             v / 10000, v / 100 % 100, v % 100, CUBLAS_VER_MAJOR);
+  if (mlc_ext_cuda_load("MLC_CUBLASLT_LIBRARY", names, syms, sizeof syms / sizeof *syms, &p_cublasLtGetVersion, CUBLAS_VER_MAJOR,
+                        "cuBLASLt", &cu, load_error, sizeof load_error))
     return;
-  }
-  if (mlc_ext_cuda_driver_load(&cu, load_error, sizeof load_error)) return;
   use_tf32 = mlc_ext_cuda_tf32();
   loaded = 1;
 }

@@ -1,6 +1,6 @@
 /*
 ** rt_cuda.h: what the CUDA providers' run-time wrappers (extern/rt_cublas.c,
-** extern/rt_cudnn.c) share, as static functions, since each provider is an
+** extern/rt_cudnn.c, extern/rt_cublaslt.c) share, as static functions, since each provider is an
 ** archive of its own that a model links alone: the session's stream, the
 ** check of device tensors, loading a library by its names, the few CUDA
 ** driver functions they take from libcuda.so.1, and MLC_CUDA_TF32.
@@ -128,6 +128,28 @@ static inline int mlc_ext_cuda_driver_load(mlc_ext_cu *cu, char *err, size_t n) 
   memcpy(&cu->memcpy_htod_async, &p[3], sizeof p[3]);
   memcpy(&cu->memset_d32_async, &p[4], sizeof p[4]);
   return 0;
+}
+
+/*
+** A provider's library loaded whole: dlopened (|env|, |names| as
+** mlc_ext_cuda_dlopen), its functions |syms| (|nsyms|) taken, its version
+** checked when |version| is not NULL (*|version|, one of |syms|, returns
+** MAJOR * 10000 + ...; the library is |what| in the message) against
+** |major|, and the driver loaded into |cu|: 0, or -1 with why in |err|.
+*/
+static inline int mlc_ext_cuda_load(const char *env, const char *const *names, const mlc_ext_sym *syms,
+                                    size_t nsyms, size_t (*const *version)(void), int major, const char *what,
+                                    mlc_ext_cu *cu, char *err, size_t n) {
+  const char *lib = NULL;
+  void *h = mlc_ext_cuda_dlopen(env, names, &lib, err, n);
+  if (!h || mlc_ext_dlsym_all(h, lib, syms, nsyms, err, n)) return -1;
+  size_t v = version ? (*version)() : 0;
+  if (version && v / 10000 != (size_t)major) {
+    snprintf(err, n, "%s is %s %zu.%zu.%zu; this build wants %s %d", lib, what, v / 10000, v / 100 % 100, v % 100,
+             what, major);
+    return -1;
+  }
+  return mlc_ext_cuda_driver_load(cu, err, n);
 }
 
 /* |r| in words, "CUDA_ERROR_...: description", into |buf| (|n| bytes). */

@@ -132,20 +132,12 @@ static char load_error[512];
 
 static void load(void) {
   static const char *const names[] = {"libcudnn.so.9", "libcudnn.so", NULL};
-  const char *lib = NULL;
-  void *h = mlc_ext_cuda_dlopen("MLC_CUDNN_LIBRARY", names, &lib, load_error, sizeof load_error);
-  if (!h) return;
 #define X(f) {#f, &p_##f, sizeof p_##f},
   const mlc_ext_sym syms[] = {CUDNN_FNS(X)};
 #undef X
-  if (mlc_ext_dlsym_all(h, lib, syms, sizeof syms / sizeof *syms, load_error, sizeof load_error)) return;
-  size_t v = p_cudnnGetVersion();
-  if (v / 10000 != CUDNN_MAJOR) {
-    snprintf(load_error, sizeof load_error, "%s is cuDNN %zu.%zu.%zu; this build wants cuDNN %d", lib, v / 10000,
-             v / 100 % 100, v % 100, CUDNN_MAJOR);
+  if (mlc_ext_cuda_load("MLC_CUDNN_LIBRARY", names, syms, sizeof syms / sizeof *syms, &p_cudnnGetVersion, CUDNN_MAJOR,
+                        "cuDNN", &cu, load_error, sizeof load_error))
     return;
-  }
-  if (mlc_ext_cuda_driver_load(&cu, load_error, sizeof load_error)) return;
   use_tf32 = mlc_ext_cuda_tf32();
   loaded = 1;
 }
