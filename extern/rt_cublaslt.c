@@ -101,8 +101,8 @@ static void load(void) {
 #define X(f) {#f, &p_##f, sizeof p_##f},
   const mlc_ext_sym syms[] = {CUBLASLT_FNS(X)};
 #undef X
-  if (mlc_ext_cuda_load("MLC_CUBLASLT_LIBRARY", names, syms, sizeof syms / sizeof *syms, &p_cublasLtGetVersion, CUBLAS_VER_MAJOR,
-                        "cuBLASLt", &cu, load_error, sizeof load_error))
+  if (mlc_ext_cuda_load("MLC_CUBLASLT_LIBRARY", names, syms, sizeof syms / sizeof *syms, &p_cublasLtGetVersion,
+                        CUBLAS_VER_MAJOR, "cuBLASLt", &cu, load_error, sizeof load_error))
     return;
   use_tf32 = mlc_ext_cuda_tf32();
   loaded = 1;

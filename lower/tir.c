@@ -434,7 +434,8 @@ mlc_tir_expr *mlc_tir_load(mlc_tir_module *m, mlc_tir_buffer *buffer, int n,
 }
 
 mlc_tir_expr *mlc_tir_call(mlc_tir_module *m, mlc_tir_intrin op, int n, mlc_tir_expr *const *args) {
-  if ((unsigned)op >= MLC_TIR_INTRIN_COUNT || n < 0 || (n == 0) != (intrin_nargs[op] == 0) || (n && !all_nonnull(n, args)))
+  if ((unsigned)op >= MLC_TIR_INTRIN_COUNT || n < 0 || (n == 0) != (intrin_nargs[op] == 0) ||
+      (n && !all_nonnull(n, args)))
     return NULL;
   mlc_dtype t = (op == MLC_TIR_INTRIN_ISNAN || op == MLC_TIR_INTRIN_ISINF) ? MLC_DTYPE_BOOL
                 : n == 0                                                  ? MLC_DTYPE_I32

@@ -17,10 +17,11 @@
 ** iteration variables replaced by their bindings, the loops between l and
 ** the consumer (and inside it) relaxed over their ranges and l and the loops
 ** above it kept symbolic (but those bound to threadIdx when b's output is a
-** shared buffer, which the threads of a GPU block fill together): per dimension S + [lo, hi] (compute_loc.h).  b's
-** spatial iteration variable of that dimension gets a new loop over
-** [0, hi - lo + 1) and the binding S + lo + loop; reduce iteration variables
-** keep loops over their whole domain.  New loops of extent 1 are left out
+** shared buffer, which the threads of a GPU block fill together): per
+** dimension S + [lo, hi] (compute_loc.h).  b's spatial iteration variable
+** of that dimension gets a new loop over [0, hi - lo + 1) and the binding
+** S + lo + loop; reduce iteration variables keep loops over their whole
+** domain.  New loops of extent 1 are left out
 ** unless preserve_unit_loops.  Where a region may reach outside b's
 ** iteration domain, b gets a predicate.  b's old loops are removed (their
 ** handles retired).
@@ -162,7 +163,8 @@ static mlc_status analyze(mlc_sch *s, mlc_tir_stmt *blk, mlc_tir_stmt *loop, ca_
   for (int i = 0; i < nc; i++) {
     cl_env env;
     const char *why = NULL;
-    if (cl_env_between(s, loop, cons[i], &env) || (buf->scope == MLC_TIR_SCOPE_SHARED && relax_threads(s, loop, &env)))
+    if (cl_env_between(s, loop, cons[i], &env) ||
+        (buf->scope == MLC_TIR_SCOPE_SHARED && relax_threads(s, loop, &env)))
       return sch_fail(s, MLC_SCH_ERR_REGION, "a loop between %s and %s has non-constant bounds", ld,
                       sch_desc(s, cons[i]));
     if (cl_access_ranges(s, cons[i], buf, 0, &env, acc, &have, &why))

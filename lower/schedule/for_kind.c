@@ -6,9 +6,9 @@
 ** parallel, vectorize and bind its iterations must be independent: no
 ** block under it may bind a reduce iteration variable through the loop
 ** variable (iterations would race on the reduction's element), except a
-** cross-thread reduction bound to threadIdx.x (mlc_tir_cross_thread_reduction
-** in tir_lower.h: on a GPU the lowering computes it with warp shuffles).  parallel
-** also refuses a loop nested in, or around, another parallel loop (the
+** cross-thread reduction bound to threadIdx.x (on a GPU the lowering
+** computes it with warp shuffles: mlc_tir_cross_thread_reduction in
+** tir_lower.h).  parallel also refuses a loop nested in, or around, another parallel loop (the
 ** thread pool is not reentrant).  unroll is always legal.
 */
 #include <string.h>
@@ -69,7 +69,9 @@ static mlc_status set_kind(mlc_sch *s, mlc_sch_inst *in, mlc_tir_for_kind kind, 
                     kind_word(loop->loop.kind));
   if (kind != MLC_TIR_FOR_UNROLLED) {
     const mlc_tir_stmt *b = reduce_user(loop, loop->loop.var);
-    if (b && kind == MLC_TIR_FOR_THREAD_BINDING && !strcmp(thread, "threadIdx.x") && mlc_tir_cross_thread_reduction(loop, b, NULL)) b = NULL;
+    if (b && kind == MLC_TIR_FOR_THREAD_BINDING && !strcmp(thread, "threadIdx.x") &&
+        mlc_tir_cross_thread_reduction(loop, b, NULL))
+      b = NULL; /* the lanes of a warp combine it */
     if (b)
       return sch_fail(s, MLC_SCH_ERR_REDUCTION,
                       "%s binds a reduce iteration variable of block \"%s\": its iterations are not independent",
