@@ -31,10 +31,104 @@
 #       sgemm 4096^3 in TFLOP/s, each checked against NumPy on seeded random
 #       inputs, as are the matmul kernels.  Exit 0 when every output
 #       matched.
+#   scripts/gpu_check.sh prepare-auto MODELS OUT   (here)
+#   scripts/gpu_check.sh run-auto OUT              (the GPU machine)
+#       --extern auto measured on a GPU, where it is compiled: prepare-auto
+#       packs the compiler and the shared libraries it loads (not the C
+#       library's, nor libstdc++, which the GPU machine has newer; ICU's
+#       data as a stub: LLVM links libxml2, which links ICU, and neither is
+#       used) into OUT/compiler.tar.xz, about 40 MB, with
+#       MODELS/encoder.onnx, its reference input and output and mlc-run;
+#       run-auto unpacks it, compiles the encoder there with --extern auto
+#       (each matmul and the softmax timed generated, cuBLAS, cuBLASLt,
+#       cuDNN; then the model with the libraries and without), again from
+#       the cache of times, and runs and checks the result.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-}
+# The directories of the CUDA libraries found here (the Python packages
+# nvidia-*, CUDA's own lib64), for LD_LIBRARY_PATH.
+cuda_libs() {
+  local libs
+  libs=$("${PYTHON:-python3}" - <<'PY' 2>/dev/null
+import glob, os, site, sys
+dirs = set()
+for base in site.getsitepackages() + [site.getusersitepackages()]:
+    for pat in ("nvidia/*/lib", "nvidia/*/lib64", "nvidia/cu*/lib"):
+        for d in glob.glob(os.path.join(base, pat)):
+            if glob.glob(os.path.join(d, "libcublas*.so*")) or glob.glob(os.path.join(d, "libcudnn*.so*")):
+                dirs.add(d)
+print(":".join(sorted(dirs)))
+PY
+)
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [ -d "$d" ] && libs="$libs:$d"; done
+  echo "${libs#:}"
+}
+# A libtool wrapper script is not the program: the real one in .libs/.
+real_prog() {
+  local d b
+  d=$(dirname "$1"); b=$(basename "$1")
+  if [ -x "$d/.libs/$b" ]; then echo "$d/.libs/$b"; else echo "$1"; fi
+}
 case "$mode" in
+prepare-auto)
+  models=${2:?usage: gpu_check.sh prepare-auto MODELS OUT}
+  out=${3:?usage: gpu_check.sh prepare-auto MODELS OUT}
+  cli=${MLC_CLI:-$here/build/mlc-onnx}
+  runner=${MLC_RUN:-$here/build/mlc-run}
+  mkdir -p "$out" || exit 1
+  cli=$(real_prog "$cli"); runner=$(real_prog "$runner")
+  pack=$(mktemp -d) || exit 1
+  trap 'rm -rf "$pack"' EXIT
+  mkdir -p "$pack/lib" && cp "$cli" "$pack/mlc-onnx" || exit 1
+  for lib in $(LD_LIBRARY_PATH="$(dirname "$cli")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$cli" |
+               awk '$3 ~ /^\// {print $3}' | sort -u); do
+    case $(basename "$lib") in
+      libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|libgcc_s.so.*|libstdc++.so.*|ld-linux*) ;;
+      libicudata.so.*) v=${lib##*.so.}
+        printf 'char icudt%s_dat[64];\n' "${v%%.*}" | ${CC:-cc} -shared -fPIC -x c - -o "$pack/lib/$(basename "$lib")" \
+          -Wl,-soname,"$(basename "$lib")" || exit 1 ;;
+      *) cp -L "$lib" "$pack/lib/" || exit 1 ;;
+    esac
+  done
+  LD_LIBRARY_PATH="$pack/lib" "$pack/mlc-onnx" --version >/dev/null || { echo "gpu_check: the packed compiler does not start" >&2; exit 1; }
+  echo "packing the compiler (xz, a few minutes)"
+  tar cf - -C "$pack" mlc-onnx lib | xz -T0 -9 >"$out/compiler.tar.xz" || exit 1
+  cp "$models/encoder.onnx" "$out/" && cp "$models/encoder/input_0.npy" "$out/encoder.input.npy" &&
+    cp "$models/encoder/output_0.npy" "$out/encoder.ref.npy" && cp "$runner" "$out/mlc-run" || exit 1
+  ls -la "$out"
+  ;;
+run-auto)
+  dir=${2:?usage: gpu_check.sh run-auto OUT}
+  py=${PYTHON:-python3}
+  cd "$dir" || exit 1
+  rm -rf compiler && mkdir compiler && tar xJf compiler.tar.xz -C compiler || exit 1
+  export LD_LIBRARY_PATH="$PWD/compiler/lib:$(cuda_libs)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+  chmod +x ./mlc-run ./compiler/mlc-onnx
+  rm -f auto.cache
+  for round in 1 2; do # measured, then from the cache of times
+    s=$(date +%s%N)
+    ./compiler/mlc-onnx compile encoder.onnx -o encoder.auto.so --target cuda --extern auto --extern-cache auto.cache \
+      -v >"compile.$round.log" 2>&1 || { echo "compile failed: $(tail -3 "compile.$round.log")"; exit 1; }
+    echo "compile $round ($([ "$round" = 1 ] && echo "times measured" || echo "times from the cache")):" \
+      "$(( ($(date +%s%N) - s) / 1000000 )) ms"
+  done
+  grep -E '^ *auto: ' compile.1.log
+  ./compiler/mlc-onnx inspect encoder.auto.so | sed -n '/^dispatch/,/^steps/p' | sed '$d'
+  rm -rf out.auto
+  ./mlc-run encoder.auto.so --input encoder.input.npy --output-dir out.auto --bench 200 --json >run.auto.json \
+    2>run.auto.err || { echo "run failed: $(tail -1 run.auto.err)"; exit 1; }
+  "$py" - <<'PY'
+import json, sys, numpy as np
+a, e = np.load("out.auto/output_0.npy"), np.load("encoder.ref.npy")
+ok = a.shape == e.shape and np.allclose(a, e, rtol=1e-3, atol=1e-4)
+ms = json.load(open("run.auto.json"))["latency_ms"]["median"]
+print("encoder, --extern auto measured on this GPU: median %.4f ms, max |err| %.3g, %s"
+      % (ms, float(np.max(np.abs(a - e))) if a.shape == e.shape else float("inf"), "PASS" if ok else "FAIL"))
+sys.exit(0 if ok else 1)
+PY
+  ;;
 prepare)
   models=${2:?usage: gpu_check.sh prepare MODELS OUT}
   out=${3:?usage: gpu_check.sh prepare MODELS OUT}
@@ -43,10 +137,7 @@ prepare)
   py=${PYTHON_ONNX:-/usr/bin/python3}
   mkdir -p "$out" || exit 1
   for f in "$cli" "$runner"; do [ -x "$f" ] || { echo "gpu_check: $f is not built" >&2; exit 1; }; done
-  # a libtool wrapper script is not the program: take the real one
-  real=$runner
-  [ -x "$(dirname "$runner")/.libs/$(basename "$runner")" ] && real=$(dirname "$runner")/.libs/$(basename "$runner")
-  cp "$real" "$out/mlc-run" || exit 1
+  cp "$(real_prog "$runner")" "$out/mlc-run" || exit 1
   "$py" - "$out/sgemm.onnx" <<'PY' || exit 1
 import sys, onnx
 from onnx import helper, TensorProto
@@ -172,19 +263,7 @@ run)
     [ -e "$p" ] || continue
     so=${p%.part-aa}; cat "$so".part-* >"$so" && rm -f "$so".part-*
   done
-  libs=$("$py" - <<'PY' 2>/dev/null
-import glob, os, site, sys
-dirs = set()
-for base in site.getsitepackages() + [site.getusersitepackages()]:
-    for pat in ("nvidia/*/lib", "nvidia/*/lib64", "nvidia/cu*/lib"):
-        for d in glob.glob(os.path.join(base, pat)):
-            if glob.glob(os.path.join(d, "libcublas*.so*")) or glob.glob(os.path.join(d, "libcudnn*.so*")):
-                dirs.add(d)
-print(":".join(sorted(dirs)))
-PY
-)
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [ -d "$d" ] && libs="$libs:$d"; done
-  export LD_LIBRARY_PATH="${libs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$(cuda_libs)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
   echo "CUDA libraries from: $LD_LIBRARY_PATH"
   chmod +x ./mlc-run
@@ -293,7 +372,7 @@ PY
   [ "$fail" -eq 0 ]
   ;;
 *)
-  sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
   ;;
 esac
