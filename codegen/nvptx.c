@@ -207,14 +207,16 @@ LLVMValueRef cg_warp_reduce(cg_func *cf, mlc_tir_intrin op, mlc_dtype dt, LLVMVa
 
 LLVMValueRef cg_shared_alloc(cg_func *cf, const mlc_tir_buffer *buf, LLVMTypeRef t, int64_t count) {
   cg_module *cm = cf->cm;
+  /* named after the kernel only: a buffer's name may come from the model,
+  ** and a global's name is written into the PTX (LLVM numbers repeats) */
   char name[160];
-  snprintf(name, sizeof name, "%s.%s.shared", cf->sym, buf->name);
+  snprintf(name, sizeof name, "%s.shared", cf->sym);
   LLVMTypeRef at = LLVMArrayType2(t, (uint64_t)(count > 0 ? count : 1));
   LLVMValueRef g = LLVMAddGlobalInAddressSpace(cm->mod, at, name, NVPTX_SHARED_AS);
   LLVMSetLinkage(g, LLVMInternalLinkage);
   LLVMSetInitializer(g, LLVMGetUndef(at));
   LLVMSetAlignment(g, 16);
-  return LLVMBuildAddrSpaceCast(cm->b, g, cm->t_ptr, buf->name);
+  return LLVMBuildAddrSpaceCast(cm->b, g, cm->t_ptr, "shared");
 }
 
 /* The bound loops of a statement: the first loop on each axis. */
