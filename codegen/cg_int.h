@@ -36,6 +36,8 @@ typedef struct cg_module {
   mlc_target devt;
 } cg_module;
 
+#define CG_MAX_ENDS 64
+
 typedef struct cg_func {
   cg_module *cm;
   const mlc_tir_func *f;
@@ -49,6 +51,12 @@ typedef struct cg_func {
   MLC_VEC(LLVMValueRef) ws; /* live workspace allocations, innermost last */
   size_t ws_base;         /* first entry that belongs to the current function */
   int outlined;           /* inside an outlined parallel body */
+  /* the loops around the code being emitted in the current function, for
+  ** T.loop_end: each one's variable and the end of the iterations it runs
+  ** (an outlined parallel loop's: its chunk's); innermost last */
+  int nends;
+  const mlc_tir_var *end_var[CG_MAX_ENDS];
+  LLVMValueRef end_val[CG_MAX_ENDS];
   int npar;               /* outlined functions made so far */
   /* alias scopes when the function has tir.noalias: by buffer id */
   int noalias;
@@ -68,6 +76,10 @@ typedef struct cg_func {
 
 /* Records |st| (transferred) as the module's error unless one is set. */
 void cg_fail(cg_module *cm, mlc_status st);
+
+/* T.loop_end(|v|): the end of the iterations |v|'s loop runs around the
+** code being emitted (llvm_stmt.c); NULL (an error recorded) outside it. */
+LLVMValueRef cg_loop_end(cg_func *cf, const mlc_tir_var *v);
 
 /* ---- llvm_expr.c ---- */
 /* The LLVM type of values of |t| (f16/bf16 compute as float; bool is i1). */

@@ -642,11 +642,28 @@ static LLVMValueRef exp_f(cg_func *cf, LLVMValueRef x) {
   return LLVMBuildSelect(b, nan, x, y, "");
 }
 
+/* T.prefetch(B[i]): llvm.prefetch of B[i]'s address, a read, locality 2
+** (x86 prefetcht1: into L2, not L1, where what is prefetched, the next
+** panel's block of a tiled kernel's operand, would evict the block in use
+** before its time); nothing in a GPU kernel. */
+static LLVMValueRef prefetch(cg_func *cf, const mlc_tir_expr *ld) {
+  cg_module *cm = cf->cm;
+  LLVMValueRef zero = LLVMConstInt(cm->t_i32, 0, 0);
+  if (cf->device) return zero;
+  LLVMValueRef p = cg_address(cf, ld->load.buffer, ld->load.n, ld->load.indices);
+  if (!p) return NULL;
+  LLVMValueRef args[4] = {p, zero, LLVMConstInt(cm->t_i32, 2, 0), LLVMConstInt(cm->t_i32, 1, 0)};
+  LLVMTypeRef pt = LLVMTypeOf(p);
+  return intrinsic(cf, "llvm.prefetch", &pt, 1, args, 4) ? zero : NULL;
+}
+
 static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
   LLVMValueRef a[2] = {NULL, NULL};
   if (e->call.op == MLC_TIR_INTRIN_SYNC_THREADS) return cg_sync_threads(cf);
+  if (e->call.op == MLC_TIR_INTRIN_PREFETCH) return prefetch(cf, e->call.args[0]);
+  if (e->call.op == MLC_TIR_INTRIN_LOOP_END) return cg_loop_end(cf, e->call.args[0]->var);
   if (e->call.op == MLC_TIR_INTRIN_WARP_SUM || e->call.op == MLC_TIR_INTRIN_WARP_MAX ||
       e->call.op == MLC_TIR_INTRIN_WARP_MIN) {
     LLVMValueRef x = cg_expr(cf, e->call.args[0]);
@@ -716,6 +733,8 @@ static LLVMValueRef call(cg_func *cf, const mlc_tir_expr *e) {
       return ab ? LLVMBuildFCmp(b, LLVMRealOEQ, ab, fconst(t, INFINITY), "") : NULL;
     }
     case MLC_TIR_INTRIN_SYNC_THREADS:
+    case MLC_TIR_INTRIN_PREFETCH:
+    case MLC_TIR_INTRIN_LOOP_END:
     case MLC_TIR_INTRIN_WARP_SUM:
     case MLC_TIR_INTRIN_WARP_MAX:
     case MLC_TIR_INTRIN_WARP_MIN:

@@ -221,6 +221,22 @@ void cg_uses(const mlc_tir_stmt *s, char *vars, char *bufs) {
   use_stmt(&u, s);
 }
 
+/* |v|'s loop runs up to (not including) |end| around what is emitted next;
+** pop by restoring cf->nends. */
+static void push_end(cg_func *cf, const mlc_tir_var *v, LLVMValueRef end) {
+  if (cf->nends == CG_MAX_ENDS) return; /* deeper: T.loop_end refused there */
+  cf->end_var[cf->nends] = v;
+  cf->end_val[cf->nends++] = end;
+}
+
+LLVMValueRef cg_loop_end(cg_func *cf, const mlc_tir_var *v) {
+  for (int i = cf->nends; i-- > 0;)
+    if (cf->end_var[i] == v) return cg_convert(cf, cf->end_val[i], MLC_DTYPE_I64, v->dtype);
+  cg_fail(cf->cm, mlc_make_status(MLC_INVALID_ARGUMENT, "codegen: kernel %s: T.loop_end(%s) outside %s's loop",
+                                  cf->sym, v->name, v->name));
+  return NULL;
+}
+
 static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLVMValueRef ext) {
   cg_module *cm = cf->cm;
   LLVMBuilderRef b = cm->b;
@@ -293,10 +309,14 @@ static void cg_parallel(cg_func *cf, const mlc_tir_stmt *s, LLVMValueRef mn, LLV
     else cf->bufs[-1 - ids[i]] = v;
   }
   cg_loop l;
+  int save_nends = cf->nends;
+  cf->nends = 0; /* the caller's loops are not around code in this function */
   loop_begin(cf, &l, LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), s->loop.var->name);
   cf->vars[s->loop.var->id] =
       cg_convert(cf, LLVMBuildAdd(b, start, l.iv, s->loop.var->name), MLC_DTYPE_I64, s->loop.var->dtype);
+  push_end(cf, s->loop.var, LLVMBuildAdd(b, start, LLVMGetParam(fn, 1), ""));
   cg_stmt(cf, s->loop.body);
+  cf->nends = save_nends;
   loop_end(cf, &l, NULL);
   LLVMBuildRet(b, LLVMConstInt(cm->t_i32, 0, 0));
 
@@ -372,7 +392,11 @@ static void cg_for(cg_func *cf, const mlc_tir_stmt *s) {
     LLVMValueRef t = cg_thread_index(cf, s->loop.thread);
     if (!t) return;
     cf->vars[v->id] = cg_convert(cf, LLVMBuildAdd(cm->b, mn, t, v->name), MLC_DTYPE_I64, v->dtype);
+    int save_nends = cf->nends;
+    /* each thread runs one iteration */
+    push_end(cf, v, LLVMBuildAdd(cm->b, LLVMBuildAdd(cm->b, mn, t, ""), LLVMConstInt(cm->t_i64, 1, 0), ""));
     cg_stmt(cf, s->loop.body);
+    cf->nends = save_nends;
     cf->vars[v->id] = saved;
     return;
   }
@@ -386,7 +410,10 @@ static void cg_for(cg_func *cf, const mlc_tir_stmt *s) {
   cg_loop l;
   loop_begin(cf, &l, mn, hi, v->name);
   cf->vars[v->id] = cg_convert(cf, l.iv, MLC_DTYPE_I64, v->dtype);
+  int save_nends = cf->nends;
+  push_end(cf, v, hi);
   cg_stmt(cf, s->loop.body);
+  cf->nends = save_nends;
   unsigned width = 0;
   if (s->loop.kind == MLC_TIR_FOR_VECTORIZED) {
     unsigned bits = store_bits(s->loop.body);

@@ -425,7 +425,10 @@ void cg_launch(cg_func *cf, const mlc_tir_stmt *s) {
   for (int i = 0; i < nb; i++)
     if (same[i] >= 0) cf->bufs[i] = LLVMGetParam(kfn, (unsigned)same[i]);
   cf->err_word = LLVMGetParam(kfn, (unsigned)n);
+  int save_nends = cf->nends;
+  cf->nends = 0; /* the host's loops are not around the kernel's code */
   cg_stmt(cf, s);
+  cf->nends = save_nends;
   if (!dm->err) LLVMBuildRetVoid(dm->b);
   size_t nsites = cf->sites.len - cf->site_base, base = cf->site_base;
   cf->cm = hm;

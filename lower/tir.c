@@ -438,11 +438,11 @@ mlc_tir_expr *mlc_tir_call(mlc_tir_module *m, mlc_tir_intrin op, int n, mlc_tir_
       (n && !all_nonnull(n, args)))
     return NULL;
   mlc_dtype t = (op == MLC_TIR_INTRIN_ISNAN || op == MLC_TIR_INTRIN_ISINF) ? MLC_DTYPE_BOOL
-                : n == 0                                                  ? MLC_DTYPE_I32
+                : n == 0 || op == MLC_TIR_INTRIN_PREFETCH                 ? MLC_DTYPE_I32
                                                                           : args[0]->dtype;
   mlc_tir_expr *e = new_expr(m, MLC_TIR_CALL, t);
   if (!e) return NULL;
-  for (int i = 0; i < n; i++) e->lanes = max_lanes(e->lanes, args[i]->lanes);
+  for (int i = 0; i < n && op != MLC_TIR_INTRIN_PREFETCH; i++) e->lanes = max_lanes(e->lanes, args[i]->lanes);
   e->call.op = op;
   e->call.n = n;
   e->call.args = n ? dup_array(m, args, (size_t)n, sizeof *args) : NULL;

@@ -155,7 +155,9 @@ typedef enum mlc_tir_binop {
   X(SYNC_THREADS, "sync_threads", 0) /* a GPU thread block's barrier (int32 0; statements only) */ \
   X(WARP_SUM, "warp_sum", 1) /* x summed over the 32 threads of a GPU warp, in each */ \
   X(WARP_MAX, "warp_max", 1) /* ... their largest x */        \
-  X(WARP_MIN, "warp_min", 1) /* ... their smallest x */
+  X(WARP_MIN, "warp_min", 1) /* ... their smallest x */      \
+  X(PREFETCH, "prefetch", 1) /* T.prefetch(B[i]): fetch B[i]'s cache line early, a hint (int32 0; statements) */ \
+  X(LOOP_END, "loop_end", 1) /* of loop variable x: the end of the iterations run now (a parallel loop's chunk) */
 
 typedef enum mlc_tir_intrin {
 #define X(e, s, n) MLC_TIR_INTRIN_##e,

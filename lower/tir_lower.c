@@ -19,6 +19,7 @@ static const mlc_tir_pass_info passes[] = {
     {"flatten_buffers", mlc_tir_pass_flatten_buffers},
     {"simplify", mlc_tir_pass_simplify},
     {"thread_sync", mlc_tir_pass_thread_sync},
+    {"prefetch", mlc_tir_pass_prefetch},
     {"vectorize", mlc_tir_vectorize_func}, /* last: on the flat, simplified form */
 };
 

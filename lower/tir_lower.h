@@ -134,6 +134,12 @@ int mlc_tir_cross_thread_reduction(const mlc_tir_stmt *loop, const mlc_tir_stmt 
 ** an error where a barrier would not be reached by every thread. */
 MLC_MUST_USE mlc_status mlc_tir_pass_thread_sync(mlc_tir_module *m, mlc_tir_func *f);
 
+/* pass_prefetch.c (after simplify): in a loop over a tiled kernel's
+** panels annotated "software_prefetch" (the name of the parameter each
+** panel reads a block of), prefetches (T.prefetch) of the next panel's
+** block, spread over the serial loops around the loads of it. */
+MLC_MUST_USE mlc_status mlc_tir_pass_prefetch(mlc_tir_module *m, mlc_tir_func *f);
+
 /* The pipeline, in order (|*n| entries).  Static storage. */
 const mlc_tir_pass_info *mlc_tir_lower_passes(int *n);
 

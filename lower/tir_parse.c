@@ -918,11 +918,12 @@ static mlc_tir_expr *t_call(parser *p, int *h) {
       return fail(p, open, "T.%s takes %d argument%s, got %d", mlc_tir_intrin_name((mlc_tir_intrin)op), want,
                   want == 1 ? "" : "s", n);
     int boolres = op == MLC_TIR_INTRIN_ISNAN || op == MLC_TIR_INTRIN_ISINF;
-    mlc_tir_expr *e = mk(p, MLC_TIR_CALL, boolres ? MLC_DTYPE_BOOL : n ? args[0]->dtype : MLC_DTYPE_I32);
+    int pf = op == MLC_TIR_INTRIN_PREFETCH; /* int32 0, whatever it fetches */
+    mlc_tir_expr *e = mk(p, MLC_TIR_CALL, boolres ? MLC_DTYPE_BOOL : n && !pf ? args[0]->dtype : MLC_DTYPE_I32);
     mlc_tir_expr **a = e && n ? chk(p, MLC_ARENA_ARRAY(p->m->arena, (size_t)n, mlc_tir_expr *)) : NULL;
     if (!e || (n && !a)) return NULL;
     if (n) memcpy(a, args, (size_t)n * sizeof *a);
-    for (int i = 0; i < n; i++) e->lanes = imax(e->lanes, args[i]->lanes);
+    for (int i = 0; i < n && !pf; i++) e->lanes = imax(e->lanes, args[i]->lanes);
     e->call.op = (mlc_tir_intrin)op;
     e->call.n = n;
     e->call.args = a;

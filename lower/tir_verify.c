@@ -252,6 +252,20 @@ static void vexpr(verifier *v, const mlc_tir_expr *e, const mlc_tir_stmt *s) {
                e->call.n);
       if (op == MLC_TIR_INTRIN_SYNC_THREADS && (e->dtype != MLC_DTYPE_I32 || e->lanes != 1))
         report(v, e, s, "sync_threads is a scalar int32");
+      if (op == MLC_TIR_INTRIN_LOOP_END) {
+        const mlc_tir_expr *a = e->call.n == 1 ? e->call.args[0] : NULL;
+        if (a && (a->kind != MLC_TIR_VAR_REF || !mlc_dtype_is_int(a->dtype) || e->dtype != a->dtype || e->lanes != 1))
+          report(v, e, s, "loop_end of anything but a loop variable");
+        if (a) vexpr(v, a, s);
+        break;
+      }
+      if (op == MLC_TIR_INTRIN_PREFETCH) {
+        const mlc_tir_expr *a = e->call.n == 1 ? e->call.args[0] : NULL;
+        if (e->dtype != MLC_DTYPE_I32 || e->lanes != 1) report(v, e, s, "prefetch is a scalar int32");
+        if (a && (a->kind != MLC_TIR_LOAD || a->lanes != 1)) report(v, e, s, "prefetch of anything but a scalar load");
+        if (a) vexpr(v, a, s);
+        break;
+      }
       for (int i = 0; i < e->call.n; i++) {
         const mlc_tir_expr *a = e->call.args[i];
         vexpr(v, a, s);

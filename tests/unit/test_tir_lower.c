@@ -121,9 +121,16 @@ static void check_pass(const char *name, mlc_tir_module *m, mlc_tir_func *f, mlc
 
 /* ---- running lowered kernels -------------------------------------------------------- */
 
+/* The chunks parallel loops run in (0: one), one after another. */
+static int64_t chunk_size;
 static int serial_for(mlc_rt_ctx *ctx, int64_t n, mlc_rt_parallel_body body, void *closure) {
   (void)ctx;
-  return n > 0 ? body(0, n, closure) : 0;
+  int64_t c = chunk_size > 0 ? chunk_size : n;
+  for (int64_t b = 0; b < n; b += c) {
+    int rc = body(b, b + c < n ? b + c : n, closure);
+    if (rc) return rc;
+  }
+  return 0;
 }
 static void *ws_alloc(mlc_rt_ctx *ctx, uint64_t n) {
   (void)ctx;
@@ -804,6 +811,7 @@ static int count_calls(const mlc_tir_stmt *s, mlc_tir_intrin op) {
       return n;
     }
     case MLC_TIR_STORE: return count_calls_expr(s->store.value, op);
+    case MLC_TIR_EVALUATE: return count_calls_expr(s->eval.value, op);
     default: return 0;
   }
 }
@@ -876,6 +884,168 @@ static void test_warp_reduce(void) {
   CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, half, strlen(half), "half", &f)));
   mlc_tir_lower_options opt = {0, 0, 1, 1};
   EXPECT_ERR(mlc_tir_lower_func(m, f, &opt), MLC_UNIMPLEMENTED, "reduces across the threads");
+}
+
+/* ---- software prefetch of the next panel ------------------------------------------- */
+
+/* C[p * 6 + r, j] = sum_k A[r, k] * W[p * 256 + k, j]: 4 panels of W (256
+** rows of 16), each read by 6 rows (the loop over r inside k). */
+static const char pf_panels[] =
+    "@T.prim_func\n"
+    "def panels(A: T.Buffer((6, 256), \"float32\"), W: T.Buffer((1024, 16), \"float32\"),\n"
+    "           C: T.Buffer((24, 16), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"panels\", \"tir.noalias\": True})\n"
+    "    for p in T.parallel(4, annotations={\"software_prefetch\": \"W\"}):\n"
+    "        for r, j in T.grid(6, 16):\n"
+    "            C[p * 6 + r, j] = T.float32(0)\n"
+    "        for k, r, j in T.grid(256, 6, 16):\n"
+    "            C[p * 6 + r, j] = C[p * 6 + r, j] + A[r, k] * W[p * 256 + k, j]\n";
+
+/* The same with 64 rows of W per panel, and each panel's 6 rows in 3
+** iterations of the parallel loop of 2 rows each (parallel_grain 3). */
+static const char pf_rows[] =
+    "@T.prim_func\n"
+    "def rows(A: T.Buffer((6, 64), \"float32\"), W: T.Buffer((256, 16), \"float32\"),\n"
+    "         C: T.Buffer((24, 16), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"rows\", \"tir.noalias\": True})\n"
+    "    for f in T.parallel(12, annotations={\"parallel_grain\": 3, \"software_prefetch\": \"W\"}):\n"
+    "        for r, j in T.grid(2, 16):\n"
+    "            C[f // 3 * 6 + f % 3 * 2 + r, j] = T.float32(0)\n"
+    "        for k, r, j in T.grid(64, 2, 16):\n"
+    "            C[f // 3 * 6 + f % 3 * 2 + r, j] = C[f // 3 * 6 + f % 3 * 2 + r, j]"
+    " + A[f % 3 * 2 + r, k] * W[f // 3 * 64 + k, j]\n";
+
+/* A matrix-vector product: each panel's block of W is read once. */
+static const char pf_once[] =
+    "@T.prim_func\n"
+    "def once(A: T.Buffer((1, 256), \"float32\"), W: T.Buffer((1024, 16), \"float32\"),\n"
+    "         C: T.Buffer((4, 16), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"once\", \"tir.noalias\": True})\n"
+    "    for p in T.parallel(4, annotations={\"software_prefetch\": \"W\"}):\n"
+    "        for j in range(16):\n"
+    "            C[p, j] = T.float32(0)\n"
+    "        for k, j in T.grid(256, 16):\n"
+    "            C[p, j] = C[p, j] + A[0, k] * W[p * 256 + k, j]\n";
+
+/* Lowers |src| (function |sym|) whole and checks the prefetches it gets
+** (|want|), their golden text (|golden_name|, when not NULL), that code
+** generation makes them llvm.prefetch, and the numbers: C[p * rows + r, j]
+** = sum_k A[r, k] * W[p * kn + k, j] for |panels| panels of |rows| rows. */
+static void check_prefetch(const char *src, const char *sym, const char *golden_name, int want, int kn) {
+  mlc_tir_module *m = new_module();
+  mlc_tir_func *f = NULL;
+  if (!m) return;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, src, strlen(src), sym, &f)));
+  if (golden_name) check_pass(golden_name, m, f, NULL, "lowered");
+  else CU_ASSERT_FATAL(OK(mlc_tir_lower_func(m, f, NULL)));
+  CU_ASSERT_EQUAL(count_calls(f->body, MLC_TIR_INTRIN_PREFETCH), want);
+  /* the text reads back as it was */
+  mlc_strbuf a1 = MLC_STRBUF_INIT, a2 = MLC_STRBUF_INIT;
+  mlc_tir_print_func(f, &a1);
+  mlc_tir_module *m2 = new_module();
+  mlc_tir_func *f2 = NULL;
+  CU_ASSERT_FATAL(m2 && OK(mlc_tir_parse_func(m2, mlc_sb_str(&a1), a1.len, sym, &f2)));
+  CU_ASSERT(OK(mlc_tir_verify_func(f2)));
+  mlc_tir_print_func(f2, &a2);
+  CU_ASSERT_STRING_EQUAL(mlc_sb_str(&a1), mlc_sb_str(&a2));
+  mlc_sb_fini(&a1);
+  mlc_sb_fini(&a2);
+  CU_ASSERT_FATAL(OK(mlc_tir_module_add(m, f)));
+  mlc_target *t = NULL;
+  if (OK(mlc_target_host(&t))) {
+    char *ir = NULL;
+    if (OK(mlc_cg_emit_llvm_ir(m, t, 0, &ir))) {
+      CU_ASSERT_EQUAL(strstr(ir, "@llvm.prefetch") != NULL, want > 0);
+      mlc_cg_free(ir);
+    }
+    mlc_target_destroy(t);
+  }
+  int64_t rows = f->params[0]->shape[0]->int_value, cn = f->params[2]->shape[0]->int_value;
+  arg a[3];
+  arg_init(&a[0], 2, rows, kn);
+  arg_init(&a[1], 2, 1024 * kn / 256, 16);
+  arg_init(&a[2], 2, cn, 16);
+  if (run(m, sym, 3, a) != 0) {
+    CU_FAIL("kernel failed");
+    return;
+  }
+  int bad = 0;
+  for (int64_t p = 0; p < cn / rows; p++)
+    for (int64_t r = 0; r < rows; r++)
+      for (int j = 0; j < 16; j++) {
+        double s = 0;
+        for (int k = 0; k < kn; k++) s += (double)a[0].data[r * kn + k] * a[1].data[(p * kn + k) * 16 + j];
+        bad += !close_to(a[2].data[(p * rows + r) * 16 + j], s);
+      }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+/*
+** Prefetches of the next panel's block of W: one per iteration of k (256
+** lines of 16 floats, 256 iterations) in "panels"; in "rows" 22 at the
+** top of each iteration of the parallel loop (64 lines over 3 iterations
+** per panel); none where each panel's block is read once ("once"), where
+** the annotation names no operand, or without the annotation.
+*/
+static void test_prefetch(void) {
+  check_prefetch(pf_panels, "panels", "prefetch_panels", 1, 256);
+  check_prefetch(pf_rows, "rows", "prefetch_rows", 1, 64);
+  /* in chunks (of threads) of one panel, and of half a panel */
+  chunk_size = 1;
+  check_prefetch(pf_panels, "panels", NULL, 1, 256);
+  chunk_size = 2;
+  check_prefetch(pf_rows, "rows", NULL, 1, 64);
+  chunk_size = 0;
+  check_prefetch(pf_once, "once", NULL, 0, 256);
+  char src[2048];
+  const char *w = strstr(pf_panels, "\"software_prefetch\": \"W\"");
+  CU_ASSERT_FATAL(w != NULL);
+  snprintf(src, sizeof src, "%.*s\"software_prefetch\": \"X\"%s", (int)(w - pf_panels), pf_panels,
+           w + strlen("\"software_prefetch\": \"W\""));
+  check_prefetch(src, "panels", NULL, 0, 256);
+}
+
+/* T.loop_end(i): in a parallel loop run in chunks of 3, each chunk's end;
+** in a serial loop, its end. */
+static void test_loop_end(void) {
+  static const char src[] =
+      "@T.prim_func\n"
+      "def ends(A: T.Buffer((8,), \"float32\"), B: T.Buffer((8,), \"float32\")):\n"
+      "    T.func_attr({\"global_symbol\": \"ends\", \"tir.noalias\": True})\n"
+      "    for i in T.parallel(8):\n"
+      "        B[i] = A[i] + T.Cast(\"float32\", T.loop_end(i))\n"
+      "    for j in range(2, 4):\n"
+      "        B[j] = B[j] + T.Cast(\"float32\", T.loop_end(j) * 100)\n";
+  mlc_tir_module *m = new_module();
+  mlc_tir_func *f = NULL;
+  if (!m) return;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, src, strlen(src), "ends", &f)));
+  CU_ASSERT_FATAL(OK(mlc_tir_lower_func(m, f, NULL)));
+  CU_ASSERT_FATAL(OK(mlc_tir_module_add(m, f)));
+  arg a[2];
+  arg_init(&a[0], 1, 8, 0);
+  arg_init(&a[1], 1, 8, 0);
+  chunk_size = 3;
+  int rc = run(m, "ends", 2, a);
+  chunk_size = 0;
+  if (rc != 0) {
+    CU_FAIL("kernel failed");
+    return;
+  }
+  static const float want[8] = {3, 3, 403, 406, 6, 6, 8, 8};
+  for (int i = 0; i < 8; i++) CU_ASSERT(close_to(a[1].data[i], a[0].data[i] + want[i]));
+  /* a variable of no loop around it */
+  static const char bad[] =
+      "@T.prim_func\n"
+      "def bad(A: T.Buffer((8,), \"float32\")):\n"
+      "    T.func_attr({\"global_symbol\": \"bad\", \"tir.noalias\": True})\n"
+      "    for i in T.parallel(8):\n"
+      "        for j in range(8):\n"
+      "            A[j] = T.float32(0)\n"
+      "        A[i] = T.Cast(\"float32\", T.loop_end(i + 1))\n";
+  mlc_tir_func *g = NULL;
+  CU_ASSERT_FATAL(OK(mlc_tir_parse_func(m, bad, strlen(bad), "bad", &g)));
+  EXPECT_ERR(mlc_tir_verify_func(g), MLC_INVALID_ARGUMENT, "loop_end of anything but a loop variable");
 }
 
 /* ---- refusals ------------------------------------------------------------------------- */
@@ -953,6 +1123,8 @@ static void register_tests(void) {
                                       {"shared_tiles", test_shared_tiles},
                                       {"thread_sync", test_thread_sync},
                                       {"warp_reduce", test_warp_reduce},
+                                      {"prefetch", test_prefetch},
+                                      {"loop_end", test_loop_end},
                                       {"errors", test_errors},
                                       {NULL, NULL}};
   CU_pSuite s = CU_add_suite("tir_lower", suite_init, suite_clean);
