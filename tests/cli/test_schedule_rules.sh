@@ -117,6 +117,11 @@ tr=$(trace gemv avx2 fused_matmul_packed_add)
 echo "$tr" | grep -q 'factors=\[None, 5, 8\]' && ok || fail "gemv (avx2): no tile of 5 vectors of 8 lanes: $tr"
 grep -q 'B: T.Buffer((25, 96, 40), "float32")' "$tmp/d.gemv.avx2/11_schedule/fused_matmul_packed_add.tir" && ok ||
   fail "gemv (avx2): the weight is not packed in 25 blocks of 40 columns: $(grep -m1 'def ' "$tmp/d.gemv.avx2/11_schedule/fused_matmul_packed_add.tir")"
+# a matrix-vector product reads each panel's weights once: its panel loop
+# is marked, but lowering adds no prefetch
+low=$(awk '/mlc_k_fused_matmul_packed_add"/,/^@T.prim_func/' "$tmp/d.gemv.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -q 'T.parallel(25, annotations={"software_prefetch": "B"})' && ! echo "$low" | grep -q 'T.prefetch' && ok ||
+  fail "gemv (avx2): no mark on the panel loop, or prefetches of weights read once: $(echo "$low" | grep -e T.parallel -e prefetch)"
 tr=$(trace gemv88 avx2 fused_matmul_add)
 echo "$tr" | grep -q 'factors=\[None, 8\]' && echo "$tr" | grep -q 'factors=\[None, 4\]' && ok ||
   fail "gemv88 (avx2): no split into chunks of 4 vectors of 8 lanes: $tr"
@@ -149,8 +154,15 @@ echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
 # threads (chunks of whole rows of chunks) the outputs are numpy's
 low=$(cat "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
 echo "$low" | grep -q 'T.parallel(448, annotations={"parallel_grain": 14})' &&
-  echo "$low" | grep -q 'T.parallel(132, annotations={"parallel_grain": 66})' && ok ||
+  echo "$low" | grep -q 'T.parallel(132, annotations={"parallel_grain": 66, "software_prefetch": "B"})' && ok ||
   fail "kblocks (avx2): the parallel loops have no grain: $(echo "$low" | grep 'T.parallel')"
+# the conv's panel loop prefetches the next panel's weights (in the
+# thread's own chunk of the loop), spread over its 66 flat tiles; the
+# outputs at 2 and 3 threads below come from that code
+low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -q 'if oc_chunk_pq_fused + 66 < T.loop_end(oc_chunk_pq_fused):' &&
+  echo "$low" | grep -q 'T.evaluate(T.prefetch(B_1\[' && ok ||
+  fail "kblocks (avx2): no prefetch of the next panel's weights: $(echo "$low" | grep -e prefetch -e loop_end)"
 for th in 2 3; do
   if "$cli" run "$tmp/kblocks.avx2.so" --threads $th --input "$tmp/kblocks_x.npy" --output-dir "$tmp/o.kblocks.t$th" >/dev/null 2>"$tmp/err"; then
     "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' \
@@ -166,9 +178,9 @@ tr=$(trace pblocks avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[4, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
   fail "pblocks (avx2): no panel blocks: $tr"
 low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(33)' | grep -q 'for rco_0, oh, ow_0' && ok ||
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(33, annotations={"software_prefetch": "B"})' | grep -q 'for rco_0, oh, ow_0' && ok ||
   fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
-echo "$low" | grep -A12 'for oc_chunk in T.parallel(33)' | grep -q 'T.max' && ok ||
+echo "$low" | grep -A12 'for oc_chunk in T.parallel(33, annotations={"software_prefetch": "B"})' | grep -q 'T.max' && ok ||
   fail "pblocks (avx2): the epilogue is not under the panels' loop"
 
 # the 1x1 conv at 7x7 to 1024 channels, AVX2: flat (17 x 3), 32 panels of
@@ -179,10 +191,12 @@ tr=$(trace flatpb avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[2, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
   fail "flatpb (avx2): no panel blocks, or the epilogue not under the panels: $tr"
 low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.flatpb.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(32)' | grep -q 'for rco_0, pq, ' && ok ||
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(32, annotations={"software_prefetch": "B"})' | grep -q 'for rco_0, pq, ' && ok ||
   fail "flatpb (avx2): the blocks' loop is not inside the panels' and outside the pixels: $(echo "$low" | grep -A4 'T.parallel')"
-echo "$low" | grep -A12 'for oc_chunk in T.parallel(32)' | grep -q 'T.max' && ok ||
+echo "$low" | grep -A12 'for oc_chunk in T.parallel(32, annotations={"software_prefetch": "B"})' | grep -q 'T.max' && ok ||
   fail "flatpb (avx2): the epilogue is not under the panels' loop"
+echo "$low" | grep -q 'if oc_chunk + 1 < T.loop_end(oc_chunk):' && ok ||
+  fail "flatpb (avx2): no prefetch of the next panel's weights: $(echo "$low" | grep -e prefetch -e loop_end)"
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 32, 17, 3, 32)' "$tmp/d.flatpb.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
   fail "flatpb (avx2): the accumulator is not flat, 17 x 3: $(grep alloc_buffer "$tmp/d.flatpb.avx2/11_schedule/fused_conv2d_nchwc_relu.tir")"
 
