@@ -335,28 +335,6 @@ static LLVMValueRef all_lanes(cg_func *cf, int lanes) {
   return iconst(LLVMVectorType(cf->cm->t_i1, (unsigned)lanes), 1);
 }
 
-/* A number that |e| is provably a multiple of (a power of two at most
-** 2^20; 1 when nothing is known): constants, sums, products, remainders. */
-static int64_t known_multiple(const mlc_tir_expr *e) {
-  const int64_t top = (int64_t)1 << 20;
-  if (!e) return 1;
-  if (e->kind == MLC_TIR_INT_IMM) {
-    int64_t v = e->int_value < 0 ? -e->int_value : e->int_value, m = 1;
-    if (v == 0) return top;
-    while (m < top && v % (m * 2) == 0) m *= 2;
-    return m;
-  }
-  if (e->kind != MLC_TIR_BINARY) return 1;
-  int64_t a = known_multiple(e->bin.a), b = known_multiple(e->bin.b);
-  switch (e->bin.op) {
-    case MLC_TIR_ADD:
-    case MLC_TIR_SUB:
-    case MLC_TIR_FLOORMOD: return a < b ? a : b; /* x mod c: x - c * q */
-    case MLC_TIR_MUL: return a > top / b ? top : a * b;
-    default: return 1;
-  }
-}
-
 /* The alignment of a contiguous vector access at index |idx| of |buf|: in
 ** a GPU kernel a shared buffer's storage is aligned to 16 bytes
 ** (cg_shared_alloc), so an index known to be a multiple of a power of two
@@ -364,7 +342,7 @@ static int64_t known_multiple(const mlc_tir_expr *e) {
 static unsigned vector_align(const cg_func *cf, const mlc_tir_buffer *buf, int n, mlc_tir_expr *const *idx) {
   unsigned esize = (unsigned)mlc_dtype_size(buf->dtype);
   if (!cf->device || buf->scope != MLC_TIR_SCOPE_SHARED || n != 1 || idx[0]->kind != MLC_TIR_RAMP) return esize;
-  int64_t m = known_multiple(idx[0]->ramp.base), a = (int64_t)esize * m;
+  int64_t m = mlc_tir_known_multiple(idx[0]->ramp.base), a = (int64_t)esize * m;
   return a >= 16 ? 16 : (unsigned)a;
 }
 

@@ -391,10 +391,11 @@ static void cg_for(cg_func *cf, const mlc_tir_stmt *s) {
     LLVMValueRef saved = cf->vars[v->id];
     LLVMValueRef t = cg_thread_index(cf, s->loop.thread);
     if (!t) return;
-    cf->vars[v->id] = cg_convert(cf, LLVMBuildAdd(cm->b, mn, t, v->name), MLC_DTYPE_I64, v->dtype);
+    LLVMValueRef iv = LLVMBuildAdd(cm->b, mn, t, v->name);
+    cf->vars[v->id] = cg_convert(cf, iv, MLC_DTYPE_I64, v->dtype);
     int save_nends = cf->nends;
     /* each thread runs one iteration */
-    push_end(cf, v, LLVMBuildAdd(cm->b, LLVMBuildAdd(cm->b, mn, t, ""), LLVMConstInt(cm->t_i64, 1, 0), ""));
+    push_end(cf, v, LLVMBuildAdd(cm->b, iv, LLVMConstInt(cm->t_i64, 1, 0), ""));
     cg_stmt(cf, s->loop.body);
     cf->nends = save_nends;
     cf->vars[v->id] = saved;

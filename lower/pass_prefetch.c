@@ -102,27 +102,6 @@ static int const_of(const mlc_tir_expr *e, int64_t *v) {
   return 1;
 }
 
-/* A number |e| is known to be a multiple of (1 when nothing is known). */
-static int64_t known_multiple(const mlc_tir_expr *e) {
-  int64_t c;
-  if (const_of(e, &c)) return c == INT64_MIN ? 1 : c < 0 ? -c : c;
-  if (e->kind != MLC_TIR_BINARY) return 1;
-  int64_t a = known_multiple(e->bin.a), b = known_multiple(e->bin.b);
-  switch (e->bin.op) {
-    case MLC_TIR_ADD:
-    case MLC_TIR_SUB:
-      if (a == 0) return b;
-      while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-      }
-      return a;
-    case MLC_TIR_MUL: return a > 0 && b > 0 && a <= INT64_MAX / b ? a * b : a == 0 || b == 0 ? 0 : 1;
-    default: return 1;
-  }
-}
-
 typedef struct pf_ctx {
   mlc_tir_module *m;
   mlc_arith *an;
@@ -231,7 +210,7 @@ static mlc_tir_stmt *add_prefetch(pf_ctx *c, mlc_tir_stmt *loop, const char *nam
   ** core's pace once it is in cache, if it is there in time */
   if (!reused || !mlc_tir_expr_uses_var(lo, loop->loop.var)) return loop;
   int64_t span = last - first;
-  int aligned = known_multiple(lo) % epl == 0 && first % epl == 0;
+  int aligned = mlc_tir_known_multiple(lo) % epl == 0 && first % epl == 0; /* epl: a power of two */
   int64_t nlines = (span + epl - 1) / epl + !aligned;
   if (nlines < 1) return loop;
   /* where: the deepest serial loop around the loads that runs at most once

@@ -186,6 +186,26 @@ int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v) {
   return e && e->kind == MLC_TIR_INT_IMM && e->int_value == v;
 }
 
+int64_t mlc_tir_known_multiple(const mlc_tir_expr *e) {
+  const int64_t top = (int64_t)1 << 20;
+  if (!e) return 1;
+  if (e->kind == MLC_TIR_INT_IMM) {
+    int64_t v = e->int_value < 0 ? -e->int_value : e->int_value, m = 1;
+    if (v == 0) return top;
+    while (m < top && v % (m * 2) == 0) m *= 2;
+    return m;
+  }
+  if (e->kind != MLC_TIR_BINARY) return 1;
+  int64_t a = mlc_tir_known_multiple(e->bin.a), b = mlc_tir_known_multiple(e->bin.b);
+  switch (e->bin.op) {
+    case MLC_TIR_ADD:
+    case MLC_TIR_SUB:
+    case MLC_TIR_FLOORMOD: return a < b ? a : b; /* x mod c: x - c * q */
+    case MLC_TIR_MUL: return a > top / b ? top : a * b;
+    default: return 1;
+  }
+}
+
 /* ---- variables and buffers ------------------------------------------------ */
 
 mlc_tir_var *mlc_tir_var_new(mlc_tir_module *m, const char *name, mlc_dtype dtype) {

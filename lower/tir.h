@@ -567,6 +567,10 @@ int mlc_tir_vectorize_check(const mlc_tir_func *f, const mlc_tir_stmt *loop, mlc
 
 /* Nonzero if |e| is the constant |v|. */
 int mlc_tir_is_const(const mlc_tir_expr *e, int64_t v);
+/* A number that int expression |e| is provably a multiple of: a power of
+** two, at most 2^20 (0 counts as 2^20); 1 when nothing is known.  From
+** constants, sums, differences, products and remainders. */
+int64_t mlc_tir_known_multiple(const mlc_tir_expr *e);
 /* Nonzero if |a| and |b| are the same tree: same kinds, dtypes, lanes,
 ** operators and constants (floats bit for bit), the same variables and
 ** buffers (by identity).  Te reductions are never equal. */
