@@ -26,6 +26,10 @@
 #     as 16 panels (25 of 5 chunks of 8 channels; 2 blocks of 13 KB),
 #     its rows 14 wide reading the input in place (the extra column the
 #     last one again);
+#   - a 3x3 conv of 256 channels at 14x14, whose panels' weights (288 KB
+#     each, 8 panels) do not stay in L2 beside the input rows, is reduced
+#     in 2 panel blocks of 144 KB on 8-lane targets (rule T), not in
+#     reduction blocks: its input (278 KB padded) fits in half of L2;
 #   - a 3x3 conv at 13x13 is computed 15 columns wide on 8-lane targets,
 #     tiles of 5 columns by the block's 2 vectors (13 has no tile of 2
 #     vectors of its own; 14 would tile as 7 x 1);
@@ -90,6 +94,7 @@ for t in avx2 host; do
   build kblocks $t "$@"
   build pblocks $t "$@"
   build pblocks1k $t "$@"
+  build pblocksl2 $t "$@"
   build width13 $t "$@"
   build block32 $t "$@"
   build flat7 $t "$@"
@@ -199,6 +204,24 @@ echo "$low" | grep -q 'if oc_chunk + 1 < T.loop_end(oc_chunk):' && ok ||
   fail "flatpb (avx2): no prefetch of the next panel's weights: $(echo "$low" | grep -e prefetch -e loop_end)"
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 32, 17, 3, 32)' "$tmp/d.flatpb.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
   fail "flatpb (avx2): the accumulator is not flat, 17 x 3: $(grep alloc_buffer "$tmp/d.flatpb.avx2/11_schedule/fused_conv2d_nchwc_relu.tir")"
+
+# the 3x3 conv at 14x14, AVX2: its 8 input chunks in 2 blocks inside the
+# panels' parallel loop and outside the flat tiles, the epilogue under
+# it; right at 2 threads
+tr=$(trace pblocksl2 avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[2, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
+  fail "pblocksl2 (avx2): no panel blocks: $tr"
+low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocksl2.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -A4 'for oc_chunk in T.parallel(8, annotations={"software_prefetch": "B"})' | grep -q 'for rco_0, pq, ' && ok ||
+  fail "pblocksl2 (avx2): the blocks' loop is not inside the panels' and outside the tiles: $(echo "$low" | grep -A4 'T.parallel')"
+echo "$low" | grep -A16 'for oc_chunk in T.parallel(8, annotations={"software_prefetch": "B"})' | grep -q 'T.max' && ok ||
+  fail "pblocksl2 (avx2): the epilogue is not under the panels' loop"
+if "$cli" run "$tmp/pblocksl2.avx2.so" --threads 2 --input "$tmp/pblocksl2_x.npy" --output-dir "$tmp/o.pblocksl2.t2" >/dev/null 2>"$tmp/err"; then
+  "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' \
+    "$tmp/o.pblocksl2.t2/output_0.npy" "$tmp/pblocksl2_ref.npy" && ok || fail "pblocksl2 (avx2, 2 threads): output differs from numpy's"
+else
+  fail "pblocksl2 (avx2, 2 threads): run"; head -5 "$tmp/err"
+fi
 
 tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[5, None\]' &&

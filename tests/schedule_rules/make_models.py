@@ -89,6 +89,13 @@ x = rng.standard_normal((1, 128, 7, 7)).astype(np.float32)
 w = (rng.standard_normal((528, 128, 3, 3)) * 0.05).astype(np.float32)
 b = rng.standard_normal(528).astype(np.float32)
 conv_bias_relu('pblocks', x, w, b, conv3x3(x, w))
+# a 3x3 conv of 256 channels to 256 at 14x14 (pad 1, + bias, relu), in
+# 32-channel blocks on AVX2: each of its 8 panels reads 288 KB of weights
+# (more than stays in L2 with the input rows), again for every row block
+x = rng.standard_normal((1, 256, 14, 14)).astype(np.float32)
+w = (rng.standard_normal((256, 256, 3, 3)) * 0.05).astype(np.float32)
+b = rng.standard_normal(256).astype(np.float32)
+conv_bias_relu('pblocksl2', x, w, b, conv3x3(x, w))
 # a 1x1 conv of 160 channels to 1000 at 13x13 (+ bias, relu): 25 panels of
 # 5 chunks of 8 channels (outermost: the weights, 640 KB, do not fit in
 # half of L2), tiles of 2 rows, each panel's weights 25 KB, in 5 blocks of
