@@ -731,7 +731,11 @@ mlc_status mlc_tune_file(const char *onnx_path, const char *log_path, const mlc_
     task *k = NULL;
     for (int i = 0; i < t.ntasks; i++) {
       task *q = &t.tasks[i];
-      if (q->dropped || q->validated || q->best_ms <= 0 || q->best_ms >= q->default_ms) continue;
+      /* a default that changed since the log was written is compared with
+      ** the log's best even when it measured faster than them: they were
+      ** measured at another time */
+      if (q->dropped || q->validated || q->best_ms <= 0 || (q->best_ms >= q->default_ms && !q->default_changed))
+        continue;
       if (q->log_validated && q->new_trials == 0 && !q->default_changed) continue; /* nothing new since */
       if (!k || q->weight * q->default_ms > k->weight * k->default_ms) k = q;
     }
