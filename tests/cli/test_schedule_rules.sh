@@ -72,6 +72,10 @@ if ! "$py" -c 'import onnx, numpy' 2>/dev/null; then
 fi
 "$py" "$src/tests/schedule_rules/make_models.py" "$tmp" || { echo "FAIL: make_models.py"; exit 1; }
 
+# close OUT.npy REF.npy: rtol 1e-3, atol 1e-4
+close() {
+  "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' "$1" "$2"
+}
 # build MODEL TAG [compile options]: compile with --dump-ir, run, compare
 build() {
   m=$1; t=$2; shift 2
@@ -81,10 +85,32 @@ build() {
   if ! "$cli" run "$tmp/$m.$t.so" --input "$tmp/${m}_x.npy" --output-dir "$tmp/o.$m.$t" >/dev/null 2>"$tmp/err"; then
     fail "$m ($t): run"; head -5 "$tmp/err"; return 1
   fi
-  "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' \
-    "$tmp/o.$m.$t/output_0.npy" "$tmp/${m}_ref.npy" && ok || fail "$m ($t): output differs from numpy's"
+  close "$tmp/o.$m.$t/output_0.npy" "$tmp/${m}_ref.npy" && ok || fail "$m ($t): output differs from numpy's"
 }
 trace() { cat "$tmp/d.$1.$2/11_schedule/$3.trace" 2>/dev/null; }
+# run_threads MODEL T: the AVX2 build of MODEL on T threads gives numpy's outputs
+run_threads() {
+  if "$cli" run "$tmp/$1.avx2.so" --threads "$2" --input "$tmp/$1_x.npy" --output-dir "$tmp/o.$1.t$2" >/dev/null 2>"$tmp/err"; then
+    close "$tmp/o.$1.t$2/output_0.npy" "$tmp/$1_ref.npy" && ok || fail "$1 (avx2, $2 threads): output differs from numpy's"
+  else
+    fail "$1 (avx2, $2 threads): run"; head -5 "$tmp/err"
+  fi
+}
+# panel_blocks MODEL BLOCKS PANELS INNER LINES: the AVX2 conv of MODEL splits
+# its reduction in BLOCKS panel blocks; in its lowered code the blocks' loop
+# (the loops INNER) is inside the panels' parallel loop of PANELS
+# iterations, and the epilogue under it (within LINES lines); sets $low
+panel_blocks() {
+  tr=$(trace "$1" avx2 fused_conv2d_nchwc_relu)
+  echo "$tr" | grep -q "factors=\\[$2, None\\]" && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
+    fail "$1 (avx2): no panel blocks, or the epilogue not under the panels: $tr"
+  low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.$1.avx2/16_lower_tir.after.txt" 2>/dev/null)
+  par="for oc_chunk in T.parallel($3, annotations={\"software_prefetch\": \"B\"})"
+  echo "$low" | grep -F -A4 "$par" | grep -q "$4" && ok ||
+    fail "$1 (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
+  echo "$low" | grep -F -A"$5" "$par" | grep -q 'T.max' && ok ||
+    fail "$1 (avx2): the epilogue is not under the panels' loop"
+}
 
 for t in avx2 host; do
   if [ $t = avx2 ]; then set -- --target "llvm -mcpu=znver3"; else set --; fi
@@ -168,38 +194,17 @@ low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocks.avx
 echo "$low" | grep -q 'if oc_chunk_pq_fused + 66 < T.loop_end(oc_chunk_pq_fused):' &&
   echo "$low" | grep -q 'T.evaluate(T.prefetch(B_1\[' && ok ||
   fail "kblocks (avx2): no prefetch of the next panel's weights: $(echo "$low" | grep -e prefetch -e loop_end)"
-for th in 2 3; do
-  if "$cli" run "$tmp/kblocks.avx2.so" --threads $th --input "$tmp/kblocks_x.npy" --output-dir "$tmp/o.kblocks.t$th" >/dev/null 2>"$tmp/err"; then
-    "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' \
-      "$tmp/o.kblocks.t$th/output_0.npy" "$tmp/kblocks_ref.npy" && ok || fail "kblocks (avx2, $th threads): output differs from numpy's"
-  else
-    fail "kblocks (avx2, $th threads): run"; head -5 "$tmp/err"
-  fi
-done
+for th in 2 3; do run_threads kblocks $th; done
 
 # the 3x3 conv, AVX2: 4 input chunks (of 32 channels) in 4 blocks inside
 # the panels' parallel loop, the epilogue under it
-tr=$(trace pblocks avx2 fused_conv2d_nchwc_relu)
-echo "$tr" | grep -q 'factors=\[4, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
-  fail "pblocks (avx2): no panel blocks: $tr"
-low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocks.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(33, annotations={"software_prefetch": "B"})' | grep -q 'for rco_0, oh, ow_0' && ok ||
-  fail "pblocks (avx2): the blocks' loop is not inside the panels' and outside the rows: $(echo "$low" | grep -A4 'T.parallel')"
-echo "$low" | grep -A12 'for oc_chunk in T.parallel(33, annotations={"software_prefetch": "B"})' | grep -q 'T.max' && ok ||
-  fail "pblocks (avx2): the epilogue is not under the panels' loop"
+panel_blocks pblocks 4 33 'for rco_0, oh, ow_0' 12
 
 # the 1x1 conv at 7x7 to 1024 channels, AVX2: flat (17 x 3), 32 panels of
 # 32 channels, each panel's 8 input chunks in 2 blocks (16 KB of weights)
 # inside the panels' parallel loop and outside the pixels, the epilogue
 # under it, reading the flat accumulator
-tr=$(trace flatpb avx2 fused_conv2d_nchwc_relu)
-echo "$tr" | grep -q 'factors=\[2, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
-  fail "flatpb (avx2): no panel blocks, or the epilogue not under the panels: $tr"
-low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.flatpb.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(32, annotations={"software_prefetch": "B"})' | grep -q 'for rco_0, pq, ' && ok ||
-  fail "flatpb (avx2): the blocks' loop is not inside the panels' and outside the pixels: $(echo "$low" | grep -A4 'T.parallel')"
-echo "$low" | grep -A12 'for oc_chunk in T.parallel(32, annotations={"software_prefetch": "B"})' | grep -q 'T.max' && ok ||
-  fail "flatpb (avx2): the epilogue is not under the panels' loop"
+panel_blocks flatpb 2 32 'for rco_0, pq, ' 12
 echo "$low" | grep -q 'if oc_chunk + 1 < T.loop_end(oc_chunk):' && ok ||
   fail "flatpb (avx2): no prefetch of the next panel's weights: $(echo "$low" | grep -e prefetch -e loop_end)"
 grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 32, 17, 3, 32)' "$tmp/d.flatpb.avx2/11_schedule/fused_conv2d_nchwc_relu.tir" && ok ||
@@ -208,20 +213,8 @@ grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 32, 17, 3, 32)' "$tmp/d.flatpb.
 # the 3x3 conv at 14x14, AVX2: its 8 input chunks in 2 blocks inside the
 # panels' parallel loop and outside the flat tiles, the epilogue under
 # it; right at 2 threads
-tr=$(trace pblocksl2 avx2 fused_conv2d_nchwc_relu)
-echo "$tr" | grep -q 'factors=\[2, None\]' && echo "$tr" | grep -q 'sch.reverse_compute_at' && ok ||
-  fail "pblocksl2 (avx2): no panel blocks: $tr"
-low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.pblocksl2.avx2/16_lower_tir.after.txt" 2>/dev/null)
-echo "$low" | grep -A4 'for oc_chunk in T.parallel(8, annotations={"software_prefetch": "B"})' | grep -q 'for rco_0, pq, ' && ok ||
-  fail "pblocksl2 (avx2): the blocks' loop is not inside the panels' and outside the tiles: $(echo "$low" | grep -A4 'T.parallel')"
-echo "$low" | grep -A16 'for oc_chunk in T.parallel(8, annotations={"software_prefetch": "B"})' | grep -q 'T.max' && ok ||
-  fail "pblocksl2 (avx2): the epilogue is not under the panels' loop"
-if "$cli" run "$tmp/pblocksl2.avx2.so" --threads 2 --input "$tmp/pblocksl2_x.npy" --output-dir "$tmp/o.pblocksl2.t2" >/dev/null 2>"$tmp/err"; then
-  "$py" -c 'import sys, numpy as np; a=np.load(sys.argv[1]); e=np.load(sys.argv[2]); sys.exit(0 if a.shape==e.shape and np.allclose(a,e,rtol=1e-3,atol=1e-4) else 1)' \
-    "$tmp/o.pblocksl2.t2/output_0.npy" "$tmp/pblocksl2_ref.npy" && ok || fail "pblocksl2 (avx2, 2 threads): output differs from numpy's"
-else
-  fail "pblocksl2 (avx2, 2 threads): run"; head -5 "$tmp/err"
-fi
+panel_blocks pblocksl2 2 8 'for rco_0, pq, ' 16
+run_threads pblocksl2 2
 
 tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[5, None\]' &&
