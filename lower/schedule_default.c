@@ -740,6 +740,18 @@ static int same_loop(const mlc_sch *s, mlc_sch_rv a, mlc_sch_rv b) {
   return mlc_sch_rv_stmt(s, a)->loop.var == mlc_sch_rv_stmt(s, b)->loop.var;
 }
 
+/* The panel blocks of a reduce loop of |rest| iterations over a panel of
+** |bytes| (its vector operands) for blocks of at most |limit|: the fewest
+** that divide |rest| and fit, where the partial sums' traffic (the
+** panel's accumulators of |acc| bytes, loaded and stored once per block)
+** is less than the re-reads saved (|rowpasses| - 1 of the panel); else 1. */
+static int64_t panel_blocks(int64_t bytes, int64_t rest, int64_t limit, int64_t acc, int64_t rowpasses) {
+  int64_t pb = 1;
+  if (bytes <= limit) return 1;
+  while (++pb < rest && (rest % pb || bytes / pb > limit)) {}
+  return rest % pb || 2 * acc * pb / (rowpasses - 1) >= bytes ? 1 : pb;
+}
+
 static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_options *opt, tile_result *out) {
   mlc_sch_rv loops[MLC_SCH_MAX_OUTS];
   int n = 0;
@@ -943,21 +955,16 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
     int64_t rest = e0 > 1 ? e0 / kblocks : 0, pb = 1;
     int64_t panel = w < INT64_MAX ? w / (passes * ppasses) / kblocks : INT64_MAX;
     int64_t acc_panel = acc < INT64_MAX ? acc / (passes * ppasses) : INT64_MAX;
-    if (lim.lanes < 16 && !lanes_outer && prow >= 0 && rowpasses > 1 && rest > 1 && passes * ppasses >= (tr <= 2 ? PARALLEL_MIN_CHUNKS / 4 : PARALLEL_MIN_CHUNKS / 2) &&
-        panel > TILE_PANEL_BYTES && panel < INT64_MAX && acc_panel < INT64_MAX / 2 / rest) {
-      while (++pb < rest && (rest % pb || panel / pb > TILE_PANEL_BYTES)) {}
-      if (rest % pb || 2 * acc_panel * pb / (rowpasses - 1) >= panel) pb = 1;
-    }
+    int splittable = lim.lanes < 16 && !lanes_outer && prow >= 0 && rowpasses > 1 && rest > 1 &&
+                     panel < INT64_MAX && acc_panel < INT64_MAX / 2 / rest;
+    if (splittable && passes * ppasses >= (tr <= 2 ? PARALLEL_MIN_CHUNKS / 4 : PARALLEL_MIN_CHUNKS / 2))
+      pb = panel_blocks(panel, rest, TILE_PANEL_BYTES, acc_panel, rowpasses);
     /* else panel blocks in L2: a panel of more than TILE_L2_PANEL_BYTES
     ** does not stay in L2 from one row block to the next, so every row
     ** block reads it from L3 or memory; split in the fewest blocks that
     ** do, where the panels are enough chunks for a few threads */
-    if (pb == 1 && lim.lanes < 16 && !lanes_outer && prow >= 0 && rowpasses > 1 && rest > 1 &&
-        passes * ppasses >= PARALLEL_MIN_CHUNKS / 8 && panel > TILE_L2_PANEL_BYTES && panel < INT64_MAX &&
-        acc_panel < INT64_MAX / 2 / rest) {
-      while (++pb < rest && (rest % pb || panel / pb > TILE_L2_PANEL_BYTES)) {}
-      if (rest % pb || 2 * acc_panel * pb / (rowpasses - 1) >= panel) pb = 1;
-    }
+    if (pb == 1 && splittable && passes * ppasses >= PARALLEL_MIN_CHUNKS / 8)
+      pb = panel_blocks(panel, rest, TILE_L2_PANEL_BYTES, acc_panel, rowpasses);
     /* decision: the panel blocks (1: none; else 2) */
     int64_t pc[2] = {pb, pb > 1 ? 1 : 2};
     if (prow >= 0 && rest > 1 && rest % pc[1] == 0)
