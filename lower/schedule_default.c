@@ -608,6 +608,8 @@ static mlc_status epilogue(mlc_sch *s, mlc_sch_rv r, int *changed) {
 /* ... and up to this size in L2, beside the input rows that stream
 ** through it (half of the 512 KiB L2 of an AVX2 Zen 3). */
 #define TILE_L2_PANEL_BYTES (256 * 1024)
+/* The fewest panels split that way: the chunks of their parallel loop. */
+#define TILE_L2_PANELS_MIN (PARALLEL_MIN_CHUNKS / 8)
 
 typedef struct {
   const mlc_tir_buffer *acc;
@@ -928,8 +930,11 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
     }
     int64_t set = in < INT64_MAX - w / passes ? in + w / passes : INT64_MAX, d = 1;
     /* an input that fits in half of it is not what overflows: the panel's
-    ** vector operands are, and panel blocks in L2 (below) keep those */
-    if (in <= TILE_CACHE_BYTES / 2) set = in;
+    ** vector operands are, and panel blocks in L2 (below) keep those
+    ** where there are enough panels for them */
+    if (in <= TILE_CACHE_BYTES / 2 && !lanes_outer && prow >= 0 && rowpasses > 1 &&
+        passes * ppasses >= TILE_L2_PANELS_MIN)
+      set = in;
     if (lim.lanes < 16 && e0 > 1 && in < INT64_MAX && acc < INT64_MAX / 4 && set > TILE_CACHE_BYTES) {
       while (++d < e0 && (e0 % d || set / d > TILE_CACHE_BYTES / 2)) {}
       /* the input's re-reads saved against the partial sums' traffic */
@@ -963,7 +968,7 @@ static mlc_status tile_stage(mlc_sch *s, mlc_sch_rv block, const mlc_lower_optio
     ** does not stay in L2 from one row block to the next, so every row
     ** block reads it from L3 or memory; split in the fewest blocks that
     ** do, where the panels are enough chunks for a few threads */
-    if (pb == 1 && splittable && passes * ppasses >= PARALLEL_MIN_CHUNKS / 8)
+    if (pb == 1 && splittable && passes * ppasses >= TILE_L2_PANELS_MIN)
       pb = panel_blocks(panel, rest, TILE_L2_PANEL_BYTES, acc_panel, rowpasses);
     /* decision: the panel blocks (1: none; else 2) */
     int64_t pc[2] = {pb, pb > 1 ? 1 : 2};

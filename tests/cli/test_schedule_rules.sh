@@ -30,6 +30,8 @@
 #     each, 8 panels) do not stay in L2 beside the input rows, is reduced
 #     in 2 panel blocks of 144 KB on 8-lane targets (rule T), not in
 #     reduction blocks: its input (278 KB padded) fits in half of L2;
+#     one of 512 channels to 128 at 7x7 (4 panels of 576 KB, too few for
+#     that) keeps 4 reduction blocks;
 #   - a 3x3 conv at 13x13 is computed 15 columns wide on 8-lane targets,
 #     tiles of 5 columns by the block's 2 vectors (13 has no tile of 2
 #     vectors of its own; 14 would tile as 7 x 1);
@@ -121,6 +123,7 @@ for t in avx2 host; do
   build pblocks $t "$@"
   build pblocks1k $t "$@"
   build pblocksl2 $t "$@"
+  build kblocksfew $t "$@"
   build width13 $t "$@"
   build block32 $t "$@"
   build flat7 $t "$@"
@@ -215,6 +218,13 @@ grep -q 'T_conv2d_nchwc_acc = T.alloc_buffer((1, 32, 17, 3, 32)' "$tmp/d.flatpb.
 # it; right at 2 threads
 panel_blocks pblocksl2 2 8 'for rco_0, pq, ' 16
 run_threads pblocksl2 2
+# the 3x3 conv of 4 panels, AVX2: its 16 input chunks in 4 reduction
+# blocks, the blocks' loop outermost with a parallel loop inside it
+tr=$(trace kblocksfew avx2 fused_conv2d_nchwc_relu)
+echo "$tr" | grep -q 'factors=\[4, None\]' && ok || fail "kblocksfew (avx2): no reduction blocks: $tr"
+low=$(awk '/mlc_k_fused_conv2d_nchwc_relu"/,/^@T.prim_func/' "$tmp/d.kblocksfew.avx2/16_lower_tir.after.txt" 2>/dev/null)
+echo "$low" | grep -A1 'for rco_0 in range(4)' | grep -q 'T.parallel' && ok ||
+  fail "kblocksfew (avx2): the blocks' loop is not outermost with a parallel loop inside: $(echo "$low" | grep -A1 'rco_0')"
 
 tr=$(trace pblocks1k avx2 fused_conv2d_nchwc_relu)
 echo "$tr" | grep -q 'factors=\[None, 2\]' && echo "$tr" | grep -q 'factors=\[5, None\]' &&

@@ -96,6 +96,12 @@ x = rng.standard_normal((1, 256, 14, 14)).astype(np.float32)
 w = (rng.standard_normal((256, 256, 3, 3)) * 0.05).astype(np.float32)
 b = rng.standard_normal(256).astype(np.float32)
 conv_bias_relu('pblocksl2', x, w, b, conv3x3(x, w))
+# a 3x3 conv of 512 channels to 128 at 7x7: 4 panels of 576 KB, too few
+# for panel blocks in L2, so it keeps its reduction blocks
+x = rng.standard_normal((1, 512, 7, 7)).astype(np.float32)
+w = (rng.standard_normal((128, 512, 3, 3)) * 0.05).astype(np.float32)
+b = rng.standard_normal(128).astype(np.float32)
+conv_bias_relu('kblocksfew', x, w, b, conv3x3(x, w))
 # a 1x1 conv of 160 channels to 1000 at 13x13 (+ bias, relu): 25 panels of
 # 5 chunks of 8 channels (outermost: the weights, 640 KB, do not fit in
 # half of L2), tiles of 2 rows, each panel's weights 25 KB, in 5 blocks of
