@@ -19,11 +19,7 @@ int mlc_th_tmp_init(void) {
 }
 
 int mlc_th_tmp_clean(void) {
-  if (mlc_th_tmpdir) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", mlc_th_tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", mlc_th_tmpdir);
-  }
+  mlc_test_rmtree(mlc_th_tmpdir);
   free(mlc_th_tmpdir);
   mlc_th_tmpdir = NULL;
   return 0;
@@ -32,11 +28,7 @@ int mlc_th_tmp_clean(void) {
 int mlc_th_main(const char *program, const mlc_test_register_fn *fns) {
   mlc_th_tmpdir = mlc_test_tmpdir();
   int rc = mlc_test_main(program, fns);
-  if (!getenv("MLC_KEEP_TEMP")) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", mlc_th_tmpdir);
-    if (system(cmd) != 0) rc = rc ? rc : 0;
-  }
+  mlc_test_rmtree(mlc_th_tmpdir);
   free(mlc_th_tmpdir);
   mlc_th_tmpdir = NULL;
   return rc;

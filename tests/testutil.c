@@ -14,14 +14,17 @@
 ** SUITE/TEST runs only that suite or test (also without injection), and
 ** MLC_TEST_LIST=1 lists the SUITE/TEST names instead of running them.
 */
+#include "config.h"
 #include "tests/testutil.h"
 
 #include <CUnit/Basic.h>
+#include <ftw.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "mlc/mlc_runtime.h"
@@ -232,10 +235,43 @@ int mlc_test_write_file(const char *path, const void *data, size_t size) {
   return (fclose(f) == 0 && w == size) ? 0 : -1;
 }
 
+/* The directories mlc_test_tmpdir made, removed with what is in them when
+** the program exits (kept when MLC_KEEP_TEMP is set, to look at). */
+static char **tmpdirs;
+static int ntmpdirs, captmpdirs;
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+void mlc_test_rmtree(const char *dir) {
+  if (dir && !getenv("MLC_KEEP_TEMP")) nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void remove_tmpdirs(void) {
+  for (int i = 0; i < ntmpdirs; i++) {
+    mlc_test_rmtree(tmpdirs[i]);
+    free(tmpdirs[i]);
+  }
+  free(tmpdirs);
+  tmpdirs = NULL;
+  ntmpdirs = captmpdirs = 0;
+}
+
 char *mlc_test_tmpdir(void) {
   const char *t = getenv("TMPDIR");
   char tmpl[4096];
   snprintf(tmpl, sizeof tmpl, "%s/mlc-test-XXXXXX", t && *t ? t : "/tmp");
   char *d = mkdtemp(tmpl);
-  return d ? mlc_test_hold(strdup(d)) : NULL;
+  if (!d) return NULL;
+  if (ntmpdirs == captmpdirs) {
+    char **grown = realloc(tmpdirs, (size_t)(captmpdirs ? 2 * captmpdirs : 16) * sizeof *grown);
+    if (grown) tmpdirs = grown, captmpdirs = captmpdirs ? 2 * captmpdirs : 16;
+  }
+  if (ntmpdirs < captmpdirs && (tmpdirs[ntmpdirs] = strdup(d))) {
+    if (ntmpdirs++ == 0) atexit(remove_tmpdirs);
+  }
+  return mlc_test_hold(strdup(d));
 }

@@ -46,8 +46,11 @@ const char *mlc_test_build_path(const char *rel);
 char *mlc_test_read_file(const char *path, size_t *out_size);
 /* Writes a whole file; 0 ok. */
 int mlc_test_write_file(const char *path, const void *data, size_t size);
-/* A fresh temporary directory (malloc'd path). */
+/* A fresh temporary directory (malloc'd path), removed with what is in it
+** when the program exits, unless MLC_KEEP_TEMP is set. */
 char *mlc_test_tmpdir(void);
+/* Removes |dir| and what is in it, unless MLC_KEEP_TEMP is set. */
+void mlc_test_rmtree(const char *dir);
 
 /*
 ** Status checks (tests/testutil_status.c; needs base/).  MLC_TEST_OK(expr)
