@@ -7,8 +7,12 @@
 # 2048^3 (B an initializer) and each distinct Conv layer of resnet50
 # (MODELS/resnet50.onnx, --models default ../shared/bench/work/models from
 # the project root; weights and bias initializers, input 1xCxHxW), compiles
-# each with CLI and times `run --bench` on 1 thread (at least ITERS runs,
-# default 10, more for small kernels; the median counts).  Beside it,
+# each with CLI and times `run --bench --profile` on 1 thread (at least
+# ITERS runs, default 10, more for small kernels): the model's median, and
+# the kernel alone, its steps but the layout transforms around it (a conv's
+# model converts NCHW to the blocked layout and back, which at 56x56 takes
+# as long as a 1x1 conv; in a whole model they run once, at its ends; the
+# profile's mean per run).  Beside it,
 # OpenBLAS cblas_sgemm of the same GEMM (M = K_out, N = OH*OW, K = C*kh*kw
 # for a conv: the im2col GEMM without the im2col; M x N x K for a matmul)
 # on 1 thread with OPENBLAS_CORETYPE=SkylakeX on a CPU with AVX-512 (its
@@ -17,7 +21,8 @@
 # column stays empty).  Prints the machine's 1-thread FP32 FMA peak (the
 # reference tools' peak_gflops.c, --ort DIR, default ../shared/bench) and a
 # markdown table: kernel (a conv's count in resnet50 in parentheses), shape,
-# ours GFLOP/s, OpenBLAS GFLOP/s, ours/OpenBLAS, ours/peak.
+# the model's GFLOP/s, the kernel's alone, OpenBLAS GFLOP/s, kernel/OpenBLAS,
+# kernel/peak.
 # A report: the exit status says only whether it ran, not how fast.
 # Env: PYTHON (a Python 3 with onnx and numpy; default /usr/bin/python3).
 set -eu
@@ -66,21 +71,26 @@ fi
 echo
 
 "$py" "$here/kernel_models.py" "$tmp" "$models/resnet50.onnx" >"$tmp/kernels.tsv"
-echo "| kernel | shape | ours GFLOP/s | OpenBLAS GFLOP/s | ours/OpenBLAS | ours/peak |"
-echo "|---|---|---|---|---|---|"
+echo "| kernel | shape | model GFLOP/s | kernel GFLOP/s | OpenBLAS GFLOP/s | kernel/OpenBLAS | kernel/peak |"
+echo "|---|---|---|---|---|---|---|"
 tab=$(printf '\t')
 while IFS=$tab read -r stem kernel shape m n k flop; do
   "$cli" compile "$tmp/$stem.onnx" -o "$tmp/$stem.so" --no-header -q </dev/null
   runs=$(awk -v f="$flop" -v n="$iters" 'BEGIN { r = int(1e10 / f); if (r > 100) r = 100; print (r > n ? r : n) }')
-  ms=$("$cli" run "$tmp/$stem.so" --bench "$runs" --warmup 1 --threads 1 --json </dev/null |
-    "$py" -c 'import json, sys; print(json.load(sys.stdin)["latency_ms"]["median"])')
+  # the model's median, and the profile's steps but the layout transforms
+  set -- $("$cli" run "$tmp/$stem.so" --bench "$runs" --warmup 1 --threads 1 --profile --json </dev/null |
+    "$py" -c 'import json, sys
+r = json.load(sys.stdin)
+k = sum(p["ms"] for p in r["profile"] if not p["function"].startswith("layout_transform"))
+print(r["latency_ms"]["median"], k)')
+  ms=$1 kms=$2
   ref_rate=
   [ -z "$blas" ] || ref_rate=$(OPENBLAS_NUM_THREADS=1 \
     "$blas" "$m" "$n" "$k" </dev/null)
   awk -v kernel="$kernel" -v shape="$shape" -v m="$m" -v n="$n" -v k="$k" -v f="$flop" -v ms="$ms" \
-    -v b="$ref_rate" -v p="$peak1" 'BEGIN {
-    rate = f / ms / 1e6
-    printf "| %s | %s (GEMM %dx%dx%d) | %.1f | %s | %s | %s |\n", kernel, shape, m, n, k, rate, b,
-      b != "" ? sprintf("%.2f", rate / b) : "", p != "" ? sprintf("%.1f %%", 100 * rate / p) : ""
+    -v kms="$kms" -v b="$ref_rate" -v p="$peak1" 'BEGIN {
+    rate = f / ms / 1e6; krate = f / kms / 1e6
+    printf "| %s | %s (GEMM %dx%dx%d) | %.1f | %.1f | %s | %s | %s |\n", kernel, shape, m, n, k, rate, krate, b,
+      b != "" ? sprintf("%.2f", krate / b) : "", p != "" ? sprintf("%.1f %%", 100 * krate / p) : ""
   }'
 done <"$tmp/kernels.tsv"
