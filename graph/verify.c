@@ -15,7 +15,8 @@
 **   - symbol scope: every symbol in an output's type is bound by a dim of
 **     a parameter or defined by an earlier define_dims (which defines each
 **     of its symbols once, and only fresh ones), or is one of the symbols
-**     of a cf_end_if's or cf_loop_end's own outputs (bound when it runs);
+**     of a cf_end_if's or cf_loop_end's own outputs (bound when it runs),
+**     or is derived from such symbols ((H - 2) // 2 + 1 of a bound H);
 **   - primitive functions (fused groups): they hold only op calls, are not
 **     main, and are called only by MLC_CALL_FUNC bindings of other
 **     functions (never through call_tir or call_dps_packed);
@@ -356,8 +357,23 @@ static void bind_type_syms(verifier *vf, const mlc_type *t) {
       vf->bound[MLC_DIM_SYM_ID(t->dims[i])] = 1;
 }
 
-/* Symbol scope of binding |k|: its outputs use bound symbols only; a
-** define_dims then binds its attr dims' symbols. */
+/* Whether symbol |id| has a value here: bound, or derived from symbols
+** that have one (a derived symbol's operands are earlier symbols, so the
+** walk ends; an operand that is not one counts as unbound). */
+static int sym_known(const verifier *vf, int id, int depth) {
+  if (id < 0 || id >= vf->m->nsyms) return 0;
+  if (vf->bound[id]) return 1;
+  const mlc_sym_def *d = vf->m->sym_defs ? &vf->m->sym_defs[id] : NULL;
+  if (!d || d->op == MLC_SYM_FREE || depth > vf->m->nsyms) return 0;
+  if (!MLC_DIM_IS_SYM(d->a) || MLC_DIM_SYM_ID(d->a) >= id || !sym_known(vf, MLC_DIM_SYM_ID(d->a), depth + 1))
+    return 0;
+  return !d->b_sym ||
+         (MLC_DIM_IS_SYM(d->b) && MLC_DIM_SYM_ID(d->b) < id && sym_known(vf, MLC_DIM_SYM_ID(d->b), depth + 1));
+}
+
+/* Symbol scope of binding |k|: its outputs use bound symbols only (or
+** symbols derived from bound ones); a define_dims then binds its attr
+** dims' symbols. */
 static void check_scope(verifier *vf, const mlc_func *f, int k, const mlc_binding *b) {
   char ctx[512];
   if (!b || !b->outs) return;
@@ -370,10 +386,10 @@ static void check_scope(verifier *vf, const mlc_func *f, int k, const mlc_bindin
     const mlc_type *t = b->outs[o] ? &b->outs[o]->type : NULL;
     for (int i = 0; t && t->dims && i < t->rank; i++) {
       int64_t d = t->dims[i];
-      if (!MLC_DIM_IS_SYM(d) || MLC_DIM_SYM_ID(d) >= vf->m->nsyms || vf->bound[MLC_DIM_SYM_ID(d)])
+      if (!MLC_DIM_IS_SYM(d) || MLC_DIM_SYM_ID(d) >= vf->m->nsyms || sym_known(vf, MLC_DIM_SYM_ID(d), 0))
         continue;
-      problem(vf, "%s, output %d: dim %d is symbol %s, which no parameter binds and no earlier "
-                  "define_dims defines",
+      problem(vf, "%s, output %d: dim %d is symbol %s, which no parameter binds, no earlier "
+                  "define_dims defines and no bound symbols derive",
               where(f, k, b, ctx, sizeof ctx), o, i, mlc_module_sym_name(vf->m, d));
     }
   }

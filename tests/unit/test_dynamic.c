@@ -454,7 +454,7 @@ static void test_verify_scope(void) {
     CU_ASSERT_PTR_NULL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", &x, 1, NULL, 0, &ty, 1, NULL, &y));
     CU_ASSERT_PTR_NULL(mlc_func_add_ret(f, y));
     mlc_status st = mlc_graph_verify(m);
-    if (k == 0) CU_ASSERT(err_has(st, "symbol s0, which no parameter binds and no earlier define_dims defines"));
+    if (k == 0) CU_ASSERT(err_has(st, "symbol s0, which no parameter binds, no earlier define_dims defines"));
     if (k == 1) CU_ASSERT_PTR_NULL(st);
     if (k == 1) mlc_status_free(st);
     if (k == 2) CU_ASSERT(err_has(st, "symbol s0 is already bound"));
@@ -464,6 +464,38 @@ static void test_verify_scope(void) {
       CU_ASSERT_PTR_NOT_NULL(strstr(mlc_sb_str(&b), "R.define_dims(shape, dims=[s0, s1], offset=0)"));
       mlc_sb_fini(&b);
     }
+    mlc_module_destroy(m);
+  }
+}
+
+/* A symbol derived from bound ones ((H - 2) // 2 + 1, H * W) is in scope;
+** one derived from a symbol nothing binds is not. */
+static void test_verify_derived(void) {
+  for (int k = 0; k < 2; k++) {
+    mlc_module *m = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(mlc_module_create(mlc_allocator_default(), &m));
+    mlc_func *f;
+    mlc_value *x, *y;
+    int64_t h, w, u, d, e, p;
+    CU_ASSERT_PTR_NULL(mlc_module_sym(m, "H", &h));
+    CU_ASSERT_PTR_NULL(mlc_module_sym(m, "W", &w));
+    CU_ASSERT_PTR_NULL(mlc_module_sym(m, "U", &u));
+    /* k 0: derived from H and W, the parameter's; k 1: from U as well */
+    CU_ASSERT_PTR_NULL(mlc_dim_add_const(m, h, -2, NULL, &d));
+    CU_ASSERT_PTR_NULL(mlc_dim_floordiv_const(m, d, 2, NULL, &d));
+    CU_ASSERT_PTR_NULL(mlc_dim_add_const(m, d, 1, NULL, &d));
+    CU_ASSERT_PTR_NULL(mlc_dim_mul(m, k ? u : h, w, NULL, &p));
+    CU_ASSERT_PTR_NULL(mlc_dim_add(m, d, p, NULL, &e));
+    int64_t in[2] = {h, w}, out[2] = {d, e};
+    mlc_type ti = {MLC_DTYPE_F32, 2, in}, to = {MLC_DTYPE_F32, 2, out};
+    CU_ASSERT_PTR_NULL(mlc_func_create(m, "main", &f));
+    CU_ASSERT_PTR_NULL(mlc_func_add_param(f, "x", &ti, &x));
+    CU_ASSERT_PTR_NULL(mlc_graph_emit_call(f, MLC_CALL_TIR, "k", &x, 1, NULL, 0, &to, 1, NULL, &y));
+    CU_ASSERT_PTR_NULL(mlc_func_add_ret(f, y));
+    mlc_status st = mlc_graph_verify(m);
+    if (k == 0) CU_ASSERT_PTR_NULL(st);
+    if (k == 0) mlc_status_free(st);
+    if (k == 1) CU_ASSERT(err_has(st, "dim 1 is symbol"));
     mlc_module_destroy(m);
   }
 }
@@ -479,6 +511,7 @@ static CU_TestInfo tests[] = {{"reshape", test_reshape},
                               {"const_of_shape", test_const_of_shape},
                               {"compress", test_compress},
                               {"verify_scope", test_verify_scope},
+                              {"verify_derived", test_verify_derived},
                               CU_TEST_INFO_NULL};
 
 static void reg(void) { mlc_test_add_suite("dynamic", tests); }
