@@ -6,7 +6,11 @@ loader and importer (typed and raw initializers, Constant nodes, symbolic
 dims, an If with subgraphs, a Loop, attributes of every kind, opsets of
 other domains), and a small copy of models/mlp.onnx with its weights cut
 down.  fuzz_tensor/: .npy files of every dtype and header version the reader
-takes, and TensorProto .pb files with typed and raw data.
+takes, and TensorProto .pb files with typed and raw data.  fuzz_compile/:
+small models of the ops the default schedules tile and block (convs of
+16 and 32 channels, 1x1, strided, depthwise and of symbolic size, packed
+matmuls, batched matmuls, layer norm, softmax, pooling), so that the
+mutator starts where the pipeline does the most.
 
 The conformance seeds (cf_*.onnx, cf_*.pb) are copies of a few small models
 and inputs of the ONNX node test suite (shared/conformance/generate.sh).
@@ -23,16 +27,18 @@ from onnx import TensorProto, helper, numpy_helper
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 ins = os.path.join(out, "fuzz_inspect")
 ten = os.path.join(out, "fuzz_tensor")
+cmp = os.path.join(out, "fuzz_compile")
 os.makedirs(ins, exist_ok=True)
 os.makedirs(ten, exist_ok=True)
+os.makedirs(cmp, exist_ok=True)
 
 
-def model(name, nodes, inputs, outputs, inits=(), opset=17, extra_opsets=(), vi=()):
+def model(name, nodes, inputs, outputs, inits=(), opset=17, extra_opsets=(), vi=(), folder=None):
     g = helper.make_graph(nodes, name, inputs, outputs, list(inits), value_info=list(vi))
     ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
     m = helper.make_model(g, opset_imports=ops, producer_name="make_seeds")
     m.ir_version = 8
-    with open(os.path.join(ins, name + ".onnx"), "wb") as f:
+    with open(os.path.join(folder or ins, name + ".onnx"), "wb") as f:
         f.write(m.SerializeToString())
 
 
@@ -120,6 +126,76 @@ model("mlp_small", mlp, [vinfo("x", F, ["N", 8])], [vinfo("y", F, ["N", 2])],
        numpy_helper.from_array(np.zeros(4, np.float32), "b1"),
        numpy_helper.from_array(np.full((2, 4), 0.25, np.float32), "w2"),
        numpy_helper.from_array(np.zeros(2, np.float32), "b2")])
+
+# fuzz_compile/: what the default schedules tile, block and fuse.
+rng = np.random.default_rng(0)
+
+
+def w(name, *shape):
+    return numpy_helper.from_array(rng.uniform(-1, 1, shape).astype(np.float32), name)
+
+
+def cmodel(name, nodes, inputs, outputs, inits=(), opset=17):
+    model(name, nodes, inputs, outputs, inits, opset=opset, folder=cmp)
+
+
+cmodel("conv_residual", [
+    helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["c1"], ["r1"]),
+    helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    helper.make_node("Add", ["c2", "r1"], ["a"]),
+    helper.make_node("Relu", ["a"], ["r2"]),
+    helper.make_node("Conv", ["r2", "w3"], ["y"], kernel_shape=[1, 1])],
+    [vinfo("x", F, [1, 16, 8, 8])], [vinfo("y", F, [1, 32, 8, 8])],
+    [w("w1", 16, 16, 3, 3), w("b1", 16), w("w2", 16, 16, 3, 3), w("b2", 16), w("w3", 32, 16, 1, 1)])
+cmodel("stem_pool", [
+    helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[7, 7], pads=[3, 3, 3, 3], strides=[2, 2]),
+    helper.make_node("Relu", ["c"], ["r"]),
+    helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Conv", ["p", "w2", "b2"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                     strides=[2, 2])],
+    [vinfo("x", F, [1, 3, 32, 32])], [vinfo("y", F, [1, 32, 4, 4])],
+    [w("w", 16, 3, 7, 7), w("w2", 32, 16, 3, 3), w("b2", 32)])
+cmodel("depthwise", [
+    helper.make_node("Conv", ["x", "w1"], ["e"], kernel_shape=[1, 1]),
+    helper.make_node("Clip", ["e", "lo", "hi"], ["r"]),
+    helper.make_node("Conv", ["r", "dw", "db"], ["d"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                     strides=[2, 2], group=32),
+    helper.make_node("GlobalAveragePool", ["d"], ["g"]),
+    helper.make_node("Flatten", ["g"], ["f"]),
+    helper.make_node("Gemm", ["f", "fc", "fb"], ["y"], transB=1)],
+    [vinfo("x", F, [1, 16, 10, 10])], [vinfo("y", F, [1, 10])],
+    [w("w1", 32, 16, 1, 1), numpy_helper.from_array(np.float32(0), "lo"),
+     numpy_helper.from_array(np.float32(6), "hi"), w("dw", 32, 1, 3, 3), w("db", 32),
+     w("fc", 10, 32), w("fb", 10)])
+cmodel("conv_dynamic", [
+    helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["c"], ["r"]),
+    helper.make_node("AveragePool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+    [vinfo("x", F, ["N", 16, "H", "W"])], [vinfo("y", F, ["N", 32, "h", "w"])],
+    [w("w", 32, 16, 3, 3), w("b", 32)])
+cmodel("encoder_block", [
+    helper.make_node("LayerNormalization", ["x", "g", "be"], ["n"], axis=-1),
+    helper.make_node("MatMul", ["n", "wq"], ["q"]),
+    helper.make_node("MatMul", ["n", "wk"], ["k"]),
+    helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+    helper.make_node("MatMul", ["q", "kt"], ["s"]),
+    helper.make_node("Mul", ["s", "sc"], ["ss"]),
+    helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
+    helper.make_node("MatMul", ["p", "n"], ["o"]),
+    helper.make_node("MatMul", ["o", "w1"], ["h"]),
+    helper.make_node("Add", ["h", "b1"], ["hb"]),
+    helper.make_node("Relu", ["hb"], ["r"]),
+    helper.make_node("Add", ["r", "x"], ["y"])],
+    [vinfo("x", F, [2, 8, 32])], [vinfo("y", F, [2, 8, 32])],
+    [w("g", 32), w("be", 32), w("wq", 32, 32), w("wk", 32, 32),
+     numpy_helper.from_array(np.float32(0.125), "sc"), w("w1", 32, 32), w("b1", 32)])
+cmodel("matmul_packed", [
+    helper.make_node("Gemm", ["x", "w", "b"], ["h"]),
+    helper.make_node("Relu", ["h"], ["r"]),
+    helper.make_node("MatMul", ["r", "w2"], ["y"])],
+    [vinfo("x", F, [12, 32])], [vinfo("y", F, [12, 64])],
+    [w("w", 32, 48), w("b", 48), w("w2", 48, 64)])
 
 # .npy: every dtype the reader takes, header versions 1.0 and 2.0.
 for dt in ["<f4", "<f8", "<f2", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "|b1"]:
