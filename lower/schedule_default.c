@@ -1249,6 +1249,7 @@ static int reduce_is_contiguous(const mlc_tir_stmt *blk, const mlc_tir_var *kv) 
   int rows = 1, any = 0, last_k = 0;
   for (int l = 0; kv && l < tl.n && l < 8; l++) {
     const mlc_tir_expr *ld = tl.loads[l];
+    if (ld->load.n < 1) continue; /* a scalar (CumSum's axis): read along nothing */
     int uses_k = 0, uses_sp = 0, lk = mlc_tir_expr_uses_var(ld->load.indices[ld->load.n - 1], kv);
     for (int d = 0; d < ld->load.n; d++) {
       uses_k |= mlc_tir_expr_uses_var(ld->load.indices[d], kv);

@@ -5,9 +5,11 @@
 ** tests/malformed/fuzz/MANIFEST lists one case a line,
 ** `reader file expected_code substring`, where reader is `inspect`
 ** (mlc_inspect_file, the path of fuzz_inspect: load, pre-flight check,
-** import, report) or `tensor` (mlc_tensor_read_file, the path of
-** fuzz_tensor).  Each must give that error with the substring in its
-** message, or with code OK succeed with the substring in inspect's report;
+** import, report), `tensor` (mlc_tensor_read_file, the path of
+** fuzz_tensor) or `compile` (mlc_compile_file into a temporary folder, the
+** path of fuzz_compile and beyond).  Each must give that error with the
+** substring in its message, or with code OK succeed with the substring in
+** inspect's report or compile's progress lines;
 ** never a crash or a leak (the sanitizer build checks).  Cases whose fix belongs elsewhere
 ** wait in tests/malformed/fuzz/pending/ and are not run here.
 **
@@ -31,12 +33,31 @@ static char *case_path(const char *name) {
   return s;
 }
 
+static void progress_line(void *user, const char *line) {
+  mlc_sb_puts(user, line);
+  mlc_sb_putc(user, '\n');
+}
+
 /* Runs |file| through |reader|; the status it gives (NULL: success) and
-** in *out_text what inspect printed (free with mlc_string_free). */
+** in *out_text what inspect or compile printed (free with mlc_string_free). */
 static mlc_status run_case(const char *reader, const char *path, int *known, char **out_text) {
   *known = 1;
   *out_text = NULL;
   if (strcmp(reader, "inspect") == 0) return mlc_inspect_file(path, MLC_INSPECT_TEXT, out_text);
+  if (strcmp(reader, "compile") == 0) {
+    char *dir = mlc_test_tmpdir(), so[4200];
+    if (!dir) return mlc_make_status(MLC_IO_ERROR, "no temporary folder");
+    snprintf(so, sizeof so, "%s/case.so", dir);
+    mlc_strbuf b = MLC_STRBUF_INIT;
+    mlc_compile_options o;
+    mlc_compile_options_init(&o);
+    o.progress = progress_line;
+    o.progress_user = &b;
+    mlc_status s = mlc_compile_file(path, so, &o);
+    *out_text = b.data; /* the buffer's, freed by mlc_string_free */
+    free(dir);
+    return s;
+  }
   if (strcmp(reader, "tensor") == 0) {
     DLTensor *t = NULL;
     mlc_status s = mlc_tensor_read_file(path, &t);
