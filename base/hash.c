@@ -55,6 +55,16 @@ int mlc_hash_put(mlc_hash *h, const char *key, void *val) {
   return 0;
 }
 
+int mlc_hash_replace(mlc_hash *h, const char *key, void *val) {
+  if (!h->cap) return -1;
+  for (size_t i = fnv(key) & (h->cap - 1); h->keys[i]; i = (i + 1) & (h->cap - 1))
+    if (strcmp(h->keys[i], key) == 0) {
+      h->vals[i] = val;
+      return 0;
+    }
+  return -1;
+}
+
 void mlc_hash_fini(mlc_hash *h) {
   mlc_mem_free(h->keys);
   mlc_mem_free(h->vals);

@@ -21,6 +21,9 @@ typedef struct mlc_hash {
 void *mlc_hash_get(const mlc_hash *h, const char *key);
 /* Stores |val| under |key| (replacing). 0 ok, -1 out of memory. */
 int mlc_hash_put(mlc_hash *h, const char *key, void *val);
+/* Replaces the value of |key|, which is there, with |val|: no allocation.
+** 0 ok, -1 when |key| is not in the map. */
+int mlc_hash_replace(mlc_hash *h, const char *key, void *val);
 void mlc_hash_fini(mlc_hash *h);
 
 #endif /* MLC_BASE_HASH_H */

@@ -122,6 +122,7 @@ void mlc_module_destroy(mlc_module *m) {
   for (int i = 0; i < m->nfuncs; i++) free_func(m, m->funcs[i]);
   for (int i = 0; i < m->nconsts; i++) mlc_const_free(m, m->consts[i].data, m->consts[i].nbytes);
   mlc_free(m->alloc, m->funcs, sizeof(void *) * (size_t)m->cap_funcs);
+  mlc_hash_fini(&m->func_index);
   mlc_free(m->alloc, m->consts, sizeof(mlc_const) * (size_t)m->cap_consts);
   mlc_free(m->alloc, m->syms, sizeof(char *) * (size_t)m->cap_syms);
   mlc_free(m->alloc, m->sym_defs, sizeof(mlc_sym_def) * (size_t)m->cap_sym_defs);
@@ -130,9 +131,7 @@ void mlc_module_destroy(mlc_module *m) {
 }
 
 mlc_func *mlc_module_func(const mlc_module *m, const char *name) {
-  for (int i = 0; i < m->nfuncs; i++)
-    if (strcmp(m->funcs[i]->name, name) == 0) return m->funcs[i];
-  return NULL;
+  return name ? mlc_hash_get(&m->func_index, name) : NULL;
 }
 
 /* Appends symbol |name| with definition |def| (copied). */
@@ -572,7 +571,7 @@ mlc_status mlc_func_create(mlc_module *m, const char *name, mlc_func **out) {
   mlc_func *f = MLC_ARENA_NEW(m->arena, mlc_func);
   if (!f || GROW(m, m->funcs, m->cap_funcs, m->nfuncs + 1)) return mlc_oom();
   f->name = mlc_arena_strdup(m->arena, name);
-  if (!f->name) return mlc_oom();
+  if (!f->name || mlc_hash_put(&m->func_index, f->name, f)) return mlc_oom();
   f->mod = m;
   f->ins_block = -1;
   m->funcs[m->nfuncs++] = f;
@@ -721,6 +720,7 @@ void mlc_func_compact(mlc_func *f) {
 void mlc_module_remove_func(mlc_module *m, mlc_func *f) {
   for (int i = 0; i < m->nfuncs; i++)
     if (m->funcs[i] == f) {
+      (void)mlc_hash_replace(&m->func_index, f->name, NULL); /* its name is there */
       free_func(m, f);
       memmove(&m->funcs[i], &m->funcs[i + 1], sizeof(void *) * (size_t)(m->nfuncs - i - 1));
       m->nfuncs--;

@@ -38,6 +38,7 @@
 #include "base/alloc.h"
 #include "base/arena.h"
 #include "base/dtype.h"
+#include "base/hash.h"
 #include "base/status.h"
 #include "base/strbuf.h"
 
@@ -342,6 +343,7 @@ struct mlc_module {
   mlc_arena *arena;
   int nfuncs, cap_funcs;
   mlc_func **funcs;
+  mlc_hash func_index; /* name -> function (NULL once removed), for mlc_module_func */
   int nconsts, cap_consts;
   mlc_const *consts;
   int nsyms, cap_syms;

@@ -488,10 +488,10 @@ mlc_status mlc_graph_verify(const mlc_module *m) {
       problem(&vf, "function %d is NULL", i);
       continue;
     }
-    for (int j = 0; j < i; j++)
-      if (m->funcs[j] && m->funcs[j]->name && m->funcs[i]->name &&
-          strcmp(m->funcs[j]->name, m->funcs[i]->name) == 0)
-        problem(&vf, "function \"%s\" is defined twice", m->funcs[i]->name);
+    /* the name index (mlc_module_func) holds one function per name */
+    if (m->funcs[i]->name && mlc_module_func(m, m->funcs[i]->name) != m->funcs[i])
+      problem(&vf, "function \"%s\" is defined twice, or missing from the module's name index",
+              m->funcs[i]->name);
     check_func(&vf, m->funcs[i], i);
   }
   mlc_free(m->alloc, vf.stamp, sizeof *vf.stamp * (size_t)vf.nids);

@@ -62,6 +62,10 @@ typedef struct ft_state {
   mlc_hash names;  /* prim function names in use */
   mlc_hash next;   /* base name -> the first suffix not known taken */
   int vector_bits; /* the target's (0: 512) */
+  /* by value id, for the call being lowered (group's param_of, const_of,
+  ** member_of): made once for the pass, all zero between calls, so that
+  ** a model of thousands of fused calls does not take thousands of them */
+  int *param_of, *const_of, *member_of;
 } ft_state;
 
 /* One fused call being lowered: the group's members and the wiring of
@@ -98,15 +102,14 @@ static mlc_status collect(ft_state *st, group *gr) {
   mlc_module *gm = st->gm;
   mlc_func *g = gr->g;
   mlc_arena *a = gm->arena;
-  size_t nv = (size_t)gm->next_value_id;
   int n = 0, slots = 0;
   for (int bi = 0; bi < g->nblocks; bi++) n += g->blocks[bi].n;
   gr->members = MLC_ARENA_ARRAY(a, (size_t)(n ? n : 1), mlc_binding *);
   gr->slot = MLC_ARENA_ARRAY(a, (size_t)(n ? n : 1), int);
-  gr->param_of = MLC_ARENA_ARRAY(a, nv ? nv : 1, int);
-  gr->const_of = MLC_ARENA_ARRAY(a, nv ? nv : 1, int);
-  gr->member_of = MLC_ARENA_ARRAY(a, nv ? nv : 1, int);
-  if (!gr->members || !gr->slot || !gr->param_of || !gr->const_of || !gr->member_of) return mlc_oom();
+  gr->param_of = st->param_of;
+  gr->const_of = st->const_of;
+  gr->member_of = st->member_of;
+  if (!gr->members || !gr->slot) return mlc_oom();
   if (n == 0)
     return mlc_make_status(MLC_INVALID_ARGUMENT, "fuse_tir: fused function \"%s\" has no op calls", g->name);
   for (int bi = 0; bi < g->nblocks; bi++)
@@ -125,9 +128,6 @@ static mlc_status collect(ft_state *st, group *gr) {
   gr->scalar = MLC_ARENA_ARRAY(a, (size_t)(slots ? slots : 1), double);
   gr->consts = MLC_ARENA_ARRAY(a, (size_t)(slots ? slots : 1), mlc_value *);
   if (!gr->inl || !gr->scalar || !gr->consts) return mlc_oom();
-  memset(gr->param_of, 0, sizeof(int) * nv);
-  memset(gr->const_of, 0, sizeof(int) * nv);
-  memset(gr->member_of, 0, sizeof(int) * nv);
   for (int i = 0; i < g->nparams; i++) gr->param_of[g->params[i]->id] = i + 1;
   for (int j = 0; j < gr->nmembers; j++) {
     mlc_binding *b = gr->members[j];
@@ -298,12 +298,14 @@ static mlc_status build_group(ft_state *st, group *gr, const char *name) {
   return s ? group_error(gr, s) : NULL;
 }
 
-/* Lowers the call |b| of primitive function |g|. */
-static mlc_status fuse_call(ft_state *st, mlc_binding *b, mlc_func *g) {
+/* Lowers the call |b| of primitive function |g| (the group |gr|). */
+static mlc_status lower_call(ft_state *st, mlc_binding *b, mlc_func *g, group *grp) {
   group gr;
   memset(&gr, 0, sizeof gr);
   gr.g = g;
-  MLC_RETURN_IF_ERROR(collect(st, &gr));
+  mlc_status cs = collect(st, &gr);
+  *grp = gr;
+  if (cs) return cs;
   if (b->nargs != g->nparams || b->nouts != g->nrets)
     return mlc_make_status(MLC_INVALID_ARGUMENT, "fuse_tir: call of fused function \"%s\" with %d arguments and "
                            "%d outputs, it has %d parameters and returns %d values", g->name, b->nargs, b->nouts,
@@ -338,13 +340,26 @@ static mlc_status fuse_call(ft_state *st, mlc_binding *b, mlc_func *g) {
   return NULL;
 }
 
-/* Nonzero when a binding of a function of |m| still calls |g|. */
-static int is_called(const mlc_module *m, const mlc_func *g) {
+/* lower_call, then the entries of the state's by-value arrays that the
+** group set back to zero. */
+static mlc_status fuse_call(ft_state *st, mlc_binding *b, mlc_func *g) {
+  group gr;
+  mlc_status s = lower_call(st, b, g, &gr);
+  for (int i = 0; i < g->nparams; i++) st->param_of[g->params[i]->id] = 0;
+  for (int i = 0; i < gr.nconsts; i++) st->const_of[gr.consts[i]->id] = 0;
+  for (int j = 0; j < gr.nmembers; j++)
+    for (int o = 0; o < gr.members[j]->nouts; o++) st->member_of[gr.members[j]->outs[o]->id] = 0;
+  return s;
+}
+
+/* The names of the functions some binding calls, into |called| (the
+** bindings' own strings, borrowed); -1 out of memory. */
+static int called_names(const mlc_module *m, mlc_hash *called) {
   for (int fi = 0; fi < m->nfuncs; fi++)
     for (int bi = 0; bi < m->funcs[fi]->nblocks; bi++)
       for (int k = 0; k < m->funcs[fi]->blocks[bi].n; k++) {
         const mlc_binding *b = m->funcs[fi]->blocks[bi].bindings[k];
-        if (b->kind == MLC_CALL_FUNC && b->callee && strcmp(b->callee, g->name) == 0) return 1;
+        if (b->kind == MLC_CALL_FUNC && b->callee && mlc_hash_put(called, b->callee, (void *)b)) return -1;
       }
   return 0;
 }
@@ -355,8 +370,13 @@ mlc_status mlc_lower_pass_fuse_tir(mlc_module *m, const mlc_pass_ctx *ctx) {
   if (!any) return NULL;
   mlc_tir_module *tm;
   MLC_RETURN_IF_ERROR(mlc_lower_prims(m, &tm));
-  ft_state st = {m, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT, ctx && ctx->opt ? ctx->opt->vector_bits : 0};
-  mlc_status s = NULL;
+  ft_state st = {m, tm, MLC_HASH_INIT, MLC_HASH_INIT, MLC_HASH_INIT, ctx && ctx->opt ? ctx->opt->vector_bits : 0,
+                 NULL, NULL, NULL};
+  size_t nv = m->next_value_id > 0 ? (size_t)m->next_value_id : 1;
+  st.param_of = mlc_mem_calloc(nv, sizeof(int));
+  st.const_of = mlc_mem_calloc(nv, sizeof(int));
+  st.member_of = mlc_mem_calloc(nv, sizeof(int));
+  mlc_status s = st.param_of && st.const_of && st.member_of ? NULL : mlc_oom();
   for (int i = 0; i < tm->nfuncs && !s; i++)
     if (mlc_hash_put(&st.names, tm->funcs[i]->name, tm->funcs[i])) s = mlc_oom();
   for (int fi = 0; fi < m->nfuncs && !s; fi++) {
@@ -372,8 +392,14 @@ mlc_status mlc_lower_pass_fuse_tir(mlc_module *m, const mlc_pass_ctx *ctx) {
   mlc_hash_fini(&st.by_key);
   mlc_hash_fini(&st.names);
   mlc_hash_fini(&st.next);
+  mlc_mem_free(st.param_of);
+  mlc_mem_free(st.const_of);
+  mlc_mem_free(st.member_of);
   /* the primitive functions no call uses any more leave the module */
+  mlc_hash called = MLC_HASH_INIT;
+  if (!s && called_names(m, &called)) s = mlc_oom();
   for (int i = m->nfuncs; i-- > 0 && !s;)
-    if (m->funcs[i]->primitive && !is_called(m, m->funcs[i])) mlc_module_remove_func(m, m->funcs[i]);
+    if (m->funcs[i]->primitive && !mlc_hash_get(&called, m->funcs[i]->name)) mlc_module_remove_func(m, m->funcs[i]);
+  mlc_hash_fini(&called);
   return s;
 }
