@@ -95,10 +95,13 @@ fi
 check "compile again" "$cli" compile "$models/cnn.onnx" -o "$tmp/cnn_again.so" -q --no-header
 cmp -s "$tmp/cnn.so" "$tmp/cnn_again.so" && ok || fail "two compiles of one model differ"
 # ... and the same bytes from any build directory: no path of this build in it
-# (the runtime's debug information, RT_PREFIX_MAP_CFLAGS)
-for d in "$(cd "$build" && pwd)" "$(cd "$src" && pwd)"; do
-  grep -qF "$d" "$tmp/cnn.so" && fail "model.so names the directory $d" || ok
-done
+# (the runtime's debug information, RT_PREFIX_MAP_CFLAGS); not in a sanitizer
+# build, whose checks carry their source file names as the compiler gives them
+if [ -z "${MLC_TEST_SAN_CFLAGS:-}" ]; then
+  for d in "$(cd "$build" && pwd)" "$(cd "$src" && pwd)"; do
+    grep -qF "$d" "$tmp/cnn.so" && fail "model.so names the directory $d" || ok
+  done
+fi
 check "compile --dump-ir" "$cli" compile "$models/mlp.onnx" -o "$tmp/mlp_d.so" -q --dump-ir "$tmp/dump"
 for f in 00_import.txt 10_legalize.tir.txt 11_schedule.tir.txt 20_codegen.ll; do
   [ -s "$tmp/dump/$f" ] && ok || fail "--dump-ir: no $f"
