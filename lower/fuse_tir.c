@@ -348,7 +348,8 @@ static mlc_status fuse_call(ft_state *st, mlc_binding *b, mlc_func *g) {
   for (int i = 0; i < g->nparams; i++) st->param_of[g->params[i]->id] = 0;
   for (int i = 0; i < gr.nconsts; i++) st->const_of[gr.consts[i]->id] = 0;
   for (int j = 0; j < gr.nmembers; j++)
-    for (int o = 0; o < gr.members[j]->nouts; o++) st->member_of[gr.members[j]->outs[o]->id] = 0;
+    for (int o = 0; o < gr.members[j]->nouts; o++)
+      if (gr.members[j]->outs && gr.members[j]->outs[o]) st->member_of[gr.members[j]->outs[o]->id] = 0;
   return s;
 }
 
