@@ -112,7 +112,7 @@ typedef struct fuser {
   int ng;
   int *seen, *inset, stamp; /* by group: DFS marks */
   int *stack;
-  mlc_hash suffix; /* fused name (in ar) -> the last numeric suffix given it */
+  mlc_hash suffix; /* fused name -> the last numeric suffix given it (long, in ar) */
 } fuser;
 
 static int valid(const fuser *fz, const mlc_value *v) { return v && v->id >= 0 && v->id < fz->nids; }
@@ -339,15 +339,15 @@ static mlc_status fused_name(fuser *fz, const group *g, char *buf, size_t size) 
     len += (size_t)snprintf(buf + len, size - len, "_%s", op);
   }
   if (!mlc_module_func(fz->m, buf)) return NULL;
-  intptr_t s = (intptr_t)mlc_hash_get(&fz->suffix, buf);
+  long *last = mlc_hash_get(&fz->suffix, buf);
+  if (!last) { /* the name's first repeat: a counter, under a copy of the name */
+    const char *key = mlc_arena_strdup(fz->ar, buf);
+    last = MLC_ARENA_NEW(fz->ar, long);
+    if (!key || !last || mlc_hash_put(&fz->suffix, key, last)) return mlc_oom();
+  }
   do
-    snprintf(buf + len, size - len, "%ld", (long)++s);
+    snprintf(buf + len, size - len, "%ld", ++*last);
   while (mlc_module_func(fz->m, buf));
-  buf[len] = 0;
-  const char *key = mlc_hash_get(&fz->suffix, buf) ? NULL : mlc_arena_strdup(fz->ar, buf);
-  if (key ? mlc_hash_put(&fz->suffix, key, (void *)s) : mlc_hash_replace(&fz->suffix, buf, (void *)s))
-    return mlc_oom();
-  snprintf(buf + len, size - len, "%ld", (long)s);
   return NULL;
 }
 
